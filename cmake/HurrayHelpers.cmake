@@ -1,0 +1,25 @@
+# Helper functions shared by the top-level build and the fuzz build.
+
+# Applies what every build of the core sources needs: C++20, the public include
+# directories (source tree, generated headers, install tree), the private src/ include
+# directory for internal headers, and -fno-exceptions -fno-rtti. The last two are
+# PRIVATE, so consumers keep their own exception/RTTI settings.
+function(hurray_configure_core_target target)
+    target_compile_features(${target} PUBLIC cxx_std_20)
+    target_include_directories(${target}
+        PUBLIC
+            "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>"
+            "$<BUILD_INTERFACE:${HURRAY_GENERATED_INCLUDE_DIR}>"
+            "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>"
+        PRIVATE
+            "${PROJECT_SOURCE_DIR}/src")
+    target_compile_options(${target} PRIVATE -fno-exceptions -fno-rtti)
+endfunction()
+
+# gcov instrumentation (compile and link) for one target.
+function(hurray_enable_coverage target)
+    target_compile_options(${target} PRIVATE --coverage)
+    # PUBLIC so that executables linking a static hurray_core also pull in libgcov;
+    # BUILD_INTERFACE keeps it out of the installed package.
+    target_link_options(${target} PUBLIC "$<BUILD_INTERFACE:--coverage>")
+endfunction()

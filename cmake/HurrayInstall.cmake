@@ -1,0 +1,68 @@
+# Install rules: library, public headers, CMake package (hurray::core) and hurray.pc.
+include(CMakePackageConfigHelpers)
+
+set(HURRAY_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/hurray"
+    CACHE STRING "Where hurrayConfig.cmake is installed, relative to the prefix")
+set(HURRAY_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+    CACHE STRING "Where hurray.pc is installed, relative to the prefix")
+
+install(TARGETS hurray_core
+    EXPORT hurrayTargets
+    ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+
+# Public headers: everything under include/hurray, plus the generated ones.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
+    DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+install(DIRECTORY "${HURRAY_GENERATED_INCLUDE_DIR}/hurray"
+    DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+    FILES_MATCHING PATTERN "*.hpp")
+
+install(EXPORT hurrayTargets
+    NAMESPACE hurray::
+    DESTINATION "${HURRAY_INSTALL_CMAKEDIR}")
+
+# Lets a build tree be used directly with -Dhurray_DIR=<build>.
+export(EXPORT hurrayTargets
+    NAMESPACE hurray::
+    FILE "${PROJECT_BINARY_DIR}/hurrayTargets.cmake")
+
+configure_package_config_file(
+    "${PROJECT_SOURCE_DIR}/cmake/hurrayConfig.cmake.in"
+    "${PROJECT_BINARY_DIR}/hurrayConfig.cmake"
+    INSTALL_DESTINATION "${HURRAY_INSTALL_CMAKEDIR}")
+# 0.x: a new minor version may break the API.
+write_basic_package_version_file(
+    "${PROJECT_BINARY_DIR}/hurrayConfigVersion.cmake"
+    VERSION "${PROJECT_VERSION}"
+    COMPATIBILITY SameMinorVersion)
+install(FILES
+    "${PROJECT_BINARY_DIR}/hurrayConfig.cmake"
+    "${PROJECT_BINARY_DIR}/hurrayConfigVersion.cmake"
+    DESTINATION "${HURRAY_INSTALL_CMAKEDIR}")
+
+# pkg-config: paths are relative to the .pc file so the install tree can be moved
+# (and so that `cmake --install --prefix DIR` gives a correct file).
+cmake_path(SET _hurray_pc_dir NORMALIZE "/${HURRAY_INSTALL_PKGCONFIGDIR}")
+cmake_path(RELATIVE_PATH _hurray_pc_dir BASE_DIRECTORY "/" OUTPUT_VARIABLE _hurray_pc_rel)
+set(_hurray_up "")
+string(REPLACE "/" ";" _hurray_parts "${_hurray_pc_rel}")
+foreach(_part IN LISTS _hurray_parts)
+    if(_part)
+        string(APPEND _hurray_up "/..")
+    endif()
+endforeach()
+set(HURRAY_PC_PREFIX "\${pcfiledir}${_hurray_up}")
+foreach(_kind LIBDIR INCLUDEDIR)
+    if(IS_ABSOLUTE "${CMAKE_INSTALL_${_kind}}")
+        set(HURRAY_PC_${_kind} "${CMAKE_INSTALL_${_kind}}")
+    else()
+        set(HURRAY_PC_${_kind} "\${prefix}/${CMAKE_INSTALL_${_kind}}")
+    endif()
+endforeach()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray.pc.in"
+               "${PROJECT_BINARY_DIR}/hurray.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/hurray.pc"
+    DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Errors as values: `hurray::Error`, `hurray::Result<T>` and `hurray::Status`.
+///
+/// Every fallible operation in libhurray returns a `Result<T>` (or a `Status`
+/// for operations that produce no value). Nothing in `hurray::core` throws or
+/// aborts on bad input; a rejected input yields an `Error` whose message names
+/// the offending field and, where one exists, the byte offset of that field.
+#pragma once
+
+#include <cstdint>
+#include <new>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace hurray {
+
+/// Every reason libhurray can reject an input or a request.
+///
+/// The numeric values are stable: they are exposed through the C ABI.
+enum class ErrorCode : uint16_t {
+    kOk = 0,                             ///< Not an error (only used by the C ABI).
+    kTruncated = 1,                      ///< The input ends before a field that must be read.
+    kInvalidMagic = 2,                   ///< The magic bytes are not "HRRY".
+    kUnsupportedVersion = 3,             ///< `version_major` is not one this library reads.
+    kInvalidDescriptorLength = 4,        ///< `descriptor_length` is too short or disagrees with the fields.
+    kReservedFlagBits = 5,               ///< A reserved bit of a flags field is set.
+    kReservedBytesNonZero = 6,           ///< A reserved byte is not zero.
+    kInvalidElementType = 7,             ///< Type tag 0x00/0xFF, or a type not allowed in this position.
+    kUnknownElementType = 8,             ///< Type tag reserved or unassigned (strict mode).
+    kInvalidExtensionType = 9,           ///< Extension type section violates its rules or its flag.
+    kRankTooLarge = 10,                  ///< `rank` exceeds 64.
+    kInvalidShape = 11,                  ///< A dimension is not allowed here (e.g. dynamic).
+    kSizeOverflow = 12,                  ///< A size computation overflows 64 bits.
+    kInvalidLayoutTag = 13,              ///< Layout tag 0x00 or 0xFF.
+    kUnknownLayoutTag = 14,              ///< Layout tag reserved or unassigned.
+    kUnsupportedExtensionLayout = 15,    ///< Private layout whose id the reader does not know.
+    kInvalidLayout = 16,                 ///< A layout-specific field violates its rule.
+    kRankNotAllowed = 17,                ///< The rank is not allowed for this layout.
+    kNestingTooDeep = 18,                ///< Recursive tiling or composite nesting too deep.
+    kInvalidBufferCount = 19,            ///< `buffer_count` disagrees with layout and quantization.
+    kInvalidBufferHandle = 20,           ///< A buffer handle field is invalid.
+    kDeviceMismatch = 21,                ///< Buffers of one tensor on different devices/classes.
+    kBufferTooSmall = 22,                ///< A declared buffer cannot hold what the shape requires.
+    kByteOffsetOutOfRange = 23,          ///< `byte_offset` is not allowed or exceeds buffer 0.
+    kInvalidQuantization = 24,           ///< A quantization field violates its rule.
+    kUnknownQuantizationScheme = 25,     ///< Scheme tag reserved, unassigned or private (strict).
+    kUnsupportedQuantizationVersion = 26,///< `scheme_version` newer than supported.
+    kInvalidQuantizationStorageType = 27,///< The storage type is not allowed by the scheme.
+    kInvalidQuantizationBuffer = 28,     ///< A parameter buffer index or size is wrong.
+    kInvalidShard = 29,                  ///< Shard section violates its bounds.
+    kInvalidStatistics = 30,             ///< Statistics section violates its rules.
+    kInvalidComposite = 31,              ///< Composite head or member section violates its rules.
+    kInvalidArgument = 32,               ///< A caller passed an argument that cannot be honoured.
+    kIoError = 33,                       ///< An operating-system I/O call failed.
+    kInvalidFile = 34,                   ///< A container file is structurally invalid.
+    kChecksumMismatch = 35,              ///< A stored checksum does not match.
+    kNotFound = 36,                      ///< A named item does not exist.
+    kInvalidData = 37,                   ///< Data bytes violate an invariant (sparse indices...).
+    kUnsupported = 38,                   ///< Valid, but not supported by this build.
+};
+
+/// A stable, human-readable name for an error code, e.g. `"truncated"`.
+std::string_view error_code_name(ErrorCode code) noexcept;
+
+/// An error: a code, a message naming the field, and the byte offset when known.
+///
+/// @code
+/// hurray::Error e(hurray::ErrorCode::kInvalidMagic, "magic: expected HRRY", 0);
+/// std::string text = e.to_string();  // "invalid_magic at byte 0: magic: expected HRRY"
+/// @endcode
+class Error {
+public:
+    /// Marker for "no byte offset applies".
+    static constexpr uint64_t kNoOffset = UINT64_MAX;
+
+    /// Builds an error with a code, a message and an optional byte offset.
+    Error(ErrorCode code, std::string message, uint64_t offset = kNoOffset)
+        : code_(code), offset_(offset), message_(std::move(message)) {}
+
+    /// The error code.
+    [[nodiscard]] ErrorCode code() const noexcept { return code_; }
+    /// The byte offset of the offending field, or `kNoOffset`.
+    [[nodiscard]] uint64_t offset() const noexcept { return offset_; }
+    /// Whether a byte offset is attached.
+    [[nodiscard]] bool has_offset() const noexcept { return offset_ != kNoOffset; }
+    /// The message, naming the field and what is wrong with it.
+    [[nodiscard]] const std::string& message() const noexcept { return message_; }
+    /// `"<code name>[ at byte N]: <message>"`.
+    [[nodiscard]] std::string to_string() const;
+
+    /// Returns a copy whose offset is shifted by `base` (for nested parsers).
+    [[nodiscard]] Error rebased(uint64_t base) const {
+        Error e = *this;
+        if (e.offset_ != kNoOffset) {
+            e.offset_ += base;
+        }
+        return e;
+    }
+
+private:
+    ErrorCode code_;
+    uint64_t offset_;
+    std::string message_;
+};
+
+/// Either a value of type `T` or an `Error`.
+///
+/// A minimal counterpart of `std::expected` (unavailable with the toolchains we
+/// support). Accessing the value of an error result is a programming error; it
+/// is checked by `ok()` and must not be done.
+///
+/// @code
+/// hurray::Result<int> parse(std::string_view s);
+/// auto r = parse("42");
+/// if (!r) { std::puts(r.error().to_string().c_str()); return; }
+/// int v = *r;
+/// @endcode
+template <typename T>
+class [[nodiscard]] Result {
+    static_assert(!std::is_reference_v<T>, "Result<T&> is not supported");
+    static_assert(!std::is_same_v<std::remove_cv_t<T>, Error>, "Result<Error> is ambiguous");
+
+public:
+    /// A successful result holding `value`.
+    Result(T value) : has_value_(true) { ::new (&storage_.value) T(std::move(value)); }  // NOLINT
+    /// A failed result holding `error`.
+    Result(Error error) : has_value_(false) { ::new (&storage_.error) Error(std::move(error)); }  // NOLINT
+
+    /// Copy constructor.
+    Result(const Result& other) : has_value_(other.has_value_) {
+        if (has_value_) {
+            ::new (&storage_.value) T(other.storage_.value);
+        } else {
+            ::new (&storage_.error) Error(other.storage_.error);
+        }
+    }
+    /// Move constructor.
+    Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+        : has_value_(other.has_value_) {
+        if (has_value_) {
+            ::new (&storage_.value) T(std::move(other.storage_.value));
+        } else {
+            ::new (&storage_.error) Error(std::move(other.storage_.error));
+        }
+    }
+    /// Copy assignment.
+    Result& operator=(const Result& other) {
+        if (this != &other) {
+            destroy();
+            has_value_ = other.has_value_;
+            if (has_value_) {
+                ::new (&storage_.value) T(other.storage_.value);
+            } else {
+                ::new (&storage_.error) Error(other.storage_.error);
+            }
+        }
+        return *this;
+    }
+    /// Move assignment.
+    Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+        if (this != &other) {
+            destroy();
+            has_value_ = other.has_value_;
+            if (has_value_) {
+                ::new (&storage_.value) T(std::move(other.storage_.value));
+            } else {
+                ::new (&storage_.error) Error(std::move(other.storage_.error));
+            }
+        }
+        return *this;
+    }
+    ~Result() { destroy(); }
+
+    /// Whether this result holds a value.
+    [[nodiscard]] bool ok() const noexcept { return has_value_; }
+    /// Same as `ok()`.
+    explicit operator bool() const noexcept { return has_value_; }
+
+    /// The value. Precondition: `ok()`.
+    [[nodiscard]] T& value() & noexcept { return storage_.value; }
+    /// The value. Precondition: `ok()`.
+    [[nodiscard]] const T& value() const& noexcept { return storage_.value; }
+    /// The value, moved out. Precondition: `ok()`.
+    [[nodiscard]] T&& value() && noexcept { return std::move(storage_.value); }
+    /// The value. Precondition: `ok()`.
+    T& operator*() & noexcept { return storage_.value; }
+    /// The value. Precondition: `ok()`.
+    const T& operator*() const& noexcept { return storage_.value; }
+    /// The value, moved out. Precondition: `ok()`.
+    T&& operator*() && noexcept { return std::move(storage_.value); }
+    /// Member access to the value. Precondition: `ok()`.
+    T* operator->() noexcept { return &storage_.value; }
+    /// Member access to the value. Precondition: `ok()`.
+    const T* operator->() const noexcept { return &storage_.value; }
+
+    /// The error. Precondition: `!ok()`.
+    [[nodiscard]] const Error& error() const& noexcept { return storage_.error; }
+    /// The error, moved out. Precondition: `!ok()`.
+    [[nodiscard]] Error&& error() && noexcept { return std::move(storage_.error); }
+
+    /// The value, or `fallback` when this result is an error.
+    [[nodiscard]] T value_or(T fallback) const& { return has_value_ ? storage_.value : fallback; }
+
+private:
+    void destroy() noexcept {
+        if (has_value_) {
+            storage_.value.~T();
+        } else {
+            storage_.error.~Error();
+        }
+    }
+    union Storage {
+        Storage() {}   // NOLINT(modernize-use-equals-default): union with non-trivial members
+        ~Storage() {}  // NOLINT(modernize-use-equals-default)
+        T value;
+        Error error;
+    } storage_;
+    bool has_value_;
+};
+
+/// The result of an operation that produces no value: success or an `Error`.
+///
+/// @code
+/// hurray::Status check(int v) {
+///     if (v < 0) return hurray::Error(hurray::ErrorCode::kInvalidArgument, "v: negative");
+///     return hurray::Status::success();
+/// }
+/// @endcode
+template <>
+class [[nodiscard]] Result<void> {
+public:
+    /// A successful status.
+    Result() = default;
+    /// A failed status holding `error`.
+    Result(Error error) : error_(std::move(error)), failed_(true) {}  // NOLINT
+    /// A successful status (reads better at call sites than `{}`).
+    static Result success() { return {}; }
+
+    /// Whether the operation succeeded.
+    [[nodiscard]] bool ok() const noexcept { return !failed_; }
+    /// Same as `ok()`.
+    explicit operator bool() const noexcept { return !failed_; }
+    /// The error. Precondition: `!ok()`.
+    [[nodiscard]] const Error& error() const& noexcept { return error_; }
+    /// The error, moved out. Precondition: `!ok()`.
+    [[nodiscard]] Error&& error() && noexcept { return std::move(error_); }
+
+private:
+    Error error_{ErrorCode::kOk, std::string()};
+    bool failed_ = false;
+};
+
+/// Success or an `Error`.
+using Status = Result<void>;
+
+}  // namespace hurray
+
+/// Evaluates `expr` (a `Status` or `Result<T>`); returns its error from the
+/// enclosing function when it failed.
+#define HURRAY_RETURN_IF_ERROR(expr)                          \
+    do {                                                      \
+        auto&& hurray_status_ = (expr);                       \
+        if (!hurray_status_.ok()) {                           \
+            return std::move(hurray_status_).error();         \
+        }                                                     \
+    } while (false)
+
+#define HURRAY_CONCAT_INNER_(a, b) a##b
+#define HURRAY_CONCAT_(a, b) HURRAY_CONCAT_INNER_(a, b)
+
+/// `HURRAY_ASSIGN_OR_RETURN(auto x, f());` declares `x` from the value of
+/// `f()`, or returns its error from the enclosing function.
+#define HURRAY_ASSIGN_OR_RETURN(lhs, expr)                                    \
+    auto HURRAY_CONCAT_(hurray_result_, __LINE__) = (expr);                   \
+    if (!HURRAY_CONCAT_(hurray_result_, __LINE__).ok()) {                     \
+        return std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).error();   \
+    }                                                                         \
+    lhs = std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).value()

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that building and testing libhurray need.
+# Idempotent: packages already installed are skipped, and `apt-get update` runs only
+# when something is missing. Works as root; otherwise uses sudo.
+set -euo pipefail
+
+# Packages needed now (see README.md, "Dependencies and why").
+HURRAY_APT_PACKAGES=(
+    build-essential     # gcc/g++ 12, make, libc headers
+    g++
+    cmake               # >= 3.25
+    ninja-build
+    pkg-config          # checks the installed hurray.pc
+    git
+    clang-14            # second compiler, libFuzzer
+    clang
+    libclang-rt-14-dev  # Clang's sanitizer and libFuzzer runtimes
+    clang-tidy-14       # lint
+    clang-tidy
+    libgtest-dev        # unit tests
+    libgmock-dev        # matchers/mocks for the unit tests
+    libbenchmark-dev    # bench/
+    gcovr               # coverage report and threshold
+    python3             # gcovr runs on it
+    nlohmann-json3-dev  # tests: reads the conformance manifest.json
+)
+
+# Needed by later work; move a name into HURRAY_APT_PACKAGES when the code starts
+# using it. Not installed now.
+# shellcheck disable=SC2034
+HURRAY_APT_PACKAGES_LATER=(
+    libisal-dev         # CRC-32C (ISA-L)
+    libcli11-dev        # command-line parsing
+    libasio-dev         # networking
+    libfmt-dev          # formatting
+    pybind11-dev        # Python bindings
+    python3-numpy       # Python binding tests
+)
+
+is_installed() {
+    [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" == "installed" ]]
+}
+
+missing=()
+for pkg in "${HURRAY_APT_PACKAGES[@]}"; do
+    is_installed "$pkg" || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+    echo "bootstrap: all ${#HURRAY_APT_PACKAGES[@]} packages already installed"
+    exit 0
+fi
+
+SUDO=()
+if [[ "$(id -u)" -ne 0 ]]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "bootstrap: not root and sudo is missing; install: ${missing[*]}" >&2
+        exit 1
+    fi
+    SUDO=(sudo)
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+for pkg in "${missing[@]}"; do
+    if ! is_installed "$pkg"; then
+        echo "bootstrap: $pkg is still not installed" >&2
+        exit 1
+    fi
+done
+echo "bootstrap: done"

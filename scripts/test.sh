@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The one test command: sets up the machine, builds libhurray several ways and runs
+# every check. The last thing it prints is the ctest summary of the main GCC build.
+#
+# Stages (each can be skipped for local iteration; the default runs everything):
+#   1. GCC Release, -Werror: core, tests, bench, examples; ctest       (always)
+#   2. install + build examples/consumer against the install           HURRAY_SKIP_INSTALL=1
+#   3. GCC ASan+UBSan Debug -O1 tests; ctest                           HURRAY_SKIP_ASAN=1
+#   4. Clang 14 -Werror core + fuzz; clang-tidy; fuzz_decode            HURRAY_SKIP_CLANG=1
+#      (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
+#   5. GCC coverage build; ctest; gcovr line coverage of src/ >= 80%    HURRAY_SKIP_COV=1
+# Other knobs: HURRAY_FUZZ_SECONDS (default 60), HURRAY_JOBS (default 2),
+#   HURRAY_SKIP_BOOTSTRAP=1, HURRAY_SHARED_DIR (default ../shared), HURRAY_MIN_LINE_COVERAGE.
+set -euo pipefail
+
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$HURRAY_ROOT"
+
+FUZZ_SECONDS="${HURRAY_FUZZ_SECONDS:-60}"
+SHARED_DIR="${HURRAY_SHARED_DIR:-$HURRAY_ROOT/../shared}"
+MIN_LINE_COVERAGE="${HURRAY_MIN_LINE_COVERAGE:-80}"
+CTEST_ARGS=(--output-on-failure --no-tests=error -j "$HURRAY_JOBS")
+
+STAGE_TIMES=()
+stage_start() {
+    banner "$1"
+    STAGE_NAME="$1"
+    STAGE_T0=$SECONDS
+}
+stage_end() {
+    STAGE_TIMES+=("$(printf '%-66s %4ds' "$STAGE_NAME" $((SECONDS - STAGE_T0)))")
+}
+stage_skip() {
+    STAGE_TIMES+=("$(printf '%-66s %s' "$1" "skipped ($2)")")
+    banner "$1: skipped ($2)"
+}
+
+# --------------------------------------------------------------------------
+stage_start "0. bootstrap (Debian packages)"
+if [[ "${HURRAY_SKIP_BOOTSTRAP:-0}" == 1 ]]; then
+    echo "HURRAY_SKIP_BOOTSTRAP=1: not checking packages"
+else
+    bash scripts/bootstrap.sh
+fi
+stage_end
+
+# --------------------------------------------------------------------------
+stage_start "1. GCC Release -Werror build + ctest (build/gcc)"
+cmake -S . -B build/gcc "${HURRAY_GCC_RELEASE_ARGS[@]}"
+cmake --build build/gcc -j "$HURRAY_JOBS"
+ctest --test-dir build/gcc "${CTEST_ARGS[@]}"
+stage_end
+
+# --------------------------------------------------------------------------
+if [[ "${HURRAY_SKIP_INSTALL:-0}" == 1 ]]; then
+    stage_skip "2. install + examples/consumer" "HURRAY_SKIP_INSTALL=1"
+else
+    stage_start "2. install (build/install) + examples/consumer against it"
+    rm -rf build/install build/consumer build/consumer-pc
+    cmake --install build/gcc --prefix "$HURRAY_ROOT/build/install"
+    echo "--- installed files:"
+    (cd build/install && find . -type f | sort)
+
+    echo "--- CMake consumer: find_package(hurray)"
+    cmake -S examples/consumer -B build/consumer -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CXX_COMPILER=g++ -DCMAKE_PREFIX_PATH="$HURRAY_ROOT/build/install" \
+        -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror"
+    cmake --build build/consumer -j "$HURRAY_JOBS"
+    ./build/consumer/hurray_consumer
+
+    echo "--- pkg-config consumer: hurray.pc"
+    pc_file="$(find "$HURRAY_ROOT/build/install" -name hurray.pc -print -quit)"
+    [[ -n "$pc_file" ]] || { echo "hurray.pc was not installed" >&2; exit 1; }
+    mkdir -p build/consumer-pc
+    pc_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs hurray)"
+    echo "pkg-config --cflags --libs hurray: $pc_flags"
+    # shellcheck disable=SC2086  # the flags must be split
+    g++ -Wall -Wextra -Wpedantic -Werror examples/consumer/main.cpp $pc_flags \
+        -o build/consumer-pc/hurray_consumer
+    ./build/consumer-pc/hurray_consumer
+    stage_end
+fi
+
+# --------------------------------------------------------------------------
+if [[ "${HURRAY_SKIP_ASAN:-0}" == 1 ]]; then
+    stage_skip "3. ASan+UBSan tests" "HURRAY_SKIP_ASAN=1"
+else
+    stage_start "3. GCC ASan+UBSan Debug -O1 build + ctest (build/asan)"
+    cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
+        -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DHURRAY_SANITIZE=ON -DHURRAY_WERROR=ON \
+        -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
+        -DHURRAY_INSTALL=OFF
+    cmake --build build/asan -j "$HURRAY_JOBS"
+    ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+        ctest --test-dir build/asan "${CTEST_ARGS[@]}"
+    stage_end
+fi
+
+# --------------------------------------------------------------------------
+if [[ "${HURRAY_SKIP_CLANG:-0}" == 1 ]]; then
+    stage_skip "4. Clang 14 build, clang-tidy, fuzz" "HURRAY_SKIP_CLANG=1"
+else
+    stage_start "4a. Clang 14 -Werror build of hurray::core + fuzz (build/clang)"
+    cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+        -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=OFF -DHURRAY_BUILD_BENCH=OFF \
+        -DHURRAY_BUILD_EXAMPLES=OFF -DHURRAY_BUILD_FUZZ=ON -DHURRAY_INSTALL=OFF
+    cmake --build build/clang -j "$HURRAY_JOBS"
+    stage_end
+
+    if [[ "${HURRAY_SKIP_TIDY:-0}" == 1 ]]; then
+        stage_skip "4b. clang-tidy" "HURRAY_SKIP_TIDY=1"
+    else
+        stage_start "4b. clang-tidy-14 on src/core/*.cpp"
+        shopt -s nullglob
+        tidy_files=(src/core/*.cpp)
+        shopt -u nullglob
+        if ((${#tidy_files[@]} == 0)); then
+            echo "no src/core/*.cpp files: nothing to lint"
+        else
+            if ! printf '%s\0' "${tidy_files[@]}" |
+                xargs -0 -n 1 -P "$HURRAY_JOBS" \
+                    clang-tidy-14 -p build/clang --quiet --warnings-as-errors='*'; then
+                echo "clang-tidy FAILED: fix the findings above (checks: .clang-tidy)" >&2
+                exit 1
+            fi
+            echo "clang-tidy: ${#tidy_files[@]} file(s) clean"
+        fi
+        stage_end
+    fi
+
+    if [[ "${HURRAY_SKIP_FUZZ:-0}" == 1 ]]; then
+        stage_skip "4c. fuzz_decode" "HURRAY_SKIP_FUZZ=1"
+    elif [[ ! -x build/clang/fuzz/fuzz_decode ]]; then
+        stage_skip "4c. fuzz_decode" "fuzz/fuzz_decode.cpp does not exist yet"
+    else
+        stage_start "4c. fuzz_decode for ${FUZZ_SECONDS}s"
+        # Seed corpus: a writable temp copy; nothing is ever written into ../shared.
+        fuzz_tmp="$(mktemp -d)"
+        trap 'rm -rf "$fuzz_tmp"' EXIT
+        mkdir -p "$fuzz_tmp/corpus" build/clang/fuzz-artifacts
+        if [[ -d "$SHARED_DIR/conformance/descriptors" ]]; then
+            cp "$SHARED_DIR"/conformance/descriptors/* "$fuzz_tmp/corpus/"
+            chmod -R u+w "$fuzz_tmp/corpus"
+        else
+            echo "warning: $SHARED_DIR/conformance/descriptors missing; empty seed corpus"
+        fi
+        echo "seed corpus: $(find "$fuzz_tmp/corpus" -type f | wc -l) file(s)"
+        fuzz_log="build/clang/fuzz_decode.log"
+        if (cd "$fuzz_tmp" && "$HURRAY_ROOT/build/clang/fuzz/fuzz_decode" \
+                -max_total_time="$FUZZ_SECONDS" -max_len=4096 -timeout=10 \
+                -print_final_stats=1 \
+                -artifact_prefix="$HURRAY_ROOT/build/clang/fuzz-artifacts/" \
+                corpus) >"$fuzz_log" 2>&1; then
+            tail -n 20 "$fuzz_log"
+        else
+            tail -n 200 "$fuzz_log"
+            echo "fuzz_decode FAILED; full log: $fuzz_log;" \
+                 "reproducer in build/clang/fuzz-artifacts/" >&2
+            exit 1
+        fi
+        rm -rf "$fuzz_tmp"
+        trap - EXIT
+        stage_end
+    fi
+fi
+
+# --------------------------------------------------------------------------
+if [[ "${HURRAY_SKIP_COV:-0}" == 1 ]]; then
+    stage_skip "5. coverage" "HURRAY_SKIP_COV=1"
+else
+    stage_start "5. GCC coverage build + ctest + gcovr (build/cov)"
+    cmake -S . -B build/cov -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
+        -DCMAKE_CXX_FLAGS_DEBUG="-g -O0" -DHURRAY_COVERAGE=ON -DHURRAY_WERROR=ON \
+        -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
+        -DHURRAY_INSTALL=OFF
+    cmake --build build/cov -j "$HURRAY_JOBS"
+    find build/cov -name '*.gcda' -delete   # counts from earlier runs
+    ctest --test-dir build/cov "${CTEST_ARGS[@]}"
+    gcovr -r . --filter 'src/' -j "$HURRAY_JOBS" --print-summary \
+        --fail-under-line "$MIN_LINE_COVERAGE" build/cov
+    stage_end
+fi
+
+# --------------------------------------------------------------------------
+banner "Stage times"
+printf '%s\n' "${STAGE_TIMES[@]}"
+printf '%-66s %4ds\n' "total" "$SECONDS"
+
+# Last: the main build's test summary, the line CI reads.
+banner "All stages passed. Final ctest run of the GCC Release build (build/gcc)"
+ctest --test-dir build/gcc "${CTEST_ARGS[@]}"

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/byte_io.hpp"
+
+#include "core/text.hpp"
+
+#include <string>
+
+namespace hurray::detail {
+
+Status ByteReader::need(uint64_t n, const char* field) const {
+    if (n > remaining()) {
+        return Error(ErrorCode::kTruncated,
+                     std::string(field) + ": needs " + std::to_string(n) + " bytes, only " +
+                         std::to_string(remaining()) + " remain",
+                     abs_pos());
+    }
+    return Status::success();
+}
+
+Status ByteReader::reserved(uint64_t n, const char* field) {
+    const uint64_t at = abs_pos();
+    HURRAY_ASSIGN_OR_RETURN(auto b, bytes(n, field));
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (b[i] != 0) {
+            return Error(ErrorCode::kReservedBytesNonZero,
+                         std::string(field) + ": reserved byte " + std::to_string(i) +
+                             " is " + hex(b[i]) + ", must be 0",
+                         at + i);
+        }
+    }
+    return Status::success();
+}
+
+}  // namespace hurray::detail

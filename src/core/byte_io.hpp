@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: bounds-checked little-endian reading and writing of raw bytes.
+// This file and byte_io.cpp are the only places in hurray::core that touch
+// untrusted bytes directly; everything else goes through ByteReader.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+
+#include "hurray/core/result.hpp"
+
+namespace hurray::detail {
+
+/// Reads little-endian fields from a byte span, never past its end.
+/// Every read either succeeds or returns `kTruncated` naming the field and
+/// the offset at which it starts (relative to `base`).
+class ByteReader {
+public:
+    ByteReader(std::span<const uint8_t> bytes, uint64_t base = 0) : bytes_(bytes), base_(base) {}
+
+    [[nodiscard]] size_t pos() const noexcept { return pos_; }
+    [[nodiscard]] uint64_t abs_pos() const noexcept { return base_ + pos_; }
+    [[nodiscard]] size_t remaining() const noexcept { return bytes_.size() - pos_; }
+
+    Result<uint8_t> u8(const char* field) {
+        HURRAY_RETURN_IF_ERROR(need(1, field));
+        return bytes_[pos_++];
+    }
+    Result<uint16_t> u16(const char* field) { return read_le<uint16_t>(field); }
+    Result<uint32_t> u32(const char* field) { return read_le<uint32_t>(field); }
+    Result<uint64_t> u64(const char* field) { return read_le<uint64_t>(field); }
+    Result<int32_t> i32(const char* field) {
+        HURRAY_ASSIGN_OR_RETURN(uint32_t v, read_le<uint32_t>(field));
+        return static_cast<int32_t>(v);
+    }
+    Result<int64_t> i64(const char* field) {
+        HURRAY_ASSIGN_OR_RETURN(uint64_t v, read_le<uint64_t>(field));
+        return static_cast<int64_t>(v);
+    }
+    Result<float> f32(const char* field) {
+        HURRAY_ASSIGN_OR_RETURN(uint32_t v, read_le<uint32_t>(field));
+        float f = 0;
+        std::memcpy(&f, &v, sizeof f);
+        return f;
+    }
+    Result<double> f64(const char* field) {
+        HURRAY_ASSIGN_OR_RETURN(uint64_t v, read_le<uint64_t>(field));
+        double d = 0;
+        std::memcpy(&d, &v, sizeof d);
+        return d;
+    }
+
+    /// A view of the next `n` bytes.
+    Result<std::span<const uint8_t>> bytes(uint64_t n, const char* field) {
+        HURRAY_RETURN_IF_ERROR(need(n, field));
+        auto s = bytes_.subspan(pos_, static_cast<size_t>(n));
+        pos_ += static_cast<size_t>(n);
+        return s;
+    }
+
+    /// Reads `n` reserved bytes and fails with `kReservedBytesNonZero` unless all are zero.
+    Status reserved(uint64_t n, const char* field);
+
+    /// Fails with `kTruncated` unless `n` more bytes are available.
+    Status need(uint64_t n, const char* field) const;
+
+private:
+    template <typename T>
+    Result<T> read_le(const char* field) {
+        HURRAY_RETURN_IF_ERROR(need(sizeof(T), field));
+        T v = 0;
+        // SAFETY: need() proved that sizeof(T) bytes exist at pos_; the loop
+        // assembles the little-endian value byte by byte, independent of the
+        // host's byte order and alignment.
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            v = static_cast<T>(v | (static_cast<T>(bytes_[pos_ + i]) << (8 * i)));
+        }
+        pos_ += sizeof(T);
+        return v;
+    }
+
+    std::span<const uint8_t> bytes_;
+    uint64_t base_;
+    size_t pos_ = 0;
+};
+
+/// Writes little-endian fields into a caller-sized span. Every write is
+/// bounds-checked: a write that does not fit is dropped and marks the writer
+/// as overflowed, which the encoder reports as an internal error. The encoder
+/// sizes the span exactly beforehand, so this never happens in practice.
+class ByteWriter {
+public:
+    explicit ByteWriter(std::span<uint8_t> out) : out_(out) {}
+
+    void u8(uint8_t v) { le(v); }
+    void u16(uint16_t v) { le(v); }
+    void u32(uint32_t v) { le(v); }
+    void u64(uint64_t v) { le(v); }
+    void i32(int32_t v) { le(static_cast<uint32_t>(v)); }
+    void i64(int64_t v) { le(static_cast<uint64_t>(v)); }
+    void f32(float f) {
+        uint32_t v = 0;
+        std::memcpy(&v, &f, sizeof v);
+        le(v);
+    }
+    void f64(double d) {
+        uint64_t v = 0;
+        std::memcpy(&v, &d, sizeof v);
+        le(v);
+    }
+    void zeros(size_t n) {
+        if (!fits(n)) {
+            return;
+        }
+        std::memset(out_.data() + pos_, 0, n);
+        pos_ += n;
+    }
+    void bytes(std::span<const uint8_t> b) {
+        if (!fits(b.size())) {
+            return;
+        }
+        if (!b.empty()) {
+            // SAFETY: fits() proved b.size() bytes are free at pos_; the
+            // source is a valid span and cannot overlap a freshly sized output.
+            std::memcpy(out_.data() + pos_, b.data(), b.size());
+        }
+        pos_ += b.size();
+    }
+    [[nodiscard]] size_t pos() const noexcept { return pos_; }
+    [[nodiscard]] bool overflowed() const noexcept { return overflowed_; }
+
+private:
+    bool fits(size_t n) {
+        if (n > out_.size() - pos_) {
+            overflowed_ = true;
+            return false;
+        }
+        return true;
+    }
+    template <typename T>
+    void le(T v) {
+        if (!fits(sizeof(T))) {
+            return;
+        }
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            out_[pos_ + i] = static_cast<uint8_t>(v >> (8 * i));
+        }
+        pos_ += sizeof(T);
+    }
+    std::span<uint8_t> out_;
+    size_t pos_ = 0;
+    bool overflowed_ = false;
+};
+
+}  // namespace hurray::detail

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: what the descriptor encoder, decoder and checker share.
+#pragma once
+
+#include <cstdint>
+
+#include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/tensor_descriptor.hpp"
+
+namespace hurray::detail {
+
+/// Byte offsets of every part of an encoded descriptor, computed from the
+/// model (the encoding is a pure function of it). `end` is the total length;
+/// it is computed in 64 bits so that an oversized model cannot wrap.
+struct SectionOffsets {
+    uint64_t shape = kFixedHeaderSize;
+    uint64_t byte_offset = 0;
+    uint64_t layout = 0;
+    uint64_t buffer_table = 0;
+    uint64_t quantization = 0;  ///< The `quantization_length` field.
+    uint64_t shard = 0;
+    uint64_t statistics = 0;
+    uint64_t extension_type = 0;
+    uint64_t composite_member = 0;
+    uint64_t trailing = 0;
+    uint64_t end = 0;
+
+    /// Offset of buffer handle `i`.
+    [[nodiscard]] uint64_t buffer(uint64_t i) const noexcept { return buffer_table + 1 + 16 * i; }
+    /// Offset of the quantization payload (after its length prefix).
+    [[nodiscard]] uint64_t quant_payload() const noexcept { return quantization + 4; }
+};
+
+/// Encoded size of the layout-specific fields.
+uint64_t layout_fields_size(const LayoutDescriptor& layout) noexcept;
+
+/// Offsets of every section of `d`'s encoding.
+SectionOffsets section_offsets(const TensorDescriptor& d) noexcept;
+
+/// `check_descriptor`, with error offsets taken from `off`.
+Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& options,
+                           const SectionOffsets& off);
+
+}  // namespace hurray::detail

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hurray/core/result.hpp"
+
+#include <string>
+
+namespace hurray {
+
+std::string_view error_code_name(ErrorCode code) noexcept {
+    switch (code) {
+        case ErrorCode::kOk: return "ok";
+        case ErrorCode::kTruncated: return "truncated";
+        case ErrorCode::kInvalidMagic: return "invalid_magic";
+        case ErrorCode::kUnsupportedVersion: return "unsupported_version";
+        case ErrorCode::kInvalidDescriptorLength: return "invalid_descriptor_length";
+        case ErrorCode::kReservedFlagBits: return "reserved_flag_bits";
+        case ErrorCode::kReservedBytesNonZero: return "reserved_bytes_non_zero";
+        case ErrorCode::kInvalidElementType: return "invalid_element_type";
+        case ErrorCode::kUnknownElementType: return "unknown_element_type";
+        case ErrorCode::kInvalidExtensionType: return "invalid_extension_type";
+        case ErrorCode::kRankTooLarge: return "rank_too_large";
+        case ErrorCode::kInvalidShape: return "invalid_shape";
+        case ErrorCode::kSizeOverflow: return "size_overflow";
+        case ErrorCode::kInvalidLayoutTag: return "invalid_layout_tag";
+        case ErrorCode::kUnknownLayoutTag: return "unknown_layout_tag";
+        case ErrorCode::kUnsupportedExtensionLayout: return "unsupported_extension_layout";
+        case ErrorCode::kInvalidLayout: return "invalid_layout";
+        case ErrorCode::kRankNotAllowed: return "rank_not_allowed";
+        case ErrorCode::kNestingTooDeep: return "nesting_too_deep";
+        case ErrorCode::kInvalidBufferCount: return "invalid_buffer_count";
+        case ErrorCode::kInvalidBufferHandle: return "invalid_buffer_handle";
+        case ErrorCode::kDeviceMismatch: return "device_mismatch";
+        case ErrorCode::kBufferTooSmall: return "buffer_too_small";
+        case ErrorCode::kByteOffsetOutOfRange: return "byte_offset_out_of_range";
+        case ErrorCode::kInvalidQuantization: return "invalid_quantization";
+        case ErrorCode::kUnknownQuantizationScheme: return "unknown_quantization_scheme";
+        case ErrorCode::kUnsupportedQuantizationVersion: return "unsupported_quantization_version";
+        case ErrorCode::kInvalidQuantizationStorageType: return "invalid_quantization_storage_type";
+        case ErrorCode::kInvalidQuantizationBuffer: return "invalid_quantization_buffer";
+        case ErrorCode::kInvalidShard: return "invalid_shard";
+        case ErrorCode::kInvalidStatistics: return "invalid_statistics";
+        case ErrorCode::kInvalidComposite: return "invalid_composite";
+        case ErrorCode::kInvalidArgument: return "invalid_argument";
+        case ErrorCode::kIoError: return "io_error";
+        case ErrorCode::kInvalidFile: return "invalid_file";
+        case ErrorCode::kChecksumMismatch: return "checksum_mismatch";
+        case ErrorCode::kNotFound: return "not_found";
+        case ErrorCode::kInvalidData: return "invalid_data";
+        case ErrorCode::kUnsupported: return "unsupported";
+    }
+    return "unknown_error";
+}
+
+std::string Error::to_string() const {
+    std::string s(error_code_name(code_));
+    if (has_offset()) {
+        s += " at byte ";
+        s += std::to_string(offset_);
+    }
+    s += ": ";
+    s += message_;
+    return s;
+}
+
+}  // namespace hurray

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hurray/core/shape.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/checked_math.hpp"
+
+namespace hurray {
+
+bool has_dynamic_dim(std::span<const uint64_t> shape) noexcept {
+    return std::find(shape.begin(), shape.end(), kDynamicDim) != shape.end();
+}
+
+Result<uint64_t> element_count(std::span<const uint64_t> shape) {
+    if (has_dynamic_dim(shape)) {
+        return Error(ErrorCode::kInvalidShape,
+                     "shape: a dynamic dimension must be resolved before counting elements");
+    }
+    if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+        return uint64_t{0};
+    }
+    uint64_t n = 1;
+    for (size_t k = 0; k < shape.size(); ++k) {
+        auto r = detail::mul_u64(n, shape[k]);
+        if (!r) {
+            return Error(ErrorCode::kSizeOverflow,
+                         "shape: element count overflows 64 bits at dimension " + std::to_string(k));
+        }
+        n = *r;
+    }
+    return n;
+}
+
+}  // namespace hurray
