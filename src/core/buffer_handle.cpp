@@ -12,18 +12,18 @@ namespace {
 // Per-device validity of memory classes (buffer-protocol.md § Per-Device Validity),
 // as a bit set over STANDARD(0), HOST_PINNED(1), UNIFIED(2), PEER(3).
 uint8_t allowed_classes(uint8_t device) noexcept {
-    switch (device) {
-        case 0x00: return 0b0111;  // CPU: no PEER
-        case 0x01: return 0b1111;  // CUDA
-        case 0x02: return 0b1111;  // ROCm
-        case 0x03: return 0b0111;  // Metal: no PEER
-        case 0x04: return 0b1111;  // Vulkan
-        case 0x05: return 0b0001;  // WebGPU: STANDARD only
-        case 0x06: return 0b0111;  // Hexagon: no PEER
-        case 0x07: return 0b1111;  // Level Zero
-        case 0x08: return 0b0111;  // OpenCL: no PEER
-        default: return 0;
-    }
+    static constexpr uint8_t kAllowed[] = {
+        0b0111,  // 0x00 CPU: no PEER
+        0b1111,  // 0x01 CUDA
+        0b1111,  // 0x02 ROCm
+        0b0111,  // 0x03 Metal: no PEER
+        0b1111,  // 0x04 Vulkan
+        0b0001,  // 0x05 WebGPU: STANDARD only
+        0b0111,  // 0x06 Hexagon: no PEER
+        0b1111,  // 0x07 Level Zero
+        0b0111,  // 0x08 OpenCL: no PEER
+    };
+    return device < sizeof kAllowed ? kAllowed[device] : 0;
 }
 
 }  // namespace

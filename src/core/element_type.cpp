@@ -113,7 +113,8 @@ std::optional<ElementType> type_from_name(std::string_view name) noexcept {
     return std::nullopt;
 }
 
-Result<uint64_t> storage_bytes_for_bits(uint32_t bits, uint64_t count) {
+Result<uint64_t> storage_bytes_for_bits(uint32_t bit_width, uint64_t count) {
+    const uint32_t bits = bit_width;
     if (bits == 1 || bits == 2 || bits == 4) {
         const uint64_t per_byte = 8 / bits;
         return detail::ceil_div(count, per_byte);

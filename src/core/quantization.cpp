@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/core/quantization.hpp"
 
-#include <cstring>
+#include <bit>
 
 namespace hurray {
 
@@ -26,7 +26,9 @@ const float kNf4Levels[16] = {
 };
 
 bool PerTensorAffine::operator==(const PerTensorAffine& o) const {
-    return std::memcmp(&scale, &o.scale, sizeof scale) == 0 && zero_point == o.zero_point;
+    // Bitwise, so that NaN payloads and signed zeros compare as stored.
+    return std::bit_cast<uint32_t>(scale) == std::bit_cast<uint32_t>(o.scale) &&
+           zero_point == o.zero_point;
 }
 
 uint8_t scheme_tag(const QuantizationScheme& scheme) noexcept {
@@ -49,16 +51,12 @@ std::string_view scheme_name(uint8_t tag) noexcept {
 }
 
 uint32_t scheme_encoded_size(const QuantizationScheme& scheme) noexcept {
-    switch (scheme.index()) {
-        case 0: return 16;  // per-tensor affine
-        case 1: return 20;  // per-channel affine
-        case 2: return 24;  // per-block affine
-        case 3: return 16;  // NF4
-        case 4: return 16;  // MXFP
-        default: break;
+    // Per-tensor, per-channel, per-block, NF4, MXFP (quantization/*.md § Binary Encoding).
+    static constexpr uint32_t kSizes[] = {16, 20, 24, 16, 16};
+    if (const auto* o = std::get_if<OpaqueQuantization>(&scheme)) {
+        return kQuantHeaderSize + static_cast<uint32_t>(o->payload.size());
     }
-    const auto& o = std::get<OpaqueQuantization>(scheme);
-    return kQuantHeaderSize + static_cast<uint32_t>(o.payload.size());
+    return kSizes[scheme.index()];
 }
 
 }  // namespace hurray

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/core/tensor_descriptor.hpp"
 
-#include <cstring>
+#include <bit>
 
 namespace hurray {
 
 bool Statistics::operator==(const Statistics& o) const {
-    auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+    auto same = [](double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); };
     return computed_mask == o.computed_mask && nnz == o.nnz &&
            same(sparsity_ratio, o.sparsity_ratio) && same(value_min, o.value_min) &&
            same(value_max, o.value_max) && same(value_abs_max, o.value_abs_max) &&

@@ -88,7 +88,7 @@ Result<std::vector<uint8_t>> encode_unchecked(const TensorDescriptor& d);
 struct BufferRequirement {
     /// The smallest allowed byte size; `std::nullopt` where it depends on the
     /// data (inner CSF levels, the block table) or on a dynamic dimension.
-    std::optional<uint64_t> min_size;
+    std::optional<uint64_t> min_size{};
     /// Whether the size must equal `min_size` exactly (quantization parameter
     /// buffers) rather than be at least `min_size` (data and index buffers).
     bool exact = false;

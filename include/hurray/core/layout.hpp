@@ -49,17 +49,17 @@ struct ColumnMajorLayout {
 /// Strided layout: one stride per dimension, in logical elements; negative
 /// and zero strides allowed.
 struct StridedLayout {
-    std::vector<int64_t> strides;  ///< `int64[rank]`.
+    std::vector<int64_t> strides{};  ///< `int64[rank]`.
     bool operator==(const StridedLayout&) const = default;
 };
 
 /// One level of a tiled layout.
 struct TiledLevel {
-    std::vector<uint64_t> tile_shape;                ///< `uint64[rank]`, each > 0.
+    std::vector<uint64_t> tile_shape{};                ///< `uint64[rank]`, each > 0.
     LayoutTag outer_layout = LayoutTag::kRowMajor;   ///< Tile-grid order: row/column-major or strided.
     LayoutTag inner_layout = LayoutTag::kRowMajor;   ///< In-tile order: row/column-major, strided or tiled.
-    std::vector<int64_t> outer_strides;              ///< In tiles; present iff outer is strided.
-    std::vector<int64_t> inner_strides;              ///< In elements; present iff inner is strided.
+    std::vector<int64_t> outer_strides{};              ///< In tiles; present iff outer is strided.
+    std::vector<int64_t> inner_strides{};              ///< In elements; present iff inner is strided.
     bool operator==(const TiledLevel&) const = default;
 };
 
@@ -77,7 +77,7 @@ struct TiledLayout {
 
 /// Morton (Z-order) layout: bits per dimension.
 struct MortonLayout {
-    std::vector<uint32_t> morton_bits;  ///< `uint32[rank]`, each > 0.
+    std::vector<uint32_t> morton_bits{};  ///< `uint32[rank]`, each > 0.
     bool operator==(const MortonLayout&) const = default;
 };
 
@@ -103,7 +103,7 @@ struct CscLayout {
 /// CSF sparse layout (rank >= 3).
 struct CsfLayout {
     uint64_t nnz = 0;                 ///< Stored elements.
-    std::vector<uint32_t> mode_order; ///< Permutation of 0..rank-1; level L stores dimension mode_order[L].
+    std::vector<uint32_t> mode_order{}; ///< Permutation of 0..rank-1; level L stores dimension mode_order[L].
     bool operator==(const CsfLayout&) const = default;
 };
 
@@ -174,7 +174,7 @@ struct HilbertLayout {
 struct ExtensionLayout {
     uint8_t tag = 0xF0;           ///< Layout tag, 0xF0-0xFE.
     uint64_t layout_id = 0;       ///< Implementation-defined id.
-    std::vector<uint8_t> data;    ///< Opaque metadata.
+    std::vector<uint8_t> data{};    ///< Opaque metadata.
     bool operator==(const ExtensionLayout&) const = default;
 };
 

@@ -41,7 +41,7 @@ struct PerTensorAffine {
 struct PerChannelAffine {
     uint32_t axis = 0;                                   ///< Quantized axis, < rank.
     uint32_t scale_buffer_index = 1;                     ///< Buffer of `shape[axis]` float32.
-    std::optional<uint32_t> zero_point_buffer_index;     ///< Buffer of int32; none when symmetric.
+    std::optional<uint32_t> zero_point_buffer_index{};     ///< Buffer of int32; none when symmetric.
     ElementType scale_type = ElementType::kFloat32;      ///< Must be float32.
     bool operator==(const PerChannelAffine&) const = default;
 };
@@ -52,7 +52,7 @@ struct PerBlockAffine {
     uint32_t axis = 0;                                   ///< Blocked axis, < rank.
     uint32_t block_size = 32;                            ///< Power of two, >= 2.
     uint32_t scale_buffer_index = 1;                     ///< Buffer of num_blocks scales.
-    std::optional<uint32_t> zero_point_buffer_index;     ///< Buffer of int32; none when symmetric.
+    std::optional<uint32_t> zero_point_buffer_index{};     ///< Buffer of int32; none when symmetric.
     ElementType scale_type = ElementType::kFloat16;      ///< float16, bfloat16 or float32.
     bool operator==(const PerBlockAffine&) const = default;
 };
@@ -79,7 +79,7 @@ struct OpaqueQuantization {
     uint8_t scheme_tag = 0xF0;        ///< Raw scheme tag.
     uint8_t scheme_version = 1;       ///< Raw scheme version.
     uint16_t flags = 0;               ///< Raw flags.
-    std::vector<uint8_t> payload;     ///< Bytes after the 4-byte header.
+    std::vector<uint8_t> payload{};     ///< Bytes after the 4-byte header.
     bool operator==(const OpaqueQuantization&) const = default;
 };
 
@@ -93,8 +93,8 @@ using QuantizationScheme = std::variant<PerTensorAffine, PerChannelAffine, PerBl
 /// hurray::QuantizationDescriptor q{hurray::PerBlockAffine{.axis = 1, .block_size = 128}};
 /// @endcode
 struct QuantizationDescriptor {
-    QuantizationScheme scheme;              ///< The scheme and its parameters.
-    std::vector<uint8_t> trailing_padding;  ///< Writer padding after the scheme's fields.
+    QuantizationScheme scheme{};              ///< The scheme and its parameters.
+    std::vector<uint8_t> trailing_padding{};  ///< Writer padding after the scheme's fields.
     bool operator==(const QuantizationDescriptor&) const = default;
 };
 

@@ -278,4 +278,4 @@ using Status = Result<void>;
     if (!HURRAY_CONCAT_(hurray_result_, __LINE__).ok()) {                     \
         return std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).error();   \
     }                                                                         \
-    lhs = std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).value()
+    lhs = std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).value()  /* NOLINT(bugprone-macro-parentheses): lhs is a declaration */

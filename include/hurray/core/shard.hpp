@@ -15,8 +15,8 @@ namespace hurray {
 /// hurray::ShardDescriptor s{.parent_shape = {8, 8}, .shard_offset = {0, 4}};
 /// @endcode
 struct ShardDescriptor {
-    std::vector<uint64_t> parent_shape;  ///< Shape of the parent tensor.
-    std::vector<uint64_t> shard_offset;  ///< Start of this shard in the parent, per dimension.
+    std::vector<uint64_t> parent_shape{};  ///< Shape of the parent tensor.
+    std::vector<uint64_t> shard_offset{};  ///< Start of this shard in the parent, per dimension.
     bool operator==(const ShardDescriptor&) const = default;
 };
 

@@ -57,18 +57,18 @@ struct TensorDescriptor {
     uint8_t version_major = kDescriptorVersionMajor;    ///< Always 1.
     uint8_t version_minor = kDescriptorVersionMinor;    ///< 0, or newer when decoded from a newer writer.
     ElementType element_type = ElementType::kFloat32;   ///< Storage element type.
-    Shape shape;                                        ///< One size per dimension.
+    Shape shape{};                                        ///< One size per dimension.
     uint64_t byte_offset = 0;                           ///< Offset of element [0,...,0] in buffer 0.
     LayoutDescriptor layout = RowMajorLayout{};         ///< Memory layout.
     std::vector<BufferHandle> buffers;                  ///< Buffer table (at most 255).
-    std::optional<QuantizationDescriptor> quantization; ///< Quantization section.
-    std::optional<ShardDescriptor> shard;               ///< Shard section.
-    std::optional<Statistics> statistics;               ///< Statistics section.
-    std::optional<ExtensionTypeDescriptor> extension_type;  ///< Extension type section.
-    std::optional<CompositeMember> composite_member;    ///< Composite member section.
+    std::optional<QuantizationDescriptor> quantization{}; ///< Quantization section.
+    std::optional<ShardDescriptor> shard{};               ///< Shard section.
+    std::optional<Statistics> statistics{};               ///< Statistics section.
+    std::optional<ExtensionTypeDescriptor> extension_type{};  ///< Extension type section.
+    std::optional<CompositeMember> composite_member{};    ///< Composite member section.
     /// Bytes after the known fields of a descriptor written by a newer minor
     /// version; kept so that re-encoding is lossless. Empty for version 1.0.
-    std::vector<uint8_t> unknown_trailing_bytes;
+    std::vector<uint8_t> unknown_trailing_bytes{};
 
     /// The flags field implied by the optional sections.
     [[nodiscard]] uint32_t flags() const noexcept;
