@@ -630,6 +630,8 @@ Result<Span> strided_span(std::span<const uint64_t> shape, std::span<const int64
 }
 
 // Span of one tiled level applied to a region of `shape`, levels[i..].
+// Recursion depth is bounded by the level count, which check_tiled limits.
+// NOLINTNEXTLINE(misc-no-recursion)
 Result<Span> tiled_span(const TiledLayout& t, size_t i, std::span<const uint64_t> shape, uint64_t at) {
     const TiledLevel& lv = t.levels[i];
     const size_t rank = shape.size();
