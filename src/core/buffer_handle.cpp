@@ -45,18 +45,19 @@ std::string_view device_name(DeviceTag d) noexcept {
 
 Status check_buffer_handle(const BufferHandle& h, uint32_t index, uint64_t offset) {
     using detail::hex;
-    const std::string name = "buffer[" + std::to_string(index) + "].";
+    // Built only when a check fails: this runs for every handle decoded.
+    auto name = [index] { return "buffer[" + std::to_string(index) + "]."; };
     auto at = [&](uint64_t field_offset) {
         return offset == Error::kNoOffset ? Error::kNoOffset : offset + field_offset;
     };
     if (!detail::is_pow2(h.alignment)) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "alignment: " + std::to_string(h.alignment) + " is not a power of two",
+                     name() + "alignment: " + std::to_string(h.alignment) + " is not a power of two",
                      at(8));
     }
     if (h.byte_size > 0 && h.alignment < kMinBufferAlignment) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "alignment: " + std::to_string(h.alignment) +
+                     name() + "alignment: " + std::to_string(h.alignment) +
                          " is below the 64-byte minimum for a non-empty buffer",
                      at(8));
     }
@@ -64,39 +65,39 @@ Status check_buffer_handle(const BufferHandle& h, uint32_t index, uint64_t offse
     const bool private_dev = is_private_device(h.device_tag);
     if (!private_dev && dev > 0x08) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "device_tag: " + hex(dev) + " is reserved or invalid", at(12));
+                     name() + "device_tag: " + hex(dev) + " is reserved or invalid", at(12));
     }
     const auto sync = static_cast<uint8_t>(h.sync_mode);
     if (sync > 0x02) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "sync_mode: " + hex(sync) + " is reserved or invalid", at(13));
+                     name() + "sync_mode: " + hex(sync) + " is reserved or invalid", at(13));
     }
     if (h.device_tag == DeviceTag::kCpu && h.sync_mode != SyncMode::kProducerSynced) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "sync_mode: a CPU buffer must be producer-synced (0x00), got " + hex(sync),
+                     name() + "sync_mode: a CPU buffer must be producer-synced (0x00), got " + hex(sync),
                      at(13));
     }
     const auto cls = static_cast<uint8_t>(h.memory_class);
     const bool private_cls = is_private_memory_class(h.memory_class);
     if (!private_cls && cls > 0x03) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "memory_class: " + hex(cls) + " is reserved or invalid", at(14));
+                     name() + "memory_class: " + hex(cls) + " is reserved or invalid", at(14));
     }
     if (private_dev) {
         if (!private_cls && h.memory_class != MemoryClass::kStandard) {
             return Error(ErrorCode::kInvalidBufferHandle,
-                         name + "memory_class: a private device takes STANDARD or a private class, got " +
+                         name() + "memory_class: a private device takes STANDARD or a private class, got " +
                              hex(cls),
                          at(14));
         }
     } else if (private_cls) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "memory_class: private class " + hex(cls) +
+                     name() + "memory_class: private class " + hex(cls) +
                          " requires a private device_tag, got " + hex(dev),
                      at(14));
     } else if ((allowed_classes(dev) & (1U << cls)) == 0) {
         return Error(ErrorCode::kInvalidBufferHandle,
-                     name + "memory_class: " + hex(cls) + " is not valid for device " +
+                     name() + "memory_class: " + hex(cls) + " is not valid for device " +
                          std::string(device_name(h.device_tag)),
                      at(14));
     }

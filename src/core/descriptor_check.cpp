@@ -147,11 +147,11 @@ Status check_tiled(const Ctx& c, const TiledLayout& t) {
     }
     for (size_t i = 0; i < t.levels.size(); ++i) {
         const TiledLevel& lv = t.levels[i];
-        const std::string lvl = "tiled level " + dec(i) + ": ";
+        auto lvl = [i] { return "tiled level " + dec(i) + ": "; };
         HURRAY_RETURN_IF_ERROR(check_rank_vector(lv.tile_shape.size(), rank, "tiled.tile_shape", at));
         for (size_t k = 0; k < lv.tile_shape.size(); ++k) {
             if (lv.tile_shape[k] == 0) {
-                return fail(ErrorCode::kInvalidLayout, lvl + dim_name("tile_shape", k) + " must be > 0",
+                return fail(ErrorCode::kInvalidLayout, lvl() + dim_name("tile_shape", k) + " must be > 0",
                             at + 8 * k);
             }
         }
@@ -160,16 +160,16 @@ Status check_tiled(const Ctx& c, const TiledLayout& t) {
         const auto inner = static_cast<uint8_t>(lv.inner_layout);
         if (outer < 0x01 || outer > 0x03) {
             return fail(ErrorCode::kInvalidLayout,
-                        lvl + "outer_layout " + hex(outer) + " must be 0x01, 0x02 or 0x03", tags_at);
+                        lvl() + "outer_layout " + hex(outer) + " must be 0x01, 0x02 or 0x03", tags_at);
         }
         if (inner < 0x01 || inner > 0x04) {
             return fail(ErrorCode::kInvalidLayout,
-                        lvl + "inner_layout " + hex(inner) + " must be 0x01-0x04", tags_at + 1);
+                        lvl() + "inner_layout " + hex(inner) + " must be 0x01-0x04", tags_at + 1);
         }
         const bool last = i + 1 == t.levels.size();
         if ((inner == 0x04) == last) {
             return fail(ErrorCode::kInvalidLayout,
-                        lvl + (last ? "inner_layout is tiled but no nested level follows"
+                        lvl() + (last ? "inner_layout is tiled but no nested level follows"
                                     : "a nested level follows but inner_layout is not tiled"),
                         tags_at + 1);
         }
@@ -190,23 +190,23 @@ Status check_layout(const Ctx& c) {
     const uint32_t rank = d.rank();
     const uint64_t at = c.off.layout;
     const uint8_t tag = d.layout_tag();
-    const std::string name(layout_name(tag));
+    auto name = [tag] { return std::string(layout_name(tag)); };
     const LayoutKind kind = layout_kind(d.layout);
 
     if (rank == 0 && !std::holds_alternative<RowMajorLayout>(d.layout) &&
         !std::holds_alternative<CompositeLayout>(d.layout)) {
         return fail(ErrorCode::kRankNotAllowed,
-                    "rank: a scalar (rank 0) must use the row-major layout, not " + name, 16);
+                    "rank: a scalar (rank 0) must use the row-major layout, not " + name(), 16);
     }
     if (kind != LayoutKind::kDense && kind != LayoutKind::kExtension && d.byte_offset != 0) {
         return fail(ErrorCode::kByteOffsetOutOfRange,
-                    "byte_offset: must be 0 for the " + name + " layout, got " + dec(d.byte_offset),
+                    "byte_offset: must be 0 for the " + name() + " layout, got " + dec(d.byte_offset),
                     c.off.byte_offset);
     }
     auto need_rank = [&](bool ok, const char* rule) -> Status {
         if (!ok) {
             return fail(ErrorCode::kRankNotAllowed,
-                        "rank: " + name + " requires " + rule + ", got " + dec(rank), 16);
+                        "rank: " + name() + " requires " + rule + ", got " + dec(rank), 16);
         }
         return Status::success();
     };
@@ -479,7 +479,7 @@ Status check_quantization_fields(const Ctx& c) {
     const QuantizationScheme& s = d.quantization->scheme;
     const uint64_t q = c.off.quant_payload();
     const ElementType t = d.element_type;
-    const std::string tname(type_name(t).empty() ? hex(type_tag(t)) : type_name(t));
+    auto tname = [t] { return type_name(t).empty() ? hex(type_tag(t)) : std::string(type_name(t)); };
 
     if (const auto* o = std::get_if<OpaqueQuantization>(&s)) {
         const uint8_t tag = o->scheme_tag;
@@ -507,7 +507,7 @@ Status check_quantization_fields(const Ctx& c) {
 
     auto bad_storage = [&](const char* scheme) {
         return fail(ErrorCode::kInvalidQuantizationStorageType,
-                    std::string("type_tag: ") + tname + " is not a valid storage type for " + scheme, 14);
+                    std::string("type_tag: ") + tname() + " is not a valid storage type for " + scheme, 14);
     };
     using E = ElementType;
     const std::initializer_list<E> affine_types = {E::kInt8,  E::kUInt8, E::kInt16, E::kUInt16,
@@ -526,7 +526,7 @@ Status check_quantization_fields(const Ctx& c) {
         if (p->zero_point < lo || p->zero_point > hi) {
             return fail(ErrorCode::kInvalidQuantization,
                         "per_tensor_affine.zero_point: " + std::to_string(p->zero_point) +
-                            " is outside the range of " + tname,
+                            " is outside the range of " + tname(),
                         q + 8);
         }
     } else if (const auto* p = std::get_if<PerChannelAffine>(&s)) {
@@ -1017,14 +1017,16 @@ Status check_buffer_table(const Ctx& c) {
             }
         }
     }
-    const std::string what = std::string(layout_name(d.layout_tag())) +
+    auto what = [&d] {
+        return std::string(layout_name(d.layout_tag())) +
                              (d.quantization ? " with " + std::string(scheme_name(scheme_tag(d.quantization->scheme))) +
                                                    " quantization"
                                              : "");
+    };
     if (!params_known || extension) {
         if (count < base + params) {
             return fail(ErrorCode::kInvalidBufferCount,
-                        "buffer_count: " + what + " needs at least " + dec(base + params) +
+                        "buffer_count: " + what() + " needs at least " + dec(base + params) +
                             " buffers, got " + dec(count),
                         c.off.buffer_table);
         }
@@ -1032,7 +1034,7 @@ Status check_buffer_table(const Ctx& c) {
     }
     if (count != base + params) {
         return fail(ErrorCode::kInvalidBufferCount,
-                    "buffer_count: " + what + " needs exactly " + dec(base + params) + " buffers, got " +
+                    "buffer_count: " + what() + " needs exactly " + dec(base + params) + " buffers, got " +
                         dec(count),
                     c.off.buffer_table);
     }

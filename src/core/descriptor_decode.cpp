@@ -233,20 +233,20 @@ Result<QuantizationDescriptor> parse_quantization(ByteReader& r) {
         q.scheme = std::move(o);
         return q;
     }
-    const std::string name(scheme_name(tag));
+    auto name = [tag] { return std::string(scheme_name(tag)); };
     if (version == 0) {
-        return Error(ErrorCode::kInvalidQuantization, name + ".scheme_version: 0 is invalid", start + 1);
+        return Error(ErrorCode::kInvalidQuantization, name() + ".scheme_version: 0 is invalid", start + 1);
     }
     if (version > kQuantSchemeVersion) {
         return Error(ErrorCode::kUnsupportedQuantizationVersion,
-                     name + ".scheme_version: " + dec(version) + " is newer than the supported 1",
+                     name() + ".scheme_version: " + dec(version) + " is newer than the supported 1",
                      start + 1);
     }
     static constexpr uint32_t kSizes[] = {0, 16, 20, 24, 16, 16};
     if (len < kSizes[tag]) {
         return Error(ErrorCode::kInvalidQuantization,
                      "quantization_length: " + dec(len) + " is shorter than the " + dec(kSizes[tag]) +
-                         " bytes of " + name,
+                         " bytes of " + name(),
                      start - 4);
     }
     switch (tag) {
