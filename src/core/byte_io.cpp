@@ -7,14 +7,11 @@
 
 namespace hurray::detail {
 
-Status ByteReader::need(uint64_t n, const char* field) const {
-    if (n > remaining()) {
-        return Error(ErrorCode::kTruncated,
-                     std::string(field) + ": needs " + std::to_string(n) + " bytes, only " +
-                         std::to_string(remaining()) + " remain",
-                     abs_pos());
-    }
-    return Status::success();
+Error ByteReader::truncated(uint64_t n, const char* field) const {
+    return {ErrorCode::kTruncated,
+            std::string(field) + ": needs " + std::to_string(n) + " bytes, only " +
+                std::to_string(remaining()) + " remain",
+            abs_pos()};
 }
 
 Status ByteReader::reserved(uint64_t n, const char* field) {

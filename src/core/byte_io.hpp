@@ -65,9 +65,17 @@ public:
     Status reserved(uint64_t n, const char* field);
 
     /// Fails with `kTruncated` unless `n` more bytes are available.
-    Status need(uint64_t n, const char* field) const;
+    Status need(uint64_t n, const char* field) const {
+        if (n <= remaining()) [[likely]] {
+            return Status::success();
+        }
+        return truncated(n, field);
+    }
 
 private:
+    /// The `kTruncated` error for a read of `n` bytes (kept out of line).
+    [[nodiscard]] Error truncated(uint64_t n, const char* field) const;
+
     template <typename T>
     Result<T> read_le(const char* field) {
         HURRAY_RETURN_IF_ERROR(need(sizeof(T), field));

@@ -683,22 +683,35 @@ Result<Span> tiled_span(const TiledLayout& t, size_t i, std::span<const uint64_t
     return s;
 }
 
-// Shape with the blocked axis padded to whole blocks (per-block affine, NF4).
-Shape padded_shape(const TensorDescriptor& d) {
-    Shape shape = d.shape;
-    if (!d.quantization) {
-        return shape;
+// Elements of a row- or column-major data buffer: the shape's element count,
+// with the blocked axis padded to whole blocks under per-block affine and NF4
+// (per-block-affine.md § Padding). The shape has no dynamic dimension.
+Result<uint64_t> dense_element_count(const TensorDescriptor& d, uint64_t at) {
+    uint32_t axis = kNoIndex;
+    uint32_t block = 1;
+    if (d.quantization && (std::holds_alternative<PerBlockAffine>(d.quantization->scheme) ||
+                           std::holds_alternative<Nf4Quantization>(d.quantization->scheme))) {
+        const QuantParams p = quant_params(d.quantization->scheme);
+        axis = p.axis;
+        block = std::max<uint32_t>(p.block_size, 1);
     }
-    const QuantParams p = quant_params(d.quantization->scheme);
-    if (p.block_size > 1 && p.axis < shape.size() && shape[p.axis] != kDynamicDim &&
-        (std::holds_alternative<PerBlockAffine>(d.quantization->scheme) ||
-         std::holds_alternative<Nf4Quantization>(d.quantization->scheme))) {
-        // Cannot overflow: ceil(s / b) * b <= s + b - 1 only when that fits;
-        // saturate instead and let the element count report the overflow.
-        const uint64_t blocks = ceil_div(shape[p.axis], p.block_size);
-        shape[p.axis] = mul_u64(blocks, p.block_size).value_or(kDynamicDim - 1);
+    if (std::find(d.shape.begin(), d.shape.end(), 0) != d.shape.end()) {
+        return uint64_t{0};
     }
-    return shape;
+    uint64_t n = 1;
+    for (size_t k = 0; k < d.shape.size(); ++k) {
+        std::optional<uint64_t> dim = d.shape[k];
+        if (k == axis) {
+            dim = mul_u64(ceil_div(d.shape[k], block), block);
+        }
+        std::optional<uint64_t> next = dim ? mul_u64(n, *dim) : std::nullopt;
+        if (!next) {
+            return fail(ErrorCode::kSizeOverflow,
+                        "shape: element count overflows 64 bits at dimension " + dec(k), at);
+        }
+        n = *next;
+    }
+    return n;
 }
 
 // Element span of the dense data buffer, or nullopt if unknown.
@@ -710,7 +723,7 @@ Result<std::optional<Span>> dense_span(const Ctx& c) {
     }
     if (std::holds_alternative<RowMajorLayout>(d.layout) ||
         std::holds_alternative<ColumnMajorLayout>(d.layout)) {
-        HURRAY_ASSIGN_OR_RETURN(uint64_t n, element_count(padded_shape(d)));
+        HURRAY_ASSIGN_OR_RETURN(uint64_t n, dense_element_count(d, c.off.shape));
         return std::optional<Span>(Span{n == 0, 0, static_cast<i128>(n) - 1});
     }
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));

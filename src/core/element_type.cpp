@@ -47,13 +47,20 @@ constexpr std::array<TypeInfo, 26> kTypes{{
     {ElementType::kComplex128, "complex128", 128, false, TypeInfo::kFloat},
 }};
 
-const TypeInfo* find(ElementType t) noexcept {
-    for (const auto& info : kTypes) {
-        if (info.type == t) {
-            return &info;
-        }
+// Index into kTypes by tag byte (kNone where unassigned), built at compile time.
+constexpr uint8_t kNone = 0xFF;
+constexpr std::array<uint8_t, 256> kIndexByTag = [] {
+    std::array<uint8_t, 256> index{};
+    index.fill(kNone);
+    for (size_t i = 0; i < kTypes.size(); ++i) {
+        index[static_cast<uint8_t>(kTypes[i].type)] = static_cast<uint8_t>(i);
     }
-    return nullptr;
+    return index;
+}();
+
+const TypeInfo* find(ElementType t) noexcept {
+    const uint8_t i = kIndexByTag[static_cast<uint8_t>(t)];
+    return i == kNone ? nullptr : &kTypes[i];
 }
 
 }  // namespace
