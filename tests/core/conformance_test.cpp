@@ -72,7 +72,8 @@ TEST(Conformance, EveryDescriptorDecodesAsTheManifestSaysAndReencodesIdentically
 }
 
 TEST(Conformance, PeekLengthMatchesEveryVector) {
-    for (const auto& entry : manifest()["descriptors"]) {
+    const nlohmann::json m = manifest();  // keep it alive: the loop iterates a member of it
+    for (const auto& entry : m["descriptors"]) {
         const std::vector<uint8_t> bytes = read_file(conformance_dir() / entry["file"].get<std::string>());
         auto len = hurray::peek_length(bytes);
         ASSERT_TRUE(len.ok()) << len.error().to_string();
