@@ -52,14 +52,14 @@ std::string double_text(double v) {
 }
 
 std::string layout_text(const TensorDescriptor& d) {
-    const std::string name(layout_name(d.layout_tag()));
+    const std::string_view name = layout_name(d.layout_tag());
     return std::visit(
         [&](const auto& l) -> std::string {
             using L = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<L, StridedLayout>) {
-                return name + " strides=" + list_text(l.strides);
+                return std::string(name) + " strides=" + list_text(l.strides);
             } else if constexpr (std::is_same_v<L, TiledLayout>) {
-                std::string s = name;
+                std::string s(name);
                 for (const TiledLevel& lv : l.levels) {
                     s += " tile=" + dims_text(lv.tile_shape) + " outer=" +
                          std::string(layout_name(static_cast<uint8_t>(lv.outer_layout))) + " inner=" +
@@ -73,17 +73,17 @@ std::string layout_text(const TensorDescriptor& d) {
                 }
                 return s;
             } else if constexpr (std::is_same_v<L, MortonLayout>) {
-                return name + " bits=" + list_text(l.morton_bits);
+                return std::string(name) + " bits=" + list_text(l.morton_bits);
             } else if constexpr (std::is_same_v<L, CooLayout>) {
-                return name + " nnz=" + dec(l.nnz) + (l.is_sorted ? " sorted" : " unsorted");
+                return std::string(name) + " nnz=" + dec(l.nnz) + (l.is_sorted ? " sorted" : " unsorted");
             } else if constexpr (std::is_same_v<L, CsrLayout> || std::is_same_v<L, CscLayout>) {
-                return name + " nnz=" + dec(l.nnz);
+                return std::string(name) + " nnz=" + dec(l.nnz);
             } else if constexpr (std::is_same_v<L, CsfLayout>) {
-                return name + " nnz=" + dec(l.nnz) + " mode_order=" + list_text(l.mode_order);
+                return std::string(name) + " nnz=" + dec(l.nnz) + " mode_order=" + list_text(l.mode_order);
             } else if constexpr (std::is_same_v<L, BlockPagedLayout>) {
                 static constexpr const char* kRoles[] = {"key", "value", "fused"};
                 const auto role = static_cast<uint8_t>(l.kv_role);
-                return name + " page_size=" + dec(l.page_size) + " num_pages=" + dec(l.num_pages) +
+                return std::string(name) + " page_size=" + dec(l.page_size) + " num_pages=" + dec(l.num_pages) +
                        " num_seqs=" + dec(l.num_seqs) + " kv_role=" + (role < 3 ? kRoles[role] : hex(role)) +
                        " layer=" + (l.layer_index == kNoLayerIndex ? std::string("none") : dec(l.layer_index)) +
                        " index=" + (l.index_type == BlockTableIndexType::kUInt64 ? "uint64" : "uint32");
@@ -92,15 +92,15 @@ std::string layout_text(const TensorDescriptor& d) {
                 static constexpr const char* kOps[] = {"none", "replace", "add"};
                 const auto rule = static_cast<uint8_t>(l.rule);
                 const auto op = static_cast<uint8_t>(l.combine_op);
-                return name + " rule=" + (rule >= 1 && rule <= 3 ? kRules[rule] : hex(rule)) +
+                return std::string(name) + " rule=" + (rule >= 1 && rule <= 3 ? kRules[rule] : hex(rule)) +
                        " combine=" + (op <= 2 ? kOps[op] : hex(op)) + " members=" + dec(l.member_count);
             } else if constexpr (std::is_same_v<L, HilbertLayout>) {
-                return name + " order=" + dec(l.hilbert_order);
+                return std::string(name) + " order=" + dec(l.hilbert_order);
             } else if constexpr (std::is_same_v<L, ExtensionLayout>) {
-                return name + "(" + hex(l.tag) + ") id=" + hex(l.layout_id, 16) + " data=" + dec(l.data.size()) +
+                return std::string(name) + "(" + hex(l.tag) + ") id=" + hex(l.layout_id, 16) + " data=" + dec(l.data.size()) +
                        " B";
             } else {
-                return name;
+                return std::string(name);
             }
         },
         d.layout);
