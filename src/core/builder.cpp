@@ -9,6 +9,12 @@ namespace hurray {
 
 Result<TensorDescriptor> size_buffers(TensorDescriptor d, const BufferPlacement& placement,
                                       std::span<const uint64_t> data_dependent_sizes) {
+    if (classify_type_tag(type_tag(d.element_type)) == TypeTagClass::kReserved && d.element_bits() == 0 &&
+        !std::holds_alternative<CompositeLayout>(d.layout)) {
+        return Error(ErrorCode::kUnknownElementType,
+                     "size_buffers: type_tag " + detail::hex(type_tag(d.element_type)) +
+                         " has no known size; buffer sizes cannot be computed");
+    }
     HURRAY_ASSIGN_OR_RETURN(std::vector<BufferRequirement> req, required_buffer_sizes(d));
     d.buffers.clear();
     d.buffers.reserve(req.size());

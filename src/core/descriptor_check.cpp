@@ -21,6 +21,9 @@ namespace {
 __extension__ typedef __int128 i128;  // NOLINT(modernize-use-using): __extension__ needs typedef
 
 constexpr uint32_t kNoIndex = 0xFFFFFFFF;
+// "No parameter buffer": wider than any wire index, since a buffer index field
+// may itself hold 0xFFFFFFFF (and must then be rejected as out of range).
+constexpr uint64_t kNoParam = UINT64_MAX;
 
 /// Everything a check needs.
 struct Ctx {
@@ -98,10 +101,16 @@ Status check_extension_type(const Ctx& c) {
         }
     } else if (e.sign_bits != 0 || e.exponent_bits != 0 || e.mantissa_bits != 0 ||
                e.exponent_bias != 0) {
+        // Point at the first non-zero field: sign_bits +7, exponent_bits +8,
+        // mantissa_bits +9, exponent_bias +12.
+        const uint64_t field = e.sign_bits != 0       ? 7
+                               : e.exponent_bits != 0 ? 8
+                               : e.mantissa_bits != 0 ? 9
+                                                      : 12;
         return fail(ErrorCode::kInvalidExtensionType,
                     "extension_type: sign_bits, exponent_bits, mantissa_bits and exponent_bias must be "
                     "0 for an integer type",
-                    at + 7);
+                    at + field);
     }
     return Status::success();
 }
@@ -367,7 +376,8 @@ Status check_layout(const Ctx& c) {
                         "layout_tag: extension layouts use 0xF0-0xFE, got " + hex(e->tag), 15);
         }
         const auto& known = c.opt.known_extension_layouts;
-        if (c.opt.strict && std::find(known.begin(), known.end(), e->layout_id) == known.end()) {
+        if (c.opt.strict && !c.opt.accept_private_extensions &&
+            std::find(known.begin(), known.end(), e->layout_id) == known.end()) {
             return fail(ErrorCode::kUnsupportedExtensionLayout,
                         "extension_layout_id: " + hex(e->layout_id, 16) + " (layout tag " + hex(e->tag) +
                             ") is not recognised",
@@ -384,8 +394,8 @@ struct QuantParams {
     bool known = false;      // false for opaque schemes
     uint32_t axis = 0;
     uint32_t block_size = 0;  // 0 for schemes without blocks
-    uint32_t scale_index = kNoIndex;
-    uint32_t zero_point_index = kNoIndex;
+    uint64_t scale_index = kNoParam;
+    uint64_t zero_point_index = kNoParam;
     uint32_t scale_bytes = 0;  // bytes per scale value
 };
 
@@ -395,13 +405,13 @@ QuantParams quant_params(const QuantizationScheme& s) {
     if (const auto* q = std::get_if<PerChannelAffine>(&s)) {
         p.axis = q->axis;
         p.scale_index = q->scale_buffer_index;
-        p.zero_point_index = q->zero_point_buffer_index.value_or(kNoIndex);
+        p.zero_point_index = q->zero_point_buffer_index ? *q->zero_point_buffer_index : kNoParam;
         p.scale_bytes = 4;
     } else if (const auto* q = std::get_if<PerBlockAffine>(&s)) {
         p.axis = q->axis;
         p.block_size = q->block_size;
         p.scale_index = q->scale_buffer_index;
-        p.zero_point_index = q->zero_point_buffer_index.value_or(kNoIndex);
+        p.zero_point_index = q->zero_point_buffer_index ? *q->zero_point_buffer_index : kNoParam;
         p.scale_bytes = bit_width(q->scale_type) / 8;
     } else if (const auto* q = std::get_if<Nf4Quantization>(&s)) {
         p.axis = q->axis;
@@ -495,7 +505,9 @@ Status check_quantization_fields(const Ctx& c) {
         }
         const bool priv = tag >= 0xF0 && tag <= 0xFE;
         const auto& known = c.opt.known_private_schemes;
-        if (c.opt.strict && !(priv && std::find(known.begin(), known.end(), tag) != known.end())) {
+        const bool understood =
+            priv && (c.opt.accept_private_extensions || std::find(known.begin(), known.end(), tag) != known.end());
+        if (c.opt.strict && !understood) {
             return fail(ErrorCode::kUnknownQuantizationScheme,
                         "quantization.scheme_tag: " + hex(tag) +
                             (priv ? " is a private scheme this reader does not know"
@@ -921,7 +933,7 @@ Status add_quant_requirements(const Ctx& c, std::vector<BufferRequirement>& req)
         return Status::success();
     }
     const QuantParams p = quant_params(d.quantization->scheme);
-    if (!p.known || p.scale_index == kNoIndex) {
+    if (!p.known || p.scale_index == kNoParam) {
         return Status::success();
     }
     const uint64_t at = c.off.quant_payload();
@@ -935,7 +947,7 @@ Status add_quant_requirements(const Ctx& c, std::vector<BufferRequirement>& req)
         zp_bytes = zb;
     }
     const size_t base = req.size();
-    auto slot = [&](uint32_t index) -> BufferRequirement& {
+    auto slot = [&](uint64_t index) -> BufferRequirement& {
         // Parameter buffers follow the layout's buffers; the indices were
         // validated (index >= base) before requirements are computed.
         const size_t pos = std::max<size_t>(index, base);
@@ -946,7 +958,7 @@ Status add_quant_requirements(const Ctx& c, std::vector<BufferRequirement>& req)
     };
     BufferRequirement& s = slot(p.scale_index);
     s = {scale_bytes, true};
-    if (p.zero_point_index != kNoIndex) {
+    if (p.zero_point_index != kNoParam) {
         BufferRequirement& z = slot(p.zero_point_index);
         if (p.zero_point_index == p.scale_index) {
             // Shared entry: the concatenation [scales | zero_points].
@@ -985,7 +997,9 @@ Status check_buffer_table(const Ctx& c) {
                         "buffer[" + dec(i) +
                             "].device_tag: all buffers of a tensor must share buffer[0]'s device_tag "
                             "and memory_class",
-                        c.off.buffer(i) + 12);
+                        // device_tag is at +12, memory_class at +14.
+                        c.off.buffer(i) +
+                            (d.buffers[i].device_tag != d.buffers[0].device_tag ? 12 : 14));
         }
     }
     if (std::holds_alternative<CompositeLayout>(d.layout)) {
@@ -1000,7 +1014,7 @@ Status check_buffer_table(const Ctx& c) {
     if (d.quantization) {
         const QuantParams p = quant_params(d.quantization->scheme);
         params_known = p.known;
-        auto check_index = [&](uint32_t index, const char* field, uint64_t at) -> Status {
+        auto check_index = [&](uint64_t index, const char* field, uint64_t at) -> Status {
             if (index < base) {
                 return fail(ErrorCode::kInvalidQuantizationBuffer,
                             std::string(field) + ": " + dec(index) + " names a " +
@@ -1017,12 +1031,13 @@ Status check_buffer_table(const Ctx& c) {
             }
             return Status::success();
         };
-        if (p.known && p.scale_index != kNoIndex) {
-            const bool per_block = std::holds_alternative<PerBlockAffine>(d.quantization->scheme);
-            const uint64_t scale_at = q + (per_block ? 12 : 8);
+        if (p.known && p.scale_index != kNoParam) {
+            // scale_buffer_index: payload + 8 for per-channel, + 12 for the blocked schemes.
+            const bool per_channel = std::holds_alternative<PerChannelAffine>(d.quantization->scheme);
+            const uint64_t scale_at = q + (per_channel ? 8 : 12);
             HURRAY_RETURN_IF_ERROR(check_index(p.scale_index, "quantization.scale_buffer_index", scale_at));
             params = 1;
-            if (p.zero_point_index != kNoIndex) {
+            if (p.zero_point_index != kNoParam) {
                 HURRAY_RETURN_IF_ERROR(check_index(p.zero_point_index,
                                                    "quantization.zero_point_buffer_index",
                                                    scale_at + 4));
@@ -1068,6 +1083,11 @@ Status check_buffer_sizes(const Ctx& c) {
         // Negative strides reach below the element at byte_offset.
         HURRAY_ASSIGN_OR_RETURN(std::optional<Span> sp, dense_span(c));
         if (sp && !sp->empty && sp->lo < 0) {
+            if (-sp->lo > static_cast<i128>(UINT64_MAX)) {
+                return fail(ErrorCode::kSizeOverflow,
+                            "layout: negative strides reach 2^64 or more elements below element [0,...,0]",
+                            c.off.layout);
+            }
             HURRAY_ASSIGN_OR_RETURN(uint64_t below, elems_bytes(d, static_cast<uint64_t>(-sp->lo), c.off.layout));
             if (d.byte_offset < below) {
                 return fail(ErrorCode::kByteOffsetOutOfRange,
@@ -1117,9 +1137,12 @@ Status check_shard(const Ctx& c) {
         const uint64_t o = s.shard_offset[k];
         const uint64_t n = d.shape[k];
         if (p == kDynamicDim || o == kDynamicDim || n == kDynamicDim) {
+            // Point at the dynamic field: parent_shape[k], shard_offset[k] or shape[k].
+            const uint64_t field = p == kDynamicDim   ? at + 8 * k
+                                   : o == kDynamicDim ? at + 8 * (uint64_t{rank} + k)
+                                                      : c.off.shape + 8 * k;
             return fail(ErrorCode::kInvalidShard,
-                        "shard: dimension " + dec(k) + " is dynamic; shards need static sizes",
-                        at + 8 * k);
+                        "shard: dimension " + dec(k) + " is dynamic; shards need static sizes", field);
         }
         auto end = add_u64(o, n);
         if (!end || *end > p) {
@@ -1239,8 +1262,8 @@ Result<std::vector<BufferRequirement>> required_buffer_sizes(const TensorDescrip
         // to be a buffer table.
         const detail::QuantParams p = detail::quant_params(d.quantization->scheme);
         const uint32_t base = layout_buffer_count(d.layout, d.rank());
-        for (uint32_t idx : {p.scale_index, p.zero_point_index}) {
-            if (p.known && idx != detail::kNoIndex && (idx < base || idx > 255)) {
+        for (uint64_t idx : {p.scale_index, p.zero_point_index}) {
+            if (p.known && idx != detail::kNoParam && (idx < base || idx >= 255)) {
                 return Error(ErrorCode::kInvalidQuantizationBuffer,
                              "quantization: parameter buffer index " + detail::dec(idx) +
                                  " must be in [" + detail::dec(base) + ", 255)",

@@ -15,6 +15,9 @@ namespace {
 
 constexpr uint64_t kU64 = 8;
 
+// What a writer checks: everything, with its own private extensions accepted.
+const DecodeOptions kWriterOptions{.accept_private_extensions = true};
+
 uint64_t tiled_level_size(const TiledLevel& lv) noexcept {
     uint64_t n = kU64 * lv.tile_shape.size() + 4;
     if (lv.outer_layout == LayoutTag::kStrided) {
@@ -261,7 +264,7 @@ Result<std::vector<uint8_t>> encode_impl(const TensorDescriptor& d, bool checked
     const SectionOffsets off = section_offsets(d);
     HURRAY_RETURN_IF_ERROR(check_encodable(d, off));
     if (checked) {
-        HURRAY_RETURN_IF_ERROR(check_descriptor_at(d, DecodeOptions{}, off));
+        HURRAY_RETURN_IF_ERROR(check_descriptor_at(d, kWriterOptions, off));
     }
     std::vector<uint8_t> out(static_cast<size_t>(off.end));
     HURRAY_RETURN_IF_ERROR(write_descriptor(d, off, out));
@@ -339,7 +342,7 @@ Result<std::vector<uint8_t>> encode_unchecked(const TensorDescriptor& d) {
 Result<size_t> encode_to(const TensorDescriptor& d, std::span<uint8_t> out) {
     const detail::SectionOffsets off = detail::section_offsets(d);
     HURRAY_RETURN_IF_ERROR(detail::check_encodable(d, off));
-    HURRAY_RETURN_IF_ERROR(detail::check_descriptor_at(d, DecodeOptions{}, off));
+    HURRAY_RETURN_IF_ERROR(detail::check_descriptor_at(d, detail::kWriterOptions, off));
     if (out.size() < off.end) {
         return Error(ErrorCode::kInvalidArgument, "encode_to: output holds " + std::to_string(out.size()) +
                                                       " bytes, the descriptor needs " +

@@ -35,6 +35,10 @@ struct DecodeOptions {
     /// Private quantization scheme tags (0xF0-0xFE) this reader understands;
     /// others are rejected in strict mode.
     std::span<const uint8_t> known_private_schemes = {};
+    /// Accept every private layout id and private quantization scheme, as a
+    /// writer does for its own extensions (`encode` sets this). Private
+    /// element types are always accepted: their section makes them sizable.
+    bool accept_private_extensions = false;
 };
 
 /// Reads the total length of a descriptor from its first 10 bytes, after
@@ -68,7 +72,8 @@ Status check_descriptor(const TensorDescriptor& d, const DecodeOptions& options 
 Result<uint32_t> encoded_size(const TensorDescriptor& d);
 
 /// Encodes a valid descriptor. Fails (without output) if `check_descriptor`
-/// rejects it in strict mode.
+/// rejects it in strict mode; private layouts and schemes are the writer's
+/// own and are accepted (`DecodeOptions::accept_private_extensions`).
 ///
 /// @code
 /// auto bytes = hurray::encode(d);
