@@ -472,7 +472,10 @@ Status check_block_size(const Ctx& c, const char* scheme, uint32_t axis, uint32_
                     at);
     }
     const uint64_t s = c.d.shape[axis];
-    if (s > 0 && block > s) {
+    // A block-paged tensor's blocks are its pages (block_size == page_size,
+    // scales per page slot), so a batch shorter than one page is fine.
+    const bool paged = std::holds_alternative<BlockPagedLayout>(c.d.layout);
+    if (s > 0 && block > s && !paged) {
         return fail(ErrorCode::kInvalidQuantization,
                     std::string(scheme) + ".block_size: " + dec(block) + " exceeds shape[" + dec(axis) +
                         "] = " + dec(s),
@@ -501,6 +504,14 @@ Status check_quantization_fields(const Ctx& c) {
             return fail(ErrorCode::kInvalidQuantization,
                         "quantization.scheme_tag: " + hex(tag) +
                             " is an assigned scheme and must use its typed form",
+                        q);
+        }
+        if (!d.quantization->trailing_padding.empty()) {
+            // The wire cannot tell padding from an opaque payload (decode puts
+            // every byte in the payload), so the model must do the same.
+            return fail(ErrorCode::kInvalidQuantization,
+                        "quantization.trailing_padding: an opaque scheme has no padding; its payload "
+                        "holds every byte",
                         q);
         }
         const bool priv = tag >= 0xF0 && tag <= 0xFE;

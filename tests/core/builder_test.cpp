@@ -219,6 +219,20 @@ TEST(Builder, SizeBuffersTakesTheBlockTableSizeForBlockPaged) {
     EXPECT_EQ(required(d)[2], at_least(3 * 8));
 }
 
+// block-paged.md § Quantization Compatibility: per-block blocks are the pages
+// (block_size == page_size), so a batch shorter than one page is valid.
+TEST(Builder, BlockPagedPerBlockQuantizationWithFewerTokensThanAPage) {
+    TensorDescriptor d = with(ElementType::kInt8, {5, 2, 4},
+                              BlockPagedLayout{.page_size = 16, .num_pages = 2, .num_seqs = 1});
+    d.quantization = QuantizationDescriptor{PerBlockAffine{.axis = 0, .block_size = 16, .scale_buffer_index = 3,
+                                                           .scale_type = ElementType::kFloat32}};
+    // Scales per page slot: num_pages * page_size entries.
+    EXPECT_EQ(required(d)[3], exactly(2 * 16 * 4));
+    const uint64_t table[] = {4};
+    const TensorDescriptor sized = must(size_buffers(d, {}, table));
+    EXPECT_TRUE(check_descriptor(sized).ok());
+}
+
 // memory-layout.md and layouts/*.md: the data buffer of every dense layout.
 TEST(Builder, RequiredBufferSizesOfDenseLayouts) {
     EXPECT_EQ(required(with(ElementType::kFloat32, {3, 4}, RowMajorLayout{})), (Reqs{at_least(48)}));
