@@ -172,7 +172,7 @@ float float16_to_float(uint16_t bits) noexcept {
 }
 
 uint16_t float_to_float16(float value) noexcept {
-    const uint32_t x = std::bit_cast<uint32_t>(value);
+    const auto x = std::bit_cast<uint32_t>(value);
     const uint32_t sign = (x >> 16) & 0x8000U;
     const uint32_t exp = (x >> 23) & 0xFFU;
     uint32_t man = x & 0x7FFFFFU;
@@ -210,7 +210,7 @@ float bfloat16_to_float(uint16_t bits) noexcept {
 }
 
 uint16_t float_to_bfloat16(float value) noexcept {
-    const uint32_t x = std::bit_cast<uint32_t>(value);
+    const auto x = std::bit_cast<uint32_t>(value);
     if ((x & 0x7FFFFFFFU) > 0x7F800000U) {
         return static_cast<uint16_t>((x >> 16) | 0x40U);  // NaN: keep the top payload, stay quiet
     }
@@ -240,8 +240,8 @@ uint8_t float8_e8m0_from_exponent(int exponent) noexcept {
 }
 
 double float128_to_double(std::span<const uint8_t, 16> bytes) noexcept {
-    const uint64_t lo = load_le<uint64_t>(bytes.data());
-    const uint64_t hi = load_le<uint64_t>(bytes.data() + 8);
+    const auto lo = load_le<uint64_t>(bytes.data());
+    const auto hi = load_le<uint64_t>(bytes.data() + 8);
     const uint64_t sign = hi & 0x8000000000000000ULL;
     const auto exp = static_cast<int>((hi >> 48) & 0x7FFF);
     const u128 man = (static_cast<u128>(hi & 0xFFFFFFFFFFFFULL) << 64) | lo;  // 112 bits
@@ -284,7 +284,7 @@ double float128_to_double(std::span<const uint8_t, 16> bytes) noexcept {
 }
 
 void double_to_float128(double value, std::span<uint8_t, 16> out) noexcept {
-    const uint64_t x = std::bit_cast<uint64_t>(value);
+    const auto x = std::bit_cast<uint64_t>(value);
     const uint64_t sign = x & 0x8000000000000000ULL;
     const auto exp = static_cast<int>((x >> 52) & 0x7FF);
     uint64_t m = x & 0xFFFFFFFFFFFFFULL;
@@ -296,12 +296,12 @@ void double_to_float128(double value, std::span<uint8_t, 16> out) noexcept {
     } else if (exp == 0) {
         if (m != 0) {
             const int p = 63 - std::countl_zero(m);  // leading bit position, 0..51
-            e16 = static_cast<uint64_t>(p - 1074 + 16383);
+            e16 = static_cast<uint64_t>(p) + 16383 - 1074;
             m &= ~(uint64_t{1} << p);
             man = static_cast<u128>(m) << (112 - p);
         }
     } else {
-        e16 = static_cast<uint64_t>(exp - 1023 + 16383);
+        e16 = static_cast<uint64_t>(exp) + 16383 - 1023;
         man = static_cast<u128>(m) << 60;
     }
     const uint64_t hi = sign | (e16 << 48) | static_cast<uint64_t>(man >> 64);
@@ -316,8 +316,8 @@ uint32_t element_byte_width(ElementType type) noexcept {
 
 uint32_t load_packed(std::span<const uint8_t> bytes, uint64_t index, uint32_t bit_width) noexcept {
     const uint64_t bit = index * bit_width;
-    const size_t byte = static_cast<size_t>(bit / 8);
-    const uint32_t shift = static_cast<uint32_t>(bit % 8);
+    const auto byte = static_cast<size_t>(bit / 8);
+    const auto shift = static_cast<uint32_t>(bit % 8);
     uint32_t word = bytes[byte];
     if (shift + bit_width > 8) {
         word |= static_cast<uint32_t>(bytes[byte + 1]) << 8;
@@ -327,8 +327,8 @@ uint32_t load_packed(std::span<const uint8_t> bytes, uint64_t index, uint32_t bi
 
 void store_packed(std::span<uint8_t> bytes, uint64_t index, uint32_t bit_width, uint32_t value) noexcept {
     const uint64_t bit = index * bit_width;
-    const size_t byte = static_cast<size_t>(bit / 8);
-    const uint32_t shift = static_cast<uint32_t>(bit % 8);
+    const auto byte = static_cast<size_t>(bit / 8);
+    const auto shift = static_cast<uint32_t>(bit % 8);
     const uint32_t mask = ((1U << bit_width) - 1) << shift;
     const uint32_t v = (value << shift) & mask;
     bytes[byte] = static_cast<uint8_t>((bytes[byte] & ~mask) | v);
