@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Composites (composite.hpp; layouts/composite.md): every binding and
-// validation rule has a rejection test naming the member and the rule, and
-// each valid composition (nested too) round-trips through encode/decode and
-// the assembler.
+// Composites (composite.hpp, composite_materialize.hpp; layouts/composite.md):
+// every binding and validation rule has a rejection test naming the member
+// and the rule, each valid composition (nested too) round-trips through
+// encode/decode and the assembler, and the merged view of partitions and
+// overlays is checked value by value.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
+#include <deque>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,7 +20,10 @@
 #include "descriptor_test_support.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/composite.hpp"
+#include "hurray/core/composite_materialize.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/element_convert.hpp"
+#include "hurray/core/tensor_view.hpp"
 
 namespace {
 
@@ -616,6 +624,246 @@ TEST(CompositeBinding, ErrorsStick) {
     a.reset();
     EXPECT_FALSE(a.failure().has_value());
     EXPECT_TRUE(feed(a, partition_example()).ok());
+}
+
+// ---------------------------------------------------------------------------
+// Merged view (materialize_composite)
+
+/// A member with its bytes; views point into it, so it must not move.
+struct Member {
+    TensorDescriptor d;
+    std::vector<Bytes> data;
+    std::vector<std::span<const uint8_t>> spans;
+};
+
+/// Owns members at stable addresses and their views.
+class Members {
+public:
+    void add(TensorDescriptor d, std::vector<Bytes> data) {
+        for (size_t i = 0; i < data.size() && i < d.buffers.size(); ++i) {
+            d.buffers[i].byte_size = data[i].size();
+        }
+        Member& m = store_.emplace_back(Member{std::move(d), std::move(data), {}});
+        for (const Bytes& b : m.data) {
+            m.spans.emplace_back(b);
+        }
+    }
+    std::vector<TensorView> views() const {
+        std::vector<TensorView> v;
+        for (const Member& m : store_) {
+            auto view = TensorView::make(m.d, m.spans);
+            if (!view.ok()) {
+                ADD_FAILURE() << view.error().to_string();
+                continue;
+            }
+            v.push_back(*view);
+        }
+        return v;
+    }
+
+private:
+    std::deque<Member> store_;
+};
+
+template <typename T>
+Bytes le_bytes(std::initializer_list<T> v) {
+    Bytes b;
+    for (T x : v) {
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            b.push_back(static_cast<uint8_t>(static_cast<uint64_t>(x) >> (8 * i)));
+        }
+    }
+    return b;
+}
+Bytes f32s(std::initializer_list<float> v) {
+    Bytes b;
+    for (float x : v) {
+        const auto u = std::bit_cast<uint32_t>(x);
+        for (int i = 0; i < 4; ++i) {
+            b.push_back(static_cast<uint8_t>(u >> (8 * i)));
+        }
+    }
+    return b;
+}
+std::vector<float> as_f32(const Bytes& b) {
+    std::vector<float> v(b.size() / 4);
+    std::memcpy(v.data(), b.data(), v.size() * 4);
+    return v;
+}
+
+/// A COO member with values `values` at `coords` (rank 2), placed at `offset`.
+TensorDescriptor coo_member(ElementType t, Shape shape, uint64_t nnz, Shape parent, Shape offset,
+                            std::optional<MemberRole> role = std::nullopt) {
+    TensorDescriptor d = must(make_coo(t, std::move(shape), nnz, false));
+    d.shard = ShardDescriptor{std::move(parent), std::move(offset)};
+    if (role) {
+        d.composite_member = CompositeMember{*role};
+    }
+    return d;
+}
+
+/// Skips the test when dense members cannot be materialized yet.
+bool dense_views_work() {
+    const TensorDescriptor d = must(make_dense(kF32, {1}));
+    const Bytes b(4, 0);
+    const std::span<const uint8_t> spans[] = {b};
+    auto view = TensorView::make(d, spans);
+    return view.ok() && view->materialize().ok();
+}
+
+// A partition of sparse members: each box gets its stored values, zeros elsewhere.
+TEST(CompositeMaterialize, PartitionOfSparseMembers) {
+    const TensorDescriptor h = head(kF32, {2, 4}, kPartition, 2);
+    Members m;
+    m.add(coo_member(kF32, {2, 2}, 2, {2, 4}, {0, 0}), {f32s({1, 2}), le_bytes<uint64_t>({0, 1, 1, 0})});
+    TensorDescriptor csr = must(make_csr(kF32, 2, 2, 1));
+    csr.shard = ShardDescriptor{{2, 4}, {0, 2}};
+    m.add(csr, {f32s({3}), le_bytes<uint64_t>({1}), le_bytes<uint64_t>({0, 0, 1})});
+    const auto views = m.views();
+    auto out = materialize_composite(h, views);
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    EXPECT_EQ(as_f32(*out), (std::vector<float>{0, 1, 0, 0, 2, 0, 0, 3}));
+}
+
+// Overlay, sparse base and sparse corrections: replace keeps the base where nothing is stored.
+TEST(CompositeMaterialize, OverlayReplaceAndAdd) {
+    for (CombineOp op : {CombineOp::kReplace, CombineOp::kAdd}) {
+        const TensorDescriptor h = head(kF32, {3, 3}, kOverlay, 3, op);
+        Members m;
+        m.add(coo_member(kF32, {3, 3}, 3, {3, 3}, {0, 0}, kBase),
+              {f32s({1, 2, 3}), le_bytes<uint64_t>({0, 0, 1, 1, 2, 2})});
+        m.add(coo_member(kF32, {3, 3}, 2, {3, 3}, {0, 0}, kCorrection),
+              {f32s({10, 20}), le_bytes<uint64_t>({1, 1, 0, 2})});
+        // A later correction over [1..3, 1..3): its (0, 0) is the head's (1, 1).
+        m.add(coo_member(kF32, {2, 2}, 1, {3, 3}, {1, 1}, kCorrection), {f32s({100}), le_bytes<uint64_t>({0, 0})});
+        const auto views = m.views();
+        auto out = materialize_composite(h, views);
+        ASSERT_TRUE(out.ok()) << out.error().to_string();
+        if (op == CombineOp::kReplace) {
+            EXPECT_EQ(as_f32(*out), (std::vector<float>{1, 0, 20, 0, 100, 0, 0, 0, 3}));
+        } else {
+            EXPECT_EQ(as_f32(*out), (std::vector<float>{1, 0, 20, 0, 112, 0, 0, 0, 3}));
+        }
+    }
+}
+
+// Add in the head's type: integers saturate, float16 rounds once to nearest even.
+TEST(CompositeMaterialize, AddInTheHeadType) {
+    {
+        const TensorDescriptor h = head(ElementType::kInt8, {3}, kOverlay, 2, CombineOp::kAdd);
+        Members m;
+        m.add(coo_member(ElementType::kInt8, {3}, 3, {3}, {0}, kBase),
+              {le_bytes<int8_t>({100, -100, 5}), le_bytes<uint64_t>({0, 1, 2})});
+        m.add(coo_member(ElementType::kInt8, {3}, 3, {3}, {0}, kCorrection),
+              {le_bytes<int8_t>({100, -100, -7}), le_bytes<uint64_t>({0, 1, 2})});
+        const auto views = m.views();
+        auto out = materialize_composite(h, views);
+        ASSERT_TRUE(out.ok()) << out.error().to_string();
+        EXPECT_EQ(*out, (Bytes{127, static_cast<uint8_t>(-128), static_cast<uint8_t>(-2)}));
+    }
+    {
+        // 2048 + 1 is a float16 tie: rounds to even (2048); 2048 + 3 -> 2052.
+        const TensorDescriptor h = head(ElementType::kFloat16, {2}, kOverlay, 2, CombineOp::kAdd);
+        Members m;
+        const uint16_t k2048 = float_to_float16(2048.0F);
+        m.add(coo_member(ElementType::kFloat16, {2}, 2, {2}, {0}, kBase),
+              {le_bytes<uint16_t>({k2048, k2048}), le_bytes<uint64_t>({0, 1})});
+        m.add(coo_member(ElementType::kFloat16, {2}, 2, {2}, {0}, kCorrection),
+              {le_bytes<uint16_t>({float_to_float16(1.0F), float_to_float16(3.0F)}), le_bytes<uint64_t>({0, 1})});
+        const auto views = m.views();
+        auto out = materialize_composite(h, views);
+        ASSERT_TRUE(out.ok()) << out.error().to_string();
+        EXPECT_EQ(*out, le_bytes<uint16_t>({k2048, float_to_float16(2052.0F)}));
+    }
+    {
+        // Packed int4: 7 + 3 saturates to 7, -8 + -1 to -8.
+        const TensorDescriptor h = head(ElementType::kInt4, {3}, kOverlay, 2, CombineOp::kAdd);
+        Members m;
+        m.add(coo_member(ElementType::kInt4, {3}, 2, {3}, {0}, kBase), {Bytes{0x87}, le_bytes<uint64_t>({0, 1})});
+        m.add(coo_member(ElementType::kInt4, {3}, 3, {3}, {0}, kCorrection),
+              {Bytes{0xF3, 0x02}, le_bytes<uint64_t>({0, 1, 2})});
+        const auto views = m.views();
+        auto out = materialize_composite(h, views);
+        ASSERT_TRUE(out.ok()) << out.error().to_string();
+        EXPECT_EQ(*out, (Bytes{0x87, 0x02}));
+    }
+}
+
+// Dense members go through TensorView::materialize (the addressing change).
+TEST(CompositeMaterialize, PartitionOfDenseMembers) {
+    if (!dense_views_work()) {
+        GTEST_SKIP() << "needs TensorView addressing";
+    }
+    const TensorDescriptor h = head(kF32, {2, 3}, kPartition, 2);
+    Members m;
+    m.add(member(kF32, {2, 2}, {2, 3}, {0, 0}), {f32s({1, 2, 4, 5})});
+    m.add(member(kF32, {2, 1}, {2, 3}, {0, 2}), {f32s({3, 6})});
+    const auto views = m.views();
+    auto out = materialize_composite(h, views);
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    EXPECT_EQ(as_f32(*out), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+// The SpQR shape: a dense base with sparse outliers; replace and add.
+TEST(CompositeMaterialize, DenseBaseWithSparseOutliers) {
+    if (!dense_views_work()) {
+        GTEST_SKIP() << "needs TensorView addressing";
+    }
+    for (CombineOp op : {CombineOp::kReplace, CombineOp::kAdd}) {
+        const TensorDescriptor h = head(kF32, {2, 2}, kOverlay, 3, op);
+        Members m;
+        m.add(member(kF32, {2, 2}, {2, 2}, {0, 0}, kBase), {f32s({1, 2, 3, 4})});
+        m.add(coo_member(kF32, {2, 2}, 1, {2, 2}, {0, 0}, kCorrection), {f32s({50}), le_bytes<uint64_t>({1, 0})});
+        m.add(member(kF32, {1, 1}, {2, 2}, {0, 1}, kCorrection), {f32s({7})});
+        const auto views = m.views();
+        auto out = materialize_composite(h, views);
+        ASSERT_TRUE(out.ok()) << out.error().to_string();
+        if (op == CombineOp::kReplace) {
+            EXPECT_EQ(as_f32(*out), (std::vector<float>{1, 7, 50, 4}));
+        } else {
+            EXPECT_EQ(as_f32(*out), (std::vector<float>{1, 9, 53, 4}));
+        }
+    }
+}
+
+// What has no merged view here, and what the arguments must satisfy.
+TEST(CompositeMaterialize, RejectsWhatItCannotMerge) {
+    Members m;
+    m.add(coo_member(kF32, {4}, 0, {4}, {0}), {Bytes{}, Bytes{}});
+    const auto views = m.views();
+    Bytes out(16);
+    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kGroup, 1), views, out), E::kUnsupported,
+                      {"only partition and overlay"}));
+    EXPECT_TRUE(Fails(materialize_composite(must(make_dense(kF32, {4})), views, out), E::kInvalidArgument,
+                      {"not composite"}));
+    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kPartition, 2), views, out), E::kInvalidArgument,
+                      {"1 member views given, the head declares 2"}));
+    Bytes small(15);
+    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kPartition, 1), views, small), E::kInvalidArgument,
+                      {"holds 15 bytes", "needs 16"}));
+    // The composite rules apply: the member's parent_shape is not the head's shape.
+    Bytes out20(20);
+    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {5}, kPartition, 1), views, out20), E::kInvalidComposite,
+                      {"parent_shape"}));
+    // Member data is validated first.
+    Members bad;
+    bad.add(coo_member(kF32, {4}, 2, {4}, {0}), {f32s({1, 2}), le_bytes<uint64_t>({3, 3})});
+    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kPartition, 1), bad.views(), out), E::kInvalidData,
+                      {"repeats"}));
+    // A quantized member needs dequantization.
+    Members q;
+    TensorDescriptor qd = must(make_per_block_quantized(ElementType::kInt8, {4}, 0, 2, ElementType::kFloat32));
+    qd.shard = ShardDescriptor{{4}, {0}};
+    q.add(qd, {Bytes(4), f32s({1, 1})});
+    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kPartition, 1), q.views(), out), E::kUnsupported,
+                      {"member 0 is quantized"}));
+    // No float128 arithmetic for add.
+    Members w;
+    w.add(coo_member(ElementType::kFloat128, {1}, 0, {1}, {0}, kBase), {Bytes{}, Bytes{}});
+    Bytes out16(16);
+    EXPECT_TRUE(Fails(materialize_composite(head(ElementType::kFloat128, {1}, kOverlay, 1, CombineOp::kAdd),
+                                            w.views(), out16),
+                      E::kUnsupported, {"float128"}));
 }
 
 }  // namespace
