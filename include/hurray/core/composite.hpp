@@ -66,7 +66,9 @@ struct CompletedComposite {
 /// index space, later ones are corrections; partition and group members carry
 /// none). When a head's last member arrives, `add` runs the close-time checks
 /// (partition: exact cover without overlap; overlay: at least the base) and
-/// records a `CompletedComposite`.
+/// records a `CompletedComposite`. A streaming reader, whose composite closes
+/// on the last member's `TENSOR_DATA_END` (interchange.md), presents it as
+/// complete once that member's data has arrived too.
 ///
 /// Decoded type of a member: an unquantized member decodes to its stored
 /// type (and, with a private type, its extension type section). A member
