@@ -713,16 +713,20 @@ bool dense_views_work() {
 
 // A partition of sparse members: each box gets its stored values, zeros elsewhere.
 TEST(CompositeMaterialize, PartitionOfSparseMembers) {
-    const TensorDescriptor h = head(kF32, {2, 4}, kPartition, 2);
+    const TensorDescriptor h = head(kF32, {2, 4}, kPartition, 3);
     Members m;
     m.add(coo_member(kF32, {2, 2}, 2, {2, 4}, {0, 0}), {f32s({1, 2}), le_bytes<uint64_t>({0, 1, 1, 0})});
-    TensorDescriptor csr = must(make_csr(kF32, 2, 2, 1));
+    TensorDescriptor csr = must(make_csr(kF32, 2, 1, 1));
     csr.shard = ShardDescriptor{{2, 4}, {0, 2}};
-    m.add(csr, {f32s({3}), le_bytes<uint64_t>({1}), le_bytes<uint64_t>({0, 0, 1})});
+    m.add(csr, {f32s({3}), le_bytes<uint64_t>({0}), le_bytes<uint64_t>({0, 0, 1})});
+    TensorDescriptor csc = csr;
+    csc.layout = CscLayout{2};
+    csc.shard = ShardDescriptor{{2, 4}, {0, 3}};
+    m.add(csc, {f32s({4, 5}), le_bytes<uint64_t>({0, 1}), le_bytes<uint64_t>({0, 2})});
     const auto views = m.views();
     auto out = materialize_composite(h, views);
     ASSERT_TRUE(out.ok()) << out.error().to_string();
-    EXPECT_EQ(as_f32(*out), (std::vector<float>{0, 1, 0, 0, 2, 0, 0, 3}));
+    EXPECT_EQ(as_f32(*out), (std::vector<float>{0, 1, 0, 4, 2, 0, 3, 5}));
 }
 
 // Overlay, sparse base and sparse corrections: replace keeps the base where nothing is stored.

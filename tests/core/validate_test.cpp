@@ -312,6 +312,21 @@ TEST(ValidateCompressed, RejectsUnsortedOrDuplicateIndices) {
     EXPECT_TRUE(Valid(csr_example({3, 4, 0}, {0, 2, 3, 3, 3}).validate()));
 }
 
+// A dynamic dimension: the row pointer's size gives the row count; no bound on a dynamic inner dimension.
+TEST(ValidateCompressed, DynamicDimensions) {
+    Tensor t = tensor(ElementType::kFloat32, {kDynamicDim, 5}, CsrLayout{2}, {zeros(8), u64s({4, 1}), u64s({0, 1, 2})});
+    ASSERT_TRUE(DescriptorValid(t));
+    EXPECT_TRUE(Valid(t.validate()));
+    t.data[2] = u64s({0, 2, 1});
+    EXPECT_TRUE(InvalidData(t.validate(), {"csr.row_ptr (buffer 2) entry 2 at byte 16"}));
+    t.data[2] = Bytes(12, 0);
+    t.d.buffers[2] = buf(12);
+    EXPECT_TRUE(InvalidData(t.validate(kPermissive), {"csr.row_ptr (buffer 2): 12 bytes is not a whole"}));
+    t = tensor(ElementType::kFloat32, {2, kDynamicDim}, CsrLayout{2}, {zeros(8), u64s({4000, 1}), u64s({0, 1, 2})});
+    ASSERT_TRUE(DescriptorValid(t));
+    EXPECT_TRUE(Valid(t.validate()));
+}
+
 // ---------------------------------------------------------------------------
 // CSF (layouts/csf.md)
 
