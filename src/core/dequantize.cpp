@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/checked_math.hpp"
+#include "core/float16_widen.hpp"
 #include "core/quant_storage.hpp"
 #include "core/text.hpp"
 #include "hurray/core/element_convert.hpp"
@@ -97,6 +98,7 @@ struct Plan {
 
     std::array<float, 256> table{};  // kTable: value of every code
     uint32_t table_size = 0;         // 16, 64 or 256
+    std::array<float, 512> pairs{};  // kTable, 4-bit codes: table values of both codes of each byte
 
     uint64_t slot_elements = 1;  // kSlot: elements per page slot (num_heads * head_dim)
 };
@@ -144,11 +146,16 @@ struct Geometry {
 // --- Little-endian loads ---------------------------------------------------
 
 // SAFETY: callers pass a pointer to at least sizeof(T) readable bytes.
+// A plain (vectorisable) load on little-endian hosts.
 template <typename T>
 T load_le(const uint8_t* p) noexcept {
     T v = 0;
-    for (size_t i = 0; i < sizeof(T); ++i) {
-        v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(&v, p, sizeof(T));
+    } else {
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
+        }
     }
     return v;
 }
@@ -416,19 +423,99 @@ struct Scratch {
     std::vector<int32_t> zero_points = std::vector<int32_t>(kChunk);
 };
 
-// Applies the scalar formula for parameter `param` to `n` unpacked codes.
-Status apply_scalar(const Plan& p, const int32_t* codes, size_t n, uint64_t param, float* out) {
-    HURRAY_ASSIGN_OR_RETURN(float s, scale_at(p, param));
-    if (p.family == Family::kTable) {
-        table_scalar(p, codes, n, s, out);
+// The loops of load_params: entries first + k * stride (stride 1 when
+// kContiguous, so that the loads vectorise). Returns non-zero when an entry
+// breaks its scheme's rule.
+// SAFETY: the caller checked that every entry read is below `entries`.
+template <bool kContiguous>
+uint32_t decode_params(const Plan& p, uint64_t first, uint64_t stride, size_t n, Scratch& sc) {
+    float* __restrict sv = sc.scales.data();
+    int32_t* __restrict zv = sc.zero_points.data();
+    const uint64_t step = kContiguous ? 1 : stride;
+    uint32_t bad = 0;
+    switch (p.scale_type) {
+        case ElementType::kFloat8E8M0: {
+            const uint8_t* __restrict sb = p.scales.data() + first;
+            for (size_t k = 0; k < n; ++k) {
+                const uint32_t e = sb[k * step];
+                bad |= static_cast<uint32_t>(e == 0x00U) | static_cast<uint32_t>(e == 0xFFU);
+                sv[k] = std::bit_cast<float>(e << 23);
+            }
+            break;
+        }
+        case ElementType::kFloat16: {
+            const uint8_t* __restrict sb = p.scales.data() + 2 * first;
+            for (size_t k = 0; k < n; ++k) {
+                sv[k] = detail::widen_float16(load_le<uint16_t>(sb + 2 * k * step));
+            }
+            break;
+        }
+        case ElementType::kBFloat16: {
+            const uint8_t* __restrict sb = p.scales.data() + 2 * first;
+            for (size_t k = 0; k < n; ++k) {
+                sv[k] = detail::widen_bfloat16(load_le<uint16_t>(sb + 2 * k * step));
+            }
+            break;
+        }
+        default: {
+            const uint8_t* __restrict sb = p.scales.data() + 4 * first;
+            for (size_t k = 0; k < n; ++k) {
+                sv[k] = std::bit_cast<float>(load_le<uint32_t>(sb + 4 * k * step));
+            }
+            break;
+        }
+    }
+    if (p.scale_type != ElementType::kFloat8E8M0) {
+        // Affine: finite and non-zero. NF4: finite and >= 0 (-0.0 included).
+        const uint32_t nf4 = p.family == Family::kTable ? 1U : 0U;
+        for (size_t k = 0; k < n; ++k) {
+            const auto u = std::bit_cast<uint32_t>(sv[k]);
+            const auto non_finite = static_cast<uint32_t>((u & 0x7F800000U) == 0x7F800000U);
+            const auto negative = static_cast<uint32_t>(u > 0x80000000U);
+            const auto zero = static_cast<uint32_t>((u & 0x7FFFFFFFU) == 0);
+            bad |= non_finite | (nf4 & negative) | ((nf4 ^ 1U) & zero);
+        }
+    }
+    if (p.has_zero_points) {
+        const uint8_t* __restrict zb = p.zero_points.data() + 4 * first;
+        const auto lo = static_cast<int32_t>(std::max<int64_t>(p.code_min, INT32_MIN));
+        const auto hi = static_cast<int32_t>(std::min<int64_t>(p.code_max, INT32_MAX));
+        for (size_t k = 0; k < n; ++k) {
+            const auto z = static_cast<int32_t>(load_le<uint32_t>(zb + 4 * k * step));
+            bad |= static_cast<uint32_t>(z < lo) | static_cast<uint32_t>(z > hi);
+            zv[k] = z;
+        }
+    } else {
+        std::fill(zv, zv + n, 0);
+    }
+    return bad;
+}
+
+// Decodes parameter entries first + k * stride, k < n (n <= kChunk), into
+// the scratch vectors, checking each against its scheme's rule. The loops
+// are branch-free and vectorised; a violation is reported by scale_at /
+// zero_point_at, which name the first offending entry.
+Status load_params(const Plan& p, uint64_t first, uint64_t stride, size_t n, Scratch& sc) {
+    if (n == 0) {
         return Status::success();
     }
-    HURRAY_ASSIGN_OR_RETURN(int32_t z, zero_point_at(p, param));
-    affine_scalar(p.diff, codes, n, s, z, out);
+    const uint64_t last = first + (n - 1) * stride;
+    if (last >= p.entries) {
+        return bad_entry(p, last);
+    }
+    // SAFETY (all loads): every entry read is <= last < entries, and
+    // make_plan() checked that `scales` and `zero_points` hold `entries` values.
+    const uint32_t bad = stride == 1 ? decode_params<true>(p, first, 1, n, sc) : decode_params<false>(p, first, stride, n, sc);
+    if (bad != 0) [[unlikely]] {
+        for (size_t k = 0; k < n; ++k) {
+            HURRAY_RETURN_IF_ERROR(scale_at(p, first + k * stride));
+            HURRAY_RETURN_IF_ERROR(zero_point_at(p, first + k * stride));
+        }
+    }
     return Status::success();
 }
 
-// Applies the per-element formula with parameter vectors.
+// Applies the per-element formula with the scratch parameter vectors.
 void apply_vector(const Plan& p, const Scratch& sc, size_t n, float* out) {
     if (p.family == Family::kTable) {
         table_vector(p, sc.codes.data(), n, sc.scales.data(), out);
@@ -437,17 +524,90 @@ void apply_vector(const Plan& p, const Scratch& sc, size_t n, float* out) {
     }
 }
 
-// Loads the parameters of `n` consecutive elements into the scratch vectors:
-// entry first + k * stride for element k.
-Status gather_params(const Plan& p, uint64_t first, uint64_t stride, size_t n, Scratch& sc) {
-    for (size_t k = 0; k < n; ++k) {
-        const uint64_t e = first + k * stride;
-        HURRAY_ASSIGN_OR_RETURN(float s, scale_at(p, e));
-        HURRAY_ASSIGN_OR_RETURN(int32_t z, zero_point_at(p, e));
-        sc.scales[k] = s;
-        sc.zero_points[k] = z;
+// One block of `2 * half` 4-bit codes: s * float(q - z).
+// Signed codes: sext4(c) - z = (c ^ 8) - (z + 8), so flipping bit 3 of both
+// nibbles turns them into offsets that need no sign extension.
+template <bool kSigned>
+[[gnu::always_inline]] inline void affine_nibble_run(const uint8_t* __restrict in, size_t half, float s, int32_t z,
+                                                     float* __restrict o) {
+    const uint32_t flip = kSigned ? 0x88U : 0x00U;
+    const int32_t zz = kSigned ? z + 8 : z;  // z >= -8 for int4: no overflow
+    for (size_t j = 0; j < half; ++j) {
+        const uint32_t byte = in[j] ^ flip;
+        o[2 * j] = s * static_cast<float>(static_cast<int32_t>(byte & 0xFU) - zz);
+        o[2 * j + 1] = s * static_cast<float>(static_cast<int32_t>(byte >> 4) - zz);
     }
-    return Status::success();
+}
+
+// Per-block affine over 4-bit codes, fused: blocks of `k` elements starting
+// at byte `src`, block b with scale sv[b] and zero point zv[b].
+template <bool kSigned>
+void affine_nibbles(const uint8_t* __restrict src, size_t m, uint64_t k, const float* __restrict sv,
+                    const int32_t* __restrict zv, float* __restrict out) {
+    for (size_t b0 = 0, b = 0; b0 < m; b0 += k, ++b) {
+        const auto len = static_cast<size_t>(std::min<uint64_t>(k, m - b0));
+        const float s = sv[b];
+        const int32_t z = zv[b];
+        const uint8_t* __restrict in = src + b0 / 2;
+        float* __restrict o = out + b0;
+        affine_nibble_run<kSigned>(in, len / 2, s, z, o);
+        if ((len & 1U) != 0) {
+            const uint32_t c = in[len / 2] & 0xFU;
+            o[len - 1] = s * static_cast<float>((kSigned ? sext4(c) : static_cast<int32_t>(c)) - z);
+        }
+    }
+}
+
+// Table schemes over 4-bit codes (NF4, MXFP float4/int4), fused: each byte
+// holds two codes, whose two table values `pairs` lists by byte value; both
+// are multiplied by the block's scale (the same float32 products s * table[q]).
+void table_nibbles(const Plan& p, const uint8_t* __restrict src, size_t m, uint64_t k, const float* __restrict sv,
+                   float* __restrict out) {
+    const float* __restrict pairs = p.pairs.data();
+    for (size_t b0 = 0, b = 0; b0 < m; b0 += k, ++b) {
+        const auto len = static_cast<size_t>(std::min<uint64_t>(k, m - b0));
+        const float s = sv[b];
+        const uint8_t* __restrict in = src + b0 / 2;
+        float* __restrict o = out + b0;
+        for (size_t j = 0; j < len / 2; ++j) {
+            const float* __restrict pr = pairs + 2 * static_cast<size_t>(in[j]);
+            o[2 * j] = s * pr[0];
+            o[2 * j + 1] = s * pr[1];
+        }
+        if ((len & 1U) != 0) {
+            o[len - 1] = s * p.table[in[len / 2] & 0xFU];
+        }
+    }
+}
+
+// Dequantizes `m` storage elements from `start` that form consecutive blocks
+// of `k` (the first starting a block; the last possibly partial), with
+// their parameters in the scratch vectors.
+// SAFETY: the caller checked that the elements lie inside `data`.
+void run_blocks(const Plan& p, std::span<const uint8_t> data, uint64_t start, size_t m, uint64_t k, Scratch& sc,
+                float* out) {
+    const bool nibbles = p.code == CodeKind::kS4 || p.code == CodeKind::kU4;
+    if (nibbles && start % 2 == 0 && k % 2 == 0) {
+        const uint8_t* src = data.data() + start / 2;
+        if (p.family == Family::kTable) {
+            table_nibbles(p, src, m, k, sc.scales.data(), out);
+        } else if (p.code == CodeKind::kS4) {
+            affine_nibbles<true>(src, m, k, sc.scales.data(), sc.zero_points.data(), out);
+        } else {
+            affine_nibbles<false>(src, m, k, sc.scales.data(), sc.zero_points.data(), out);
+        }
+        return;
+    }
+    unpack(p.code, data, start, m, sc.codes.data());
+    const int32_t* codes = sc.codes.data();
+    for (size_t b0 = 0, b = 0; b0 < m; b0 += k, ++b) {
+        const auto len = static_cast<size_t>(std::min<uint64_t>(k, m - b0));
+        if (p.family == Family::kTable) {
+            table_scalar(p, codes + b0, len, sc.scales[b], out + b0);
+        } else {
+            affine_scalar(p.diff, codes + b0, len, sc.scales[b], sc.zero_points[b], out + b0);
+        }
+    }
 }
 
 // Dequantizes row-major storage `data` (element 0 at byte 0) laid out as
@@ -470,28 +630,31 @@ Status run_row_major(const Plan& p, std::span<const uint8_t> data, const Geometr
         }
         return Status::success();
     }
-    if (g.inner == 1) {
-        // The parameter axis is contiguous. Chunks cover whole blocks when they can.
-        const uint64_t step = p.granularity == Granularity::kBlock && p.block <= kChunk
-                                  ? kChunk / p.block * p.block
-                                  : kChunk;
+    if (g.inner == 1 && p.granularity == Granularity::kBlock) {
+        // Blocks are contiguous runs. Chunks cover whole blocks, or lie
+        // within one block when a block is longer than a chunk.
+        const uint64_t k = p.block;
+        const uint64_t step = k <= kChunk ? kChunk / k * k : kChunk;
         for (uint64_t o1 = 0; o1 < g.outer; ++o1) {
             for (uint64_t c0 = 0; c0 < g.len; c0 += step) {
                 const auto m = static_cast<size_t>(std::min<uint64_t>(step, g.len - c0));
+                const uint64_t blk = c0 / k;
+                const uint64_t run = std::min<uint64_t>(k, step);
+                HURRAY_RETURN_IF_ERROR(
+                    load_params(p, o1 * g.blocks_per_axis + blk, 1, static_cast<size_t>(detail::ceil_div(m, run)), sc));
+                run_blocks(p, data, o1 * g.ext + c0, m, run, sc, o + o1 * g.len + c0);
+            }
+        }
+        return Status::success();
+    }
+    if (g.inner == 1) {
+        // Per-channel along the last axis: one parameter per element.
+        for (uint64_t o1 = 0; o1 < g.outer; ++o1) {
+            for (uint64_t c0 = 0; c0 < g.len; c0 += kChunk) {
+                const auto m = static_cast<size_t>(std::min<uint64_t>(kChunk, g.len - c0));
+                HURRAY_RETURN_IF_ERROR(load_params(p, c0, 1, m, sc));
                 unpack(p.code, data, o1 * g.ext + c0, m, codes);
-                float* dst = o + o1 * g.len + c0;
-                if (p.granularity == Granularity::kChannel) {
-                    HURRAY_RETURN_IF_ERROR(gather_params(p, c0, 1, m, sc));
-                    apply_vector(p, sc, m, dst);
-                    continue;
-                }
-                for (size_t j = 0; j < m;) {
-                    const uint64_t blk = (c0 + j) / p.block;
-                    const auto seg_end = static_cast<size_t>(std::min<uint64_t>(m, (blk + 1) * p.block - c0));
-                    HURRAY_RETURN_IF_ERROR(
-                        apply_scalar(p, codes + j, seg_end - j, o1 * g.blocks_per_axis + blk, dst + j));
-                    j = seg_end;
-                }
+                apply_vector(p, sc, m, o + o1 * g.len + c0);
             }
         }
         return Status::success();
@@ -499,21 +662,24 @@ Status run_row_major(const Plan& p, std::span<const uint8_t> data, const Geometr
     // The parameter axis is strided: runs go along the inner dimensions.
     for (uint64_t o1 = 0; o1 < g.outer; ++o1) {
         for (uint64_t i = 0; i < g.len; ++i) {
-            const uint64_t blk = p.granularity == Granularity::kBlock ? i / p.block : i;
-            const bool block_start = p.granularity == Granularity::kBlock && i % p.block == 0;
+            const bool blocked = p.granularity == Granularity::kBlock;
+            const uint64_t blk = blocked ? i / p.block : i;
+            // Parameters are reloaded at each block start, and for every
+            // chunk when the inner run spans several chunks.
+            const bool reload = !blocked || i % p.block == 0 || g.inner > kChunk;
             for (uint64_t c0 = 0; c0 < g.inner; c0 += kChunk) {
                 const auto m = static_cast<size_t>(std::min<uint64_t>(kChunk, g.inner - c0));
                 unpack(p.code, data, (o1 * g.ext + i) * g.inner + c0, m, codes);
                 float* dst = o + (o1 * g.len + i) * g.inner + c0;
-                if (p.granularity == Granularity::kChannel) {
-                    HURRAY_RETURN_IF_ERROR(apply_scalar(p, codes, m, i, dst));
+                if (!blocked) {
+                    HURRAY_RETURN_IF_ERROR(load_params(p, i, 0, 1, sc));
+                    affine_scalar(p.diff, codes, m, sc.scales[0], sc.zero_points[0], dst);
                     continue;
                 }
-                // Parameters of (o1, inner c0 + k, blk): entry ((o1 * inner + c0 + k) * nb + blk).
-                // Gathered once per block when the whole inner run fits one chunk.
-                if (block_start || g.inner > kChunk) {
+                // Parameters of (o1, inner c0 + j, blk): entry ((o1 * inner + c0 + j) * nb + blk).
+                if (reload) {
                     HURRAY_RETURN_IF_ERROR(
-                        gather_params(p, (o1 * g.inner + c0) * g.blocks_per_axis + blk, g.blocks_per_axis, m, sc));
+                        load_params(p, (o1 * g.inner + c0) * g.blocks_per_axis + blk, g.blocks_per_axis, m, sc));
                 }
                 apply_vector(p, sc, m, dst);
             }
@@ -905,6 +1071,12 @@ Result<Plan> make_plan(const TensorView& view, uint64_t count, Geometry& g) {
         HURRAY_RETURN_IF_ERROR(check_axis_block(p, d, f));
         p.axis = f.axis;
         p.block = f.block == 0 ? 1 : f.block;
+    }
+    if (p.table_size == 16) {
+        for (size_t byte = 0; byte < 256; ++byte) {
+            p.pairs[2 * byte] = p.table[byte & 0xFU];
+            p.pairs[2 * byte + 1] = p.table[byte >> 4];
+        }
     }
     g = geometry(p, d.shape, count);
     if (p.granularity == Granularity::kSlot) {

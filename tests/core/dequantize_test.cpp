@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/float16_widen.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/descriptor_codec.hpp"
@@ -133,6 +134,21 @@ PerBlockAffine per_block(uint32_t axis, uint32_t block, E scale_type, bool symme
     }
     s.scale_type = scale_type;
     return s;
+}
+
+// --- Scale widening ------------------------------------------------------------
+
+// The inline widening used by the vectorised parameter loops matches the
+// reference conversions for every bit pattern (NaN payloads included).
+TEST(DequantizeScales, InlineWideningMatchesElementConvertExhaustively) {
+    for (uint32_t h = 0; h < 0x10000; ++h) {
+        const auto bits = static_cast<uint16_t>(h);
+        ASSERT_EQ(std::bit_cast<uint32_t>(detail::widen_float16(bits)), std::bit_cast<uint32_t>(float16_to_float(bits)))
+            << "float16 " << h;
+        ASSERT_EQ(std::bit_cast<uint32_t>(detail::widen_bfloat16(bits)),
+                  std::bit_cast<uint32_t>(bfloat16_to_float(bits)))
+            << "bfloat16 " << h;
+    }
 }
 
 // --- Per-tensor affine: x = scale * (q - zero_point) -------------------------
