@@ -697,6 +697,27 @@ TEST(DequantizeLayouts, StridedPerChannel) {
     expect_values(d, bufs, {1.0F, 3.0F, 20.0F, 40.0F});
 }
 
+TEST(DequantizeLayouts, StridedPerBlockIsNotPadded) {
+    // int4 [2, 3] with strides {3, 1}: only dense row-major layouts pad the
+    // blocked axis, so the 6 codes are contiguous and row 1 starts at an odd
+    // nibble. Codes {1, 2, 3; -1, -2, -3}; blocks of 2: scales {1, 10; 100, 1000}.
+    const auto d = sized(E::kInt4, {2, 3}, per_block(1, 2, E::kFloat32, true), StridedLayout{{3, 1}});
+    const std::vector<Bytes> bufs = {{0x21, 0xF3, 0xDE}, f32s({1.0F, 10.0F, 100.0F, 1000.0F})};
+    auto r = run(d, bufs);
+    SKIP_IF_ADDRESSING_UNSUPPORTED(r);
+    expect_values(d, bufs, {1.0F, 2.0F, 30.0F, -100.0F, -200.0F, -3000.0F});
+}
+
+TEST(DequantizeLayouts, BlockPagedPerTensor) {
+    // [2 tokens, 1 head, 2 dims] in one page; scale 2, zero point 1.
+    TensorDescriptor d = sized(E::kInt8, {2, 1, 2}, PerTensorAffine{2.0F, 1},
+                               BlockPagedLayout{.page_size = 2, .num_pages = 1, .num_seqs = 1}, {4});
+    const std::vector<Bytes> bufs = {{1, 2, 3, 4}, le({0}, 4), le({0, 1}, 4)};
+    auto r = run(d, bufs);
+    SKIP_IF_ADDRESSING_UNSUPPORTED(r);
+    expect_values(d, bufs, {0.0F, 2.0F, 4.0F, 6.0F});
+}
+
 TEST(DequantizeLayouts, CsrUnstoredElementsAreZero) {
     // [2, 3] CSR, nnz 2: (0, 2) = 6 and (1, 0) = -2; scale 0.5, zero point 2.
     // Stored: 0.5 * (6 - 2) = 2 and 0.5 * (-2 - 2) = -2; unstored: 0.0, not 0.5 * (0 - 2).
