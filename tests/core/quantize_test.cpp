@@ -228,6 +228,14 @@ TEST(QuantizeAffine, AllZeroInputGivesScaleOneAndExactZeros) {
     }
 }
 
+TEST(QuantizeAffine, EmptyTensors) {
+    const std::vector<float> none;
+    EXPECT_TRUE(roundtrip(must(quantize_per_tensor(none, {0, 3}, E::kInt8, false))).empty());
+    EXPECT_TRUE(roundtrip(must(quantize_per_channel(none, {4, 0}, E::kUInt4, 0, false))).empty());
+    EXPECT_TRUE(roundtrip(must(quantize_per_block(none, {0, 8}, E::kInt4, 1, 4, E::kFloat16, true))).empty());
+    EXPECT_TRUE(roundtrip(must(quantize_nf4(none, {2, 0}, 1, 8))).empty());
+}
+
 // --- Error bounds on random data ------------------------------------------------
 
 struct AffineCase {
