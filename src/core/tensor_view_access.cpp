@@ -15,8 +15,4 @@ Result<uint64_t> TensorView::read_bits(std::span<const uint64_t> /*index*/) cons
 Result<double> TensorView::read_double(std::span<const uint64_t> /*index*/) const { return not_yet(); }
 Status TensorView::materialize(std::span<uint8_t> /*out*/) const { return not_yet(); }
 
-uint64_t morton_encode(std::span<const uint64_t> /*index*/, std::span<const uint32_t> /*bits*/) noexcept { return 0; }
-uint64_t hilbert_encode(std::span<const uint64_t> /*coords*/, uint32_t /*order*/) noexcept { return 0; }
-void hilbert_decode(uint64_t /*h*/, uint32_t /*order*/, std::span<uint64_t> /*coords*/) noexcept {}
-
 }  // namespace hurray

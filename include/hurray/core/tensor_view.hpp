@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hurray/core/result.hpp"
+#include "hurray/core/space_filling_curve.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 
 namespace hurray {
@@ -89,15 +90,5 @@ private:
     const TensorDescriptor* desc_;
     std::vector<std::span<const uint8_t>> buffers_;
 };
-
-/// The Morton code of `index` under `morton_bits` (layouts/morton.md).
-uint64_t morton_encode(std::span<const uint64_t> index, std::span<const uint32_t> morton_bits) noexcept;
-
-/// The Hilbert index of `coords` (rank = coords.size(), `order` bits per
-/// coordinate), Skilling's algorithm as normative in layouts/hilbert.md.
-uint64_t hilbert_encode(std::span<const uint64_t> coords, uint32_t order) noexcept;
-
-/// Inverse of `hilbert_encode`: writes the coordinates of Hilbert index `h`.
-void hilbert_decode(uint64_t h, uint32_t order, std::span<uint64_t> coords) noexcept;
 
 }  // namespace hurray
