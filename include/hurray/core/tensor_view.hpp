@@ -17,6 +17,22 @@
 namespace hurray {
 
 /// Where one logical element is stored.
+///
+/// Elements of whole-byte types (8 bits or more) are located by their byte
+/// address: `byte_base` is the address of the element's first byte and
+/// `element` is 0. Elements of packed types (1, 2, 4 and 6 bits) are located
+/// by their position in the buffer's packed run: `byte_base` is 0 and
+/// `element` counts packed elements from the first byte of the buffer (bit
+/// `element * bits`, LSB first; for 6-bit types this is element `element % 4`
+/// of the 3-byte group `element / 4`, element-types.md § 6-bit packing).
+///
+/// @code
+/// auto loc = view.locate(std::vector<uint64_t>{1, 2});
+/// if (loc && loc->stored) {
+///     auto bytes = view.buffer(loc->buffer).subspan(loc->byte_base);
+///     double v = *hurray::element_as_double(desc.element_type, bytes, loc->element);
+/// }
+/// @endcode
 struct ElementLocation {
     /// False when a sparse layout stores no value at that index (it is zero).
     bool stored = false;
@@ -33,8 +49,14 @@ struct ElementLocation {
 };
 
 /// A validated, non-owning view of a tensor: its descriptor and one byte span
-/// per buffer. Creating it checks that every span is as large as its buffer
-/// handle declares, once; reads after that are bounds-safe.
+/// per buffer.
+///
+/// Creating it checks the descriptor (`check_descriptor`, permissive), that
+/// every span is as large as its buffer handle declares, and what addressing
+/// needs from the layout; after that every read is bounds-safe. Index
+/// structures inside the data (sparse pointers and coordinates, block tables)
+/// are checked as they are read: a corrupt one is reported as `kInvalidData`,
+/// naming the buffer and the entry.
 ///
 /// The view refers to the descriptor and to the bytes: both must outlive it.
 ///
@@ -42,13 +64,22 @@ struct ElementLocation {
 /// std::vector<std::span<const uint8_t>> bufs = {data};
 /// auto view = hurray::TensorView::make(desc, bufs);
 /// double x = *view->read_double(std::vector<uint64_t>{1, 2});
+/// std::vector<uint8_t> dense = *view->materialize();  // row-major copy
 /// @endcode
 class TensorView {
 public:
-    /// Checks `buffers` against `d` (count, and each span at least the
-    /// declared byte size) and builds the view. `d` must have passed
-    /// `check_descriptor` (decode does this). Element types without a known
-    /// size, extension layouts and composite heads cannot be viewed.
+    /// Checks `buffers` against `d` and builds the view.
+    ///
+    /// Fails with the code of `check_descriptor` when `d` breaks a
+    /// descriptor-level rule; `kUnsupported` for composite heads, extension
+    /// layouts, a 6-bit element type whose `byte_offset` is not a multiple of 3
+    /// (6-bit elements are addressed by whole 3-byte groups, memory-layout.md
+    /// § Sub-Byte Types) and data buffers of 2^59 bytes or more;
+    /// `kUnknownElementType` for a type without a known size; `kInvalidShape`
+    /// for a dynamic dimension; `kInvalidArgument` when the span count or a
+    /// span size disagrees with the buffer table; `kBufferTooSmall` for a
+    /// Morton layout with unequal `morton_bits` whose highest code lies past
+    /// buffer 0 (see `morton_encode`).
     static Result<TensorView> make(const TensorDescriptor& d,
                                    std::span<const std::span<const uint8_t>> buffers);
 
@@ -60,24 +91,49 @@ public:
     [[nodiscard]] size_t buffer_count() const noexcept { return buffers_.size(); }
 
     /// Where the element at `index` (one coordinate per dimension) is stored.
-    /// Fails with `kInvalidArgument` for an index outside the shape and with
-    /// `kInvalidData` when index structures (sparse pointers, block tables)
-    /// point outside their buffers.
+    /// Fails with `kInvalidArgument` for an index of the wrong length or
+    /// outside the shape and with `kInvalidData` when index structures (sparse
+    /// pointers and coordinates, block tables) point outside their buffers.
+    ///
+    /// Lookup follows each layout's spec: affine formulas for the dense
+    /// layouts, the literal bit interleave for Morton, Skilling's algorithm for
+    /// Hilbert, binary search for sorted COO and within CSR rows, CSC columns
+    /// and each CSF level (in `mode_order`), a linear scan for unsorted COO.
+    ///
+    /// @code
+    /// auto loc = view.locate(std::vector<uint64_t>{0, 3});
+    /// bool zero = loc && !loc->stored;  // an unstored sparse element
+    /// @endcode
     [[nodiscard]] Result<ElementLocation> locate(std::span<const uint64_t> index) const;
 
     /// The raw storage bits of the element at `index` (zero-extended; 0 for an
-    /// unstored sparse element). Types wider than 64 bits yield their low 64 bits.
+    /// unstored sparse element). Types wider than 64 bits yield their low 64
+    /// bits (the first 8 bytes, little-endian).
     [[nodiscard]] Result<uint64_t> read_bits(std::span<const uint64_t> index) const;
 
     /// The element at `index` as a double (storage value: quantization is not
     /// applied; see dequantize.hpp). Unstored sparse elements read as 0.
+    /// Private element types fail with `kUnsupported` (use `read_bits`).
     [[nodiscard]] Result<double> read_double(std::span<const uint64_t> index) const;
 
     /// Writes every element, in row-major logical order, as storage bytes of
     /// the tensor's element type (packed types packed LSB first, padding bits
     /// zero) into `out`, which must hold exactly `storage_bytes(type,
-    /// element_count)`. Unstored sparse elements are zero bits. Row-major
-    /// tensors are one memcpy; strided and column-major use blocked copies.
+    /// element_count)` (else `kInvalidArgument`). Unstored sparse elements are
+    /// zero bits.
+    ///
+    /// Row-major tensors (and strided ones with row-major strides) are one
+    /// memcpy; column-major and strided tensors of whole-byte types are copied
+    /// row by row, or by blocked transposition when the innermost logical
+    /// dimension is not the innermost in memory; sparse tensors are zero-filled
+    /// and their stored values scattered; block-paged tensors are copied one
+    /// token row at a time. Errors (`kInvalidData` for corrupt index
+    /// structures) may leave `out` partly written.
+    ///
+    /// @code
+    /// std::vector<uint8_t> out(n_bytes);
+    /// if (auto st = view.materialize(out); !st) { report(st.error()); }
+    /// @endcode
     [[nodiscard]] Status materialize(std::span<uint8_t> out) const;
 
     /// `materialize` into a new vector.
