@@ -5,6 +5,7 @@
 
 #include "core/dense_address.hpp"
 #include "core/element_slot.hpp"
+#include "core/sparse_lookup.hpp"
 #include "core/text.hpp"
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
@@ -36,6 +37,7 @@ Result<ElementLocation> TensorView::locate(std::span<const uint64_t> index) cons
         case LayoutKind::kDense:
             return detail::dense_location(d, detail::ElementGeometry::of(d), buffers_[0],
                                           detail::dense_offset(d, index));
+        case LayoutKind::kSparse: return detail::sparse_locate(*this, index);
         default: break;
     }
     return Error(ErrorCode::kUnsupported, "view: the layout cannot be addressed");  // make() refuses the rest

@@ -10,6 +10,7 @@
 
 #include "core/dense_address.hpp"
 #include "core/element_slot.hpp"
+#include "core/sparse_lookup.hpp"
 #include "core/strided_copy.hpp"
 #include "core/text.hpp"
 #include "hurray/core/tensor_view.hpp"
@@ -80,13 +81,16 @@ Status TensorView::materialize(std::span<uint8_t> out) const {
     }
     const ElementGeometry g = ElementGeometry::of(d);
     const LayoutKind kind = layout_kind(d.layout);
-    if (kind != LayoutKind::kDense) {
-        return Error(ErrorCode::kUnsupported, "materialize: sparse and block-paged tensors are not implemented yet");
+    if (kind == LayoutKind::kSparse) {
+        return detail::sparse_materialize(*this, out);
     }
     if (g.packed()) {
         // Packed stores write element bits only: start from zero padding.
         // SAFETY: writes exactly the caller's span.
         std::memset(out.data(), 0, out.size());
+    }
+    if (kind != LayoutKind::kDense) {
+        return Error(ErrorCode::kUnsupported, "materialize: block-paged tensors are not implemented yet");
     }
     std::array<int64_t, kMaxRank> strides{};
     const std::span<int64_t> s(strides.data(), d.shape.size());
