@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "core/block_paged_lookup.hpp"
 #include "core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 
@@ -111,7 +112,18 @@ Result<TensorView> TensorView::make(const TensorDescriptor& d, std::span<const s
     if (const auto* m = std::get_if<MortonLayout>(&d.layout)) {
         HURRAY_RETURN_IF_ERROR(check_morton_extent(d, *m, spans[0]));
     }
-    return TensorView(&d, std::move(spans));
+    TensorView view(&d, std::move(spans));
+    if (std::holds_alternative<BlockPagedLayout>(d.layout)) {
+        HURRAY_ASSIGN_OR_RETURN(view.seq_starts_, detail::paged_token_starts(view));
+    }
+    return view;
+}
+
+Result<TensorView> TensorView::with_sequence_lengths(std::span<const uint64_t> tokens_per_sequence) const {
+    HURRAY_ASSIGN_OR_RETURN(std::vector<uint64_t> starts, detail::paged_starts_from_lengths(*this, tokens_per_sequence));
+    TensorView copy = *this;
+    copy.seq_starts_ = std::move(starts);
+    return copy;
 }
 
 Result<std::vector<uint8_t>> TensorView::materialize() const {

@@ -3,6 +3,7 @@
 // to the dense, sparse and block-paged lookups.
 #include <string>
 
+#include "core/block_paged_lookup.hpp"
 #include "core/dense_address.hpp"
 #include "core/element_slot.hpp"
 #include "core/sparse_lookup.hpp"
@@ -38,9 +39,14 @@ Result<ElementLocation> TensorView::locate(std::span<const uint64_t> index) cons
             return detail::dense_location(d, detail::ElementGeometry::of(d), buffers_[0],
                                           detail::dense_offset(d, index));
         case LayoutKind::kSparse: return detail::sparse_locate(*this, index);
+        case LayoutKind::kIndirect: return detail::paged_locate(*this, index);
         default: break;
     }
     return Error(ErrorCode::kUnsupported, "view: the layout cannot be addressed");  // make() refuses the rest
+}
+
+Result<ElementLocation> TensorView::locate_paged(uint64_t seq, uint64_t token, uint64_t head, uint64_t dim) const {
+    return detail::paged_locate_in_sequence(*this, seq, token, head, dim);
 }
 
 Result<uint64_t> TensorView::read_bits(std::span<const uint64_t> index) const {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/block_paged_lookup.hpp"
 #include "core/dense_address.hpp"
 #include "core/element_slot.hpp"
 #include "core/sparse_lookup.hpp"
@@ -89,8 +90,8 @@ Status TensorView::materialize(std::span<uint8_t> out) const {
         // SAFETY: writes exactly the caller's span.
         std::memset(out.data(), 0, out.size());
     }
-    if (kind != LayoutKind::kDense) {
-        return Error(ErrorCode::kUnsupported, "materialize: block-paged tensors are not implemented yet");
+    if (kind == LayoutKind::kIndirect) {
+        return detail::paged_materialize(*this, out);
     }
     std::array<int64_t, kMaxRank> strides{};
     const std::span<int64_t> s(strides.data(), d.shape.size());

@@ -60,6 +60,13 @@ struct ElementLocation {
 ///
 /// The view refers to the descriptor and to the bytes: both must outlive it.
 ///
+/// Block-paged tensors: the logical shape is `[total_tokens, num_heads,
+/// head_dim]`, tokens numbered across the whole batch, sequence after sequence
+/// (block-paged.md § Logical Shape). The descriptor does not carry each
+/// sequence's token count, only its page count; see `sequence_token_starts`
+/// for when the view can derive the counts and `with_sequence_lengths` for
+/// supplying them.
+///
 /// @code
 /// std::vector<std::span<const uint8_t>> bufs = {data};
 /// auto view = hurray::TensorView::make(desc, bufs);
@@ -79,7 +86,9 @@ public:
     /// for a dynamic dimension; `kInvalidArgument` when the span count or a
     /// span size disagrees with the buffer table; `kBufferTooSmall` for a
     /// Morton layout with unequal `morton_bits` whose highest code lies past
-    /// buffer 0 (see `morton_encode`).
+    /// buffer 0 (see `morton_encode`); and, for block-paged tensors,
+    /// `kInvalidData` when `seq_ptr` is not a valid offset array into
+    /// `block_table` or `shape[0]` exceeds the slots of the listed pages.
     static Result<TensorView> make(const TensorDescriptor& d,
                                    std::span<const std::span<const uint8_t>> buffers);
 
@@ -94,6 +103,8 @@ public:
     /// Fails with `kInvalidArgument` for an index of the wrong length or
     /// outside the shape and with `kInvalidData` when index structures (sparse
     /// pointers and coordinates, block tables) point outside their buffers.
+    /// Block-paged views whose token counts are unknown fail with
+    /// `kUnsupported` (see `sequence_token_starts`).
     ///
     /// Lookup follows each layout's spec: affine formulas for the dense
     /// layouts, the literal bit interleave for Morton, Skilling's algorithm for
@@ -139,12 +150,56 @@ public:
     /// `materialize` into a new vector.
     [[nodiscard]] Result<std::vector<uint8_t>> materialize() const;
 
+    /// Block-paged only: the logical token at which each sequence starts,
+    /// `num_seqs + 1` entries (the last is `shape[0]`), so that sequence `s`
+    /// holds tokens `[starts[s], starts[s+1])`. Empty for other layouts, and
+    /// for a block-paged view whose token counts are unknown.
+    ///
+    /// The descriptor gives each sequence's page count (through `seq_ptr`) and
+    /// the batch's token total (`shape[0]`), not the token count of each
+    /// sequence (block-paged.md § Logical Shape). `make` derives the counts
+    /// only where these determine them: when one sequence owns every page
+    /// (it holds all `shape[0]` tokens) or when `shape[0]` equals the slots
+    /// of all listed pages (every sequence fills its pages). Otherwise — for
+    /// example the spec's own example, 6 + 3 tokens in 2 + 1 pages of 4 — the
+    /// counts must be supplied with `with_sequence_lengths`; until then
+    /// `locate`, `read_*` and `materialize` fail with `kUnsupported`, and
+    /// `locate_paged` still works.
+    [[nodiscard]] std::span<const uint64_t> sequence_token_starts() const noexcept { return seq_starts_; }
+
+    /// Block-paged only: a copy of this view that knows each sequence's token
+    /// count, `tokens_per_sequence[s]` for sequence `s`. Fails with
+    /// `kInvalidArgument` unless the layout is block-paged, there are
+    /// `num_seqs` counts, each fits in the slots of its sequence's pages and
+    /// they sum to `shape[0]`.
+    ///
+    /// @code
+    /// // block-paged.md § Example: 6 and 3 tokens in pages [0, 1] and [0].
+    /// auto v = view.with_sequence_lengths(std::vector<uint64_t>{6, 3});
+    /// double x = *v->read_double(std::vector<uint64_t>{6, 0, 0});  // seq 1, token 0
+    /// @endcode
+    [[nodiscard]] Result<TensorView> with_sequence_lengths(std::span<const uint64_t> tokens_per_sequence) const;
+
+    /// Block-paged only: where token `token` of sequence `seq`, head `head`,
+    /// dimension `dim` is stored — block-paged.md § Element Lookup, without the
+    /// logical-token mapping. Fails with `kInvalidArgument` for another layout
+    /// or an index outside the sequence (its known token count, or else the
+    /// slots of its pages) or the shape, and with `kInvalidData` for a block
+    /// table entry that is not a page of the pool.
+    ///
+    /// @code
+    /// auto loc = view.locate_paged(1, 2, 0, 7);  // sequence 1, token 2
+    /// @endcode
+    [[nodiscard]] Result<ElementLocation> locate_paged(uint64_t seq, uint64_t token, uint64_t head,
+                                                       uint64_t dim) const;
+
 private:
     TensorView(const TensorDescriptor* d, std::vector<std::span<const uint8_t>> buffers)
         : desc_(d), buffers_(std::move(buffers)) {}
 
     const TensorDescriptor* desc_;
     std::vector<std::span<const uint8_t>> buffers_;
+    std::vector<uint64_t> seq_starts_;
 };
 
 }  // namespace hurray
