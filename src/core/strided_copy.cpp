@@ -106,6 +106,65 @@ inline void copy_one(uint8_t* dst, const uint8_t* src, size_t width) noexcept {
     }
 }
 
+// Byte strides of a transposition: element (i, j) is at i * a_src + j * l_src
+// in the source and at i * a_dst + j * width in the destination.
+struct Steps {
+    int64_t a_src = 0;
+    int64_t a_dst = 0;
+    int64_t l_src = 0;
+};
+
+struct Range {
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+};
+
+// Copies the tile rows x cols of a transposition. When the rows are the
+// source's contiguous dimension (a_src == W), 4 x 4 blocks are moved as four
+// 4-element runs in and four out, which compilers turn into vector shuffles.
+template <size_t W>
+void copy_tile(uint8_t* dst, const uint8_t* src, size_t w, Range rows, Range cols, const Steps& st) {
+    // SAFETY (whole function): every (i, j) with i in rows and j in cols
+    // addresses an element of the tensor in the source and in the destination
+    // (strided_copy's preconditions); a 4-element run at (i, j) covers
+    // (i..i+3, j) in the source when a_src == W and (i, j..j+3) in the destination.
+    uint64_t i = rows.lo;
+    if constexpr (W != 0) {
+        if (st.a_src == static_cast<int64_t>(W)) {
+            for (; i + 4 <= rows.hi; i += 4) {
+                const uint8_t* sp = src + static_cast<int64_t>(i) * st.a_src;
+                uint64_t j = cols.lo;
+                for (; j + 4 <= cols.hi; j += 4) {
+                    std::array<std::array<uint8_t, 4 * W>, 4> in{};
+                    for (size_t c = 0; c < 4; ++c) {
+                        std::memcpy(in[c].data(), sp + static_cast<int64_t>(j + c) * st.l_src, 4 * W);
+                    }
+                    for (size_t q = 0; q < 4; ++q) {
+                        std::array<uint8_t, 4 * W> out{};
+                        for (size_t c = 0; c < 4; ++c) {
+                            std::memcpy(out.data() + c * W, in[c].data() + q * W, W);
+                        }
+                        std::memcpy(dst + static_cast<int64_t>(i + q) * st.a_dst + j * W, out.data(), 4 * W);
+                    }
+                }
+                for (; j < cols.hi; ++j) {
+                    for (uint64_t q = 0; q < 4; ++q) {
+                        copy_one<W>(dst + static_cast<int64_t>(i + q) * st.a_dst + j * W,
+                                    sp + static_cast<int64_t>(q) * st.a_src + static_cast<int64_t>(j) * st.l_src, w);
+                    }
+                }
+            }
+        }
+    }
+    for (; i < rows.hi; ++i) {
+        const uint8_t* sp = src + static_cast<int64_t>(i) * st.a_src;
+        uint8_t* dp = dst + static_cast<int64_t>(i) * st.a_dst;
+        for (uint64_t j = cols.lo; j < cols.hi; ++j) {
+            copy_one<W>(dp + j * w, sp + static_cast<int64_t>(j) * st.l_src, w);
+        }
+    }
+}
+
 template <size_t W>
 void copy_axes(uint8_t* dst, const uint8_t* src, size_t width, const Axes& ax) {
     const size_t w = W == 0 ? width : W;
@@ -151,9 +210,9 @@ void copy_axes(uint8_t* dst, const uint8_t* src, size_t width, const Axes& ax) {
         });
         return;
     }
-    // Blocked transposition of (axes[best], last), in square tiles of 256
-    // bytes a side (64 x 64 float32): a source tile and a destination tile
-    // stay in L1 while the tile is copied.
+    // Blocked transposition of (axes[best], last), in square tiles of 128
+    // bytes a side (32 x 32 float32), so that the source and destination
+    // lines of a tile stay in L1 while it is copied.
     std::array<Axis, kMaxRank> rest{};
     size_t r = 0;
     for (size_t k = 0; k + 1 < m; ++k) {
@@ -162,26 +221,15 @@ void copy_axes(uint8_t* dst, const uint8_t* src, size_t width, const Axes& ax) {
         }
     }
     const Axis a = axes[best];
-    const uint64_t block = std::max<uint64_t>(8, 256 / w);
-    const int64_t a_src = a.src * w64;
-    const int64_t a_dst = a.dst * w64;
-    const int64_t l_src = last.src * w64;
+    const uint64_t block = std::max<uint64_t>(8, 128 / w);
+    const Steps steps{a.src * w64, a.dst * w64, last.src * w64};
     for_each_offset(std::span<const Axis>(rest.data(), r), 0, 0, [&](int64_t s, int64_t d) {
         const uint8_t* sbase = src + s * w64;
         uint8_t* dbase = dst + d * w64;
         for (uint64_t i0 = 0; i0 < a.n; i0 += block) {
-            const uint64_t i1 = std::min(a.n, i0 + block);
             for (uint64_t j0 = 0; j0 < last.n; j0 += block) {
-                const uint64_t j1 = std::min(last.n, j0 + block);
-                for (uint64_t i = i0; i < i1; ++i) {
-                    // SAFETY: (i, j) for i < a.n, j < last.n address elements of
-                    // the tensor in the source and in the destination.
-                    const uint8_t* sp = sbase + static_cast<int64_t>(i) * a_src;
-                    uint8_t* dp = dbase + static_cast<int64_t>(i) * a_dst;
-                    for (uint64_t j = j0; j < j1; ++j) {
-                        copy_one<W>(dp + j * w, sp + static_cast<int64_t>(j) * l_src, w);
-                    }
-                }
+                copy_tile<W>(dbase, sbase, w, {i0, std::min(a.n, i0 + block)}, {j0, std::min(last.n, j0 + block)},
+                             steps);
             }
         }
     });
