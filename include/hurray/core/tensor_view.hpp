@@ -89,6 +89,12 @@ public:
     /// buffer 0 (see `morton_encode`); and, for block-paged tensors,
     /// `kInvalidData` when `seq_ptr` is not a valid offset array into
     /// `block_table` or `shape[0]` exceeds the slots of the listed pages.
+    ///
+    /// @code
+    /// std::vector<std::span<const uint8_t>> bufs = {values, col_indices, row_ptr};
+    /// auto view = hurray::TensorView::make(csr_desc, bufs);
+    /// if (!view) std::fprintf(stderr, "%s\n", view.error().to_string().c_str());
+    /// @endcode
     static Result<TensorView> make(const TensorDescriptor& d,
                                    std::span<const std::span<const uint8_t>> buffers);
 
@@ -120,11 +126,20 @@ public:
     /// The raw storage bits of the element at `index` (zero-extended; 0 for an
     /// unstored sparse element). Types wider than 64 bits yield their low 64
     /// bits (the first 8 bytes, little-endian).
+    ///
+    /// @code
+    /// uint64_t code = *view.read_bits(std::vector<uint64_t>{3});  // an int4: 0..15
+    /// @endcode
     [[nodiscard]] Result<uint64_t> read_bits(std::span<const uint64_t> index) const;
 
     /// The element at `index` as a double (storage value: quantization is not
     /// applied; see dequantize.hpp). Unstored sparse elements read as 0.
     /// Private element types fail with `kUnsupported` (use `read_bits`).
+    ///
+    /// @code
+    /// auto x = view.read_double(std::vector<uint64_t>{2, 0});
+    /// if (x) sum += *x;
+    /// @endcode
     [[nodiscard]] Result<double> read_double(std::span<const uint64_t> index) const;
 
     /// Writes every element, in row-major logical order, as storage bytes of
@@ -138,8 +153,9 @@ public:
     /// row by row, or by blocked transposition when the innermost logical
     /// dimension is not the innermost in memory; sparse tensors are zero-filled
     /// and their stored values scattered; block-paged tensors are copied one
-    /// token row at a time. Errors (`kInvalidData` for corrupt index
-    /// structures) may leave `out` partly written.
+    /// token row at a time. `out` must not overlap the view's buffers. Errors
+    /// (`kInvalidData` for corrupt index structures) may leave `out` partly
+    /// written.
     ///
     /// @code
     /// std::vector<uint8_t> out(n_bytes);
