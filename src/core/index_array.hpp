@@ -1,61 +1,47 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: a bounds-checked view of a little-endian array of unsigned
-// integers (1, 2, 4 or 8 bytes each) in a data buffer: sparse indices and
-// pointers, block tables, raw quantization parameters.
+// Internal: an array of little-endian unsigned integers (uint32 or uint64)
+// inside a buffer of untrusted bytes — the index, pointer and coordinate
+// arrays of the sparse and block-paged layouts. Reads are bounds-checked
+// against the buffer's span; an entry outside it is kInvalidData naming the
+// array, the buffer and the position.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
+#include <string>
+
+#include "core/text.hpp"
+#include "hurray/core/result.hpp"
 
 namespace hurray::detail {
 
-/// `count` little-endian unsigned integers of `width` bytes (1, 2, 4 or 8) at the
-/// start of a byte span. Built only through `make`, which proves that the
-/// span holds them; every read checks its index again, so no read can leave
-/// the span even if a caller miscounts.
 class IndexArray {
 public:
-    IndexArray() = default;
+    /// `bytes` is buffer `buffer`'s span; `width` is 4 or 8; `name` (a string
+    /// literal) is used in error messages, e.g. "row_ptr".
+    /// `level`, when not negative, is appended to the name (CSF's "pos_2").
+    IndexArray(std::span<const uint8_t> bytes, uint32_t width, const char* name, uint32_t buffer,
+               int level = -1) noexcept
+        : bytes_(bytes), width_(width), name_(name), buffer_(buffer), level_(level) {}
 
-    /// The first `count` entries of `bytes`, or nullopt when `bytes` is
-    /// shorter than `count * width` (or that product overflows) or `width`
-    /// is not 1, 2, 4 or 8.
-    static std::optional<IndexArray> make(std::span<const uint8_t> bytes, uint32_t width, uint64_t count) {
-        if (!valid_width(width)) {
-            return std::nullopt;
+    /// Number of whole entries in the buffer.
+    [[nodiscard]] uint64_t size() const noexcept { return bytes_.size() / width_; }
+
+    /// Entry `i`, or kInvalidData when it lies outside the buffer.
+    [[nodiscard]] Result<uint64_t> at(uint64_t i) const {
+        if (i >= size()) [[unlikely]] {
+            return outside(i);
         }
-        if (count > bytes.size() / width) {
-            return std::nullopt;
-        }
-        return IndexArray(bytes.first(static_cast<size_t>(count * width)), width, count);
+        return (*this)[i];
     }
 
-    /// Every whole entry of `bytes` (a trailing partial entry is ignored);
-    /// a width other than 1, 2, 4 or 8 reads as 8.
-    static IndexArray whole(std::span<const uint8_t> bytes, uint32_t width) {
-        const uint32_t w = valid_width(width) ? width : 8;
-        const uint64_t n = bytes.size() / w;
-        return {bytes.first(static_cast<size_t>(n * w)), w, n};
-    }
-
-    /// Number of entries.
-    [[nodiscard]] uint64_t size() const noexcept { return count_; }
-    /// Bytes per entry.
-    [[nodiscard]] uint32_t width() const noexcept { return width_; }
-    /// Byte offset of entry `i` in the buffer.
-    [[nodiscard]] uint64_t byte_of(uint64_t i) const noexcept { return i * width_; }
-
-    /// Entry `i`; 0 when `i >= size()` (callers loop below `size()`; the
-    /// check only guarantees that a miscounting caller never reads outside).
+    /// Entry `i`, unchecked. Precondition: `i < size()` (callers check a
+    /// whole range once with `check_range` or `at`).
     [[nodiscard]] uint64_t operator[](uint64_t i) const noexcept {
-        if (i >= count_) {
-            return 0;
-        }
-        // SAFETY: i < count_ and make()/whole() sized bytes_ to count_ * width_
-        // bytes, so the width_ bytes at i * width_ lie inside bytes_. The value
-        // is assembled byte by byte: no alignment or host byte-order assumption.
+        // SAFETY: the precondition i < size() puts bytes [i*width, i*width + width)
+        // inside bytes_; the value is assembled byte by byte (little-endian,
+        // independent of host byte order and alignment).
         const uint8_t* p = bytes_.data() + static_cast<size_t>(i) * width_;
         uint64_t v = 0;
         for (uint32_t k = 0; k < width_; ++k) {
@@ -64,15 +50,34 @@ public:
         return v;
     }
 
-private:
-    static bool valid_width(uint32_t w) noexcept { return w == 1 || w == 2 || w == 4 || w == 8; }
+    /// Checks that entries `[first, first + count)` lie inside the buffer.
+    [[nodiscard]] Status check_range(uint64_t first, uint64_t count) const {
+        if (first > size() || count > size() - first) [[unlikely]] {
+            return outside(first > size() ? first : first + count - 1);
+        }
+        return Status::success();
+    }
 
-    IndexArray(std::span<const uint8_t> bytes, uint32_t width, uint64_t count)
-        : bytes_(bytes), width_(width), count_(count) {}
+    /// "name[i]" (or "name_level[i]") for error messages.
+    [[nodiscard]] std::string entry(uint64_t i) const { return name() + "[" + dec(i) + "]"; }
+    /// The array's name, e.g. "row_ptr" or "pos_2".
+    [[nodiscard]] std::string name() const {
+        return level_ < 0 ? std::string(name_) : std::string(name_) + "_" + dec(static_cast<uint64_t>(level_));
+    }
+    /// The buffer index.
+    [[nodiscard]] uint32_t buffer() const noexcept { return buffer_; }
+
+private:
+    [[nodiscard]] Error outside(uint64_t i) const {
+        return {ErrorCode::kInvalidData, entry(i) + " lies outside buffer " + dec(buffer_) + " (" + name() +
+                                             ", " + dec(size()) + " entries of " + dec(width_) + " bytes)"};
+    }
 
     std::span<const uint8_t> bytes_;
-    uint32_t width_ = 8;
-    uint64_t count_ = 0;
+    uint32_t width_;
+    const char* name_;
+    uint32_t buffer_;
+    int level_;
 };
 
 }  // namespace hurray::detail

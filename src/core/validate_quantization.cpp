@@ -49,7 +49,7 @@ std::pair<int64_t, int64_t> storage_range(ElementType t) {
 }
 
 /// Decodes scale entry `i` of a scale buffer of `type` (float16, bfloat16 or float32).
-float scale_at(const IndexArray& raw, uint64_t i, ElementType type) {
+float scale_at(const LeArray& raw, uint64_t i, ElementType type) {
     const uint64_t bits = raw[i];
     switch (type) {
         case ElementType::kFloat16: return float16_to_float(static_cast<uint16_t>(bits));
@@ -82,7 +82,7 @@ Status check_affine(const DataCtx& c, const ParamBuffers& p) {
     // sized it as the concatenation).
     const bool shared = p.has_zero_points && p.zero_point_buffer == p.scale_buffer;
     const uint64_t entries = scale_bytes.size() / (shared ? w + 4 : w);
-    const IndexArray scales = IndexArray::whole(scale_bytes.first(static_cast<size_t>(entries * w)), w);
+    const LeArray scales = LeArray::whole(scale_bytes.first(static_cast<size_t>(entries * w)), w);
     for (uint64_t i = 0; i < entries; ++i) {
         const float s = scale_at(scales, i, p.scale_type);
         if (!std::isfinite(s) || s == 0.0F) {
@@ -101,7 +101,7 @@ Status check_affine(const DataCtx& c, const ParamBuffers& p) {
     } else {
         HURRAY_ASSIGN_OR_RETURN(zp_bytes, data_buffer(c, p.zero_point_buffer, zp_field.c_str()));
     }
-    const IndexArray zps = IndexArray::whole(zp_bytes, 4);
+    const LeArray zps = LeArray::whole(zp_bytes, 4);
     const auto [lo, hi] = storage_range(c.d.element_type);
     for (uint64_t i = 0; i < zps.size(); ++i) {
         const auto z = static_cast<int32_t>(static_cast<uint32_t>(zps[i]));
@@ -117,7 +117,7 @@ Status check_affine(const DataCtx& c, const ParamBuffers& p) {
 
 Status check_nf4(const DataCtx& c, const Nf4Quantization& q) {
     HURRAY_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, data_buffer(c, q.scale_buffer_index, "nf4.absmax"));
-    const IndexArray absmax = IndexArray::whole(bytes, 4);
+    const LeArray absmax = LeArray::whole(bytes, 4);
     for (uint64_t i = 0; i < absmax.size(); ++i) {
         const auto s = std::bit_cast<float>(static_cast<uint32_t>(absmax[i]));
         if (!std::isfinite(s) || s < 0.0F) {

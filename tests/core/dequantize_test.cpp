@@ -620,16 +620,16 @@ TEST(DequantizeRejects, PrivateSchemeIsUnsupported) {
 TEST(DequantizeRejects, UncheckedDescriptorWithShortBuffers) {
     TensorDescriptor d = sized(E::kInt4, {2, 6}, per_block(1, 4, E::kFloat16, false));
     d.buffers[0].byte_size = 7;  // needs 8: the padded trailing block
-    expect_error(d, {Bytes(7, 0), kInt4BlockScales, kInt4BlockZeros}, ErrorCode::kBufferTooSmall, "buffer 0");
+    expect_error(d, {Bytes(7, 0), kInt4BlockScales, kInt4BlockZeros}, ErrorCode::kBufferTooSmall, "buffer[0].byte_size: 7 is below");
     d.buffers[0].byte_size = 8;
     d.buffers[2].byte_size = 12;  // 4 zero points need 16 bytes
     expect_error(d, {kInt4Blocks, kInt4BlockScales, Bytes(12, 0)}, ErrorCode::kInvalidQuantizationBuffer,
-                 "parameter buffer 2 holds 12 bytes");
+                 "buffer[2].byte_size: 12 must be exactly 16");
     auto shared = per_block(1, 4, E::kFloat16, false);
     shared.zero_point_buffer_index = 1;
     TensorDescriptor s = sized(E::kInt4, {2, 6}, shared);
     s.buffers[1].byte_size = 23;  // [8 | 16] needs 24
-    expect_error(s, {kInt4Blocks, Bytes(23, 0)}, ErrorCode::kInvalidQuantizationBuffer, "need 24");
+    expect_error(s, {kInt4Blocks, Bytes(23, 0)}, ErrorCode::kInvalidQuantizationBuffer, "buffer[1].byte_size: 23 must be exactly 24");
 }
 
 TEST(DequantizeRejects, UncheckedParameterFields) {
