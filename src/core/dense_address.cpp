@@ -7,31 +7,13 @@
 #include <string>
 #include <variant>
 
+#include "core/block_padding.hpp"
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "hurray/core/space_filling_curve.hpp"
 
 namespace hurray::detail {
 namespace {
-
-// The padded axis and block size of per-block quantization, if any.
-struct BlockPadding {
-    size_t axis = SIZE_MAX;
-    uint64_t block = 1;
-};
-
-BlockPadding block_padding(const TensorDescriptor& d) noexcept {
-    if (!d.quantization) {
-        return {};
-    }
-    if (const auto* p = std::get_if<PerBlockAffine>(&d.quantization->scheme)) {
-        return {p->axis, p->block_size == 0 ? 1U : p->block_size};
-    }
-    if (const auto* p = std::get_if<Nf4Quantization>(&d.quantization->scheme)) {
-        return {p->axis, p->block_size == 0 ? 1U : p->block_size};
-    }
-    return {};
-}
 
 // Linear offset of `idx` in a row-major box of size `dims` (Horner form, so
 // that no stride is ever formed; every partial value is below the final one).

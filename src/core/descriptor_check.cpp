@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/block_padding.hpp"
 #include "core/checked_math.hpp"
 #include "core/descriptor_internal.hpp"
 #include "core/text.hpp"
@@ -710,31 +711,10 @@ Result<Span> tiled_span(const TiledLayout& t, size_t i, std::span<const uint64_t
 // with the blocked axis padded to whole blocks under per-block affine and NF4
 // (per-block-affine.md § Padding). The shape has no dynamic dimension.
 Result<uint64_t> dense_element_count(const TensorDescriptor& d, uint64_t at) {
-    uint32_t axis = kNoIndex;
-    uint32_t block = 1;
-    if (d.quantization && (std::holds_alternative<PerBlockAffine>(d.quantization->scheme) ||
-                           std::holds_alternative<Nf4Quantization>(d.quantization->scheme))) {
-        const QuantParams p = quant_params(d.quantization->scheme);
-        axis = p.axis;
-        block = std::max<uint32_t>(p.block_size, 1);
+    if (auto n = stored_element_count(d)) {
+        return *n;
     }
-    if (std::find(d.shape.begin(), d.shape.end(), 0) != d.shape.end()) {
-        return uint64_t{0};
-    }
-    uint64_t n = 1;
-    for (size_t k = 0; k < d.shape.size(); ++k) {
-        std::optional<uint64_t> dim = d.shape[k];
-        if (k == axis) {
-            dim = mul_u64(ceil_div(d.shape[k], block), block);
-        }
-        std::optional<uint64_t> next = dim ? mul_u64(n, *dim) : std::nullopt;
-        if (!next) {
-            return fail(ErrorCode::kSizeOverflow,
-                        "shape: element count overflows 64 bits at dimension " + dec(k), at);
-        }
-        n = *next;
-    }
-    return n;
+    return fail(ErrorCode::kSizeOverflow, "shape: the stored element count overflows 64 bits", at);
 }
 
 // Element span of the dense data buffer, or nullopt if unknown.

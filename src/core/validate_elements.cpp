@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/block_padding.hpp"
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "core/validate_internal.hpp"
@@ -24,47 +25,10 @@ struct Run {
     const char* field = "data";
 };
 
-/// Elements of a row- or column-major data buffer: the element count, with
-/// the blocked axis padded to whole blocks under per-block affine and NF4
-/// (per-block-affine.md § Padding). nullopt for a dynamic dimension or an
-/// overflow (which check_descriptor rejects).
-std::optional<uint64_t> dense_count(const TensorDescriptor& d) {
-    if (has_dynamic_dim(d.shape)) {
-        return std::nullopt;
-    }
-    if (std::find(d.shape.begin(), d.shape.end(), 0) != d.shape.end()) {
-        return uint64_t{0};
-    }
-    uint32_t axis = UINT32_MAX;
-    uint32_t block = 1;
-    if (d.quantization) {
-        if (const auto* q = std::get_if<PerBlockAffine>(&d.quantization->scheme)) {
-            axis = q->axis;
-            block = std::max<uint32_t>(q->block_size, 1);
-        } else if (const auto* q = std::get_if<Nf4Quantization>(&d.quantization->scheme)) {
-            axis = q->axis;
-            block = std::max<uint32_t>(q->block_size, 1);
-        }
-    }
-    uint64_t n = 1;
-    for (size_t k = 0; k < d.shape.size(); ++k) {
-        std::optional<uint64_t> dim = d.shape[k];
-        if (k == axis) {
-            dim = mul_u64(ceil_div(d.shape[k], block), block);
-        }
-        std::optional<uint64_t> next = dim ? mul_u64(n, *dim) : std::nullopt;
-        if (!next) {
-            return std::nullopt;
-        }
-        n = *next;
-    }
-    return n;
-}
-
 /// The contiguous run of elements in buffer 0, for the layouts that have one.
 std::optional<Run> contiguous_run(const TensorDescriptor& d) {
     if (std::holds_alternative<RowMajorLayout>(d.layout) || std::holds_alternative<ColumnMajorLayout>(d.layout)) {
-        if (auto n = dense_count(d)) {
+        if (auto n = stored_element_count(d)) {
             return Run{d.byte_offset, *n, "data"};
         }
         return std::nullopt;
