@@ -21,7 +21,6 @@ namespace {
 
 __extension__ typedef __int128 i128;  // NOLINT(modernize-use-using): __extension__ needs typedef
 
-constexpr uint32_t kNoIndex = 0xFFFFFFFF;
 // "No parameter buffer": wider than any wire index, since a buffer index field
 // may itself hold 0xFFFFFFFF (and must then be rejected as out of range).
 constexpr uint64_t kNoParam = UINT64_MAX;
