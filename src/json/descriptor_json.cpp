@@ -64,7 +64,7 @@ public:
             what += "...";
         }
         // `position` counts the bytes read, the offending one included.
-        return fail("document: malformed " + std::string(format_) + ": " + what,
+        return fail(json_detail::concat({"document: malformed ", format_, ": ", what}),
                     position > 0 ? position - 1 : 0);
     }
 
@@ -72,7 +72,7 @@ public:
     [[nodiscard]] const Json& root() const { return root_; }
     // The first error, once parsing failed.
     [[nodiscard]] Error error() const {
-        return error_ ? *error_ : Error(ErrorCode::kInvalidDocument, "document: malformed " + std::string(format_));
+        return error_ ? *error_ : Error(ErrorCode::kInvalidDocument, json_detail::concat({"document: malformed ", format_}));
     }
 
 private:
@@ -89,11 +89,11 @@ private:
         }
         Json& parent = *open_.back().node;
         if (parent.is_array()) {
-            name = "[" + std::to_string(parent.size()) + "]";
+            name = json_detail::concat({"[", std::to_string(parent.size()), "]"});
             parent.push_back(std::move(v));
             return &parent.back();
         }
-        name = "." + key_;
+        name = json_detail::concat({".", key_});
         Json& slot = parent[key_];
         slot = std::move(v);
         return &slot;
@@ -105,7 +105,7 @@ private:
     }
     bool open(Json&& container) {
         if (open_.size() >= kMaxDocumentDepth) {
-            return fail("document: nested deeper than " + std::to_string(kMaxDocumentDepth) + " levels",
+            return fail(json_detail::concat({"document: nested deeper than ", std::to_string(kMaxDocumentDepth), " levels"}),
                         Error::kNoOffset);
         }
         std::string name;
@@ -123,7 +123,8 @@ private:
         for (size_t i = 1; i < open_.size(); ++i) {  // open_[0] is the root
             p += open_[i].name;
         }
-        p += "." + k;
+        p += ".";
+        p += k;
         return p[0] == '.' ? p.substr(1) : p;
     }
     bool fail(std::string message, uint64_t offset) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -18,6 +19,21 @@ namespace hurray::json_detail {
 
 /// The document tree. Ordered, so that keys are written in the model's order.
 using Json = nlohmann::ordered_json;
+
+/// Joins strings. Used for messages instead of `"literal" + std::string(...)`,
+/// which GCC 12 at -O3 misreports under -Wrestrict (GCC bug 105329).
+inline std::string concat(std::initializer_list<std::string_view> parts) {
+    size_t n = 0;
+    for (const std::string_view p : parts) {
+        n += p.size();
+    }
+    std::string s;
+    s.reserve(n);
+    for (const std::string_view p : parts) {
+        s += p;
+    }
+    return s;
+}
 
 /// Builds the document of a descriptor (docs/json.md). Never fails.
 Json descriptor_to_document(const TensorDescriptor& d);

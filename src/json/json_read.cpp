@@ -14,8 +14,11 @@ namespace hurray::json_detail {
 namespace {
 
 Error invalid(const std::string& path, const std::string& what) {
-    return {ErrorCode::kInvalidDocument, path + ": " + what};
+    return {ErrorCode::kInvalidDocument, concat({path, ": ", what})};
 }
+
+// The path of element `i` of the array at `path`.
+std::string index_path(const std::string& path, size_t i) { return concat({path, "[", std::to_string(i), "]"}); }
 
 // A string from the document as it appears in an error message: long ones shortened.
 std::string shortened(std::string_view s) {
@@ -23,7 +26,7 @@ std::string shortened(std::string_view s) {
     return s.size() > kMax ? std::string(s.substr(0, kMax)) + "..." : std::string(s);
 }
 
-std::string quote_text(std::string_view s) { return "\"" + shortened(s) + "\""; }
+std::string quote_text(std::string_view s) { return concat({"\"", shortened(s), "\""}); }
 
 // What a value is, for "expected X, got Y".
 std::string kind_of(const Json& j) {
@@ -31,7 +34,7 @@ std::string kind_of(const Json& j) {
         case Json::value_t::null: return "null";
         case Json::value_t::object: return "an object";
         case Json::value_t::array: return "an array";
-        case Json::value_t::string: return "the string " + quote_text(j.get_ref<const std::string&>());
+        case Json::value_t::string: return concat({"the string ", quote_text(j.get_ref<const std::string&>())});
         case Json::value_t::boolean: return j.get<bool>() ? "true" : "false";
         case Json::value_t::number_integer: return std::to_string(j.get<int64_t>());
         case Json::value_t::number_unsigned: return std::to_string(j.get<uint64_t>());
@@ -40,7 +43,7 @@ std::string kind_of(const Json& j) {
             if (std::isnan(v)) {
                 return "the number NaN";  // only CBOR can hold one
             }
-            return "the number " + (std::isinf(v) ? std::string(v > 0 ? "inf" : "-inf") : j.dump());
+            return concat({"the number ", std::isinf(v) ? std::string(v > 0 ? "inf" : "-inf") : j.dump()});
         }
         case Json::value_t::binary: return "a byte string";
         case Json::value_t::discarded: break;
@@ -49,7 +52,7 @@ std::string kind_of(const Json& j) {
 }
 
 Error mistyped(const std::string& path, std::string_view expected, const Json& j) {
-    return invalid(path, "expected " + std::string(expected) + ", got " + kind_of(j));
+    return invalid(path, concat({"expected ", expected, ", got ", kind_of(j)}));
 }
 
 template <typename T>
@@ -82,7 +85,7 @@ bool is_whole(const Json& j) {
 
 template <typename T>
 Error out_of_range(const std::string& path, const std::string& value) {
-    return invalid(path, value + " is out of range for " + std::string(int_type_name<T>()));
+    return invalid(path, concat({value, " is out of range for ", int_type_name<T>()}));
 }
 
 // --- Scalars ------------------------------------------------------------------------
@@ -184,10 +187,9 @@ Status read_value(const Json& j, const std::string& path, std::vector<uint8_t>& 
     size_t bad_at = 0;
     if (!parse_hex(s, out, bad_at)) {
         if (bad_at == s.size()) {
-            return invalid(path, "odd number of hex digits (" + std::to_string(s.size()) + ")");
+            return invalid(path, concat({"odd number of hex digits (", std::to_string(s.size()), ")"}));
         }
-        return invalid(path, "character " + std::to_string(bad_at) + " of " + quote_text(s) +
-                                 " is not a hex digit");
+        return invalid(path, concat({"character ", std::to_string(bad_at), " of ", quote_text(s), " is not a hex digit"}));
     }
     return Status::success();
 }
@@ -209,7 +211,7 @@ Status read_value(const Json& j, const std::string& path, std::vector<T>& out) {
     }
     out.assign(j.size(), T{});
     for (size_t i = 0; i < j.size(); ++i) {
-        HURRAY_RETURN_IF_ERROR(read_value(j[i], path + "[" + std::to_string(i) + "]", out[i]));
+        HURRAY_RETURN_IF_ERROR(read_value(j[i], index_path(path, i), out[i]));
     }
     return Status::success();
 }
@@ -221,7 +223,7 @@ Status read_enum(const Json& j, const std::string& path, E& out, NameFn names, s
         const auto& name = j.get_ref<const std::string&>();
         const int v = value_of_name(names, name);
         if (v < 0) {
-            return invalid(path, "unknown " + std::string(what) + " " + quote_text(name));
+            return invalid(path, concat({"unknown ", what, " ", quote_text(name)}));
         }
         out = static_cast<E>(v);
         return Status::success();
@@ -250,7 +252,7 @@ public:
 
     // The path of member `key`.
     [[nodiscard]] std::string path_of(std::string_view key) const {
-        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+        return path_.empty() ? std::string(key) : concat({path_, ".", key});
     }
 
     // The member `key`, or nullptr when absent.
@@ -315,7 +317,6 @@ private:
     std::vector<std::string_view> used_;
 };
 
-std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 // --- Sections -----------------------------------------------------------------------
 

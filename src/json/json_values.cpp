@@ -121,7 +121,7 @@ int value_of_name(NameFn names, std::string_view name) noexcept {
 
 Json float64_value(double v) {
     if (std::isnan(v)) {
-        return std::string(kNanPrefix) + hex_digits(std::bit_cast<uint64_t>(v), 16);
+        return concat({kNanPrefix, hex_digits(std::bit_cast<uint64_t>(v), 16)});
     }
     if (std::isinf(v)) {
         return v > 0 ? "inf" : "-inf";
@@ -134,7 +134,7 @@ Json float64_value(double v) {
 
 Json float32_value(float v) {
     if (std::isnan(v)) {
-        return std::string(kNanPrefix) + hex_digits(std::bit_cast<uint32_t>(v), 8);
+        return concat({kNanPrefix, hex_digits(std::bit_cast<uint32_t>(v), 8)});
     }
     if (std::isinf(v)) {
         return v > 0 ? "inf" : "-inf";

@@ -195,8 +195,7 @@ TEST(JsonRejection, WrongTypesAreNamedWithTheirPath) {
                           R"(layout.strides[0]: expected an integer, got the string "4")"));
     // A long string value is shortened in the message.
     EXPECT_TRUE(FailsWith(edited(dense(), [](Doc& d) { d["byte_offset"] = std::string(50, 'x'); }),
-                          "byte_offset: expected an unsigned integer, got the string \"" + std::string(40, 'x') +
-                              "...\""));
+                          std::string("byte_offset: expected an unsigned integer, got the string \"").append(40, 'x').append("...\"")));
 }
 
 // CBOR byte strings are not the hex strings the form uses.
@@ -421,7 +420,7 @@ TEST(JsonRejection, MalformedJsonFailsWithTheByteOffset) {
     EXPECT_EQ(nul.error().offset(), 7U);
 
     // A long token is cut short in the message.
-    const std::string long_token = "{\"" + std::string(5000, 'a') + "\\q\"}";
+    const std::string long_token = std::string("{\"").append(5000, 'a').append("\\q\"}");
     auto long_error = from_json(long_token);
     ASSERT_FALSE(long_error.ok());
     EXPECT_LT(long_error.error().message().size(), 400U);
@@ -475,7 +474,8 @@ TEST(JsonRejection, DeepNestingFailsCleanly) {
     for (size_t i = 0; i < kDeep; ++i) {
         deep_objects += R"({"a":)";
     }
-    deep_objects += "1" + std::string(kDeep, '}');
+    deep_objects += "1";
+    deep_objects.append(kDeep, '}');
     EXPECT_TRUE(FailsWith(from_json(deep_objects), "document: nested deeper than 64 levels"));
     const std::vector<uint8_t> deep_cbor(kDeep, 0x81);  // array(1) of array(1) of ...
     EXPECT_TRUE(FailsWith(from_cbor(deep_cbor), "document: nested deeper than 64 levels"));

@@ -665,7 +665,7 @@ TEST(JsonRoundTrip, IndentChoosesTheLayoutOfTheText) {
     EXPECT_NE(to_json(d, 0).find('\n'), std::string::npos);
     EXPECT_NE(to_json(d, 2).find("\n  \"shape\": [\n    3,"), std::string::npos);
     EXPECT_EQ(to_json(d, 1000000), to_json(d, kMaxJsonIndent));  // capped
-    EXPECT_NE(to_json(d, kMaxJsonIndent).find("\n" + std::string(kMaxJsonIndent, ' ') + "\"shape\""),
+    EXPECT_NE(to_json(d, kMaxJsonIndent).find(std::string("\n").append(kMaxJsonIndent, ' ').append("\"shape\"")),
               std::string::npos);
 }
 
