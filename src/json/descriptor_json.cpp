@@ -42,7 +42,7 @@ public:
     }
     bool key(string_t& k) override {
         if (open_.back().node->contains(k)) {
-            return fail(path_of_key(k) + ": duplicate key", Error::kNoOffset);
+            return fail(path_of_key(json_detail::shortened(k)) + ": duplicate key", Error::kNoOffset);
         }
         key_ = std::move(k);
         return true;
@@ -81,26 +81,30 @@ private:
         std::string name;  // path component: ".key" or "[i]"
     };
 
-    // Places a value under the open container (or as the root); returns where it went.
-    Json* place(Json&& v, std::string& name) {
+    // Places a value under the open container (or as the root); returns where it
+    // went and, when `name` is given, sets it to the path component.
+    Json* place(Json&& v, std::string* name) {
         if (open_.empty()) {
             root_ = std::move(v);
             return &root_;
         }
         Json& parent = *open_.back().node;
         if (parent.is_array()) {
-            name = json_detail::concat({"[", std::to_string(parent.size()), "]"});
+            if (name != nullptr) {
+                *name = json_detail::concat({"[", std::to_string(parent.size()), "]"});
+            }
             parent.push_back(std::move(v));
             return &parent.back();
         }
-        name = json_detail::concat({".", key_});
+        if (name != nullptr) {
+            *name = json_detail::concat({".", key_});
+        }
         Json& slot = parent[key_];
         slot = std::move(v);
         return &slot;
     }
     bool add(Json&& v) {
-        std::string name;
-        place(std::move(v), name);
+        place(std::move(v), nullptr);
         return true;
     }
     bool open(Json&& container) {
@@ -109,7 +113,7 @@ private:
                         Error::kNoOffset);
         }
         std::string name;
-        Json* node = place(std::move(container), name);
+        Json* node = place(std::move(container), &name);
         open_.push_back({node, std::move(name)});
         return true;
     }
@@ -118,7 +122,7 @@ private:
         return true;
     }
     // The JSON path of member `k` of the innermost open object.
-    [[nodiscard]] std::string path_of_key(const std::string& k) const {
+    [[nodiscard]] std::string path_of_key(std::string_view k) const {
         std::string p;
         for (size_t i = 1; i < open_.size(); ++i) {  // open_[0] is the root
             p += open_[i].name;

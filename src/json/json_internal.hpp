@@ -35,6 +35,13 @@ inline std::string concat(std::initializer_list<std::string_view> parts) {
     return s;
 }
 
+/// A string from the document as it appears in an error message: more than 40
+/// characters are cut to 40 followed by "...".
+inline std::string shortened(std::string_view s) {
+    constexpr size_t kMax = 40;
+    return s.size() > kMax ? concat({s.substr(0, kMax), "..."}) : std::string(s);
+}
+
 /// Builds the document of a descriptor (docs/json.md). Never fails.
 Json descriptor_to_document(const TensorDescriptor& d);
 

@@ -20,12 +20,6 @@ Error invalid(const std::string& path, const std::string& what) {
 // The path of element `i` of the array at `path`.
 std::string index_path(const std::string& path, size_t i) { return concat({path, "[", std::to_string(i), "]"}); }
 
-// A string from the document as it appears in an error message: long ones shortened.
-std::string shortened(std::string_view s) {
-    constexpr size_t kMax = 40;
-    return s.size() > kMax ? std::string(s.substr(0, kMax)) + "..." : std::string(s);
-}
-
 std::string quote_text(std::string_view s) { return concat({"\"", shortened(s), "\""}); }
 
 // What a value is, for "expected X, got Y".

@@ -389,6 +389,9 @@ TEST(JsonRejection, DuplicateKeysAreRefused) {
     text.replace(text.find(R"("alignment":64)"), 14, R"("alignment":64,"alignment":128)");
     EXPECT_TRUE(FailsWith(from_json(text), "buffers[0].alignment: duplicate key"));
     EXPECT_TRUE(FailsWith(from_json(R"([{"a":1,"a":2}])"), "[0].a: duplicate key"));
+    const std::string long_key(100, 'k');
+    EXPECT_TRUE(FailsWith(from_json("{\"" + long_key + "\":1,\"" + long_key + "\":1}"),
+                          std::string(40, 'k') + "...: duplicate key"));
     const std::vector<uint8_t> cbor = {0xA1, 0x61, 'b', 0xA2, 0x61, 'a', 0x01, 0x61, 'a', 0x02};  // {"b":{"a":1,"a":2}}
     EXPECT_TRUE(FailsWith(from_cbor(cbor), "b.a: duplicate key"));
 }
