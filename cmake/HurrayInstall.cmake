@@ -18,9 +18,14 @@ install(TARGETS ${HURRAY_INSTALLED_TARGETS}
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
 # Public headers: everything under include/hurray, plus the generated ones.
+# hurray/json/ only when hurray::json is built.
+set(_hurray_header_excludes "")
+if(NOT TARGET hurray_json)
+    set(_hurray_header_excludes PATTERN "json" EXCLUDE)
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-    FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" ${_hurray_header_excludes})
 install(DIRECTORY "${HURRAY_GENERATED_INCLUDE_DIR}/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     FILES_MATCHING PATTERN "*.hpp")
