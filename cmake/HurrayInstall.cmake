@@ -1,4 +1,5 @@
-# Install rules: library, public headers, CMake package (hurray::core) and hurray.pc.
+# Install rules: libraries, public headers, CMake package (hurray::core and, when
+# built, hurray::json), hurray.pc and hurray-json.pc.
 include(CMakePackageConfigHelpers)
 
 set(HURRAY_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/hurray"
@@ -6,16 +7,25 @@ set(HURRAY_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/hurray"
 set(HURRAY_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
     CACHE STRING "Where hurray.pc is installed, relative to the prefix")
 
-install(TARGETS hurray_core
+set(HURRAY_INSTALLED_TARGETS hurray_core)
+if(TARGET hurray_json)
+    list(APPEND HURRAY_INSTALLED_TARGETS hurray_json)
+endif()
+install(TARGETS ${HURRAY_INSTALLED_TARGETS}
     EXPORT hurrayTargets
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
     LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
 # Public headers: everything under include/hurray, plus the generated ones.
+# hurray/json/ only when hurray::json is built.
+set(_hurray_header_excludes "")
+if(NOT TARGET hurray_json)
+    set(_hurray_header_excludes PATTERN "json" EXCLUDE)
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-    FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" ${_hurray_header_excludes})
 install(DIRECTORY "${HURRAY_GENERATED_INCLUDE_DIR}/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     FILES_MATCHING PATTERN "*.hpp")
@@ -66,3 +76,10 @@ configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray.pc.in"
                "${PROJECT_BINARY_DIR}/hurray.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/hurray.pc"
     DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
+if(TARGET hurray_json)
+    # Requires hurray; nlohmann/json is not needed by consumers.
+    configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-json.pc.in"
+                   "${PROJECT_BINARY_DIR}/hurray-json.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/hurray-json.pc"
+        DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
+endif()

@@ -22,7 +22,7 @@ HURRAY_APT_PACKAGES=(
     libbenchmark-dev    # bench/
     gcovr               # coverage report and threshold
     python3             # gcovr runs on it
-    nlohmann-json3-dev  # tests: reads the conformance manifest.json
+    nlohmann-json3-dev  # hurray::json (JSON/CBOR form, private); tests read manifest.json
 )
 
 # Needed by later work; move a name into HURRAY_APT_PACKAGES when the code starts

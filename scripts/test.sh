@@ -6,7 +6,7 @@
 #   1. GCC Release, -Werror: core, tests, bench, examples; ctest       (always)
 #   2. install + build examples/consumer against the install           HURRAY_SKIP_INSTALL=1
 #   3. GCC ASan+UBSan Debug -O1 tests; ctest                           HURRAY_SKIP_ASAN=1
-#   4. Clang 14 -Werror core + fuzz; clang-tidy; fuzz_decode            HURRAY_SKIP_CLANG=1
+#   4. Clang 14 -Werror core, json + fuzz; clang-tidy; fuzz_decode      HURRAY_SKIP_CLANG=1
 #      (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
 #   5. GCC coverage build; ctest; gcovr line coverage of src/ >= 80%    HURRAY_SKIP_COV=1
 # Other knobs: HURRAY_FUZZ_SECONDS (default 60), HURRAY_JOBS (default 2),
@@ -61,6 +61,11 @@ else
     cmake --install build/gcc --prefix "$HURRAY_ROOT/build/install"
     echo "--- installed files:"
     (cd build/install && find . -type f | sort)
+    # hurray::json keeps nlohmann/json private: no installed header may need it.
+    if grep -rl "nlohmann" build/install/include; then
+        echo "an installed header refers to nlohmann/json (see above)" >&2
+        exit 1
+    fi
 
     echo "--- CMake consumer: find_package(hurray)"
     cmake -S examples/consumer -B build/consumer -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -69,12 +74,14 @@ else
     cmake --build build/consumer -j "$HURRAY_JOBS"
     ./build/consumer/hurray_consumer
 
-    echo "--- pkg-config consumer: hurray.pc"
+    echo "--- pkg-config consumer: hurray-json.pc (requires hurray.pc)"
     pc_file="$(find "$HURRAY_ROOT/build/install" -name hurray.pc -print -quit)"
     [[ -n "$pc_file" ]] || { echo "hurray.pc was not installed" >&2; exit 1; }
+    [[ -f "$(dirname "$pc_file")/hurray-json.pc" ]] ||
+        { echo "hurray-json.pc was not installed" >&2; exit 1; }
     mkdir -p build/consumer-pc
-    pc_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs hurray)"
-    echo "pkg-config --cflags --libs hurray: $pc_flags"
+    pc_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs hurray-json)"
+    echo "pkg-config --cflags --libs hurray-json: $pc_flags"
     # shellcheck disable=SC2086  # the flags must be split
     g++ -Wall -Wextra -Wpedantic -Werror examples/consumer/main.cpp $pc_flags \
         -o build/consumer-pc/hurray_consumer
@@ -102,7 +109,7 @@ fi
 if [[ "${HURRAY_SKIP_CLANG:-0}" == 1 ]]; then
     stage_skip "4. Clang 14 build, clang-tidy, fuzz" "HURRAY_SKIP_CLANG=1"
 else
-    stage_start "4a. Clang 14 -Werror build of hurray::core + fuzz (build/clang)"
+    stage_start "4a. Clang 14 -Werror build of hurray::core, hurray::json + fuzz (build/clang)"
     cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
         -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=OFF -DHURRAY_BUILD_BENCH=OFF \
@@ -113,12 +120,12 @@ else
     if [[ "${HURRAY_SKIP_TIDY:-0}" == 1 ]]; then
         stage_skip "4b. clang-tidy" "HURRAY_SKIP_TIDY=1"
     else
-        stage_start "4b. clang-tidy-14 on src/core/*.cpp"
+        stage_start "4b. clang-tidy-14 on src/core/*.cpp and src/json/*.cpp"
         shopt -s nullglob
-        tidy_files=(src/core/*.cpp)
+        tidy_files=(src/core/*.cpp src/json/*.cpp)
         shopt -u nullglob
         if ((${#tidy_files[@]} == 0)); then
-            echo "no src/core/*.cpp files: nothing to lint"
+            echo "no src/core/*.cpp or src/json/*.cpp files: nothing to lint"
         else
             if ! printf '%s\0' "${tidy_files[@]}" |
                 xargs -0 -n 1 -P "$HURRAY_JOBS" \

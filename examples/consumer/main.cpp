@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // A small libhurray consumer, built against the installed package: it encodes
-// a descriptor, decodes it back and prints it.
+// a descriptor, decodes it back, prints it, and sends it through its JSON form.
 #include <hurray/core/builder.hpp>
 #include <hurray/core/describe.hpp>
 #include <hurray/core/version.hpp>
+#include <hurray/json/descriptor_json.hpp>
 
 #include <cstdio>
+#include <string>
 
 int main() {
     std::printf("libhurray %s\n", hurray::kVersionString);
@@ -25,5 +27,12 @@ int main() {
         return 1;
     }
     std::printf("%zu bytes: %s\n", bytes->size(), hurray::summarize(*back).c_str());
-    return *back == *made ? 0 : 1;
+    const std::string json = hurray::to_json(*back);
+    std::printf("JSON: %s\n", json.c_str());
+    auto from_json = hurray::from_json(json);
+    if (!from_json) {
+        std::printf("error: %s\n", from_json.error().to_string().c_str());
+        return 1;
+    }
+    return *back == *made && *from_json == *made ? 0 : 1;
 }

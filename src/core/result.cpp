@@ -46,6 +46,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
         case ErrorCode::kNotFound: return "not_found";
         case ErrorCode::kInvalidData: return "invalid_data";
         case ErrorCode::kUnsupported: return "unsupported";
+        case ErrorCode::kInvalidDocument: return "invalid_document";
     }
     return "unknown_error";
 }

@@ -34,7 +34,7 @@ struct Tracked {
 };
 int Tracked::live = 0;
 
-constexpr ErrorCode kLastCode = ErrorCode::kUnsupported;
+constexpr ErrorCode kLastCode = ErrorCode::kInvalidDocument;
 
 // An error keeps its code, message and offset; kNoOffset means "none".
 TEST(Error, HoldsCodeMessageAndOffset) {
@@ -97,6 +97,7 @@ TEST(Error, CodeValuesAreStable) {
     EXPECT_EQ(static_cast<int>(ErrorCode::kRankTooLarge), 10);
     EXPECT_EQ(static_cast<int>(ErrorCode::kInvalidComposite), 31);
     EXPECT_EQ(static_cast<int>(ErrorCode::kUnsupported), 38);
+    EXPECT_EQ(static_cast<int>(ErrorCode::kInvalidDocument), 39);
 }
 
 // A value result: ok, the value through every accessor, value_or ignores the fallback.

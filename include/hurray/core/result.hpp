@@ -60,6 +60,7 @@ enum class ErrorCode : uint16_t {
     kNotFound = 36,                      ///< A named item does not exist.
     kInvalidData = 37,                   ///< Data bytes violate an invariant (sparse indices...).
     kUnsupported = 38,                   ///< Valid, but not supported by this build.
+    kInvalidDocument = 39,               ///< A JSON or CBOR document is malformed or does not match its schema.
 };
 
 /// A stable, human-readable name for an error code, e.g. `"truncated"`.
