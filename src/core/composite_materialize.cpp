@@ -12,6 +12,8 @@
 #include "core/sparse_walk.hpp"
 #include "core/text.hpp"
 #include "hurray/core/composite.hpp"
+#include "hurray/core/dequantize.hpp"
+#include "hurray/core/element_convert.hpp"
 #include "hurray/core/validate.hpp"
 
 namespace hurray {
@@ -43,18 +45,17 @@ Status apply(Combine how, ElementType type, std::span<const uint8_t> src, uint64
     return detail::copy_element(bit_width(type), src, si, out, di);
 }
 
-// A dense (or paged) member: materialize it row-major, then place its box.
-Status place_dense(const TensorView& view, const Placement& at, Combine how, std::span<uint8_t> out) {
-    const TensorDescriptor& d = view.descriptor();
-    HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> local, view.materialize());
-    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));
+// Places a member's row-major elements (`local`, storage of `type`, of the
+// member's `shape`) into its box of the head's output.
+Status place_rows(std::span<const uint8_t> local, ElementType type, std::span<const uint64_t> shape,
+                  const Placement& at, Combine how, std::span<uint8_t> out) {
+    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
     if (count == 0) {
         return Status::success();
     }
-    const ElementType type = d.element_type;
     const uint32_t bits = bit_width(type);
-    const size_t rank = d.shape.size();
-    const uint64_t row = rank == 0 ? 1 : d.shape[rank - 1];
+    const size_t rank = shape.size();
+    const uint64_t row = rank == 0 ? 1 : shape[rank - 1];
     std::vector<uint64_t> idx(rank, 0);
     for (uint64_t first = 0; first < count; first += row) {
         const uint64_t dst = at.at(idx);
@@ -72,7 +73,7 @@ Status place_dense(const TensorView& view, const Placement& at, Combine how, std
         }
         // Next row: advance every dimension but the last.
         for (size_t k = rank > 0 ? rank - 1 : 0; k > 0; --k) {
-            if (idx[k - 1] + 1 < d.shape[k - 1]) {
+            if (idx[k - 1] + 1 < shape[k - 1]) {
                 ++idx[k - 1];
                 break;
             }
@@ -80,6 +81,27 @@ Status place_dense(const TensorView& view, const Placement& at, Combine how, std
         }
     }
     return Status::success();
+}
+
+// A dense (or paged) member: materialize it row-major, then place its box.
+Status place_dense(const TensorView& view, const Placement& at, Combine how, std::span<uint8_t> out) {
+    const TensorDescriptor& d = view.descriptor();
+    HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> local, view.materialize());
+    return place_rows(local, d.element_type, d.shape, at, how, out);
+}
+
+// A quantized dense member: dequantize it (float32, row-major), convert to the
+// head's type (round to nearest even), then place its box.
+Status place_dequantized(const TensorView& view, ElementType head_type, const Placement& at, Combine how,
+                         std::span<uint8_t> out) {
+    const TensorDescriptor& d = view.descriptor();
+    HURRAY_ASSIGN_OR_RETURN(std::vector<float> real, dequantize(view));
+    HURRAY_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(head_type, real.size()));
+    std::vector<uint8_t> local(static_cast<size_t>(bytes));
+    for (size_t i = 0; i < real.size(); ++i) {
+        HURRAY_RETURN_IF_ERROR(element_from_double(head_type, local, i, real[i]));
+    }
+    return place_rows(local, head_type, d.shape, at, how, out);
 }
 
 // A sparse member: its stored elements only.
@@ -132,9 +154,10 @@ Status materialize_composite(const TensorDescriptor& head, std::span<const Tenso
     }
     for (size_t i = 0; i < members.size(); ++i) {
         const TensorDescriptor& m = members[i].descriptor();
-        if (m.quantization) {
+        if (m.quantization && detail::is_sparse_layout(m.layout)) {
             return Error(ErrorCode::kUnsupported, "materialize_composite: member " + dec(i) +
-                                                      " is quantized; dequantize it into a view of the head's type");
+                                                      " is a quantized sparse tensor; only its dense form is "
+                                                      "supported here");
         }
         HURRAY_RETURN_IF_ERROR(validate_data(members[i]));
     }
@@ -153,6 +176,8 @@ Status materialize_composite(const TensorDescriptor& head, std::span<const Tenso
         const Combine how = add && i > 0 ? Combine::kAdd : Combine::kReplace;
         if (detail::is_sparse_layout(m.layout)) {
             HURRAY_RETURN_IF_ERROR(place_sparse(view, at, how, out));
+        } else if (m.quantization) {
+            HURRAY_RETURN_IF_ERROR(place_dequantized(view, type, at, how, out));
         } else {
             HURRAY_RETURN_IF_ERROR(place_dense(view, at, how, out));
         }

@@ -854,13 +854,13 @@ TEST(CompositeMaterialize, RejectsWhatItCannotMerge) {
     bad.add(coo_member(kF32, {4}, 2, {4}, {0}), {f32s({1, 2}), le_bytes<uint64_t>({3, 3})});
     EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kPartition, 1), bad.views(), out), E::kInvalidData,
                       {"repeats"}));
-    // A quantized member needs dequantization.
-    Members q;
-    TensorDescriptor qd = must(make_per_block_quantized(ElementType::kInt8, {4}, 0, 2, ElementType::kFloat32));
-    qd.shard = ShardDescriptor{{4}, {0}};
-    q.add(qd, {Bytes(4), f32s({1, 1})});
-    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kPartition, 1), q.views(), out), E::kUnsupported,
-                      {"member 0 is quantized"}));
+    // A quantized sparse member has no merged view here.
+    Members qs;
+    TensorDescriptor qsd = coo_member(ElementType::kInt8, {4}, 1, {4}, {0});
+    qsd.quantization = QuantizationDescriptor{PerTensorAffine{1.0F, 0}};
+    qs.add(qsd, {Bytes(1), le_bytes<uint64_t>({0})});
+    EXPECT_TRUE(Fails(materialize_composite(head(kF32, {4}, kPartition, 1), qs.views(), out), E::kUnsupported,
+                      {"member 0 is a quantized sparse tensor"}));
     // No float128 arithmetic for add.
     Members w;
     w.add(coo_member(ElementType::kFloat128, {1}, 0, {1}, {0}, kBase), {Bytes{}, Bytes{}});
@@ -868,6 +868,35 @@ TEST(CompositeMaterialize, RejectsWhatItCannotMerge) {
     EXPECT_TRUE(Fails(materialize_composite(head(ElementType::kFloat128, {1}, kOverlay, 1, CombineOp::kAdd),
                                             w.views(), out16),
                       E::kUnsupported, {"float128"}));
+}
+
+// composite.md § Element type across members: a quantized member contributes
+// its dequantized values in the head's type (the SpQR shape: an int8 base and
+// a float correction, overlay add).
+TEST(CompositeMaterialize, QuantizedMembersAreDequantizedIntoTheHeadType) {
+    // Partition of one per-block int8 member: q = [1, 2, 3, 4], scales [0.5, 2].
+    Members q;
+    TensorDescriptor qd = must(make_per_block_quantized(ElementType::kInt8, {4}, 0, 2, ElementType::kFloat32));
+    qd.shard = ShardDescriptor{{4}, {0}};
+    q.add(qd, {Bytes{1, 2, 3, 4}, f32s({0.5F, 2.0F})});
+    Bytes out(16);
+    auto s1 = materialize_composite(head(kF32, {4}, kPartition, 1), q.views(), out);
+    ASSERT_TRUE(s1.ok()) << s1.error().to_string();
+    EXPECT_EQ(out, f32s({0.5F, 1.0F, 6.0F, 8.0F}));
+
+    // Overlay add under a float16 head: the quantized base plus a sparse correction.
+    Members o;
+    TensorDescriptor base = must(make_per_block_quantized(ElementType::kInt8, {4}, 0, 2, ElementType::kFloat32));
+    base.shard = ShardDescriptor{{4}, {0}};
+    base.composite_member = CompositeMember{kBase};
+    o.add(base, {Bytes{1, 2, 3, 4}, f32s({0.5F, 2.0F})});
+    o.add(coo_member(ElementType::kFloat16, {4}, 1, {4}, {0}, kCorrection),
+          {le_bytes<uint16_t>({0x3C00}), le_bytes<uint64_t>({2})});  // +1.0 at [2]
+    Bytes half(8);
+    auto s2 = materialize_composite(head(ElementType::kFloat16, {4}, kOverlay, 2, CombineOp::kAdd), o.views(), half);
+    ASSERT_TRUE(s2.ok()) << s2.error().to_string();
+    // 0.5, 1, 7, 8 in float16.
+    EXPECT_EQ(half, le_bytes<uint16_t>({0x3800, 0x3C00, 0x4700, 0x4800}));
 }
 
 }  // namespace

@@ -23,10 +23,10 @@ namespace hurray {
 /// `members` are views of the head's `member_count` members, in stream order.
 /// The composite is validated first: a `CompositeAssembler` (strict) over the
 /// head and the members' descriptors, and `validate_data` (strict) on every
-/// member. Each member must store the head's element type without
-/// quantization; a quantized member fails with `kUnsupported` (dequantization
-/// is not part of this function), and so does a nested composite (it has no
-/// view).
+/// member. An unquantized member stores the head's element type; a quantized
+/// dense member is dequantized (float32) and converted to the head's type,
+/// rounding to nearest even. A quantized sparse member and a nested composite
+/// (it has no view) fail with `kUnsupported`.
 ///
 /// - Partition: each member's values are placed in its box; unstored
 ///   elements of a sparse member are zero.
