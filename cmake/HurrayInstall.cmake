@@ -7,7 +7,7 @@ set(HURRAY_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/hurray"
 set(HURRAY_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
     CACHE STRING "Where hurray.pc is installed, relative to the prefix")
 
-set(HURRAY_INSTALLED_TARGETS hurray_core)
+set(HURRAY_INSTALLED_TARGETS hurray_core hurray_io)
 if(TARGET hurray_json)
     list(APPEND HURRAY_INSTALLED_TARGETS hurray_json)
 endif()
@@ -75,6 +75,10 @@ endforeach()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray.pc.in"
                "${PROJECT_BINARY_DIR}/hurray.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/hurray.pc"
+    DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
+configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-io.pc.in"
+               "${PROJECT_BINARY_DIR}/hurray-io.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/hurray-io.pc"
     DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
 if(TARGET hurray_json)
     # Requires hurray; nlohmann/json is not needed by consumers.

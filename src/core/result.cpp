@@ -47,6 +47,11 @@ std::string_view error_code_name(ErrorCode code) noexcept {
         case ErrorCode::kInvalidData: return "invalid_data";
         case ErrorCode::kUnsupported: return "unsupported";
         case ErrorCode::kInvalidDocument: return "invalid_document";
+        case ErrorCode::kDuplicateName: return "duplicate_name";
+        case ErrorCode::kSizeMismatch: return "size_mismatch";
+        case ErrorCode::kInvalidName: return "invalid_name";
+        case ErrorCode::kOverlap: return "overlap";
+        case ErrorCode::kTypeMismatch: return "type_mismatch";
     }
     return "unknown_error";
 }

@@ -34,7 +34,7 @@ struct Tracked {
 };
 int Tracked::live = 0;
 
-constexpr ErrorCode kLastCode = ErrorCode::kInvalidDocument;
+constexpr ErrorCode kLastCode = ErrorCode::kTypeMismatch;
 
 // An error keeps its code, message and offset; kNoOffset means "none".
 TEST(Error, HoldsCodeMessageAndOffset) {
@@ -98,6 +98,7 @@ TEST(Error, CodeValuesAreStable) {
     EXPECT_EQ(static_cast<int>(ErrorCode::kInvalidComposite), 31);
     EXPECT_EQ(static_cast<int>(ErrorCode::kUnsupported), 38);
     EXPECT_EQ(static_cast<int>(ErrorCode::kInvalidDocument), 39);
+    EXPECT_EQ(static_cast<int>(ErrorCode::kTypeMismatch), 44);
 }
 
 // A value result: ok, the value through every accessor, value_or ignores the fallback.

@@ -61,6 +61,11 @@ enum class ErrorCode : uint16_t {
     kInvalidData = 37,                   ///< Data bytes violate an invariant (sparse indices...).
     kUnsupported = 38,                   ///< Valid, but not supported by this build.
     kInvalidDocument = 39,               ///< A JSON or CBOR document is malformed or does not match its schema.
+    kDuplicateName = 40,                 ///< A tensor name or KV key appears twice.
+    kSizeMismatch = 41,                  ///< Bytes given or stored disagree with the declared size.
+    kInvalidName = 42,                   ///< A tensor name or KV key is empty, too long or not UTF-8.
+    kOverlap = 43,                       ///< Two regions of a container overlap.
+    kTypeMismatch = 44,                  ///< A value has another type than the one asked for.
 };
 
 /// A stable, human-readable name for an error code, e.g. `"truncated"`.

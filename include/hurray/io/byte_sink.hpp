@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Where writers put bytes: `ByteSink` and its implementations for a file
+/// descriptor (file, pipe, socket, standard output), a `FILE*`, memory, and
+/// an atomic, durable file replacement (`AtomicFileSink`).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hurray/core/result.hpp"
+
+namespace hurray {
+
+/// A forward-only byte sink. Writers never seek: a sink only appends.
+///
+/// @code
+/// class CountingSink final : public hurray::ByteSink {
+/// public:
+///     hurray::Status write(std::span<const uint8_t> bytes) override {
+///         n += bytes.size();
+///         return hurray::Status::success();
+///     }
+///     uint64_t n = 0;
+/// };
+/// @endcode
+class ByteSink {
+public:
+    virtual ~ByteSink() = default;
+    /// Appends all of `bytes` or fails (`kIoError` naming the OS error).
+    virtual Status write(std::span<const uint8_t> bytes) = 0;
+    /// Pushes buffered bytes to the operating system. Default: nothing to do.
+    virtual Status flush() { return Status::success(); }
+
+    ByteSink() = default;
+    ByteSink(const ByteSink&) = delete;
+    ByteSink& operator=(const ByteSink&) = delete;
+    ByteSink(ByteSink&&) = delete;
+    ByteSink& operator=(ByteSink&&) = delete;
+};
+
+/// Writes to a POSIX file descriptor: a file, a pipe, a socket, standard
+/// output. Retries short writes and `EINTR`; on a socket, a closed peer is
+/// an error (`MSG_NOSIGNAL`), not a `SIGPIPE`. On a pipe, the process's
+/// `SIGPIPE` disposition applies as for any `write(2)`.
+///
+/// @code
+/// hurray::FdSink out(STDOUT_FILENO);
+/// @endcode
+class FdSink final : public ByteSink {
+public:
+    /// Writes to `fd`; closes it on destruction when `owns` is true.
+    explicit FdSink(int fd, bool owns = false) noexcept : fd_(fd), owns_(owns) {}
+    ~FdSink() override;
+    Status write(std::span<const uint8_t> bytes) override;
+    /// The descriptor.
+    [[nodiscard]] int fd() const noexcept { return fd_; }
+
+    FdSink(const FdSink&) = delete;
+    FdSink& operator=(const FdSink&) = delete;
+    FdSink(FdSink&&) = delete;
+    FdSink& operator=(FdSink&&) = delete;
+
+private:
+    int fd_;
+    bool owns_;
+    int is_socket_ = -1;  // -1: not yet known
+};
+
+/// Writes to a C stream; `flush` calls `fflush`. Does not close it.
+class StdioSink final : public ByteSink {
+public:
+    /// Writes to `file` (not owned).
+    explicit StdioSink(std::FILE* file) noexcept : file_(file) {}
+    Status write(std::span<const uint8_t> bytes) override;
+    Status flush() override;
+
+private:
+    std::FILE* file_;
+};
+
+/// Appends to a byte vector in memory.
+///
+/// @code
+/// hurray::MemorySink sink;
+/// // ... write a file through it ...
+/// std::vector<uint8_t> bytes = std::move(sink).take();
+/// @endcode
+class MemorySink final : public ByteSink {
+public:
+    Status write(std::span<const uint8_t> bytes) override;
+    /// The bytes written so far.
+    [[nodiscard]] const std::vector<uint8_t>& bytes() const noexcept { return bytes_; }
+    /// Moves the bytes out.
+    std::vector<uint8_t> take() && { return std::move(bytes_); }
+
+private:
+    std::vector<uint8_t> bytes_;
+};
+
+/// Replaces a file atomically and durably.
+///
+/// `create(path)` opens a new temporary file in the directory of `path`
+/// (same file system, so the final rename is atomic). Bytes go to it.
+/// `commit()` flushes, `fsync`s the file, renames it over `path` and
+/// `fsync`s the directory: from then on `path` holds the new bytes, even
+/// after a power loss. Destroying the sink without `commit()` (or a failed
+/// commit) removes the temporary file; `path` is never touched. A crash at
+/// any point leaves `path` with either its old or its new content, never a
+/// mix, and at most a stray temporary file (named `.<name>.tmp-XXXXXX`).
+///
+/// @code
+/// auto sink = hurray::AtomicFileSink::create("model.hrry");
+/// if (!sink) return sink.error();
+/// // ... write through **sink ...
+/// if (auto s = (*sink)->commit(); !s) return s;
+/// @endcode
+class AtomicFileSink final : public ByteSink {
+public:
+    /// Creates the temporary file next to `path` with mode 0644 (minus umask).
+    static Result<std::unique_ptr<AtomicFileSink>> create(const std::string& path);
+    ~AtomicFileSink() override;
+    Status write(std::span<const uint8_t> bytes) override;
+    /// Makes the written bytes the content of `path` (see the class comment).
+    /// After it, further writes fail.
+    Status commit();
+    /// Removes the temporary file without touching `path` (also done by the
+    /// destructor when not committed).
+    void abandon() noexcept;
+    /// The final path.
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    /// The temporary file's path.
+    [[nodiscard]] const std::string& temp_path() const noexcept { return temp_path_; }
+
+    AtomicFileSink(const AtomicFileSink&) = delete;
+    AtomicFileSink& operator=(const AtomicFileSink&) = delete;
+    AtomicFileSink(AtomicFileSink&&) = delete;
+    AtomicFileSink& operator=(AtomicFileSink&&) = delete;
+
+private:
+    AtomicFileSink(std::string path, std::string temp_path, int fd) noexcept
+        : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {}
+    std::string path_;
+    std::string temp_path_;
+    int fd_;
+    bool done_ = false;
+};
+
+}  // namespace hurray

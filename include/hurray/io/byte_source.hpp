@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Where sequential readers get bytes: `ByteSource` and its implementations
+/// for a file descriptor (file, pipe, socket, standard input), a `FILE*` and
+/// memory. Sources are forward-only: readers never seek.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+
+#include "hurray/core/result.hpp"
+
+namespace hurray {
+
+/// A forward-only byte source.
+///
+/// @code
+/// std::vector<uint8_t> buf(4096);
+/// auto n = source.read_some(buf);   // 0 means end of input
+/// @endcode
+class ByteSource {
+public:
+    virtual ~ByteSource() = default;
+    /// Reads at least one byte into `out` (at most `out.size()`), or returns 0
+    /// at the end of input. `out` must not be empty. Fails with `kIoError`.
+    virtual Result<size_t> read_some(std::span<uint8_t> out) = 0;
+
+    /// Fills `out` completely; returns how many bytes were read, which is
+    /// less than `out.size()` only when the input ended.
+    Result<size_t> read_full(std::span<uint8_t> out);
+
+    /// Reads and discards `n` bytes; returns how many were skipped (less than
+    /// `n` only at the end of input). The default reads through a small
+    /// stack buffer; sources that can do better override it.
+    virtual Result<uint64_t> skip(uint64_t n);
+
+    ByteSource() = default;
+    ByteSource(const ByteSource&) = delete;
+    ByteSource& operator=(const ByteSource&) = delete;
+    ByteSource(ByteSource&&) = delete;
+    ByteSource& operator=(ByteSource&&) = delete;
+};
+
+/// Reads from a POSIX file descriptor; retries `EINTR`.
+class FdSource final : public ByteSource {
+public:
+    /// Reads from `fd`; closes it on destruction when `owns` is true.
+    explicit FdSource(int fd, bool owns = false) noexcept : fd_(fd), owns_(owns) {}
+    ~FdSource() override;
+    Result<size_t> read_some(std::span<uint8_t> out) override;
+    /// The descriptor.
+    [[nodiscard]] int fd() const noexcept { return fd_; }
+
+    FdSource(const FdSource&) = delete;
+    FdSource& operator=(const FdSource&) = delete;
+    FdSource(FdSource&&) = delete;
+    FdSource& operator=(FdSource&&) = delete;
+
+private:
+    int fd_;
+    bool owns_;
+};
+
+/// Reads from a C stream (not owned, not closed).
+class StdioSource final : public ByteSource {
+public:
+    /// Reads from `file`.
+    explicit StdioSource(std::FILE* file) noexcept : file_(file) {}
+    Result<size_t> read_some(std::span<uint8_t> out) override;
+
+private:
+    std::FILE* file_;
+};
+
+/// Reads from bytes in memory (not owned: they must outlive the source).
+/// `max_chunk` limits each `read_some`, to exercise short reads in tests.
+class MemorySource final : public ByteSource {
+public:
+    /// Reads `bytes`, at most `max_chunk` bytes per call.
+    explicit MemorySource(std::span<const uint8_t> bytes, size_t max_chunk = SIZE_MAX) noexcept
+        : bytes_(bytes), max_chunk_(max_chunk == 0 ? 1 : max_chunk) {}
+    Result<size_t> read_some(std::span<uint8_t> out) override;
+    Result<uint64_t> skip(uint64_t n) override;
+    /// Bytes consumed so far.
+    [[nodiscard]] uint64_t position() const noexcept { return pos_; }
+
+private:
+    std::span<const uint8_t> bytes_;
+    size_t max_chunk_;
+    size_t pos_ = 0;
+};
+
+}  // namespace hurray
