@@ -34,17 +34,26 @@ enum class KvType : uint8_t {
 /// "bool", "bytes", "array"; "private" for 0xF0-0xFE, "unknown" otherwise.
 std::string_view kv_type_name(uint8_t tag) noexcept;
 
-class KvValue;
-
-/// A homogeneous array value: its element type (never `kArray`) and elements,
-/// which all have that type. An empty array still has an element type.
+/// A homogeneous array value, stored compactly by element type. The
+/// alternative held gives the element type, so an empty array still has one.
+///
+/// @code
+/// hurray::KvArray dims{std::vector<int64_t>{4096, 11008}};
+/// auto* v = std::get_if<std::vector<int64_t>>(&dims.values);
+/// @endcode
 struct KvArray {
-    /// Type of every element (`kString` .. `kBytes`).
-    KvType element_type = KvType::kInt64;
+    /// The elements; the alternative is the element type (string, int64,
+    /// uint64, float64, bool, bytes, in tag order 0x01 .. 0x06).
+    using Storage = std::variant<std::vector<std::string>, std::vector<int64_t>, std::vector<uint64_t>,
+                                 std::vector<double>, std::vector<bool>, std::vector<std::vector<uint8_t>>>;
     /// The elements.
-    std::vector<KvValue> elements;
-    /// Element-wise equality (floats compared bitwise).
-    bool operator==(const KvArray&) const;
+    Storage values;
+    /// The element type (`kString` .. `kBytes`).
+    [[nodiscard]] KvType element_type() const noexcept { return static_cast<KvType>(values.index() + 1); }
+    /// Number of elements.
+    [[nodiscard]] size_t size() const noexcept;
+    /// Element-wise equality (float64 compared bitwise).
+    bool operator==(const KvArray& other) const;
 };
 
 /// A value with an implementation-private tag (0xF0-0xFE): its tag and raw
@@ -85,24 +94,24 @@ public:
     static KvValue boolean(bool v) { return KvValue(Storage(std::in_place_index<4>, v)); }
     /// Opaque bytes.
     static KvValue bytes(std::vector<uint8_t> v) { return KvValue(Storage(std::in_place_index<5>, std::move(v))); }
-    /// An array; every element must have type `array.element_type`.
+    /// An array.
     static KvValue array(KvArray v) { return KvValue(Storage(std::in_place_index<6>, std::move(v))); }
     /// A private-tag value (0xF0-0xFE) with its raw payload.
     static KvValue private_value(KvPrivateValue v) {
         return KvValue(Storage(std::in_place_index<7>, std::move(v)));
     }
     /// An array of strings.
-    static KvValue string_array(const std::vector<std::string>& v);
+    static KvValue string_array(std::vector<std::string> v) { return array(KvArray{std::move(v)}); }
     /// An array of int64.
-    static KvValue int64_array(const std::vector<int64_t>& v);
+    static KvValue int64_array(std::vector<int64_t> v) { return array(KvArray{std::move(v)}); }
     /// An array of uint64.
-    static KvValue uint64_array(const std::vector<uint64_t>& v);
+    static KvValue uint64_array(std::vector<uint64_t> v) { return array(KvArray{std::move(v)}); }
     /// An array of float64.
-    static KvValue float64_array(const std::vector<double>& v);
+    static KvValue float64_array(std::vector<double> v) { return array(KvArray{std::move(v)}); }
     /// An array of bools.
-    static KvValue bool_array(const std::vector<bool>& v);
+    static KvValue bool_array(std::vector<bool> v) { return array(KvArray{std::move(v)}); }
     /// An array of byte sequences.
-    static KvValue bytes_array(const std::vector<std::vector<uint8_t>>& v);
+    static KvValue bytes_array(std::vector<std::vector<uint8_t>> v) { return array(KvArray{std::move(v)}); }
 
     /// The wire tag of this value (`KvType` value, or the private tag).
     [[nodiscard]] uint8_t tag() const noexcept;
@@ -215,9 +224,8 @@ private:
 };
 
 /// Checks a KV collection for writing: keys (`check_name`), string values and
-/// string array elements valid UTF-8, lengths that fit their `uint32` fields,
-/// homogeneous arrays whose element type is a scalar type, private tags only
-/// with `allow_private`.
+/// string array elements valid UTF-8, lengths and counts that fit their
+/// `uint32` fields, private tags (0xF0-0xFE) only with `allow_private`.
 Status check_kv(const KvMetadata& kv, bool allow_private = false);
 
 /// Encodes the KV section (`u32 count`, then `u16 key_len | key | u8 tag |
@@ -229,8 +237,9 @@ Result<std::vector<uint8_t>> encode_kv_section(const KvMetadata& kv, bool allow_
 /// `base` (for the offsets in errors): every entry inside the section, keys
 /// valid UTF-8 and unique, strings valid UTF-8, bools 0 or 1, array element
 /// tags 1-6, no reserved tag, private tags only as `options` allow, and no
-/// byte left over after the last entry. Never allocates more than a constant
-/// times the section's size.
+/// byte left over after the last entry. Counts are bounded by the bytes left
+/// before anything is reserved; memory stays within a small constant times
+/// the section's size.
 Result<KvMetadata> decode_kv_section(std::span<const uint8_t> bytes, uint64_t base,
                                      const KvDecodeOptions& options = {});
 
