@@ -74,14 +74,16 @@ else
     cmake --build build/consumer -j "$HURRAY_JOBS"
     ./build/consumer/hurray_consumer
 
-    echo "--- pkg-config consumer: hurray-json.pc (requires hurray.pc)"
+    echo "--- pkg-config consumer: hurray-json.pc and hurray-io.pc (both require hurray.pc)"
     pc_file="$(find "$HURRAY_ROOT/build/install" -name hurray.pc -print -quit)"
     [[ -n "$pc_file" ]] || { echo "hurray.pc was not installed" >&2; exit 1; }
-    [[ -f "$(dirname "$pc_file")/hurray-json.pc" ]] ||
-        { echo "hurray-json.pc was not installed" >&2; exit 1; }
+    for pc in hurray-json hurray-io; do
+        [[ -f "$(dirname "$pc_file")/$pc.pc" ]] || { echo "$pc.pc was not installed" >&2; exit 1; }
+    done
     mkdir -p build/consumer-pc
-    pc_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs hurray-json)"
-    echo "pkg-config --cflags --libs hurray-json: $pc_flags"
+    # --static: the libraries are static, and a static hurray_io needs ISA-L too.
+    pc_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs --static hurray-json hurray-io)"
+    echo "pkg-config --cflags --libs --static hurray-json hurray-io: $pc_flags"
     # shellcheck disable=SC2086  # the flags must be split
     g++ -Wall -Wextra -Wpedantic -Werror examples/consumer/main.cpp $pc_flags \
         -o build/consumer-pc/hurray_consumer
