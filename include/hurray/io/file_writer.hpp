@@ -20,6 +20,10 @@
 
 namespace hurray {
 
+namespace detail {
+struct FileWriterState;
+}  // namespace detail
+
 /// How a `FileWriter` lays the file out.
 struct FileWriterOptions {
     /// `data_buffer_alignment`: a power of two in 4096 .. 2 MiB.
@@ -121,6 +125,13 @@ public:
     Status end_tensor();
 
     /// The KV metadata written by `finish`; may be filled at any time before.
+    ///
+    /// The header, written with the first tensor, can only announce KV that
+    /// exists by then: fill the KV before the first tensor (or write no
+    /// tensor) and `HAS_KV_METADATA` is set. KV added later is still written
+    /// and located by the trailer, with the flag clear, as the reference
+    /// writer always does (SPEC-NOTES 11). If the flag was set and the KV is
+    /// emptied afterwards, an empty KV section (count 0) keeps them consistent.
     KvMetadata& kv() noexcept { return kv_; }
 
     /// Writes the KV section, the index and the trailer, flushes the sink and,
@@ -139,14 +150,13 @@ public:
     [[nodiscard]] const FileHeader& header() const noexcept { return header_; }
 
 private:
-    struct State;
     FileWriter() = default;
 
     FileHeader header_{};
     KvMetadata kv_;
     std::vector<IndexEntry> entries_;
     uint64_t offset_ = 0;
-    std::unique_ptr<State> state_;
+    std::unique_ptr<detail::FileWriterState> state_;
 };
 
 }  // namespace hurray
