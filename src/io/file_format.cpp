@@ -19,7 +19,6 @@ using detail::hex;
 
 // Byte offsets of the header fields (file-format.md § File Header).
 constexpr uint64_t kOffVersionMajor = 8;
-constexpr uint64_t kOffReserved = 10;
 constexpr uint64_t kOffFlags = 12;
 constexpr uint64_t kOffAlignment = 16;
 constexpr uint64_t kOffFirstDescriptor = 20;

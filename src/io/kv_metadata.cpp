@@ -308,7 +308,7 @@ Status KvMetadata::set(std::string key, KvValue value) {
 
 Status KvMetadata::add(std::string key, KvValue value) {
     HURRAY_RETURN_IF_ERROR(check_name(key, "KV key"));
-    if (positions_.count(key) != 0) {
+    if (positions_.contains(key)) {
         return Error(ErrorCode::kDuplicateName, key_text(key) + ": key already present");
     }
     positions_.emplace(key, entries_.size());
