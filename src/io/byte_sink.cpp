@@ -29,11 +29,11 @@ std::string os_error(int err) {
     // SAFETY: buf is a local array of the size passed; the GNU strerror_r
     // returns either buf or a static string, both NUL-terminated.
     const char* s = strerror_r(err, buf, sizeof buf);
-    return std::string(s);
+    return {s};
 }
 
 Error io_error(std::string_view what, int err) {
-    return Error(ErrorCode::kIoError, std::string(what) + ": " + os_error(err));
+    return {ErrorCode::kIoError, std::string(what) + ": " + os_error(err)};
 }
 
 /// Writes all of `bytes` to `fd`, retrying EINTR and short writes. With
@@ -121,11 +121,11 @@ Status FdSink::write(std::span<const uint8_t> bytes) {
         struct stat st {};
         // SAFETY: st is a local struct that fstat fills.
         if (::fstat(fd_, &st) != 0) {
-            return io_error("fd " + dec(static_cast<uint64_t>(fd_ < 0 ? 0 : fd_)), errno);
+            return io_error("fstat fd " + std::to_string(fd_), errno);
         }
         is_socket_ = S_ISSOCK(st.st_mode) ? 1 : 0;
     }
-    return write_all(fd_, is_socket_ == 1, bytes, "write to fd " + dec(static_cast<uint64_t>(fd_)));
+    return write_all(fd_, is_socket_ == 1, bytes, "write to fd " + std::to_string(fd_));
 }
 
 // ---------------------------------------------------------------------------

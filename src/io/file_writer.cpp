@@ -38,7 +38,7 @@ bool name_less(const IndexEntry& a, const IndexEntry& b) {
 }
 
 Error overflow(std::string_view what) {
-    return Error(ErrorCode::kSizeOverflow, std::string(what) + ": file offset overflows 64 bits");
+    return {ErrorCode::kSizeOverflow, std::string(what) + ": file offset overflows 64 bits"};
 }
 
 /// Where a tensor's parts go, computed (overflow-checked) before any byte of
@@ -201,8 +201,8 @@ struct Planner {
     Result<TensorPlan> plan(std::string_view name, const TensorDescriptor& desc,
                             const std::unordered_set<std::string>* extra_names, uint64_t at) const {
         HURRAY_RETURN_IF_ERROR(check_name(name, "tensor name"));
-        if (s.names.count(std::string(name)) != 0 ||
-            (extra_names != nullptr && extra_names->count(std::string(name)) != 0)) {
+        const std::string key(name);
+        if (s.names.contains(key) || (extra_names != nullptr && extra_names->contains(key))) {
             return Error(ErrorCode::kDuplicateName, "tensor name \"" + std::string(name) + "\": already in the file");
         }
         TensorPlan p;

@@ -65,7 +65,11 @@ struct FileTensorInput {
 /// Names are checked (valid UTF-8, 1 .. 65,535 bytes, unique) and the
 /// descriptor is checked (`check_descriptor`, composite rules) before
 /// anything of a tensor is written: such an error leaves the writer usable.
-/// A sink failure or a data size mismatch leaves it failed: every later call
+/// The errors of `finish` found before it writes (an open tensor, a torn
+/// composite, a tensor count that disagrees with the hint, invalid KV) leave
+/// it usable too, as does a `write_data` piece longer than what the tensor
+/// still expects (refused before any byte of it is written). A sink failure, an offset overflow or
+/// `end_tensor` with bytes missing leaves the writer failed: every later call
 /// returns that first error, and the output is not a valid file.
 ///
 /// Memory: the index entries (name + 36 bytes per tensor) and the KV; tensor
@@ -93,8 +97,10 @@ public:
     /// destroyed unfinished or `finish` fails, `path` keeps its old content.
     static Result<FileWriter> create_file(const std::string& path, const FileWriterOptions& options = {});
 
-    FileWriter(FileWriter&&) noexcept;
-    FileWriter& operator=(FileWriter&&) noexcept;
+    /// Moves the writer (and its open output).
+    FileWriter(FileWriter&& other) noexcept;
+    /// Moves the writer; an unfinished atomic save of the target is abandoned.
+    FileWriter& operator=(FileWriter&& other) noexcept;
     FileWriter(const FileWriter&) = delete;
     FileWriter& operator=(const FileWriter&) = delete;
     ~FileWriter();
@@ -118,10 +124,12 @@ public:
     /// Appends the next bytes of the current tensor's data: its buffers in
     /// order, as one run (the writer inserts the padding between buffers).
     /// A piece may span buffers. Writing more than the buffers declare is a
-    /// `kSizeMismatch`, detected before any byte of that piece is written.
+    /// `kSizeMismatch`, detected before any byte of that piece is written;
+    /// the writer stays usable (the tensor still expects its remaining bytes).
     Status write_data(std::span<const uint8_t> piece);
     /// Ends the current tensor; `kSizeMismatch` when fewer bytes were written
-    /// than its buffers declare.
+    /// than its buffers declare, which leaves the writer failed (the missing
+    /// bytes cannot be inserted later).
     Status end_tensor();
 
     /// The KV metadata written by `finish`; may be filled at any time before.
