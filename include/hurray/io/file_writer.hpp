@@ -20,6 +20,10 @@
 
 namespace hurray {
 
+namespace detail {
+struct FileWriterState;
+}  // namespace detail
+
 /// How a `FileWriter` lays the file out.
 struct FileWriterOptions {
     /// `data_buffer_alignment`: a power of two in 4096 .. 2 MiB.
@@ -61,7 +65,11 @@ struct FileTensorInput {
 /// Names are checked (valid UTF-8, 1 .. 65,535 bytes, unique) and the
 /// descriptor is checked (`check_descriptor`, composite rules) before
 /// anything of a tensor is written: such an error leaves the writer usable.
-/// A sink failure or a data size mismatch leaves it failed: every later call
+/// The errors of `finish` found before it writes (an open tensor, a torn
+/// composite, a tensor count that disagrees with the hint, invalid KV) leave
+/// it usable too, as does a `write_data` piece longer than what the tensor
+/// still expects (refused before any byte of it is written). A sink failure, an offset overflow or
+/// `end_tensor` with bytes missing leaves the writer failed: every later call
 /// returns that first error, and the output is not a valid file.
 ///
 /// Memory: the index entries (name + 36 bytes per tensor) and the KV; tensor
@@ -89,8 +97,10 @@ public:
     /// destroyed unfinished or `finish` fails, `path` keeps its old content.
     static Result<FileWriter> create_file(const std::string& path, const FileWriterOptions& options = {});
 
-    FileWriter(FileWriter&&) noexcept;
-    FileWriter& operator=(FileWriter&&) noexcept;
+    /// Moves the writer (and its open output).
+    FileWriter(FileWriter&& other) noexcept;
+    /// Moves the writer; an unfinished atomic save of the target is abandoned.
+    FileWriter& operator=(FileWriter&& other) noexcept;
     FileWriter(const FileWriter&) = delete;
     FileWriter& operator=(const FileWriter&) = delete;
     ~FileWriter();
@@ -114,13 +124,22 @@ public:
     /// Appends the next bytes of the current tensor's data: its buffers in
     /// order, as one run (the writer inserts the padding between buffers).
     /// A piece may span buffers. Writing more than the buffers declare is a
-    /// `kSizeMismatch`, detected before any byte of that piece is written.
+    /// `kSizeMismatch`, detected before any byte of that piece is written;
+    /// the writer stays usable (the tensor still expects its remaining bytes).
     Status write_data(std::span<const uint8_t> piece);
     /// Ends the current tensor; `kSizeMismatch` when fewer bytes were written
-    /// than its buffers declare.
+    /// than its buffers declare, which leaves the writer failed (the missing
+    /// bytes cannot be inserted later).
     Status end_tensor();
 
     /// The KV metadata written by `finish`; may be filled at any time before.
+    ///
+    /// The header, written with the first tensor, can only announce KV that
+    /// exists by then: fill the KV before the first tensor (or write no
+    /// tensor) and `HAS_KV_METADATA` is set. KV added later is still written
+    /// and located by the trailer, with the flag clear, as the reference
+    /// writer always does (SPEC-NOTES 11). If the flag was set and the KV is
+    /// emptied afterwards, an empty KV section (count 0) keeps them consistent.
     KvMetadata& kv() noexcept { return kv_; }
 
     /// Writes the KV section, the index and the trailer, flushes the sink and,
@@ -139,14 +158,13 @@ public:
     [[nodiscard]] const FileHeader& header() const noexcept { return header_; }
 
 private:
-    struct State;
     FileWriter() = default;
 
     FileHeader header_{};
     KvMetadata kv_;
     std::vector<IndexEntry> entries_;
     uint64_t offset_ = 0;
-    std::unique_ptr<State> state_;
+    std::unique_ptr<detail::FileWriterState> state_;
 };
 
 }  // namespace hurray

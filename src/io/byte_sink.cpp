@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// Byte sinks: the raw POSIX calls behind FdSink and AtomicFileSink, plus the
+// stdio and memory sinks. Every system call that reads caller memory carries
+// a SAFETY comment.
+#include "hurray/io/byte_sink.hpp"
+
+#include "core/text.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <string_view>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+namespace hurray {
+
+namespace {
+
+using detail::dec;
+
+/// The OS error `err` as text ("No space left on device").
+std::string os_error(int err) {
+    // strerror is not thread-safe; strerror_r (GNU flavour) is.
+    char buf[256] = {};
+    // SAFETY: buf is a local array of the size passed; the GNU strerror_r
+    // returns either buf or a static string, both NUL-terminated.
+    const char* s = strerror_r(err, buf, sizeof buf);
+    return {s};
+}
+
+Error io_error(std::string_view what, int err) {
+    return {ErrorCode::kIoError, std::string(what) + ": " + os_error(err)};
+}
+
+/// Writes all of `bytes` to `fd`, retrying EINTR and short writes. With
+/// `socket`, uses send(MSG_NOSIGNAL) so a closed peer is EPIPE, not SIGPIPE.
+Status write_all(int fd, bool socket, std::span<const uint8_t> bytes, std::string_view what) {
+    const uint8_t* p = bytes.data();
+    size_t left = bytes.size();
+    while (left > 0) {
+        // Linux transfers at most 0x7ffff000 bytes per call; ask for no more.
+        const size_t want = left < size_t{0x7ffff000} ? left : size_t{0x7ffff000};
+        ssize_t n = 0;
+        if (socket) {
+            // SAFETY: p .. p+want lies inside `bytes`; send only reads it.
+            n = ::send(fd, p, want, MSG_NOSIGNAL);
+        } else {
+            // SAFETY: p .. p+want lies inside `bytes`; write only reads it.
+            n = ::write(fd, p, want);
+        }
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return io_error(what, errno);
+        }
+        if (n == 0) {
+            return Error(ErrorCode::kIoError, std::string(what) + ": the system wrote 0 of " +
+                                                  dec(left) + " bytes");
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    return Status::success();
+}
+
+/// Closes `fd`, ignoring EINTR (on Linux the descriptor is released anyway).
+int close_fd(int fd) noexcept {
+    const int rc = ::close(fd);
+    if (rc != 0 && errno == EINTR) {
+        return 0;
+    }
+    return rc;
+}
+
+/// The process's file mode creation mask, read without changing it where
+/// /proc allows (umask(2) can only read by setting, which races with other
+/// threads creating files).
+mode_t current_umask() {
+    if (std::FILE* f = std::fopen("/proc/self/status", "re")) {
+        char line[256] = {};
+        unsigned int mask = 0;
+        bool found = false;
+        while (std::fgets(line, sizeof line, f) != nullptr) {
+            // NOLINTNEXTLINE(cert-err34-c): the format is fixed, the result checked
+            if (std::sscanf(line, "Umask: %o", &mask) == 1) {
+                found = true;
+                break;
+            }
+        }
+        std::fclose(f);
+        if (found) {
+            return static_cast<mode_t>(mask & 0777U);
+        }
+    }
+    const mode_t old = ::umask(022);
+    ::umask(old);
+    return old;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// FdSink
+
+FdSink::~FdSink() {
+    if (owns_ && fd_ >= 0) {
+        close_fd(fd_);
+    }
+}
+
+Status FdSink::write(std::span<const uint8_t> bytes) {
+    if (bytes.empty()) {
+        return Status::success();
+    }
+    if (is_socket_ < 0) {
+        struct stat st {};
+        // SAFETY: st is a local struct that fstat fills.
+        if (::fstat(fd_, &st) != 0) {
+            return io_error("fstat fd " + std::to_string(fd_), errno);
+        }
+        is_socket_ = S_ISSOCK(st.st_mode) ? 1 : 0;
+    }
+    return write_all(fd_, is_socket_ == 1, bytes, "write to fd " + std::to_string(fd_));
+}
+
+// ---------------------------------------------------------------------------
+// StdioSink
+
+Status StdioSink::write(std::span<const uint8_t> bytes) {
+    if (bytes.empty()) {
+        return Status::success();
+    }
+    errno = 0;
+    // SAFETY: bytes.data() .. +size() is readable; fwrite only reads it.
+    const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), file_);
+    if (n != bytes.size()) {
+        const int err = errno != 0 ? errno : EIO;
+        return Error(ErrorCode::kIoError, "fwrite: wrote " + dec(n) + " of " + dec(bytes.size()) +
+                                              " bytes: " + os_error(err));
+    }
+    return Status::success();
+}
+
+Status StdioSink::flush() {
+    errno = 0;
+    if (std::fflush(file_) != 0) {
+        return io_error("fflush", errno != 0 ? errno : EIO);
+    }
+    return Status::success();
+}
+
+// ---------------------------------------------------------------------------
+// MemorySink
+
+Status MemorySink::write(std::span<const uint8_t> bytes) {
+    bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+    return Status::success();
+}
+
+// ---------------------------------------------------------------------------
+// AtomicFileSink
+
+Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    const std::string dir_prefix = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (base.empty() || base == "." || base == "..") {
+        return Error(ErrorCode::kInvalidArgument, "path \"" + path + "\": does not name a file");
+    }
+    std::string temp = dir_prefix;
+    temp += '.';
+    temp += base;
+    temp += ".tmp-XXXXXX";
+    // SAFETY: temp is a NUL-terminated, writable std::string buffer; mkostemp
+    // replaces the six trailing X characters in place and keeps its length.
+    const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    if (fd < 0) {
+        return io_error("create temporary file \"" + temp + "\" for \"" + path + "\"", errno);
+    }
+    const auto mode = static_cast<mode_t>(0644U & ~static_cast<unsigned>(current_umask()));
+    if (::fchmod(fd, mode) != 0) {
+        const int err = errno;
+        close_fd(fd);
+        ::unlink(temp.c_str());
+        return io_error("chmod temporary file \"" + temp + "\"", err);
+    }
+    return std::unique_ptr<AtomicFileSink>(new AtomicFileSink(path, std::move(temp), fd));
+}
+
+AtomicFileSink::~AtomicFileSink() { abandon(); }
+
+Status AtomicFileSink::write(std::span<const uint8_t> bytes) {
+    if (done_) {
+        return Error(ErrorCode::kIoError, "write to \"" + path_ + "\": the file was already committed or abandoned");
+    }
+    return write_all(fd_, false, bytes, "write to temporary file \"" + temp_path_ + "\"");
+}
+
+Status AtomicFileSink::commit() {
+    if (done_) {
+        return Error(ErrorCode::kIoError, "commit \"" + path_ + "\": already committed or abandoned");
+    }
+    if (::fsync(fd_) != 0) {
+        const int err = errno;
+        abandon();
+        return io_error("fsync temporary file \"" + temp_path_ + "\"", err);
+    }
+    const int fd = fd_;
+    fd_ = -1;
+    if (close_fd(fd) != 0) {
+        const int err = errno;
+        abandon();
+        return io_error("close temporary file \"" + temp_path_ + "\"", err);
+    }
+    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+        const int err = errno;
+        abandon();
+        return io_error("rename \"" + temp_path_ + "\" to \"" + path_ + "\"", err);
+    }
+    done_ = true;
+    // Make the rename itself durable: fsync the directory that holds both names.
+    const size_t slash = path_.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string(".")
+                            : slash == 0               ? std::string("/")
+                                                       : path_.substr(0, slash);
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        return io_error("open directory \"" + dir + "\" to fsync it", errno);
+    }
+    if (::fsync(dfd) != 0 && errno != EINVAL) {  // EINVAL: the file system cannot sync directories
+        const int err = errno;
+        close_fd(dfd);
+        return io_error("fsync directory \"" + dir + "\"", err);
+    }
+    close_fd(dfd);
+    return Status::success();
+}
+
+void AtomicFileSink::abandon() noexcept {
+    if (done_) {
+        return;
+    }
+    done_ = true;
+    if (fd_ >= 0) {
+        close_fd(fd_);
+        fd_ = -1;
+    }
+    ::unlink(temp_path_.c_str());
+}
+
+}  // namespace hurray

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+// Byte sinks (byte_sink.hpp): FdSink on a pipe (short writes under a slow
+// reader), a socket whose peer is gone (an error, not SIGPIPE), StdioSink,
+// MemorySink, and AtomicFileSink: target untouched until commit, abandon and
+// destructor remove the temporary file, permissions, errors naming the path.
+#include "hurray/io/byte_sink.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "writer_test_support.hpp"
+
+namespace hurray {
+namespace {
+
+using hurray_writer_test::Bytes;
+using hurray_writer_test::pattern;
+using hurray_writer_test::read_all;
+using hurray_writer_test::TempDir;
+using hurray_writer_test::write_all_file;
+
+/// Reads everything from `fd` until end of file, in small reads.
+Bytes drain(int fd) {
+    Bytes out;
+    uint8_t buf[3000];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        out.insert(out.end(), buf, buf + n);
+    }
+    return out;
+}
+
+TEST(FdSink, WritesEverythingThroughAPipe) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    Bytes got;
+    std::thread reader([&] { got = drain(fds[0]); });
+    const Bytes data = pattern(3 * 1024 * 1024 + 17, 1);  // far more than the pipe buffer
+    {
+        FdSink sink(fds[1], /*owns=*/true);
+        EXPECT_EQ(sink.fd(), fds[1]);
+        ASSERT_TRUE(sink.write(std::span<const uint8_t>(data).first(10)));
+        ASSERT_TRUE(sink.write({}));
+        ASSERT_TRUE(sink.write(std::span<const uint8_t>(data).subspan(10)));
+        ASSERT_TRUE(sink.flush());
+    }  // closes the write end: the reader sees end of file
+    reader.join();
+    ::close(fds[0]);
+    EXPECT_EQ(got, data);
+}
+
+TEST(FdSink, DoesNotCloseWhatItDoesNotOwn) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    { FdSink sink(fds[1]); }
+    EXPECT_EQ(::fcntl(fds[1], F_GETFD), 0) << "the descriptor was closed";
+    ::close(fds[0]);
+    ::close(fds[1]);
+}
+
+TEST(FdSink, ClosedSocketPeerIsAnErrorNotSigpipe) {
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ::close(sv[1]);
+    FdSink sink(sv[0], /*owns=*/true);
+    const Bytes data = pattern(1000, 2);
+    auto s = sink.write(data);  // without MSG_NOSIGNAL the process would die here
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code(), ErrorCode::kIoError);
+}
+
+TEST(FdSink, SocketTransfersBytes) {
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    Bytes got;
+    std::thread reader([&] { got = drain(sv[1]); });
+    const Bytes data = pattern(1 << 20, 3);
+    {
+        FdSink sink(sv[0], true);
+        ASSERT_TRUE(sink.write(data));
+    }
+    reader.join();
+    ::close(sv[1]);
+    EXPECT_EQ(got, data);
+}
+
+TEST(FdSink, BadDescriptorIsAnError) {
+    FdSink sink(-1);
+    const Bytes data = {1, 2, 3};
+    auto s = sink.write(data);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code(), ErrorCode::kIoError);
+}
+
+TEST(StdioSink, WritesAndFlushes) {
+    TempDir dir;
+    const std::string path = dir.file("stdio.bin");
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    const Bytes data = pattern(100000, 4);
+    {
+        StdioSink sink(f);
+        ASSERT_TRUE(sink.write(data));
+        ASSERT_TRUE(sink.flush());
+        EXPECT_EQ(read_all(path), data);
+    }
+    std::fclose(f);
+}
+
+TEST(StdioSink, ReadOnlyStreamIsAnError) {
+    TempDir dir;
+    const std::string path = dir.file("ro.bin");
+    write_all_file(path, {1});
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    StdioSink sink(f);
+    const Bytes data(10000, 7);
+    auto s = sink.write(data);
+    if (s) {
+        s = sink.flush();
+    }
+    EXPECT_FALSE(s);
+    std::fclose(f);
+}
+
+TEST(MemorySink, AppendsAndMovesOut) {
+    MemorySink sink;
+    ASSERT_TRUE(sink.write(Bytes{1, 2}));
+    ASSERT_TRUE(sink.write({}));
+    ASSERT_TRUE(sink.write(Bytes{3}));
+    ASSERT_TRUE(sink.flush());
+    EXPECT_EQ(sink.bytes(), (Bytes{1, 2, 3}));
+    Bytes taken = std::move(sink).take();
+    EXPECT_EQ(taken, (Bytes{1, 2, 3}));
+}
+
+// ---------------------------------------------------------------------------
+// AtomicFileSink
+
+TEST(AtomicFileSink, CommitReplacesTheTargetOnlyThen) {
+    TempDir dir;
+    const std::string path = dir.file("model.hrry");
+    const Bytes old_content = {9, 9, 9};
+    write_all_file(path, old_content);
+    auto sink = AtomicFileSink::create(path);
+    ASSERT_TRUE(sink) << sink.error().to_string();
+    EXPECT_EQ((*sink)->path(), path);
+    const std::string temp = (*sink)->temp_path();
+    EXPECT_EQ(temp.rfind(dir.file(".model.hrry.tmp-"), 0), 0U) << temp;
+    EXPECT_EQ(temp.size(), dir.file(".model.hrry.tmp-XXXXXX").size());
+    const Bytes data = pattern(200000, 5);
+    ASSERT_TRUE((*sink)->write(data));
+    EXPECT_EQ(read_all(path), old_content);  // untouched before commit
+    EXPECT_EQ(read_all(temp), data);
+    ASSERT_TRUE((*sink)->commit());
+    EXPECT_EQ(read_all(path), data);
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"model.hrry"});
+    // After commit: writes and a second commit fail; the file stays.
+    EXPECT_EQ((*sink)->write(Bytes{1}).error().code(), ErrorCode::kIoError);
+    EXPECT_FALSE((*sink)->commit());
+    sink->reset();
+    EXPECT_EQ(read_all(path), data);
+}
+
+TEST(AtomicFileSink, CreatesANewFile) {
+    TempDir dir;
+    const std::string path = dir.file("new.bin");
+    auto sink = AtomicFileSink::create(path);
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE((*sink)->commit());  // an empty file is a file
+    EXPECT_TRUE(std::filesystem::exists(path));
+    EXPECT_EQ(std::filesystem::file_size(path), 0U);
+}
+
+TEST(AtomicFileSink, AbandonRemovesTheTemporaryFile) {
+    TempDir dir;
+    const std::string path = dir.file("a.bin");
+    write_all_file(path, {1, 2});
+    auto sink = AtomicFileSink::create(path);
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE((*sink)->write(Bytes{5, 6, 7}));
+    EXPECT_EQ(dir.list().size(), 2U);
+    (*sink)->abandon();
+    (*sink)->abandon();  // idempotent
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"a.bin"});
+    EXPECT_EQ(read_all(path), (Bytes{1, 2}));
+    EXPECT_FALSE((*sink)->write(Bytes{1}));
+    EXPECT_FALSE((*sink)->commit());
+    EXPECT_EQ(read_all(path), (Bytes{1, 2}));
+}
+
+TEST(AtomicFileSink, DestructorWithoutCommitRemovesTheTemporaryFile) {
+    TempDir dir;
+    const std::string path = dir.file("b.bin");
+    {
+        auto sink = AtomicFileSink::create(path);
+        ASSERT_TRUE(sink);
+        ASSERT_TRUE((*sink)->write(pattern(5000, 6)));
+    }
+    EXPECT_TRUE(dir.list().empty());
+    EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(AtomicFileSink, PermissionsFollowTheUmask) {
+    TempDir dir;
+    const mode_t old = ::umask(027);
+    const std::string path = dir.file("perm.bin");
+    auto sink = AtomicFileSink::create(path);
+    ::umask(old);
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE((*sink)->commit());
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777U, 0640U);
+
+    const mode_t old2 = ::umask(022);
+    const std::string path2 = dir.file("perm2.bin");
+    auto sink2 = AtomicFileSink::create(path2);
+    ::umask(old2);
+    ASSERT_TRUE(sink2);
+    ASSERT_TRUE((*sink2)->commit());
+    ASSERT_EQ(::stat(path2.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777U, 0644U);
+}
+
+TEST(AtomicFileSink, RelativePathInTheCurrentDirectory) {
+    TempDir dir;
+    const auto cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path());
+    {
+        auto sink = AtomicFileSink::create("rel.bin");
+        ASSERT_TRUE(sink);
+        EXPECT_EQ((*sink)->temp_path().rfind(".rel.bin.tmp-", 0), 0U);
+        ASSERT_TRUE((*sink)->write(Bytes{4}));
+        ASSERT_TRUE((*sink)->commit());
+    }
+    std::filesystem::current_path(cwd);
+    EXPECT_EQ(read_all(dir.file("rel.bin")), Bytes{4});
+}
+
+TEST(AtomicFileSink, ErrorsNameThePath) {
+    TempDir dir;
+    const std::string missing = dir.file("no/such/dir/x.bin");
+    auto sink = AtomicFileSink::create(missing);
+    ASSERT_FALSE(sink);
+    EXPECT_EQ(sink.error().code(), ErrorCode::kIoError);
+    EXPECT_NE(sink.error().message().find(missing), std::string::npos) << sink.error().message();
+    EXPECT_NE(sink.error().message().find("No such file"), std::string::npos) << sink.error().message();
+
+    EXPECT_EQ(AtomicFileSink::create(dir.file("")).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(AtomicFileSink::create("").error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(AtomicFileSink, FailedRenameKeepsTheTargetAndRemovesTheTemporary) {
+    TempDir dir;
+    // The target is a non-empty directory: rename(2) cannot replace it.
+    const std::string path = dir.file("target");
+    std::filesystem::create_directory(path);
+    write_all_file(dir.file("target/inside"), {1});
+    auto sink = AtomicFileSink::create(path);
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE((*sink)->write(Bytes{1, 2, 3}));
+    auto s = (*sink)->commit();
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code(), ErrorCode::kIoError);
+    EXPECT_NE(s.error().message().find(path), std::string::npos) << s.error().message();
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"target"});
+    EXPECT_EQ(read_all(dir.file("target/inside")), Bytes{1});
+}
+
+}  // namespace
+}  // namespace hurray
