@@ -392,6 +392,12 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets, 
                              " (data_offset + data_length) extends into the trailer at " + dec(trailer_offset),
                          f_data_len);
         }
+        if (e.data_length > 0 && e.data_offset < first) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": data_offset " + dec(e.data_offset) + " lies before first_descriptor_offset " +
+                             dec(first) + " (outside the tensor region)",
+                         f_data_off);
+        }
         if (e.data_length > 0 && e.data_offset % align != 0) {
             return Error(ErrorCode::kInvalidFile,
                          label + ": data_offset " + dec(e.data_offset) +
