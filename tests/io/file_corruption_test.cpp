@@ -132,16 +132,52 @@ TEST(FileCorruption, TruncationAtSectionBoundaries) {
 // Bit flips
 // ---------------------------------------------------------------------------
 
+/// Which bytes of `f` belong to a section (not padding).
+std::vector<bool> covered_bytes(const BuiltFile& f) {
+    std::vector<bool> in(f.bytes.size(), false);
+    const auto mark = [&](uint64_t start, uint64_t len) {
+        for (uint64_t k = start; k < start + len && k < in.size(); ++k) {
+            in[k] = true;
+        }
+    };
+    mark(0, kFileHeaderSize);
+    for (const IndexEntry& e : f.entries) {
+        mark(e.descriptor_offset, e.descriptor_length);
+        mark(e.data_offset, e.data_length);
+    }
+    mark(f.trailer.kv_offset, f.trailer.kv_length);
+    mark(f.trailer.index_offset, f.trailer.index_length);
+    mark(f.trailer_offset, kFileTrailerSize);
+    return in;
+}
+
 TEST(FileCorruption, EverySingleBitFlipIsHandled) {
     const BuiltFile f = tiny_file();
     const uint64_t io = f.trailer.index_offset;
     const uint64_t ie = io + f.trailer.index_length;
+    const std::vector<bool> covered = covered_bytes(f);
     Bytes b = f.bytes;
     size_t accepted = 0;
+    size_t tried = 0;
     for (size_t byte = 0; byte < b.size(); ++byte) {
+        // Every byte of every section; of the zero padding between sections
+        // (thousands of equivalent bytes, ignored by the reader) only the
+        // 8 bytes at each end of a run, to keep the test fast.
+        if (!covered[byte]) {
+            const size_t lo = byte < 8 ? 0 : byte - 8;
+            const size_t hi = std::min(byte + 9, covered.size());
+            bool near_section = false;
+            for (size_t k = lo; k < hi; ++k) {
+                near_section = near_section || covered[k];
+            }
+            if (!near_section) {
+                continue;
+            }
+        }
         for (int bit = 0; bit < 8; ++bit) {
             b[byte] = static_cast<uint8_t>(b[byte] ^ (1U << bit));
             for (const bool strict : {true, false}) {
+                ++tried;
                 auto r = open(b, strict ? FileReadOptions{} : permissive());
                 if (byte >= io && byte < ie) {
                     ASSERT_TRUE(Fails(r, ErrorCode::kChecksumMismatch, {"index_crc32c"})) << byte << ":" << bit;
@@ -156,6 +192,7 @@ TEST(FileCorruption, EverySingleBitFlipIsHandled) {
     }
     // Flips in padding and in tensor data are invisible to the container.
     EXPECT_GT(accepted, 0U);
+    EXPECT_GT(tried, 8000U);
 }
 
 TEST(FileCorruption, SpecificFlipsGiveSpecificErrors) {
