@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -655,6 +656,40 @@ TEST(FileReaderComposite, InvalidPartitionIsRejected) {
     const FileReader r = open_bytes(f.bytes);
     EXPECT_TRUE(Fails(r.composite(*r.find("p")), ErrorCode::kInvalidComposite, {"'p'"}));
     EXPECT_TRUE(Fails(r.check_all(), ErrorCode::kInvalidComposite));
+}
+
+// ---------------------------------------------------------------------------
+// Seeds for fuzz/fuzz_file_reader (scripts/test.sh stage 4c)
+// ---------------------------------------------------------------------------
+
+TEST(FuzzSeeds, WrittenWhenAsked) {
+    const char* dir = std::getenv("HURRAY_FUZZ_SEED_DIR");
+    if (dir == nullptr || *dir == 0) {
+        GTEST_SKIP() << "set HURRAY_FUZZ_SEED_DIR to write fuzz seeds there";
+    }
+    const auto save = [dir](const std::string& name, const Bytes& bytes) {
+        std::ofstream os(std::string(dir) + "/" + name, std::ios::binary | std::ios::trunc);
+        os.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        ASSERT_TRUE(os.good()) << name;
+    };
+    BuildOptions sorted;
+    sorted.sort_index = true;
+    BuildOptions ref;
+    ref.padding = Padding::kReference;
+    BuildOptions no_crc;
+    no_crc.crc = false;
+    BuildOptions ref_no_crc = ref;
+    ref_no_crc.crc = false;
+    save("small.hrry", test::small_file().bytes);
+    save("small_sorted.hrry", test::small_file(sorted).bytes);
+    save("composites_ref.hrry", build_file(nested_composites(), nullptr, ref).bytes);
+    save("composites_spec_sorted.hrry", build_file(nested_composites(), nullptr, sorted).bytes);
+    save("empty_tensors_ref.hrry",
+         build_file({dense("e", ElementType::kFloat32, {0, 3}), dense("x", ElementType::kInt8, {1})}, nullptr, ref)
+             .bytes);
+    save("csr_ref_no_crc.hrry",
+         build_file({TestTensor{"csr", must(make_csr(ElementType::kFloat32, 3, 3, 2))}}, nullptr, ref_no_crc).bytes);
+    save("zero_tensors.hrry", build_file({}, nullptr, no_crc).bytes);
 }
 
 }  // namespace
