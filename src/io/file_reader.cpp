@@ -56,7 +56,7 @@ std::string entry_label(const IndexEntry& e, size_t i) {
 
 /// The same error with `prefix: ` before its message and its offset moved by `base`.
 Error with_context(const Error& e, const std::string& prefix, uint64_t base) {
-    return Error(e.code(), prefix + ": " + e.message(), e.has_offset() ? e.offset() + base : Error::kNoOffset);
+    return {e.code(), prefix + ": " + e.message(), e.has_offset() ? e.offset() + base : Error::kNoOffset};
 }
 
 /// One lazily decoded descriptor. Written once under `once`, read-only after.
