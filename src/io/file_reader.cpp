@@ -262,7 +262,13 @@ Status FileReader::Impl::load() {
     if (has_kv) {
         HURRAY_ASSIGN_OR_RETURN(SharedBuffer kv_bytes,
                                 source.read(trailer.kv_offset, trailer.kv_length, "KV section"));
-        HURRAY_ASSIGN_OR_RETURN(kv, decode_kv_section(kv_bytes.span(), trailer.kv_offset, options.kv));
+        auto decoded = decode_kv_section(kv_bytes.span(), trailer.kv_offset, options.kv);
+        if (!decoded) {
+            return with_context(decoded.error(), "KV section " + range(trailer.kv_offset,
+                                                                       trailer.kv_offset + trailer.kv_length),
+                                0);
+        }
+        kv = std::move(decoded).value();
     }
     return Status::success();
 }
