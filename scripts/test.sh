@@ -6,7 +6,8 @@
 #   1. GCC Release, -Werror: core, tests, bench, examples; ctest       (always)
 #   2. install + build examples/consumer against the install           HURRAY_SKIP_INSTALL=1
 #   3. GCC ASan+UBSan Debug -O1 tests; ctest                           HURRAY_SKIP_ASAN=1
-#   4. Clang 14 -Werror core, json + fuzz; clang-tidy; fuzz_decode      HURRAY_SKIP_CLANG=1
+#   4. Clang 14 -Werror core, json + fuzz; clang-tidy; fuzz_decode,     HURRAY_SKIP_CLANG=1
+#      fuzz_file_reader
 #      (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
 #   5. GCC coverage build; ctest; gcovr line coverage of src/ >= 80%    HURRAY_SKIP_COV=1
 # Other knobs: HURRAY_FUZZ_SECONDS (default 60), HURRAY_JOBS (default 2),
@@ -167,6 +168,46 @@ else
         else
             tail -n 200 "$fuzz_log"
             echo "fuzz_decode FAILED; full log: $fuzz_log;" \
+                 "reproducer in build/clang/fuzz-artifacts/" >&2
+            exit 1
+        fi
+        rm -rf "$fuzz_tmp"
+        trap - EXIT
+        stage_end
+    fi
+
+    if [[ "${HURRAY_SKIP_FUZZ:-0}" == 1 ]]; then
+        stage_skip "4c. fuzz_file_reader" "HURRAY_SKIP_FUZZ=1"
+    elif [[ ! -x build/clang/fuzz/fuzz_file_reader ]]; then
+        stage_skip "4c. fuzz_file_reader" "fuzz/fuzz_file_reader.cpp does not exist yet"
+    else
+        stage_start "4c. fuzz_file_reader for ${FUZZ_SECONDS}s"
+        # Seeds: the conformance files plus files from the tests' own builder
+        # (written by the stage-1 test binary), in a writable temp dir.
+        fuzz_tmp="$(mktemp -d)"
+        trap 'rm -rf "$fuzz_tmp"' EXIT
+        mkdir -p "$fuzz_tmp/corpus" build/clang/fuzz-artifacts
+        if compgen -G "$SHARED_DIR/conformance/files/*.hrry" >/dev/null; then
+            cp "$SHARED_DIR"/conformance/files/*.hrry "$fuzz_tmp/corpus/"
+            chmod -R u+w "$fuzz_tmp/corpus"
+        else
+            echo "warning: no $SHARED_DIR/conformance/files/*.hrry"
+        fi
+        if [[ -x build/gcc/tests/hurray_io_tests ]]; then
+            HURRAY_FUZZ_SEED_DIR="$fuzz_tmp/corpus" \
+                build/gcc/tests/hurray_io_tests --gtest_filter='FuzzSeeds.*' >/dev/null
+        fi
+        echo "seed corpus: $(find "$fuzz_tmp/corpus" -type f | wc -l) file(s)"
+        fuzz_log="build/clang/fuzz_file_reader.log"
+        if (cd "$fuzz_tmp" && "$HURRAY_ROOT/build/clang/fuzz/fuzz_file_reader" \
+                -max_total_time="$FUZZ_SECONDS" -max_len=65536 -timeout=10 \
+                -print_final_stats=1 \
+                -artifact_prefix="$HURRAY_ROOT/build/clang/fuzz-artifacts/" \
+                corpus) >"$fuzz_log" 2>&1; then
+            tail -n 20 "$fuzz_log"
+        else
+            tail -n 200 "$fuzz_log"
+            echo "fuzz_file_reader FAILED; full log: $fuzz_log;" \
                  "reproducer in build/clang/fuzz-artifacts/" >&2
             exit 1
         fi

@@ -61,7 +61,10 @@ struct FileTensor {
     /// One buffer per entry of the descriptor's buffer table, each exactly its
     /// declared size; zero-copy views into the mapping when mapped.
     std::vector<SharedBuffer> buffers;
-    /// A `TensorView` over these buffers (addressing, materialization).
+    /// A `TensorView` over these buffers (addressing, materialization). It
+    /// refers to the descriptor (owned by the reader) and to the bytes (kept
+    /// alive by `buffers`): both must outlive it. Composite heads have no
+    /// view (`kUnsupported`); use `FileReader::composite`.
     [[nodiscard]] Result<TensorView> view() const;
 };
 
@@ -86,6 +89,10 @@ struct FileComposite {
 /// trailer), and the KV section. Descriptors are decoded lazily, once each
 /// (thread-safe), and checked against their entry (`data_length` agreement).
 /// Memory at open: O(index size + KV size), never more than the file bounds.
+/// A mapped file must not be truncated by another process while mapped
+/// (reading a page past the new end raises SIGBUS); use `use_mmap = false`
+/// for files that may change. The spans in `FileReadOptions::descriptor` are
+/// copied at open.
 ///
 /// Lookup by name: binary search when the index is sorted, a hash table
 /// otherwise (built at open).
@@ -111,8 +118,11 @@ public:
                                           std::shared_ptr<const void> owner = {},
                                           const FileReadOptions& options = {});
 
-    FileReader(FileReader&&) noexcept;
-    FileReader& operator=(FileReader&&) noexcept;
+    /// Moves the reader; `other` is left empty (only destruction and
+    /// assignment are valid on it).
+    FileReader(FileReader&& other) noexcept;
+    /// Moves the reader; `other` is left empty.
+    FileReader& operator=(FileReader&& other) noexcept;
     FileReader(const FileReader&) = delete;
     FileReader& operator=(const FileReader&) = delete;
     ~FileReader();
@@ -130,7 +140,7 @@ public:
 
     /// Number of tensors (index entries).
     [[nodiscard]] size_t tensor_count() const noexcept;
-    /// Index entry `i`, in index order (`i < tensor_count()`).
+    /// Index entry `i`, in index order. Precondition: `i < tensor_count()`.
     [[nodiscard]] const IndexEntry& entry(size_t i) const;
     /// Position of the tensor named `name`, or nothing.
     [[nodiscard]] std::optional<size_t> find(std::string_view name) const;
@@ -156,10 +166,12 @@ public:
     /// write order, with `CompositeAssembler`).
     [[nodiscard]] Status check_all() const;
 
-    /// Applies an access hint to the whole mapping, or to tensor `i`'s data.
-    Status advise(AccessPattern pattern) const;
-    /// Applies an access hint to tensor `i`'s data region.
-    Status advise(size_t i, AccessPattern pattern) const;
+    /// Applies an access hint (`madvise`) to the whole mapping. Succeeds
+    /// without doing anything when the file is not mapped.
+    [[nodiscard]] Status advise(AccessPattern pattern) const;
+    /// Applies an access hint to the pages holding tensor `i`'s data region
+    /// (rounded out to whole pages). No-op success when not mapped.
+    [[nodiscard]] Status advise(size_t i, AccessPattern pattern) const;
 
 private:
     struct Impl;

@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: Apache-2.0
+// FileReader: open-time validation of an HRRYFILE container (file-format.md
+// § Reader Protocol, SPEC-NOTES 9-17), lazy descriptors, zero-copy tensors
+// and composites. All byte access goes through detail::FileSource.
+#include "hurray/io/file_reader.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/checked_math.hpp"
+#include "core/text.hpp"
+#include "hurray/core/layout.hpp"
+#include "hurray/io/crc32c.hpp"
+#include "io/file_source.hpp"
+#include "io/index_codec.hpp"
+
+namespace hurray {
+
+namespace {
+
+using detail::add_u64;
+using detail::dec;
+using detail::hex;
+
+// Byte offsets of the trailer fields, from the start of the trailer.
+constexpr uint64_t kTrailerIndexOffset = 0;
+constexpr uint64_t kTrailerIndexLength = 8;
+constexpr uint64_t kTrailerKvOffset = 16;
+constexpr uint64_t kTrailerKvLength = 24;
+constexpr uint64_t kTrailerCrc = 28;
+// Byte offset of file_flags in the header.
+constexpr uint64_t kHeaderFlags = 12;
+// The fixed prefix of a descriptor: magic, version, length (metadata.md).
+constexpr uint64_t kDescriptorPrefix = 10;
+// Offset of descriptor_length inside a descriptor.
+constexpr uint64_t kDescriptorLengthField = 6;
+
+/// "[a, b)".
+std::string range(uint64_t start, uint64_t end) {
+    std::string s(1, '[');
+    s.append(dec(start)).append(", ").append(dec(end)).push_back(')');
+    return s;
+}
+
+/// "tensor 'name' (index entry i)".
+std::string entry_label(const IndexEntry& e, size_t i) {
+    return std::string("tensor '") + e.name + "' (index entry " + dec(i) + ")";
+}
+
+/// The same error with `prefix: ` before its message and its offset moved by `base`.
+Error with_context(const Error& e, const std::string& prefix, uint64_t base) {
+    return {e.code(), prefix + ": " + e.message(), e.has_offset() ? e.offset() + base : Error::kNoOffset};
+}
+
+/// One lazily decoded descriptor. Written once under `once`, read-only after.
+struct DescriptorSlot {
+    std::once_flag once;
+    std::optional<TensorDescriptor> descriptor;
+    std::optional<Error> error;
+};
+
+/// A non-empty byte range of the file, for the overlap check.
+struct Region {
+    enum class Kind : uint8_t { kHeader, kDescriptor, kData, kKv, kIndex, kTrailer };
+    uint64_t start = 0;
+    uint64_t end = 0;
+    Kind kind = Kind::kHeader;
+    size_t entry = 0;  // for descriptors and data
+};
+
+std::string region_label(const Region& r, const std::vector<IndexEntry>& entries) {
+    std::string what;
+    switch (r.kind) {
+        case Region::Kind::kHeader:
+            what = "file header";
+            break;
+        case Region::Kind::kDescriptor:
+            what = std::string("tensor '") + entries[r.entry].name + "' descriptor";
+            break;
+        case Region::Kind::kData:
+            what = std::string("tensor '") + entries[r.entry].name + "' data";
+            break;
+        case Region::Kind::kKv:
+            what = "KV section";
+            break;
+        case Region::Kind::kIndex:
+            what = "index";
+            break;
+        case Region::Kind::kTrailer:
+            what = "trailer";
+            break;
+    }
+    return what + " " + range(r.start, r.end);
+}
+
+/// Absolute start of every buffer of `d` when its data begins at
+/// `data_offset`: buffer 0 there, each next one at the first multiple of
+/// `alignment` after the end of the previous one. `end` receives the end of
+/// the last buffer. Nothing when a position does not fit in 64 bits.
+std::optional<std::vector<uint64_t>> buffer_starts(const TensorDescriptor& d, uint64_t data_offset,
+                                                   uint64_t alignment, uint64_t& end) {
+    std::vector<uint64_t> starts;
+    starts.reserve(d.buffers.size());  // at most 255
+    uint64_t pos = data_offset;
+    for (size_t k = 0; k < d.buffers.size(); ++k) {
+        if (k > 0) {
+            auto aligned = align_up(pos, alignment);
+            if (!aligned) {
+                return std::nullopt;
+            }
+            pos = *aligned;
+        }
+        starts.push_back(pos);
+        auto next = add_u64(pos, d.buffers[k].byte_size);
+        if (!next) {
+            return std::nullopt;
+        }
+        pos = *next;
+    }
+    end = pos;
+    return starts;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Impl
+// ---------------------------------------------------------------------------
+
+struct FileReader::Impl {
+    FileReadOptions options;
+    // Owned copies of the spans in options.descriptor (they point here).
+    std::vector<uint64_t> known_layouts;
+    std::vector<uint8_t> known_schemes;
+    detail::FileSource source;
+    FileHeader header;
+    FileTrailer trailer;
+    uint64_t trailer_offset = 0;
+    bool has_kv = false;
+    KvMetadata kv;
+    std::vector<IndexEntry> entries;
+    std::vector<size_t> write_order;     // index positions by descriptor_offset
+    std::vector<size_t> write_position;  // inverse of write_order
+    bool sorted = false;
+    std::unordered_map<std::string_view, size_t> by_name;  // unsorted index only
+    std::unique_ptr<DescriptorSlot[]> slots;                 // NOLINT(modernize-avoid-c-arrays): once_flag cannot move
+
+    static Result<FileReader> open(detail::FileSource source, const FileReadOptions& options);
+    Status load();
+    Status check_sections();
+    Status check_entries(std::span<const uint64_t> entry_offsets, uint64_t tensor_region_end);
+    Status check_overlaps() const;
+    void decode_descriptor(size_t i, DescriptorSlot& slot) const;
+    [[nodiscard]] Status check_against_entry(size_t i, const TensorDescriptor& d) const;
+    [[nodiscard]] DecodeOptions decode_options() const;
+    [[nodiscard]] bool strict_descriptors() const { return options.strict && options.descriptor.strict; }
+};
+
+Result<FileReader> FileReader::Impl::open(detail::FileSource source, const FileReadOptions& options) {
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->known_layouts.assign(options.descriptor.known_extension_layouts.begin(),
+                               options.descriptor.known_extension_layouts.end());
+    impl->known_schemes.assign(options.descriptor.known_private_schemes.begin(),
+                               options.descriptor.known_private_schemes.end());
+    impl->options.descriptor.known_extension_layouts = impl->known_layouts;
+    impl->options.descriptor.known_private_schemes = impl->known_schemes;
+    impl->source = std::move(source);
+    HURRAY_RETURN_IF_ERROR(impl->load());
+    if (impl->options.access != AccessPattern::kNormal) {
+        HURRAY_RETURN_IF_ERROR(impl->source.advise(0, impl->source.size(), impl->options.access));
+    }
+    return FileReader(std::move(impl));
+}
+
+DecodeOptions FileReader::Impl::decode_options() const {
+    DecodeOptions d = options.descriptor;
+    d.strict = strict_descriptors();
+    return d;
+}
+
+Status FileReader::Impl::load() {
+    const uint64_t size = source.size();
+
+    // 1-2. Header, then the smallest possible file.
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer header_bytes,
+                            source.read(0, std::min<uint64_t>(size, kFileHeaderSize), "file header"));
+    HURRAY_ASSIGN_OR_RETURN(header, decode_file_header(header_bytes.span()));
+    if (size < kFileHeaderSize + kFileTrailerSize) {
+        return Error(ErrorCode::kTruncated,
+                     "file: " + dec(size) + " bytes, shorter than the 64-byte header plus the 40-byte trailer",
+                     size);
+    }
+
+    // 3. Trailer (its magic first).
+    trailer_offset = size - kFileTrailerSize;
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer trailer_bytes, source.read(trailer_offset, kFileTrailerSize, "trailer"));
+    HURRAY_ASSIGN_OR_RETURN(trailer, decode_file_trailer(trailer_bytes.span(), trailer_offset));
+
+    HURRAY_RETURN_IF_ERROR(check_sections());
+
+    // CRC-32C of the index, then the index itself.
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer index_bytes,
+                            source.read(trailer.index_offset, trailer.index_length, "index"));
+    if ((header.flags & file_flags::kHasIndexCrc32c) != 0) {
+        const uint32_t computed = crc32c(index_bytes.span());
+        if (computed != trailer.index_crc32c) {
+            return Error(ErrorCode::kChecksumMismatch,
+                         "index_crc32c: stored " + hex(trailer.index_crc32c, 8) + ", computed " + hex(computed, 8) +
+                             " over the index " +
+                             range(trailer.index_offset, trailer.index_offset + trailer.index_length),
+                         trailer_offset + kTrailerCrc);
+        }
+    } else if (trailer.index_crc32c != 0 && options.strict) {
+        return Error(ErrorCode::kInvalidFile,
+                     "index_crc32c: " + hex(trailer.index_crc32c, 8) +
+                         " must be 0 when HAS_INDEX_CRC32C (file_flags bit 2) is clear",
+                     trailer_offset + kTrailerCrc);
+    }
+
+    std::vector<uint64_t> entry_offsets;
+    HURRAY_ASSIGN_OR_RETURN(entries, detail::decode_index(index_bytes.span(), trailer.index_offset, &entry_offsets));
+    index_bytes = {};
+    sorted = (header.flags & file_flags::kSortedIndex) != 0;
+    HURRAY_RETURN_IF_ERROR(detail::check_index_names(entries, sorted, entry_offsets));
+
+    uint64_t tensor_region_end = trailer.index_offset;
+    if (has_kv) {
+        tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
+    }
+    HURRAY_RETURN_IF_ERROR(check_entries(entry_offsets, tensor_region_end));
+    HURRAY_RETURN_IF_ERROR(check_overlaps());
+
+    // Write order and lookup.
+    write_order.resize(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+        write_order[i] = i;
+    }
+    std::sort(write_order.begin(), write_order.end(), [this](size_t a, size_t b) {
+        return entries[a].descriptor_offset < entries[b].descriptor_offset;
+    });
+    write_position.resize(entries.size());
+    for (size_t k = 0; k < write_order.size(); ++k) {
+        write_position[write_order[k]] = k;
+    }
+    if (!sorted) {
+        by_name.reserve(entries.size());
+        for (size_t i = 0; i < entries.size(); ++i) {
+            by_name.emplace(std::string_view(entries[i].name), i);
+        }
+    }
+    slots = std::make_unique<DescriptorSlot[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
+
+    // KV section.
+    if (has_kv) {
+        HURRAY_ASSIGN_OR_RETURN(SharedBuffer kv_bytes,
+                                source.read(trailer.kv_offset, trailer.kv_length, "KV section"));
+        auto decoded = decode_kv_section(kv_bytes.span(), trailer.kv_offset, options.kv);
+        if (!decoded) {
+            return with_context(decoded.error(), "KV section " + range(trailer.kv_offset,
+                                                                       trailer.kv_offset + trailer.kv_length),
+                                0);
+        }
+        kv = std::move(decoded).value();
+    }
+    return Status::success();
+}
+
+Status FileReader::Impl::check_sections() {
+    const uint64_t first = header.first_descriptor_offset;
+
+    // Index: 8-aligned, after the header padding, ending before the trailer.
+    const uint64_t io = trailer.index_offset;
+    if (io % kDescriptorAlignment != 0) {
+        return Error(ErrorCode::kInvalidFile, "index_offset: " + dec(io) + " is not a multiple of 8",
+                     trailer_offset + kTrailerIndexOffset);
+    }
+    if (io < first) {
+        return Error(ErrorCode::kInvalidFile,
+                     "index_offset: " + dec(io) + " lies before first_descriptor_offset " + dec(first),
+                     trailer_offset + kTrailerIndexOffset);
+    }
+    const auto index_end = add_u64(io, trailer.index_length);
+    if (!index_end) {
+        return Error(ErrorCode::kInvalidFile,
+                     "index_length: index_offset " + dec(io) + " + index_length " + dec(trailer.index_length) +
+                         " overflows 64 bits",
+                     trailer_offset + kTrailerIndexLength);
+    }
+    if (*index_end > trailer_offset) {
+        return Error(ErrorCode::kInvalidFile,
+                     "index_length: the index " + range(io, *index_end) + " extends into the trailer at " +
+                         dec(trailer_offset),
+                     trailer_offset + kTrailerIndexLength);
+    }
+
+    // KV: present when the flag says so or the trailer locates a section
+    // (the reference never sets the flag, SPEC-NOTES 11).
+    const bool flag = (header.flags & file_flags::kHasKvMetadata) != 0;
+    const uint64_t ko = trailer.kv_offset;
+    const uint64_t kl = trailer.kv_length;
+    if ((ko != 0) != (kl != 0) && options.strict) {
+        return Error(ErrorCode::kInvalidFile,
+                     "kv_offset " + dec(ko) + " and kv_length " + dec(kl) +
+                         ": both must be 0 (no KV section) or both non-zero",
+                     trailer_offset + (ko != 0 ? kTrailerKvLength : kTrailerKvOffset));
+    }
+    has_kv = ko != 0 && kl != 0;
+    if (flag && !has_kv && options.strict) {
+        return Error(ErrorCode::kInvalidFile,
+                     "file_flags: HAS_KV_METADATA (bit 0) is set but the trailer locates no KV section (kv_offset " +
+                         dec(ko) + ", kv_length " + dec(kl) + ")",
+                     kHeaderFlags);
+    }
+    if (has_kv) {
+        if (ko % kDescriptorAlignment != 0) {
+            return Error(ErrorCode::kInvalidFile, "kv_offset: " + dec(ko) + " is not a multiple of 8",
+                         trailer_offset + kTrailerKvOffset);
+        }
+        if (ko < first) {
+            return Error(ErrorCode::kInvalidFile,
+                         "kv_offset: " + dec(ko) + " lies before first_descriptor_offset " + dec(first),
+                         trailer_offset + kTrailerKvOffset);
+        }
+        const auto kv_end = add_u64(ko, kl);
+        if (!kv_end || *kv_end > trailer_offset) {
+            return Error(ErrorCode::kInvalidFile,
+                         "kv_length: the KV section [" + dec(ko) + ", +" + dec(kl) + ") extends into the trailer at " +
+                             dec(trailer_offset),
+                         trailer_offset + kTrailerKvLength);
+        }
+        if (ko < *index_end && io < *kv_end) {
+            return Error(ErrorCode::kOverlap,
+                         "KV section " + range(ko, *kv_end) + " overlaps index " + range(io, *index_end),
+                         trailer_offset + kTrailerKvOffset);
+        }
+    }
+    return Status::success();
+}
+
+Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets, uint64_t tensor_region_end) {
+    const uint64_t first = header.first_descriptor_offset;
+    const uint64_t align = header.data_buffer_alignment;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const IndexEntry& e = entries[i];
+        // Offsets of the entry's fields (index codec layout, SPEC-NOTES 15).
+        const uint64_t base = i < entry_offsets.size() ? entry_offsets[i] + 2 + e.name.size() : Error::kNoOffset;
+        const auto field = [base](uint64_t rel) { return base == Error::kNoOffset ? base : base + rel; };
+        const uint64_t f_desc_off = field(0);
+        const uint64_t f_desc_len = field(8);
+        const uint64_t f_data_off = field(12);
+        const uint64_t f_data_len = field(20);
+        const std::string label = entry_label(e, i);
+
+        const uint64_t d_off = e.descriptor_offset;
+        if (d_off < first) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": descriptor_offset " + dec(d_off) + " lies before first_descriptor_offset " +
+                             dec(first),
+                         f_desc_off);
+        }
+        if (d_off % kDescriptorAlignment != 0) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": descriptor_offset " + dec(d_off) + " is not a multiple of 8", f_desc_off);
+        }
+        if (e.descriptor_length < kDescriptorPrefix) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": descriptor_length " + dec(e.descriptor_length) +
+                             " is shorter than the smallest descriptor (10 bytes)",
+                         f_desc_len);
+        }
+        const auto d_end = add_u64(d_off, e.descriptor_length);
+        if (!d_end || *d_end > tensor_region_end) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": descriptor_offset " + dec(d_off) + " + descriptor_length " +
+                             dec(e.descriptor_length) + " extends past the end of the tensor region at " +
+                             dec(tensor_region_end),
+                         f_desc_len);
+        }
+
+        const auto d_end_data = add_u64(e.data_offset, e.data_length);
+        if (!d_end_data) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": data_offset " + dec(e.data_offset) + " + data_length " + dec(e.data_length) +
+                             " overflows 64 bits",
+                         f_data_len);
+        }
+        if (*d_end_data > trailer_offset) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": data " + range(e.data_offset, *d_end_data) +
+                             " (data_offset + data_length) extends into the trailer at " + dec(trailer_offset),
+                         f_data_len);
+        }
+        if (e.data_length > 0 && e.data_offset < first) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": data_offset " + dec(e.data_offset) + " lies before first_descriptor_offset " +
+                             dec(first) + " (outside the tensor region)",
+                         f_data_off);
+        }
+        if (e.data_length > 0 && e.data_offset % align != 0) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": data_offset " + dec(e.data_offset) +
+                             " is not a multiple of data_buffer_alignment " + dec(align),
+                         f_data_off);
+        }
+
+        // The descriptor's own magic and length (the rest is decoded lazily).
+        HURRAY_ASSIGN_OR_RETURN(SharedBuffer prefix, source.read(d_off, kDescriptorPrefix, "descriptor"));
+        auto own_length = peek_length(prefix.span());
+        if (!own_length) {
+            return with_context(own_length.error(), label + " descriptor at " + dec(d_off), d_off);
+        }
+        if (*own_length != e.descriptor_length) {
+            return Error(ErrorCode::kInvalidFile,
+                         label + ": descriptor_length " + dec(e.descriptor_length) +
+                             " in the index disagrees with the descriptor's own descriptor_length " +
+                             dec(*own_length),
+                         d_off + kDescriptorLengthField);
+        }
+    }
+    return Status::success();
+}
+
+Status FileReader::Impl::check_overlaps() const {
+    std::vector<Region> regions;
+    regions.reserve(2 * entries.size() + 4);
+    regions.push_back({0, kFileHeaderSize, Region::Kind::kHeader, 0});
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const IndexEntry& e = entries[i];
+        // Both sums were checked by check_entries.
+        regions.push_back({e.descriptor_offset, e.descriptor_offset + e.descriptor_length,
+                           Region::Kind::kDescriptor, i});
+        if (e.data_length > 0) {
+            regions.push_back({e.data_offset, e.data_offset + e.data_length, Region::Kind::kData, i});
+        }
+    }
+    if (has_kv) {
+        regions.push_back({trailer.kv_offset, trailer.kv_offset + trailer.kv_length, Region::Kind::kKv, 0});
+    }
+    if (trailer.index_length > 0) {
+        regions.push_back(
+            {trailer.index_offset, trailer.index_offset + trailer.index_length, Region::Kind::kIndex, 0});
+    }
+    regions.push_back({trailer_offset, trailer_offset + kFileTrailerSize, Region::Kind::kTrailer, 0});
+
+    std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) {
+        return a.start != b.start ? a.start < b.start : a.end < b.end;
+    });
+    // Sorted by start: a region overlaps an earlier one exactly when it starts
+    // before the furthest end seen so far.
+    size_t furthest = 0;
+    for (size_t k = 1; k < regions.size(); ++k) {
+        if (regions[k].start < regions[furthest].end) {
+            return Error(ErrorCode::kOverlap,
+                         region_label(regions[furthest], entries) + " overlaps " +
+                             region_label(regions[k], entries),
+                         regions[k].start);
+        }
+        if (regions[k].end > regions[furthest].end) {
+            furthest = k;
+        }
+    }
+    return Status::success();
+}
+
+void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot) const {
+    const IndexEntry& e = entries[i];
+    auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
+    if (!bytes) {
+        slot.error = with_context(bytes.error(), entry_label(e, i), 0);
+        return;
+    }
+    auto d = decode(bytes->span(), decode_options());
+    if (!d) {
+        slot.error = with_context(d.error(), entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset),
+                                  e.descriptor_offset);
+        return;
+    }
+    if (auto s = check_against_entry(i, *d); !s) {
+        slot.error = std::move(s).error();
+        return;
+    }
+    slot.descriptor = std::move(*d);
+}
+
+Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d) const {
+    const IndexEntry& e = entries[i];
+    const uint64_t align = header.data_buffer_alignment;
+    if (d.buffers.empty()) {
+        // A composite head: no data. Its data_offset is wherever its writer
+        // left it (the descriptor end, or the next aligned offset for the
+        // reference, SPEC-NOTES 13), already checked to lie inside the file.
+        if (e.data_length != 0) {
+            return Error(ErrorCode::kSizeMismatch,
+                         entry_label(e, i) + ": data_length " + dec(e.data_length) +
+                             " must be 0 for a tensor without buffers",
+                         e.descriptor_offset);
+        }
+        return Status::success();
+    }
+    if (e.data_offset % align != 0) {
+        return Error(ErrorCode::kInvalidFile,
+                     entry_label(e, i) + ": data_offset " + dec(e.data_offset) +
+                         " is not a multiple of data_buffer_alignment " + dec(align),
+                     e.descriptor_offset);
+    }
+    uint64_t end = 0;
+    const auto starts = buffer_starts(d, e.data_offset, align, end);
+    if (!starts) {
+        return Error(ErrorCode::kSizeMismatch,
+                     entry_label(e, i) + ": the buffers of the descriptor (" + dec(d.buffers.size()) +
+                         ") do not fit in 64 bits from data_offset " + dec(e.data_offset),
+                     e.descriptor_offset);
+    }
+    const uint64_t expected = end - e.data_offset;
+    if (expected != e.data_length) {
+        return Error(ErrorCode::kSizeMismatch,
+                     entry_label(e, i) + ": data_length " + dec(e.data_length) + " in the index, but the " +
+                         dec(d.buffers.size()) + " buffer(s) of its descriptor span " + dec(expected) +
+                         " bytes from data_offset " + dec(e.data_offset),
+                     e.descriptor_offset);
+    }
+    return Status::success();
+}
+
+// ---------------------------------------------------------------------------
+// FileReader
+// ---------------------------------------------------------------------------
+
+Result<TensorView> FileTensor::view() const {
+    if (descriptor == nullptr) {
+        return Error(ErrorCode::kInvalidArgument, "FileTensor::view: no descriptor");
+    }
+    std::vector<std::span<const uint8_t>> spans;
+    spans.reserve(buffers.size());
+    for (const SharedBuffer& b : buffers) {
+        spans.push_back(b.span());
+    }
+    return TensorView::make(*descriptor, spans);
+}
+
+FileReader::FileReader(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+FileReader::FileReader(FileReader&&) noexcept = default;
+FileReader& FileReader::operator=(FileReader&&) noexcept = default;
+FileReader::~FileReader() = default;
+
+Result<FileReader> FileReader::open(const std::string& path, const FileReadOptions& options) {
+    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path, options.use_mmap));
+    auto reader = Impl::open(std::move(source), options);
+    if (!reader) {
+        return with_context(reader.error(), "'" + path + "'", 0);
+    }
+    return reader;
+}
+
+Result<FileReader> FileReader::open_memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner,
+                                           const FileReadOptions& options) {
+    return Impl::open(detail::FileSource::memory(bytes, std::move(owner)), options);
+}
+
+const FileHeader& FileReader::header() const noexcept { return impl_->header; }
+const FileTrailer& FileReader::trailer() const noexcept { return impl_->trailer; }
+uint64_t FileReader::file_size() const noexcept { return impl_->source.size(); }
+bool FileReader::mapped() const noexcept { return impl_->source.kind() == detail::FileSource::Kind::kMapped; }
+const KvMetadata& FileReader::kv() const noexcept { return impl_->kv; }
+size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
+const IndexEntry& FileReader::entry(size_t i) const { return impl_->entries[i]; }
+std::span<const size_t> FileReader::write_order() const noexcept { return impl_->write_order; }
+
+std::optional<size_t> FileReader::find(std::string_view name) const {
+    const auto& entries = impl_->entries;
+    if (impl_->sorted) {
+        // std::string_view compares as unsigned bytes: the SORTED_INDEX order.
+        const auto it = std::lower_bound(entries.begin(), entries.end(), name,
+                                         [](const IndexEntry& e, std::string_view n) { return e.name < n; });
+        if (it != entries.end() && it->name == name) {
+            return static_cast<size_t>(it - entries.begin());
+        }
+        return std::nullopt;
+    }
+    const auto it = impl_->by_name.find(name);
+    if (it == impl_->by_name.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+Result<const TensorDescriptor*> FileReader::descriptor(size_t i) const {
+    if (i >= impl_->entries.size()) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "descriptor: tensor " + dec(i) + " requested, the file has " + dec(impl_->entries.size()));
+    }
+    DescriptorSlot& slot = impl_->slots[i];
+    std::call_once(slot.once, [this, i, &slot] { impl_->decode_descriptor(i, slot); });
+    if (slot.error) {
+        return *slot.error;
+    }
+    return &*slot.descriptor;
+}
+
+Result<const TensorDescriptor*> FileReader::descriptor(std::string_view name) const {
+    const auto i = find(name);
+    if (!i) {
+        return Error(ErrorCode::kNotFound, std::string("tensor '") + std::string(name) + "' not found");
+    }
+    return descriptor(*i);
+}
+
+Result<SharedBuffer> FileReader::descriptor_bytes(size_t i) const {
+    if (i >= impl_->entries.size()) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "descriptor_bytes: tensor " + dec(i) + " requested, the file has " + dec(impl_->entries.size()));
+    }
+    const IndexEntry& e = impl_->entries[i];
+    return impl_->source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
+}
+
+Result<FileTensor> FileReader::tensor(size_t i) const {
+    HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
+    const IndexEntry& e = impl_->entries[i];
+    FileTensor t;
+    t.entry = &e;
+    t.descriptor = d;
+    if (d->buffers.empty()) {
+        return t;
+    }
+    // One read (or slice) of the whole data region, then a slice per buffer.
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer region, impl_->source.read(e.data_offset, e.data_length, "tensor data"));
+    uint64_t end = 0;
+    const auto starts = buffer_starts(*d, e.data_offset, impl_->header.data_buffer_alignment, end);
+    if (!starts || end - e.data_offset != e.data_length) {
+        // descriptor() checked this; kept as a guard.
+        return Error(ErrorCode::kSizeMismatch, entry_label(e, i) + ": buffers do not match data_length");
+    }
+    t.buffers.reserve(d->buffers.size());
+    for (size_t k = 0; k < d->buffers.size(); ++k) {
+        // starts[k] + byte_size <= end == data_offset + data_length == region.size() + data_offset.
+        t.buffers.push_back(region.slice(static_cast<size_t>((*starts)[k] - e.data_offset),
+                                         static_cast<size_t>(d->buffers[k].byte_size)));
+    }
+    return t;
+}
+
+Result<FileTensor> FileReader::tensor(std::string_view name) const {
+    const auto i = find(name);
+    if (!i) {
+        return Error(ErrorCode::kNotFound, std::string("tensor '") + std::string(name) + "' not found");
+    }
+    return tensor(*i);
+}
+
+Result<FileComposite> FileReader::composite(size_t head) const {
+    HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* hd, descriptor(head));
+    const auto& entries = impl_->entries;
+    const std::string head_label = entry_label(entries[head], head);
+    if (hd->layout_tag() != static_cast<uint8_t>(LayoutTag::kComposite)) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "composite: " + head_label + " is not a composite head (layout tag " + hex(hd->layout_tag()) +
+                         ")");
+    }
+    const std::string context = "composite headed by " + head_label +
+                                " (descriptors numbered from the head, in descriptor_offset order)";
+    CompositeAssembler assembler(CompositeOptions{impl_->strict_descriptors()});
+    const auto& order = impl_->write_order;
+    const size_t p = impl_->write_position[head];
+    for (size_t k = p; k < order.size(); ++k) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(order[k]));
+        if (auto s = assembler.add(*d); !s) {
+            return with_context(s.error(), context, 0);
+        }
+        if (assembler.idle()) {
+            break;
+        }
+    }
+    if (!assembler.idle()) {
+        auto s = assembler.finish();
+        if (!s) {
+            return with_context(s.error(), "torn " + context, 0);
+        }
+        return Error(ErrorCode::kInvalidComposite, "torn " + context + ": the file ends before its last member");
+    }
+    for (const CompletedComposite& c : assembler.completed()) {
+        if (c.head == 0) {
+            FileComposite out;
+            out.head = head;
+            out.members.reserve(c.members.size());
+            for (const uint64_t m : c.members) {
+                out.members.push_back(order[p + static_cast<size_t>(m)]);
+            }
+            return out;
+        }
+    }
+    return Error(ErrorCode::kInvalidComposite, context + ": the composite did not complete");
+}
+
+Status FileReader::check_all() const {
+    CompositeAssembler assembler(CompositeOptions{impl_->strict_descriptors()});
+    for (const size_t i : impl_->write_order) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
+        if (auto s = assembler.add(*d); !s) {
+            return with_context(s.error(), "composites (descriptors numbered in descriptor_offset order)", 0);
+        }
+    }
+    if (auto s = assembler.finish(); !s) {
+        return with_context(s.error(), "composites (descriptors numbered in descriptor_offset order)", 0);
+    }
+    return Status::success();
+}
+
+Status FileReader::advise(AccessPattern pattern) const {
+    return impl_->source.advise(0, impl_->source.size(), pattern);
+}
+
+Status FileReader::advise(size_t i, AccessPattern pattern) const {
+    if (i >= impl_->entries.size()) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "advise: tensor " + dec(i) + " requested, the file has " + dec(impl_->entries.size()));
+    }
+    const IndexEntry& e = impl_->entries[i];
+    return impl_->source.advise(e.data_offset, e.data_length, pattern);
+}
+
+}  // namespace hurray

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "io/file_source.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "core/checked_math.hpp"
+#include "core/text.hpp"
+
+namespace hurray::detail {
+
+namespace {
+
+/// "<what>: <strerror(err)>".
+std::string os_error(const std::string& what, int err) {
+    return what + ": " + std::error_code(err, std::generic_category()).message();
+}
+
+/// Closes a descriptor when the last FileSource copy using it goes away.
+struct FdCloser {
+    void operator()(const int* fd) const noexcept {
+        if (fd != nullptr) {
+            // SAFETY: *fd was returned by open() and is owned only by this
+            // shared_ptr; close() is called exactly once, from its deleter.
+            // Its result is ignored: nothing was written through the fd.
+            static_cast<void>(::close(*fd));
+            delete fd;  // NOLINT(cppcoreguidelines-owning-memory): paired with the new in open()
+        }
+    }
+};
+
+/// Unmaps the whole-file mapping when its last user (the reader or a
+/// SharedBuffer handed out by it) goes away.
+struct Unmapper {
+    size_t length = 0;
+    void operator()(const void* base) const noexcept {
+        if (base != nullptr) {
+            // SAFETY: base and length are exactly what mmap() returned and
+            // was given; the shared_ptr calls this once, after every span
+            // into the mapping has been dropped with its owner.
+            static_cast<void>(::munmap(const_cast<void*>(base), length));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        }
+    }
+};
+
+int to_madvise(AccessPattern pattern) noexcept {
+    switch (pattern) {
+        case AccessPattern::kNormal:
+            return MADV_NORMAL;
+        case AccessPattern::kSequential:
+            return MADV_SEQUENTIAL;
+        case AccessPattern::kRandom:
+            return MADV_RANDOM;
+        case AccessPattern::kWillNeed:
+            return MADV_WILLNEED;
+        case AccessPattern::kDontNeed:
+            return MADV_DONTNEED;
+    }
+    return MADV_NORMAL;
+}
+
+}  // namespace
+
+Result<FileSource> FileSource::open(const std::string& path, bool use_mmap) {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected
+    // below as not a regular file. The flag has no effect on regular files.
+    // SAFETY: path.c_str() is a valid NUL-terminated string for the call.
+    const int raw_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // NOLINT(cppcoreguidelines-pro-type-vararg)
+    if (raw_fd < 0) {
+        return Error(ErrorCode::kIoError, os_error("open '" + path + "'", errno));
+    }
+    std::shared_ptr<const int> fd(new int(raw_fd), FdCloser{});  // NOLINT(cppcoreguidelines-owning-memory)
+
+    struct stat st {};
+    // SAFETY: st is a local, writable struct stat; fd is open.
+    if (::fstat(*fd, &st) != 0) {
+        return Error(ErrorCode::kIoError, os_error("fstat '" + path + "'", errno));
+    }
+    if (!S_ISREG(st.st_mode)) {  // NOLINT(hicpp-signed-bitwise)
+        return Error(ErrorCode::kIoError, "open '" + path + "': not a regular file");
+    }
+    if (st.st_size < 0) {
+        return Error(ErrorCode::kIoError, "fstat '" + path + "': negative size");
+    }
+
+    FileSource src;
+    src.size_ = static_cast<uint64_t>(st.st_size);
+    if (use_mmap && src.size_ > 0 && src.size_ <= SIZE_MAX) {
+        const auto len = static_cast<size_t>(src.size_);
+        // SAFETY: a read-only private mapping of the whole file, from offset
+        // 0, of its size at fstat time. The result is checked against
+        // MAP_FAILED before use. Pages past a later truncation would raise
+        // SIGBUS; the library cannot prevent another process from
+        // truncating the file (documented in FileReader).
+        void* base = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, *fd, 0);
+        if (base != MAP_FAILED) {
+            src.kind_ = Kind::kMapped;
+            src.owner_ = std::shared_ptr<const void>(base, Unmapper{len});
+            // SAFETY: the mapping covers exactly len readable bytes from
+            // base and stays valid as long as owner_ (or a copy) lives.
+            src.bytes_ = std::span<const uint8_t>(static_cast<const uint8_t*>(base), len);
+            return src;  // the descriptor is closed: the mapping does not need it
+        }
+    }
+    src.kind_ = Kind::kPread;
+    src.fd_ = std::move(fd);
+    return src;
+}
+
+FileSource FileSource::memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner) {
+    FileSource src;
+    src.kind_ = Kind::kMemory;
+    src.size_ = bytes.size();
+    src.bytes_ = bytes;
+    src.owner_ = std::move(owner);
+    return src;
+}
+
+Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const char* what) const {
+    const auto end = add_u64(offset, length);
+    if (!end || *end > size_) {
+        return Error(ErrorCode::kTruncated,
+                     std::string(what) + ": [" + dec(offset) + ", " + (end ? dec(*end) : std::string("2^64+")) +
+                         ") lies past the end of the file (" + dec(size_) + " bytes)",
+                     offset);
+    }
+    if (contiguous()) {
+        // offset + length <= size_ == bytes_.size(), so both fit in size_t.
+        return SharedBuffer(bytes_.subspan(static_cast<size_t>(offset), static_cast<size_t>(length)), owner_);
+    }
+    if (length > SIZE_MAX || offset > static_cast<uint64_t>(INT64_MAX) ||
+        *end > static_cast<uint64_t>(INT64_MAX)) {
+        return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", offset);
+    }
+    std::vector<uint8_t> buf(static_cast<size_t>(length));
+    size_t done = 0;
+    while (done < buf.size()) {
+        // SAFETY: the destination is buf[done .. buf.size()), which is
+        // inside the vector; the count never exceeds what is left. The
+        // file offset fits in off_t (checked above).
+        const ssize_t n = ::pread(*fd_, buf.data() + done, buf.size() - done,
+                                  static_cast<off_t>(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return Error(ErrorCode::kIoError, os_error(std::string("pread ") + what, errno), offset + done);
+        }
+        if (n == 0) {
+            return Error(ErrorCode::kIoError,
+                         std::string(what) + ": the file ended at byte " + dec(offset + done) +
+                             " while reading (it shrank after it was opened)",
+                         offset + done);
+        }
+        done += static_cast<size_t>(n);
+    }
+    return SharedBuffer::from_vector(std::move(buf));
+}
+
+Status FileSource::advise(uint64_t offset, uint64_t length, AccessPattern pattern) const {
+    if (kind_ != Kind::kMapped || length == 0) {
+        return Status::success();
+    }
+    const auto end = add_u64(offset, length);
+    if (!end || *end > size_) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "advise: range [" + dec(offset) + ", +" + dec(length) + ") lies outside the file");
+    }
+    const long page_l = ::sysconf(_SC_PAGESIZE);
+    const uint64_t page = page_l > 0 ? static_cast<uint64_t>(page_l) : 4096U;
+    // The mapping starts on a page boundary, so rounding the offset down
+    // inside it rounds the address; madvise rounds the length up to whole
+    // pages itself, which stays inside the mapping's last page.
+    const uint64_t first = offset - offset % page;
+    const uint64_t last = *end;
+    // SAFETY: [first, last) lies inside [0, size_) of the mapping, and
+    // first is page-aligned from a page-aligned base, as madvise requires;
+    // the advice values used never modify the mapping's contents (for a
+    // private read-only mapping MADV_DONTNEED drops clean pages, which are
+    // read back from the file on the next access).
+    void* addr = const_cast<uint8_t*>(bytes_.data() + first);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    if (::madvise(addr, static_cast<size_t>(last - first), to_madvise(pattern)) != 0) {
+        return Error(ErrorCode::kIoError, os_error("madvise", errno));
+    }
+    return Status::success();
+}
+
+}  // namespace hurray::detail

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: the bytes behind a FileReader. A read-only private mapping of the
+// whole file (zero-copy), a pread-based fallback (each range read into its own
+// heap buffer), or bytes the caller already holds in memory. This file and
+// file_source.cpp are the only places of the reader that make system calls or
+// touch raw pointers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "hurray/core/result.hpp"
+#include "hurray/io/file_reader.hpp"
+#include "hurray/io/shared_buffer.hpp"
+
+namespace hurray::detail {
+
+/// Random access to the bytes of one file. Copying shares the backing store.
+class FileSource {
+public:
+    /// How the bytes are held.
+    enum class Kind : uint8_t {
+        kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE).
+        kPread,   ///< An open descriptor; ranges are read on demand.
+        kMemory,  ///< Caller-provided bytes.
+    };
+
+    /// Opens `path`. Maps it when `use_mmap` and the mapping succeeds (an
+    /// empty file is never mapped); otherwise keeps the descriptor for pread.
+    /// Fails with `kIoError` when the file cannot be opened or is not a
+    /// regular file.
+    static Result<FileSource> open(const std::string& path, bool use_mmap);
+
+    /// Wraps bytes in memory; `owner` (may be null) keeps them alive.
+    static FileSource memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner);
+
+    /// Size of the file in bytes.
+    [[nodiscard]] uint64_t size() const noexcept { return size_; }
+    /// How the bytes are held.
+    [[nodiscard]] Kind kind() const noexcept { return kind_; }
+    /// Whether every byte is addressable without a copy (mapped or memory).
+    [[nodiscard]] bool contiguous() const noexcept { return kind_ != Kind::kPread; }
+
+    /// The `length` bytes at `offset`: a zero-copy slice when contiguous, a
+    /// fresh heap buffer read with pread otherwise. Fails with `kTruncated`
+    /// when the range leaves the file (naming `what`) and `kIoError` when a
+    /// read fails.
+    [[nodiscard]] Result<SharedBuffer> read(uint64_t offset, uint64_t length, const char* what) const;
+
+    /// Applies `pattern` to the mapped pages covering [offset, offset + length)
+    /// (rounded out to whole pages inside the mapping). Succeeds without doing
+    /// anything on the pread and memory sources and for an empty range.
+    [[nodiscard]] Status advise(uint64_t offset, uint64_t length, AccessPattern pattern) const;
+
+private:
+    Kind kind_ = Kind::kMemory;
+    uint64_t size_ = 0;
+    // Contiguous sources: the whole file as one span, kept alive by owner_
+    // (the mapping, whose deleter unmaps it, or the caller's owner).
+    std::span<const uint8_t> bytes_;
+    std::shared_ptr<const void> owner_;
+    // Pread source: the open descriptor, closed when the last copy goes.
+    std::shared_ptr<const int> fd_;
+};
+
+}  // namespace hurray::detail
