@@ -49,6 +49,9 @@ public:
     explicit FdSource(int fd, bool owns = false) noexcept : fd_(fd), owns_(owns) {}
     ~FdSource() override;
     Result<size_t> read_some(std::span<uint8_t> out) override;
+    /// Skips by moving the file offset when `fd` is a regular file (never
+    /// past its end), by reading otherwise (pipes, sockets, terminals).
+    Result<uint64_t> skip(uint64_t n) override;
     /// The descriptor.
     [[nodiscard]] int fd() const noexcept { return fd_; }
 
