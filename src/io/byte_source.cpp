@@ -41,7 +41,7 @@ Result<size_t> ByteSource::read_full(std::span<uint8_t> out) {
     return got;
 }
 
-Result<uint64_t> ByteSource::skip(uint64_t n) {
+Result<uint64_t> ByteSource::skip_by_reading(uint64_t n) {
     std::array<uint8_t, kSkipBufferSize> buf{};
     uint64_t done = 0;
     while (done < n) {
@@ -102,12 +102,12 @@ Result<uint64_t> FdSource::skip(uint64_t n) {
                     return step;
                 }
                 // The file may have grown since fstat: read whatever follows.
-                HURRAY_ASSIGN_OR_RETURN(const uint64_t more, ByteSource::skip(n - step));
+                HURRAY_ASSIGN_OR_RETURN(const uint64_t more, skip_by_reading(n - step));
                 return step + more;
             }
         }
     }
-    return ByteSource::skip(n);
+    return skip_by_reading(n);
 }
 
 // --- StdioSource ------------------------------------------------------------
