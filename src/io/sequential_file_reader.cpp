@@ -302,10 +302,15 @@ struct SequentialFileReader::Impl {
                              dec(options.max_descriptor_length),
                          at + 6);
         }
-        std::vector<uint8_t> bytes(*len);
-        std::copy(prefix.begin(), prefix.end(), bytes.begin());
-        HURRAY_RETURN_IF_ERROR(
-            read_exact(std::span<uint8_t>(bytes).subspan(kDescriptorPeekSize), label + " descriptor"));
+        // Grown as bytes arrive, so that a large descriptor_length on a short
+        // input costs no more memory than the input itself.
+        std::vector<uint8_t> bytes(prefix.begin(), prefix.end());
+        while (bytes.size() < *len) {
+            const size_t have = bytes.size();
+            const size_t step = std::min<size_t>(*len - have, std::max<size_t>(have, kTailFirstChunk));
+            bytes.resize(have + step);
+            HURRAY_RETURN_IF_ERROR(read_exact(std::span<uint8_t>(bytes).subspan(have), label + " descriptor"));
+        }
         auto d = decode(bytes, descriptor_options);
         if (!d) {
             return with_context(d.error(), label, at);
@@ -362,23 +367,21 @@ struct SequentialFileReader::Impl {
     Result<bool> find_next(uint64_t& tail_limit) {
         const bool hint_known = header.tensor_count_hint != kUnknownTensorCount;
         const bool hint_reached = hint_known && met.size() >= header.tensor_count_hint;
-        if (!has_current) {
-            // Right after the header padding: no padding rule to guess.
-            tail_limit = offset;
-            if (hint_known) {
-                return !hint_reached;
-            }
-            HURRAY_ASSIGN_OR_RETURN(const size_t avail, peek(sizeof kDescriptorMagic));
-            (void)avail;
-            return starts_with_magic(look_span());
+        uint64_t p = offset;  // where a descriptor may start at 8 bytes
+        uint64_t a = offset;  // where it may start after alignment padding
+        std::string after = "the file header";
+        if (has_current) {
+            after = tensor_label(current.position, current.descriptor_offset);
+            HURRAY_ASSIGN_OR_RETURN(p, align_up(region_end, kDescriptorAlignment));
+            HURRAY_ASSIGN_OR_RETURN(a, align_up(region_end, header.data_buffer_alignment));
+            HURRAY_RETURN_IF_ERROR(skip_padding(p - offset, after + " (padding after it)"));
         }
-        const std::string label = tensor_label(current.position, current.descriptor_offset);
-        HURRAY_ASSIGN_OR_RETURN(const uint64_t p, align_up(region_end, kDescriptorAlignment));
-        HURRAY_ASSIGN_OR_RETURN(const uint64_t a, align_up(region_end, header.data_buffer_alignment));
-        HURRAY_RETURN_IF_ERROR(skip_padding(p - offset, label + " (padding after it)"));
         tail_limit = a;
         if (hint_reached) {
             return false;
+        }
+        if (hint_known && !has_current) {
+            return true;  // the first descriptor: no padding rule to guess
         }
         // "HRRY" at P: the next descriptor follows at 8 bytes.
         HURRAY_ASSIGN_OR_RETURN(size_t avail, peek(sizeof kDescriptorMagic));
@@ -387,35 +390,40 @@ struct SequentialFileReader::Impl {
         }
         // Zeros from P to A, then "HRRY" at A: padded to the alignment.
         const auto gap = static_cast<size_t>(a - p);  // < alignment <= 2 MiB
-        if (gap > 0) {
-            const size_t need = gap + sizeof kDescriptorMagic;
-            size_t checked = 0;  // leading bytes of the gap known to be zero
-            bool all_zero = true;
-            while (true) {
-                const size_t upto = std::min(avail, gap);
-                const auto span = look_span();
-                all_zero = std::all_of(span.begin() + static_cast<std::ptrdiff_t>(checked),
-                                       span.begin() + static_cast<std::ptrdiff_t>(upto),
-                                       [](uint8_t b) { return b == 0; });
-                checked = upto;
-                if (!all_zero || avail >= need) {
-                    break;
-                }
-                const size_t before = avail;
-                HURRAY_ASSIGN_OR_RETURN(avail, peek(std::min(need, avail + kScratchSize * 16)));
-                if (avail == before) {
-                    break;  // end of input
-                }
+        const size_t need = gap + sizeof kDescriptorMagic;
+        bool all_zero = true;  // the bytes of the gap seen so far
+        size_t checked = 0;
+        while (gap > 0) {
+            const size_t upto = std::min(avail, gap);
+            const auto span = look_span();
+            all_zero = std::all_of(span.begin() + static_cast<std::ptrdiff_t>(checked),
+                                   span.begin() + static_cast<std::ptrdiff_t>(upto), [](uint8_t b) { return b == 0; });
+            checked = upto;
+            if (!all_zero || avail >= need) {
+                break;
             }
-            if (all_zero && avail >= need && starts_with_magic(look_span().subspan(gap))) {
-                HURRAY_RETURN_IF_ERROR(skip_exact(gap, label + " (padding after it)"));
-                return true;
+            const size_t before = avail;
+            HURRAY_ASSIGN_OR_RETURN(avail, peek(std::min(need, avail + kScratchSize * 16)));
+            if (avail == before) {
+                break;  // end of input
             }
+        }
+        if (gap > 0 && all_zero && avail >= need && starts_with_magic(look_span().subspan(gap))) {
+            HURRAY_RETURN_IF_ERROR(skip_exact(gap, after + " (padding after it)"));
+            return true;
+        }
+        if (all_zero && avail < need) {
+            // Only zeros, then the end of input: neither a descriptor nor a
+            // tail (which ends with the 40-byte trailer) fits there.
+            return Error(ErrorCode::kTruncated,
+                         "tensor #" + dec(met.size()) + " or the trailer: input ends at byte " + dec(p + avail) +
+                             ", inside the padding after " + after,
+                         p + avail);
         }
         if (hint_known) {
             return Error(ErrorCode::kInvalidMagic,
                          "tensor #" + dec(met.size()) + ": tensor_count_hint is " + dec(header.tensor_count_hint) +
-                             " but no descriptor magic \"HRRY\" follows " + label + " at byte " + dec(p) +
+                             " but no descriptor magic \"HRRY\" follows " + after + " at byte " + dec(p) +
                              " or, after zero padding, at byte " + dec(a),
                          p);
         }
