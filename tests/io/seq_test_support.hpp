@@ -43,7 +43,8 @@ struct FileOptions {
     bool hint = true;
     Rule after_data = Rule::kSpec;
     Rule after_head = Rule::kSpec;
-    std::optional<hurray::KvMetadata> kv;
+    bool with_kv = false;  ///< write a KV section holding `kv`
+    hurray::KvMetadata kv;
     bool kv_flag = true;  ///< set HAS_KV_METADATA when a KV section is written
     bool crc = true;
     bool sorted = false;
@@ -110,8 +111,8 @@ inline Assembled assemble(const std::vector<TestTensor>& tensors, const FileOpti
     out.region_end = b.size();
     hurray::FileTrailer tr;
     uint32_t flags = 0;
-    if (o.kv) {
-        auto kv = hurray::encode_kv_section(*o.kv);
+    if (o.with_kv) {
+        auto kv = hurray::encode_kv_section(o.kv);
         EXPECT_TRUE(kv.ok()) << kv.error().to_string();
         out.kv_offset = tr.kv_offset = b.size();
         tr.kv_length = static_cast<uint32_t>(kv->size());
