@@ -43,9 +43,12 @@ using detail::hex;
 
 /// Bytes read per step when padding is checked or the tail is gathered.
 constexpr size_t kScratchSize = 4096;
-/// First and largest step when the tail is read into memory.
-constexpr size_t kTailFirstChunk = 64U * 1024U;
-constexpr size_t kTailMaxChunk = 16U * 1024U * 1024U;
+/// First step when a descriptor or the tail is read into memory; each step
+/// doubles, up to the largest.
+constexpr size_t kFirstChunk = 4096;
+constexpr size_t kMaxChunk = 16U * 1024U * 1024U;
+/// Largest step of the look-ahead scan over alignment padding.
+constexpr size_t kScanChunk = 64U * 1024U;
 
 /// "tensor #k (descriptor at byte X)", used to open messages.
 std::string tensor_label(uint64_t position, uint64_t descriptor_offset) {
@@ -56,6 +59,21 @@ std::string tensor_label(uint64_t position, uint64_t descriptor_offset) {
 Error with_context(const Error& e, const std::string& prefix, uint64_t base) {
     const Error r = e.rebased(base);
     return {r.code(), prefix + ": " + r.message(), r.offset()};
+}
+
+/// Index of the first non-zero byte of `bytes`, or `bytes.size()`.
+/// Compares whole blocks against zeros first (std::equal on bytes becomes
+/// memcmp), since padding runs up to the data alignment (2 MiB at most).
+size_t first_nonzero(std::span<const uint8_t> bytes) {
+    static constexpr std::array<uint8_t, kScratchSize> kZeros{};
+    for (size_t i = 0; i < bytes.size(); i += kZeros.size()) {
+        const auto block = bytes.subspan(i, std::min(kZeros.size(), bytes.size() - i));
+        if (!std::equal(block.begin(), block.end(), kZeros.begin())) {
+            const auto nz = std::find_if(block.begin(), block.end(), [](uint8_t b) { return b != 0; });
+            return i + static_cast<size_t>(nz - block.begin());
+        }
+    }
+    return bytes.size();
 }
 
 bool starts_with_magic(std::span<const uint8_t> bytes) {
@@ -175,12 +193,11 @@ struct SequentialFileReader::Impl {
             const auto step = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
             const uint64_t at = offset;
             HURRAY_RETURN_IF_ERROR(read_exact(std::span<uint8_t>(buf).first(step), what));
-            const auto nz = std::find_if(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(step),
-                                          [](uint8_t b) { return b != 0; });
-            if (nz != buf.begin() + static_cast<std::ptrdiff_t>(step)) {
-                const uint64_t bad = at + static_cast<uint64_t>(nz - buf.begin());
+            const size_t nz = first_nonzero(std::span<const uint8_t>(buf).first(step));
+            if (nz != step) {
+                const uint64_t bad = at + nz;
                 return Error(ErrorCode::kReservedBytesNonZero,
-                             what + ": padding byte at " + dec(bad) + " is " + hex(*nz) + ", must be 0x00", bad);
+                             what + ": padding byte at " + dec(bad) + " is " + hex(buf[nz]) + ", must be 0x00", bad);
             }
             left -= step;
         }
@@ -307,7 +324,7 @@ struct SequentialFileReader::Impl {
         std::vector<uint8_t> bytes(prefix.begin(), prefix.end());
         while (bytes.size() < *len) {
             const size_t have = bytes.size();
-            const size_t step = std::min<size_t>(*len - have, std::max<size_t>(have, kTailFirstChunk));
+            const size_t step = std::min<size_t>(*len - have, std::max<size_t>(have, kFirstChunk));
             bytes.resize(have + step);
             HURRAY_RETURN_IF_ERROR(read_exact(std::span<uint8_t>(bytes).subspan(have), label + " descriptor"));
         }
@@ -388,6 +405,12 @@ struct SequentialFileReader::Impl {
         if (starts_with_magic(look_span())) {
             return true;
         }
+        if (avail < sizeof kDescriptorMagic && avail > 0 &&
+            std::equal(look_span().begin(), look_span().end(), std::begin(kDescriptorMagic))) {
+            return Error(ErrorCode::kTruncated,
+                         "tensor #" + dec(met.size()) + " descriptor magic: input ends at byte " + dec(p + avail),
+                         p + avail);
+        }
         // Zeros from P to A, then "HRRY" at A: padded to the alignment.
         const auto gap = static_cast<size_t>(a - p);  // < alignment <= 2 MiB
         const size_t need = gap + sizeof kDescriptorMagic;
@@ -395,15 +418,14 @@ struct SequentialFileReader::Impl {
         size_t checked = 0;
         while (gap > 0) {
             const size_t upto = std::min(avail, gap);
-            const auto span = look_span();
-            all_zero = std::all_of(span.begin() + static_cast<std::ptrdiff_t>(checked),
-                                   span.begin() + static_cast<std::ptrdiff_t>(upto), [](uint8_t b) { return b == 0; });
+            const auto fresh = look_span().subspan(checked, upto - checked);
+            all_zero = first_nonzero(fresh) == fresh.size();
             checked = upto;
             if (!all_zero || avail >= need) {
                 break;
             }
             const size_t before = avail;
-            HURRAY_ASSIGN_OR_RETURN(avail, peek(std::min(need, avail + kScratchSize * 16)));
+            HURRAY_ASSIGN_OR_RETURN(avail, peek(std::min(need, avail + kScanChunk)));
             if (avail == before) {
                 break;  // end of input
             }
@@ -469,7 +491,7 @@ struct SequentialFileReader::Impl {
         const auto cap = static_cast<size_t>(cap64);
         std::vector<uint8_t> tail;
         const uint64_t start = offset;
-        size_t chunk = kTailFirstChunk;
+        size_t chunk = kFirstChunk;
         while (true) {
             if (tail.size() >= cap) {
                 std::array<uint8_t, 1> probe{};
@@ -495,7 +517,7 @@ struct SequentialFileReader::Impl {
                 break;
             }
             if (tail.size() == have + want) {
-                chunk = std::min(chunk * 2, kTailMaxChunk);
+                chunk = std::min(chunk * 2, kMaxChunk);
             }
         }
         return tail;
@@ -506,11 +528,11 @@ struct SequentialFileReader::Impl {
         if (!options.strict) {
             return Status::success();
         }
-        const auto nz = std::find_if(bytes.begin(), bytes.end(), [](uint8_t b) { return b != 0; });
-        if (nz != bytes.end()) {
-            const uint64_t bad = base + static_cast<uint64_t>(nz - bytes.begin());
+        const size_t nz = first_nonzero(bytes);
+        if (nz != bytes.size()) {
+            const uint64_t bad = base + nz;
             return Error(ErrorCode::kReservedBytesNonZero,
-                         std::string(what) + ": byte at " + dec(bad) + " is " + hex(*nz) + ", must be 0x00", bad);
+                         std::string(what) + ": byte at " + dec(bad) + " is " + hex(bytes[nz]) + ", must be 0x00", bad);
         }
         return Status::success();
     }
