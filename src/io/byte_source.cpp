@@ -20,11 +20,11 @@ namespace {
 
 
 /// Size of the stack buffer the default `skip` reads through.
-constexpr size_t kSkipBufferSize = 64U * 1024U;
+constexpr size_t kSkipBufferSize = size_t{64} * 1024;
 
 /// `kIoError` naming the failed call and the errno text.
 Error io_error(const char* call, int err) {
-    return Error(ErrorCode::kIoError, std::string(call) + " failed: " + std::strerror(err));
+    return {ErrorCode::kIoError, std::string(call) + " failed: " + std::strerror(err)};
 }
 
 }  // namespace

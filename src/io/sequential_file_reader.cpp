@@ -46,9 +46,9 @@ constexpr size_t kScratchSize = 4096;
 /// First step when a descriptor or the tail is read into memory; each step
 /// doubles, up to the largest.
 constexpr size_t kFirstChunk = 4096;
-constexpr size_t kMaxChunk = 16U * 1024U * 1024U;
+constexpr size_t kMaxChunk = size_t{16} * 1024 * 1024;
 /// Largest step of the look-ahead scan over alignment padding.
-constexpr size_t kScanChunk = 64U * 1024U;
+constexpr size_t kScanChunk = size_t{64} * 1024;
 
 /// "tensor #k (descriptor at byte X)", used to open messages.
 std::string tensor_label(uint64_t position, uint64_t descriptor_offset) {
@@ -730,8 +730,8 @@ Result<SequentialFileReader> SequentialFileReader::open(ByteSource& source, cons
 }
 
 SequentialFileReader::SequentialFileReader(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
-SequentialFileReader::SequentialFileReader(SequentialFileReader&&) noexcept = default;
-SequentialFileReader& SequentialFileReader::operator=(SequentialFileReader&&) noexcept = default;
+SequentialFileReader::SequentialFileReader(SequentialFileReader&& other) noexcept = default;
+SequentialFileReader& SequentialFileReader::operator=(SequentialFileReader&& other) noexcept = default;
 SequentialFileReader::~SequentialFileReader() = default;
 
 const FileHeader& SequentialFileReader::header() const noexcept { return impl_->header; }

@@ -89,8 +89,8 @@ public:
     /// Reads and checks the file header from `source` (not owned).
     static Result<SequentialFileReader> open(ByteSource& source, const SequentialReadOptions& options = {});
 
-    SequentialFileReader(SequentialFileReader&&) noexcept;
-    SequentialFileReader& operator=(SequentialFileReader&&) noexcept;
+    SequentialFileReader(SequentialFileReader&& other) noexcept;
+    SequentialFileReader& operator=(SequentialFileReader&& other) noexcept;
     SequentialFileReader(const SequentialFileReader&) = delete;
     SequentialFileReader& operator=(const SequentialFileReader&) = delete;
     ~SequentialFileReader();
