@@ -27,6 +27,11 @@ Error io_error(const char* call, int err) {
     return {ErrorCode::kIoError, std::string(call) + " failed: " + std::strerror(err)};
 }
 
+/// A subclass's read_some claimed more bytes than the buffer holds.
+Error overlong_read() {
+    return {ErrorCode::kIoError, "read_some returned more bytes than the output buffer holds"};
+}
+
 }  // namespace
 
 Result<size_t> ByteSource::read_full(std::span<uint8_t> out) {
@@ -35,6 +40,9 @@ Result<size_t> ByteSource::read_full(std::span<uint8_t> out) {
         HURRAY_ASSIGN_OR_RETURN(const size_t n, read_some(out.subspan(got)));
         if (n == 0) {
             break;  // end of input
+        }
+        if (n > out.size() - got) {
+            return overlong_read();
         }
         got += n;
     }
@@ -49,6 +57,9 @@ Result<uint64_t> ByteSource::skip_by_reading(uint64_t n) {
         HURRAY_ASSIGN_OR_RETURN(const size_t got, read_some(std::span<uint8_t>(buf).first(want)));
         if (got == 0) {
             break;
+        }
+        if (got > want) {
+            return overlong_read();
         }
         done += got;
     }

@@ -137,7 +137,19 @@ struct SequentialFileReader::Impl {
             }
             return n;
         }
-        return src->read_some(out);
+        return checked_read(out);
+    }
+
+    /// `read_some` on the source, refusing a count larger than asked for
+    /// (a faulty source must not push the offsets past the buffers).
+    Result<size_t> checked_read(std::span<uint8_t> out) {
+        HURRAY_ASSIGN_OR_RETURN(const size_t n, src->read_some(out));
+        if (n > out.size()) {
+            return Error(ErrorCode::kIoError, "byte source: read_some returned " + dec(n) + " bytes for a buffer of " +
+                                                  dec(out.size()),
+                         offset);
+        }
+        return n;
     }
 
     /// Fills `out` or fails with kTruncated naming `what`.
@@ -171,6 +183,10 @@ struct SequentialFileReader::Impl {
         offset += from_look;
         if (left > 0) {
             HURRAY_ASSIGN_OR_RETURN(const uint64_t got, src->skip(left));
+            if (got > left) {
+                return Error(ErrorCode::kIoError,
+                             "byte source: skip returned " + dec(got) + " for a request of " + dec(left), offset);
+            }
             offset += got;
             if (got < left) {
                 return Error(ErrorCode::kTruncated,
@@ -217,7 +233,7 @@ struct SequentialFileReader::Impl {
         while (look.size() < n) {
             const size_t have = look.size();
             look.resize(n);
-            auto r = src->read_some(std::span<uint8_t>(look).subspan(have));
+            auto r = checked_read(std::span<uint8_t>(look).subspan(have));
             if (!r) {
                 look.resize(have);
                 return std::move(r).error();
@@ -477,6 +493,8 @@ struct SequentialFileReader::Impl {
             return static_cast<const SequentialTensor*>(&current);
         }
         has_current = false;
+        buf_index = 0;
+        buf_pos = 0;
         HURRAY_RETURN_IF_ERROR(finish(tail_limit));
         done = true;
         return static_cast<const SequentialTensor*>(nullptr);

@@ -166,6 +166,23 @@ TEST(ByteSource, DefaultSkipReadsThroughAndCountsAtEof) {
     EXPECT_EQ(*s, 0U);
 }
 
+// A faulty source that claims more bytes than it was given room for.
+class LyingSource final : public hurray::ByteSource {
+public:
+    hurray::Result<size_t> read_some(std::span<uint8_t> out) override { return out.size() + 1; }
+};
+
+TEST(ByteSource, OverlongReadSomeIsAnIoError) {
+    LyingSource src;
+    std::vector<uint8_t> buf(8);
+    auto n = src.read_full(buf);
+    ASSERT_FALSE(n.ok());
+    EXPECT_EQ(n.error().code(), ErrorCode::kIoError);
+    auto s = src.skip(100);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code(), ErrorCode::kIoError);
+}
+
 TEST(FdSource, PipeWithWriterThread) {
     const auto bytes = pattern(300000);
     PipeFeeder feeder(bytes, 777);

@@ -683,6 +683,35 @@ TEST(SequentialFileReader, TornComposite) {
     }
 }
 
+// Honest for the header, then claims more bytes than it was given room for.
+class LyingSource final : public hurray::ByteSource {
+public:
+    explicit LyingSource(std::span<const uint8_t> b) : inner_(b) {}
+    hurray::Result<size_t> read_some(std::span<uint8_t> out) override {
+        if (inner_.position() >= 64) {
+            return out.size() + 1;
+        }
+        return inner_.read_some(out.first(std::min<size_t>(out.size(), 64 - inner_.position())));
+    }
+
+private:
+    MemorySource inner_;
+};
+
+TEST(SequentialFileReader, FaultySourceIsAnIoError) {
+    const Assembled file = assemble({seqtest::dense("a", ElementType::kInt8, {3})});
+    for (bool hint : {true, false}) {
+        auto bytes = file.bytes;
+        if (!hint) {
+            std::fill(bytes.begin() + 28, bytes.begin() + 36, 0xFF);
+        }
+        LyingSource src(bytes);
+        auto got = seqtest::read_all(src, {}, whole);
+        ASSERT_FALSE(got.ok());
+        EXPECT_EQ(got.error().code(), ErrorCode::kIoError) << got.error().to_string();
+    }
+}
+
 // --- Property: random files read back exactly -----------------------------------------
 
 TEST(SequentialFileReader, RandomFilesReadBackExactly) {
