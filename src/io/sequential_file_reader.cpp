@@ -14,10 +14,17 @@
 // Padding is always zeros and a descriptor always starts with "HRRY", so:
 // "HRRY" at P means the next descriptor is at P; zeros from P to A followed
 // by "HRRY" at A mean it is at A; anything else is the start of the tail
-// (KV, index, trailer), which never begins with "HRRY". Data bytes are never
-// looked at: P and A both lie after the tensor's data. When the header gives
-// `tensor_count_hint`, exactly that many tensors are read and what follows the
-// last one is the tail. The look-ahead holds at most `alignment + 4` bytes.
+// (KV, index, trailer). The tail cannot pass for a descriptor: "HRRY" as a
+// KV section's u32 entry count would mean ~1.5 billion entries, more than a
+// section of at most 4 GiB holds, and as an index's u64 count an index far
+// beyond `max_tail_length`; and a tail cannot be all zeros up to A followed
+// by "HRRY", since its trailer starts with a non-zero index_offset. Only
+// zeros (or a partial "HRRY") up to the end of input is a truncation. Data
+// bytes are never looked at: P and A both lie after the tensor's data. When
+// the header gives `tensor_count_hint`, exactly that many tensors are read
+// and what follows the last one is the tail; the first section must then
+// start between P and A, with only zeros before it. The look-ahead holds at
+// most `alignment + 4` bytes.
 //
 // The tail is read into memory (bounded by `max_tail_length`), the trailer is
 // its last 40 bytes, and the index must agree with the tensors met.
