@@ -149,7 +149,7 @@ struct SequentialFileReader::Impl {
 
     /// `read_some` on the source, refusing a count larger than asked for
     /// (a faulty source must not push the offsets past the buffers).
-    Result<size_t> checked_read(std::span<uint8_t> out) {
+    Result<size_t> checked_read(std::span<uint8_t> out) const {
         HURRAY_ASSIGN_OR_RETURN(const size_t n, src->read_some(out));
         if (n > out.size()) {
             return Error(ErrorCode::kIoError, "byte source: read_some returned " + dec(n) + " bytes for a buffer of " +
