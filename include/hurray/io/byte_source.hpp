@@ -30,16 +30,24 @@ public:
     /// less than `out.size()` only when the input ended.
     Result<size_t> read_full(std::span<uint8_t> out);
 
+    // Defined here so that ByteSource has no key function: its vtable and
+    // type_info are then emitted wherever needed, and a subclass compiled
+    // with RTTI links against this library built without it.
     /// Reads and discards `n` bytes; returns how many were skipped (less than
     /// `n` only at the end of input). The default reads through a small
     /// stack buffer; sources that can do better override it.
-    virtual Result<uint64_t> skip(uint64_t n);
+    virtual Result<uint64_t> skip(uint64_t n) { return skip_by_reading(n); }
 
     ByteSource() = default;
     ByteSource(const ByteSource&) = delete;
     ByteSource& operator=(const ByteSource&) = delete;
     ByteSource(ByteSource&&) = delete;
     ByteSource& operator=(ByteSource&&) = delete;
+
+protected:
+    /// The default `skip`: `read_some` into a 64 KiB stack buffer until `n`
+    /// bytes are discarded or the input ends.
+    Result<uint64_t> skip_by_reading(uint64_t n);
 };
 
 /// Reads from a POSIX file descriptor; retries `EINTR`.
@@ -49,6 +57,9 @@ public:
     explicit FdSource(int fd, bool owns = false) noexcept : fd_(fd), owns_(owns) {}
     ~FdSource() override;
     Result<size_t> read_some(std::span<uint8_t> out) override;
+    /// Skips by moving the file offset when `fd` is a regular file (never
+    /// past its end), by reading otherwise (pipes, sockets, terminals).
+    Result<uint64_t> skip(uint64_t n) override;
     /// The descriptor.
     [[nodiscard]] int fd() const noexcept { return fd_; }
 

@@ -89,8 +89,8 @@ public:
     /// Reads and checks the file header from `source` (not owned).
     static Result<SequentialFileReader> open(ByteSource& source, const SequentialReadOptions& options = {});
 
-    SequentialFileReader(SequentialFileReader&&) noexcept;
-    SequentialFileReader& operator=(SequentialFileReader&&) noexcept;
+    SequentialFileReader(SequentialFileReader&& other) noexcept;
+    SequentialFileReader& operator=(SequentialFileReader&& other) noexcept;
     SequentialFileReader(const SequentialFileReader&) = delete;
     SequentialFileReader& operator=(const SequentialFileReader&) = delete;
     ~SequentialFileReader();
@@ -100,13 +100,20 @@ public:
 
     /// Moves to the next tensor, skipping whatever is left of the current
     /// one's data. Returns nullptr at the end of the tensor region, after
-    /// the trailer, index and KV have been read and checked.
+    /// the trailer, index and KV have been read and checked. The pointer is
+    /// valid until the next call to `next`. After an error, every later call
+    /// (`next`, `read_data`, `skip_data`) returns the same error.
     Result<const SequentialTensor*> next();
     /// Reads the next bytes of the current tensor's data (its buffers in
-    /// order, padding removed) into `out`; returns 0 when all of it was read.
-    /// The bytes of buffer `b` start where `data_position()` says.
+    /// order, padding removed) into `out`; returns 0 when all of it was read
+    /// (or before the first `next`). One call never crosses from one buffer
+    /// into the next: it returns at most what is left of the buffer that
+    /// `data_position()` names, so the caller always knows which buffer the
+    /// bytes belong to. Empty buffers are passed over. `out` must not be
+    /// empty (`kInvalidArgument`).
     Result<size_t> read_data(std::span<uint8_t> out);
-    /// Skips the rest of the current tensor's data.
+    /// Skips the rest of the current tensor's data (padding still checked in
+    /// strict mode).
     Status skip_data();
     /// Which buffer of the current tensor the next `read_data` byte belongs
     /// to, and the offset inside it.
