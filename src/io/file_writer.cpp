@@ -167,7 +167,8 @@ Result<FileWriter> FileWriter::create(ByteSink& sink, const FileWriterOptions& o
     FileWriter w;
     w.state_ = std::make_unique<detail::FileWriterState>(options);
     w.state_->sink = &sink;
-    w.header_.flags = file_flags::kHasIndexCrc32c | (options.sorted_index ? file_flags::kSortedIndex : 0U);
+    w.header_.flags = file_flags::kHasIndexCrc32c | file_flags::kHasKvMetadata |
+                      (options.sorted_index ? file_flags::kSortedIndex : 0U);
     w.header_.data_buffer_alignment = options.data_buffer_alignment;
     w.header_.first_descriptor_offset = kFileHeaderSize;
     w.header_.tensor_count_hint = options.tensor_count_hint;
@@ -272,16 +273,14 @@ Status check_buffers(std::string_view name, const TensorDescriptor& desc,
     return Status::success();
 }
 
-/// Emits the header if it has not gone out yet. It is emitted with the
-/// first tensor (or by finish), so HAS_KV_METADATA can reflect KV filled in
-/// before that point. Nothing precedes it: the buffer is empty and the
-/// offset already counts its 64 bytes.
-void emit_header(detail::FileWriterState& s, FileHeader& header, const KvMetadata& kv) {
+/// Emits the header if it has not gone out yet (with the first tensor, or
+/// by finish). Nothing precedes it: the buffer is empty and the offset
+/// already counts its 64 bytes. HAS_KV_METADATA is set in the constructor:
+/// a KV section is always written (SPEC-NOTES 11), because KV may be filled
+/// in after the header has gone out.
+void emit_header(detail::FileWriterState& s, FileHeader& header) {
     if (!s.header_pending) {
         return;
-    }
-    if (!kv.empty()) {
-        header.flags |= file_flags::kHasKvMetadata;
     }
     std::array<uint8_t, kFileHeaderSize> h{};
     encode_file_header(header, h);
@@ -339,7 +338,7 @@ Status FileWriter::begin_tensor(std::string_view name, const TensorDescriptor& d
     CompositeAssembler next = s.assembler;
     HURRAY_RETURN_IF_ERROR(next.add(desc));
     s.assembler = std::move(next);
-    emit_header(s, header_, kv_);
+    emit_header(s, header_);
     HURRAY_RETURN_IF_ERROR(start_tensor(s, offset_, name, std::move(p)));
     Out out(offset_, s);
     return advance(s, out, offset_);
@@ -477,13 +476,8 @@ Status FileWriter::finish() {
                                                       " but " + dec(entries_.size()) + " tensors were written");
     }
     // Everything that can fail for a reason other than the sink comes first.
-    // With the header still pending, emit_header sets HAS_KV_METADATA exactly
-    // when there is KV; once it is out, a set flag needs a (maybe empty) section.
-    const bool write_kv = !kv_.empty() || (header_.flags & file_flags::kHasKvMetadata) != 0;
-    std::vector<uint8_t> kv_bytes;
-    if (write_kv) {
-        HURRAY_ASSIGN_OR_RETURN(kv_bytes, encode_kv_section(kv_, s.options.allow_private_kv));
-    }
+    // The header announced a KV section: write it, empty (count 0) or not.
+    HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> kv_bytes, encode_kv_section(kv_, s.options.allow_private_kv));
     std::vector<IndexEntry> sorted;
     std::span<const IndexEntry> index_entries = entries_;
     if (s.options.sorted_index) {
@@ -493,17 +487,13 @@ Status FileWriter::finish() {
     }
     HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> index_bytes, detail::encode_index(index_entries));
     FileTrailer trailer;
-    if (write_kv) {
-        trailer.kv_offset = offset_;
-        trailer.kv_length = static_cast<uint32_t>(kv_bytes.size());  // encode_kv_section bounds it
-        auto kv_end = detail::add_u64(offset_, kv_bytes.size());
-        if (!kv_end) {
-            return overflow("KV section");
-        }
-        HURRAY_ASSIGN_OR_RETURN(trailer.index_offset, align_up(*kv_end, kDescriptorAlignment));
-    } else {
-        trailer.index_offset = offset_;
+    trailer.kv_offset = offset_;
+    trailer.kv_length = static_cast<uint32_t>(kv_bytes.size());  // encode_kv_section bounds it
+    auto kv_end = detail::add_u64(offset_, kv_bytes.size());
+    if (!kv_end) {
+        return overflow("KV section");
     }
+    HURRAY_ASSIGN_OR_RETURN(trailer.index_offset, align_up(*kv_end, kDescriptorAlignment));
     trailer.index_length = index_bytes.size();
     trailer.index_crc32c = crc32c(index_bytes);
     auto index_end = detail::add_u64(trailer.index_offset, index_bytes.size());
@@ -513,11 +503,9 @@ Status FileWriter::finish() {
 
     // Write.
     Out out(offset_, s);
-    emit_header(s, header_, kv_);
-    if (write_kv) {
-        HURRAY_RETURN_IF_ERROR(out.put(kv_bytes));
-        HURRAY_RETURN_IF_ERROR(out.pad_to(trailer.index_offset));
-    }
+    emit_header(s, header_);
+    HURRAY_RETURN_IF_ERROR(out.put(kv_bytes));
+    HURRAY_RETURN_IF_ERROR(out.pad_to(trailer.index_offset));
     HURRAY_RETURN_IF_ERROR(out.put(index_bytes));
     std::array<uint8_t, kFileTrailerSize> t{};
     encode_file_trailer(trailer, t);

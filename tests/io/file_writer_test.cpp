@@ -857,10 +857,12 @@ TEST(FileWriterLayout, EmptyTensorsStillGetAlignedDataOffsets) {
 
 TEST(FileWriterLayout, ZeroTensorFile) {
     const Bytes f = write_memory({});
-    ASSERT_EQ(f.size(), 64U + 8U + 40U);  // header, index with count 0, trailer
+    // header, empty KV section (count 0) padded to 8, index with count 0, trailer
+    ASSERT_EQ(f.size(), 64U + 8U + 8U + 40U);
     check_layout(f, {}, {});
-    EXPECT_EQ(le(f, 12, 4), file_flags::kHasIndexCrc32c);
-    EXPECT_EQ(le(f, 64, 8), 0U);
+    EXPECT_EQ(le(f, 12, 4), file_flags::kHasIndexCrc32c | file_flags::kHasKvMetadata);
+    EXPECT_EQ(le(f, 64, 4), 0U);
+    EXPECT_EQ(le(f, 72, 8), 0U);
 
     KvMetadata kv;
     ASSERT_OK(kv.add("only", KvValue::boolean(true)));
@@ -893,8 +895,8 @@ TEST(FileWriterLayout, SortedIndexByRawBytes) {
 }
 
 TEST(FileWriterLayout, KvFilledAfterTheFirstTensor) {
-    // The header is out by then: the KV is still written (located by the
-    // trailer), HAS_KV_METADATA stays clear, as the reference writes it.
+    // The header is out by then; it announced a KV section anyway, and the
+    // KV is written into it.
     const Tensor x = dense("x", ElementType::kInt8, {100000}, 1);
     MemorySink sink;
     auto w = FileWriter::create(sink);
@@ -903,9 +905,9 @@ TEST(FileWriterLayout, KvFilledAfterTheFirstTensor) {
     ASSERT_OK(w->kv().add("late", KvValue::string("yes")));
     ASSERT_OK(w->finish());
     check_layout(sink.bytes(), {x}, {}, &w->kv());
-    EXPECT_EQ(le(sink.bytes(), 12, 4), file_flags::kHasIndexCrc32c);
+    EXPECT_EQ(le(sink.bytes(), 12, 4), file_flags::kHasIndexCrc32c | file_flags::kHasKvMetadata);
 
-    // Flag set, then the KV emptied: an empty KV section keeps them consistent.
+    // KV emptied before finish: an empty KV section keeps flag and trailer consistent.
     MemorySink sink2;
     auto w2 = FileWriter::create(sink2);
     ASSERT_TRUE(w2);

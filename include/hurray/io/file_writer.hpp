@@ -58,9 +58,9 @@ struct FileTensorInput {
 /// buffers each at an aligned offset with zero padding between and after
 /// them, then padding to 8 bytes; a composite head (no buffers) is followed
 /// directly by its first member at the next 8-byte boundary. `finish` writes
-/// the KV section (when there is any KV), the index, and the trailer with the
-/// index's CRC-32C; `HAS_INDEX_CRC32C` is always set, `HAS_KV_METADATA` when
-/// a KV section is written, `SORTED_INDEX` when asked for.
+/// the KV section (always, empty when there is no KV), the index, and the
+/// trailer with the index's CRC-32C; `HAS_INDEX_CRC32C` and `HAS_KV_METADATA`
+/// are always set, `SORTED_INDEX` when asked for.
 ///
 /// Names are checked (valid UTF-8, 1 .. 65,535 bytes, unique) and the
 /// descriptor is checked (`check_descriptor`, composite rules) before
@@ -133,13 +133,9 @@ public:
     Status end_tensor();
 
     /// The KV metadata written by `finish`; may be filled at any time before.
-    ///
-    /// The header, written with the first tensor, can only announce KV that
-    /// exists by then: fill the KV before the first tensor (or write no
-    /// tensor) and `HAS_KV_METADATA` is set. KV added later is still written
-    /// and located by the trailer, with the flag clear, as the reference
-    /// writer always does (SPEC-NOTES 11). If the flag was set and the KV is
-    /// emptied afterwards, an empty KV section (count 0) keeps them consistent.
+    /// A KV section is always written (4 bytes when there is no entry) and
+    /// `HAS_KV_METADATA` always set: the header goes out before the KV is
+    /// final, and the flag must announce every section we write (SPEC-NOTES 11).
     KvMetadata& kv() noexcept { return kv_; }
 
     /// Writes the KV section, the index and the trailer, flushes the sink and,

@@ -83,22 +83,22 @@ public:
     /// An int64 zero.
     KvValue() = default;
     /// A string (must be valid UTF-8 to be written).
-    static KvValue string(std::string v) { return KvValue(Storage(std::in_place_index<0>, std::move(v))); }
+    static KvValue string(std::string v) { return KvValue(std::in_place_index<0>, std::move(v)); }
     /// A signed 64-bit integer.
-    static KvValue int64(int64_t v) { return KvValue(Storage(std::in_place_index<1>, v)); }
+    static KvValue int64(int64_t v) { return KvValue(std::in_place_index<1>, v); }
     /// An unsigned 64-bit integer.
-    static KvValue uint64(uint64_t v) { return KvValue(Storage(std::in_place_index<2>, v)); }
+    static KvValue uint64(uint64_t v) { return KvValue(std::in_place_index<2>, v); }
     /// A float64 (NaN payloads and signed zeros are kept bit for bit).
-    static KvValue float64(double v) { return KvValue(Storage(std::in_place_index<3>, v)); }
+    static KvValue float64(double v) { return KvValue(std::in_place_index<3>, v); }
     /// A bool.
-    static KvValue boolean(bool v) { return KvValue(Storage(std::in_place_index<4>, v)); }
+    static KvValue boolean(bool v) { return KvValue(std::in_place_index<4>, v); }
     /// Opaque bytes.
-    static KvValue bytes(std::vector<uint8_t> v) { return KvValue(Storage(std::in_place_index<5>, std::move(v))); }
+    static KvValue bytes(std::vector<uint8_t> v) { return KvValue(std::in_place_index<5>, std::move(v)); }
     /// An array.
-    static KvValue array(KvArray v) { return KvValue(Storage(std::in_place_index<6>, std::move(v))); }
+    static KvValue array(KvArray v) { return KvValue(std::in_place_index<6>, std::move(v)); }
     /// A private-tag value (0xF0-0xFE) with its raw payload.
     static KvValue private_value(KvPrivateValue v) {
-        return KvValue(Storage(std::in_place_index<7>, std::move(v)));
+        return KvValue(std::in_place_index<7>, std::move(v));
     }
     /// An array of strings.
     static KvValue string_array(std::vector<std::string> v) { return array(KvArray{std::move(v)}); }
@@ -140,7 +140,10 @@ public:
     bool operator==(const KvValue& other) const;
 
 private:
-    explicit KvValue(Storage v) : v_(std::move(v)) {}
+    // Built in place: moving a temporary Storage trips GCC 12's
+    // -Wmaybe-uninitialized in some inlined contexts.
+    template <size_t I, typename... A>
+    explicit KvValue(std::in_place_index_t<I> i, A&&... args) : v_(i, std::forward<A>(args)...) {}
     Storage v_{std::in_place_index<1>, int64_t{0}};
 };
 
