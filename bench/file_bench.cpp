@@ -86,26 +86,46 @@ uint64_t sum_bytes(const uint8_t* p, size_t n) {
     return s0 + s1;
 }
 
+/// A read-only mapping of a whole file (the raw limits' access path).
+class RawMapping {
+public:
+    explicit RawMapping(const std::string& path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            return;
+        }
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+            size_ = static_cast<size_t>(st.st_size);
+            void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+            base_ = m == MAP_FAILED ? nullptr : static_cast<const uint8_t*>(m);
+        }
+        ::close(fd);
+    }
+    ~RawMapping() {
+        if (base_ != nullptr) {
+            ::munmap(const_cast<uint8_t*>(base_), size_);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        }
+    }
+    RawMapping(const RawMapping&) = delete;
+    RawMapping& operator=(const RawMapping&) = delete;
+    RawMapping(RawMapping&&) = delete;
+    RawMapping& operator=(RawMapping&&) = delete;
+    [[nodiscard]] const uint8_t* data() const { return base_; }
+    [[nodiscard]] size_t size() const { return base_ == nullptr ? 0 : size_; }
+
+private:
+    const uint8_t* base_ = nullptr;
+    size_t size_ = 0;
+};
+
 /// Maps `path` read-only and sums every byte; returns the sum.
 uint64_t mmap_sum(const std::string& path, uint64_t* size_out = nullptr) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;
-    }
-    struct stat st {};
-    ::fstat(fd, &st);
-    const auto size = static_cast<size_t>(st.st_size);
-    void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (m == MAP_FAILED) {
-        return 0;
-    }
-    const uint64_t s = sum_bytes(static_cast<const uint8_t*>(m), size);
-    ::munmap(m, size);
+    const RawMapping m(path);
     if (size_out != nullptr) {
-        *size_out = size;
+        *size_out = m.size();
     }
-    return s;
+    return m.data() == nullptr ? 0 : sum_bytes(m.data(), m.size());
 }
 
 /// Writes a file of `count` tensors of `bytes_each` bytes (uint8 vectors).
@@ -165,18 +185,13 @@ void BM_FileOpenEnumerate(benchmark::State& state) {
         const double t1 = now_s();
         // The limit: map the file and touch the index and every descriptor
         // once (offsets taken from the reader above, outside the timing).
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        struct stat st {};
-        ::fstat(fd, &st);
-        void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-        ::close(fd);
-        const auto* base = static_cast<const uint8_t*>(m);
+        const RawMapping m(path);
+        const uint8_t* base = m.data();
         uint64_t raw = sum_bytes(base + file->trailer().index_offset, file->trailer().index_length);
         for (size_t i = 0; i < file->tensor_count(); ++i) {
             const hurray::IndexEntry& e = file->entry(i);
             raw += sum_bytes(base + e.descriptor_offset, e.descriptor_length);
         }
-        ::munmap(m, static_cast<size_t>(st.st_size));
         benchmark::DoNotOptimize(raw);
         const double t2 = now_s();
         check += acc;

@@ -141,80 +141,63 @@ else
         stage_end
     fi
 
-    if [[ "${HURRAY_SKIP_FUZZ:-0}" == 1 ]]; then
-        stage_skip "4c. fuzz_decode" "HURRAY_SKIP_FUZZ=1"
-    elif [[ ! -x build/clang/fuzz/fuzz_decode ]]; then
-        stage_skip "4c. fuzz_decode" "fuzz/fuzz_decode.cpp does not exist yet"
-    else
-        stage_start "4c. fuzz_decode for ${FUZZ_SECONDS}s"
-        # Seed corpus: a writable temp copy; nothing is ever written into ../shared.
-        fuzz_tmp="$(mktemp -d)"
-        trap 'rm -rf "$fuzz_tmp"' EXIT
-        mkdir -p "$fuzz_tmp/corpus" build/clang/fuzz-artifacts
+    # Seed corpora: writable temp copies; nothing is ever written into ../shared.
+    seed_descriptors() {
         if [[ -d "$SHARED_DIR/conformance/descriptors" ]]; then
-            cp "$SHARED_DIR"/conformance/descriptors/* "$fuzz_tmp/corpus/"
-            chmod -R u+w "$fuzz_tmp/corpus"
+            cp "$SHARED_DIR"/conformance/descriptors/* "$1/"
         else
             echo "warning: $SHARED_DIR/conformance/descriptors missing; empty seed corpus"
         fi
-        echo "seed corpus: $(find "$fuzz_tmp/corpus" -type f | wc -l) file(s)"
-        fuzz_log="build/clang/fuzz_decode.log"
-        if (cd "$fuzz_tmp" && "$HURRAY_ROOT/build/clang/fuzz/fuzz_decode" \
-                -max_total_time="$FUZZ_SECONDS" -max_len=4096 -timeout=10 \
-                -print_final_stats=1 \
-                -artifact_prefix="$HURRAY_ROOT/build/clang/fuzz-artifacts/" \
-                corpus) >"$fuzz_log" 2>&1; then
-            tail -n 20 "$fuzz_log"
-        else
-            tail -n 200 "$fuzz_log"
-            echo "fuzz_decode FAILED; full log: $fuzz_log;" \
-                 "reproducer in build/clang/fuzz-artifacts/" >&2
-            exit 1
-        fi
-        rm -rf "$fuzz_tmp"
-        trap - EXIT
-        stage_end
-    fi
-
-    if [[ "${HURRAY_SKIP_FUZZ:-0}" == 1 ]]; then
-        stage_skip "4c. fuzz_file_reader" "HURRAY_SKIP_FUZZ=1"
-    elif [[ ! -x build/clang/fuzz/fuzz_file_reader ]]; then
-        stage_skip "4c. fuzz_file_reader" "fuzz/fuzz_file_reader.cpp does not exist yet"
-    else
-        stage_start "4c. fuzz_file_reader for ${FUZZ_SECONDS}s"
-        # Seeds: the conformance files plus files from the tests' own builder
-        # (written by the stage-1 test binary), in a writable temp dir.
-        fuzz_tmp="$(mktemp -d)"
-        trap 'rm -rf "$fuzz_tmp"' EXIT
-        mkdir -p "$fuzz_tmp/corpus" build/clang/fuzz-artifacts
+    }
+    # The conformance files plus files from the tests' own builder (written by
+    # the stage-1 test binary).
+    seed_files() {
         if compgen -G "$SHARED_DIR/conformance/files/*.hrry" >/dev/null; then
-            cp "$SHARED_DIR"/conformance/files/*.hrry "$fuzz_tmp/corpus/"
-            chmod -R u+w "$fuzz_tmp/corpus"
+            cp "$SHARED_DIR"/conformance/files/*.hrry "$1/"
         else
             echo "warning: no $SHARED_DIR/conformance/files/*.hrry"
         fi
         if [[ -x build/gcc/tests/hurray_io_tests ]]; then
-            HURRAY_FUZZ_SEED_DIR="$fuzz_tmp/corpus" \
+            HURRAY_FUZZ_SEED_DIR="$1" \
                 build/gcc/tests/hurray_io_tests --gtest_filter='FuzzSeeds.*' >/dev/null
         fi
+    }
+    # run_fuzz TARGET MAX_LEN SEED_FUNCTION: TARGET for FUZZ_SECONDS seconds.
+    run_fuzz() {
+        local target="$1" max_len="$2" seed="$3"
+        if [[ "${HURRAY_SKIP_FUZZ:-0}" == 1 ]]; then
+            stage_skip "4c. $target" "HURRAY_SKIP_FUZZ=1"
+            return
+        fi
+        if [[ ! -x "build/clang/fuzz/$target" ]]; then
+            stage_skip "4c. $target" "fuzz/$target.cpp does not exist yet"
+            return
+        fi
+        stage_start "4c. $target for ${FUZZ_SECONDS}s"
+        fuzz_tmp="$(mktemp -d)"
+        trap 'rm -rf "$fuzz_tmp"' EXIT
+        mkdir -p "$fuzz_tmp/corpus" build/clang/fuzz-artifacts
+        "$seed" "$fuzz_tmp/corpus"
+        chmod -R u+w "$fuzz_tmp/corpus"
         echo "seed corpus: $(find "$fuzz_tmp/corpus" -type f | wc -l) file(s)"
-        fuzz_log="build/clang/fuzz_file_reader.log"
-        if (cd "$fuzz_tmp" && "$HURRAY_ROOT/build/clang/fuzz/fuzz_file_reader" \
-                -max_total_time="$FUZZ_SECONDS" -max_len=65536 -timeout=10 \
+        local log="build/clang/$target.log"
+        if (cd "$fuzz_tmp" && "$HURRAY_ROOT/build/clang/fuzz/$target" \
+                -max_total_time="$FUZZ_SECONDS" -max_len="$max_len" -timeout=10 \
                 -print_final_stats=1 \
                 -artifact_prefix="$HURRAY_ROOT/build/clang/fuzz-artifacts/" \
-                corpus) >"$fuzz_log" 2>&1; then
-            tail -n 20 "$fuzz_log"
+                corpus) >"$log" 2>&1; then
+            tail -n 20 "$log"
         else
-            tail -n 200 "$fuzz_log"
-            echo "fuzz_file_reader FAILED; full log: $fuzz_log;" \
-                 "reproducer in build/clang/fuzz-artifacts/" >&2
+            tail -n 200 "$log"
+            echo "$target FAILED; full log: $log; reproducer in build/clang/fuzz-artifacts/" >&2
             exit 1
         fi
         rm -rf "$fuzz_tmp"
         trap - EXIT
         stage_end
-    fi
+    }
+    run_fuzz fuzz_decode 4096 seed_descriptors
+    run_fuzz fuzz_file_reader 65536 seed_files
 fi
 
 # --------------------------------------------------------------------------
