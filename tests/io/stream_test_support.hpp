@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test support for the streaming format: tensors to write (generated
+// descriptors of every element type, layout and scheme; composites of every
+// rule), writing them with StreamWriter, and reading a stream back whole.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "descriptor_generator.hpp"
+#include "hurray/core/builder.hpp"
+#include "hurray/core/layout.hpp"
+#include "hurray/io/byte_sink.hpp"
+#include "hurray/io/byte_source.hpp"
+#include "hurray/io/stream_reader.hpp"
+#include "hurray/io/stream_writer.hpp"
+
+namespace hurray::streamtest {
+
+/// One tensor of a stream: descriptor and buffer bytes.
+struct Item {
+    TensorDescriptor desc;
+    std::vector<std::vector<uint8_t>> buffers;
+    bool operator==(const Item&) const = default;
+};
+
+/// What a reader must be told to accept the items (their private ids).
+struct Known {
+    std::vector<uint64_t> layouts;
+    std::vector<uint8_t> schemes;
+    [[nodiscard]] StreamReadOptions options() const {
+        StreamReadOptions o;
+        o.descriptor.known_extension_layouts = layouts;
+        o.descriptor.known_private_schemes = schemes;
+        return o;
+    }
+};
+
+inline std::vector<std::span<const uint8_t>> spans(const Item& it) {
+    std::vector<std::span<const uint8_t>> s;
+    for (const auto& b : it.buffers) {
+        s.emplace_back(b);
+    }
+    return s;
+}
+
+/// Generated non-composite descriptors of at most `max_bytes` of data each,
+/// with random buffer bytes.
+inline std::vector<Item> generated_items(uint64_t first_seed, size_t count, Known& known,
+                                         uint64_t max_bytes = 64U << 10U) {
+    std::vector<Item> items;
+    hurray_test::Rng rng(first_seed * 7919 + 3);
+    for (uint64_t seed = first_seed; items.size() < count && seed < first_seed + 50 * count; ++seed) {
+        hurray_test::GeneratedDescriptor g = hurray_test::generate_descriptor(seed);
+        const TensorDescriptor& d = g.descriptor;
+        if (d.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite) || d.composite_member.has_value()) {
+            continue;  // composites come from composite_items()
+        }
+        uint64_t total = 0;
+        for (const auto& b : d.buffers) {
+            total += b.byte_size;
+        }
+        if (total > max_bytes) {
+            continue;
+        }
+        Item it;
+        it.desc = d;
+        for (const auto& b : d.buffers) {
+            it.buffers.push_back(rng.bytes(static_cast<size_t>(b.byte_size)));
+        }
+        known.layouts.insert(known.layouts.end(), g.known_extension_layouts.begin(), g.known_extension_layouts.end());
+        known.schemes.insert(known.schemes.end(), g.known_private_schemes.begin(), g.known_private_schemes.end());
+        items.push_back(std::move(it));
+    }
+    return items;
+}
+
+/// A dense float32 member of `parent` at `offset`, filled with `fill`.
+inline Item member(Shape shape, Shape parent, Shape offset, std::optional<MemberRole> role = std::nullopt,
+                   uint8_t fill = 0x11) {
+    Item it;
+    it.desc = *make_dense(ElementType::kFloat32, std::move(shape));
+    it.desc.shard = ShardDescriptor{std::move(parent), std::move(offset)};
+    if (role) {
+        it.desc.composite_member = CompositeMember{*role};
+    }
+    it.buffers.emplace_back(it.desc.buffers[0].byte_size, fill);
+    return it;
+}
+
+inline Item head(Shape shape, CompositionRule rule, uint32_t n, CombineOp op = CombineOp::kNone) {
+    Item it;
+    it.desc = *make_composite_head(ElementType::kFloat32, std::move(shape), rule, n, op);
+    return it;
+}
+
+/// Every composition rule, a plain tensor between composites, nesting to
+/// depth 3, an overlay with a correction.
+inline std::vector<Item> composite_items() {
+    std::vector<Item> items;
+    items.push_back(head({4, 4}, CompositionRule::kPartition, 2));
+    items.push_back(member({2, 4}, {4, 4}, {0, 0}, std::nullopt, 1));
+    items.push_back(member({2, 4}, {4, 4}, {2, 0}, std::nullopt, 2));
+    Item plain = member({3}, {3}, {0}, std::nullopt, 3);
+    plain.desc.shard.reset();
+    items.push_back(plain);
+    items.push_back(head({1}, CompositionRule::kGroup, 2));
+    Item g0;
+    g0.desc = *make_dense(ElementType::kInt8, {5});
+    g0.buffers.emplace_back(5, uint8_t{4});
+    items.push_back(g0);
+    items.push_back(head({2, 2}, CompositionRule::kGroup, 1));
+    items.push_back(head({2, 2}, CompositionRule::kPartition, 1));
+    items.push_back(member({2, 2}, {2, 2}, {0, 0}, std::nullopt, 5));
+    items.push_back(head({4}, CompositionRule::kOverlay, 2, CombineOp::kAdd));
+    items.push_back(member({4}, {4}, {0}, MemberRole::kBase, 6));
+    items.push_back(member({1}, {4}, {2}, MemberRole::kCorrection, 7));
+    return items;
+}
+
+/// Empty tensors: zero-sized dimensions, and a tensor between them.
+inline std::vector<Item> empty_items() {
+    std::vector<Item> items;
+    for (const Shape& s : {Shape{0}, Shape{3, 0}, Shape{0, 0, 7}}) {
+        Item it;
+        it.desc = *make_dense(ElementType::kFloat32, s);
+        it.buffers.emplace_back();
+        items.push_back(std::move(it));
+    }
+    return items;
+}
+
+/// Writes `items` with StreamWriter (whole tensors, or in `piece`-byte pieces).
+inline Status write_items(ByteSink& sink, const std::vector<Item>& items, size_t piece = 0,
+                          const StreamWriteOptions& options = {}) {
+    StreamWriter w(sink, options);
+    for (const Item& it : items) {
+        if (piece == 0) {
+            const auto s = spans(it);
+            HURRAY_RETURN_IF_ERROR(w.write_tensor(it.desc, s));
+            continue;
+        }
+        HURRAY_RETURN_IF_ERROR(w.begin_tensor(it.desc));
+        std::vector<uint8_t> all;
+        for (const auto& b : it.buffers) {
+            all.insert(all.end(), b.begin(), b.end());
+        }
+        for (size_t pos = 0; pos < all.size(); pos += piece) {
+            HURRAY_RETURN_IF_ERROR(w.write_data(std::span<const uint8_t>(all).subspan(pos, std::min(piece, all.size() - pos))));
+        }
+        HURRAY_RETURN_IF_ERROR(w.end_tensor());
+    }
+    return w.finish();
+}
+
+inline std::vector<uint8_t> stream_bytes(const std::vector<Item>& items) {
+    MemorySink sink;
+    const Status s = write_items(sink, items);
+    EXPECT_TRUE(s.ok()) << s.error().to_string();
+    return std::move(sink).take();
+}
+
+/// Reads a whole stream back: descriptors and buffers, through read_chunk
+/// (mode 0), read_data (1), read_tensor (2) or read_into (3), in turns.
+inline Result<std::vector<Item>> read_items(ByteSource& source, const StreamReadOptions& options, int mode = 0) {
+    StreamReader r(source, options);
+    std::vector<Item> out;
+    std::vector<uint8_t> scratch(61);
+    for (uint64_t k = 0;; ++k) {
+        HURRAY_ASSIGN_OR_RETURN(const StreamTensor* t, r.next());
+        if (t == nullptr) {
+            return out;
+        }
+        if (t->index != k) {
+            return Error(ErrorCode::kInvalidData, "tensor index out of order");
+        }
+        Item it;
+        it.desc = t->descriptor;
+        it.buffers.resize(it.desc.buffers.size());
+        const int m = mode < 0 ? static_cast<int>(k % 4) : mode;
+        if (m == 2) {
+            HURRAY_ASSIGN_OR_RETURN(auto bufs, r.read_tensor());
+            for (size_t b = 0; b < bufs.size(); ++b) {
+                it.buffers[b].assign(bufs[b].data(), bufs[b].data() + bufs[b].size());
+            }
+        } else if (m == 3) {
+            for (size_t b = 0; b < it.buffers.size(); ++b) {
+                it.buffers[b].resize(static_cast<size_t>(it.desc.buffers[b].byte_size));
+                if (!it.buffers[b].empty()) {
+                    HURRAY_RETURN_IF_ERROR(r.read_into(it.buffers[b]));
+                }
+            }
+        } else {
+            while (true) {
+                if (m == 0) {
+                    HURRAY_ASSIGN_OR_RETURN(const StreamChunk c, r.read_chunk());
+                    if (c.bytes.empty()) {
+                        break;
+                    }
+                    if (c.offset != it.buffers[c.buffer].size()) {
+                        return Error(ErrorCode::kInvalidData, "chunk offset out of order");
+                    }
+                    it.buffers[c.buffer].insert(it.buffers[c.buffer].end(), c.bytes.begin(), c.bytes.end());
+                } else {
+                    const uint32_t b = r.data_position().first;
+                    HURRAY_ASSIGN_OR_RETURN(const size_t n, r.read_data(scratch));
+                    if (n == 0) {
+                        break;
+                    }
+                    it.buffers[b].insert(it.buffers[b].end(), scratch.begin(),
+                                         scratch.begin() + static_cast<std::ptrdiff_t>(n));
+                }
+            }
+        }
+        out.push_back(std::move(it));
+    }
+}
+
+}  // namespace hurray::streamtest
