@@ -162,6 +162,15 @@ else
                 build/gcc/tests/hurray_io_tests --gtest_filter='FuzzSeeds.*' >/dev/null
         fi
     }
+    # Streams written by the stage-1 test binary (StreamFuzzSeeds).
+    seed_streams() {
+        if [[ -x build/gcc/tests/hurray_io_tests ]]; then
+            HURRAY_FUZZ_SEED_DIR="$1" \
+                build/gcc/tests/hurray_io_tests --gtest_filter='StreamFuzzSeeds.*' >/dev/null
+        else
+            echo "warning: build/gcc/tests/hurray_io_tests missing; empty seed corpus"
+        fi
+    }
     # run_fuzz TARGET MAX_LEN SEED_FUNCTION: TARGET for FUZZ_SECONDS seconds.
     run_fuzz() {
         local target="$1" max_len="$2" seed="$3"
@@ -198,6 +207,7 @@ else
     }
     run_fuzz fuzz_decode 4096 seed_descriptors
     run_fuzz fuzz_file_reader 65536 seed_files
+    run_fuzz fuzz_stream_reader 65536 seed_streams
 fi
 
 # --------------------------------------------------------------------------
