@@ -214,7 +214,15 @@ Status StreamDecoder::on_descriptor() {
     const std::string label = tensor_label(count_);
     auto d = decode(std::span<const uint8_t>(desc_).first(desc_length_), options_.descriptor);
     if (!d) {
-        return set_failure(with_context(d.error(), label + " descriptor", desc_offset_));
+        Error e = with_context(d.error(), label + " descriptor", desc_offset_);
+        if (e.code() == ErrorCode::kTruncated) {
+            // All descriptor_length bytes are here: fields running past them
+            // mean the length is wrong, not that the stream was cut.
+            e = Error(ErrorCode::kInvalidDescriptorLength,
+                      e.message() + " (descriptor_length " + dec(desc_length_) + " is too short for its fields)",
+                      e.offset());
+        }
+        return set_failure(std::move(e));
     }
     if (auto s = check_buffers(*d, options_.max_buffer_size, options_.require_producer_synced, label, desc_offset_);
         !s) {
