@@ -253,6 +253,25 @@ TEST(StreamRejects, BadMagicAndDecodeErrorsAtStreamOffsets) {
     EXPECT_EQ(t.error().offset(), second);
 }
 
+TEST(StreamRejects, ShortDescriptorLengthIsNotATruncation) {
+    // descriptor_length shortened: every byte it announces is there, so the
+    // fields running past it are a length error, never kTruncated.
+    const TensorDescriptor d = *make_dense(ElementType::kFloat32, {0, 3});
+    const std::vector<uint8_t> full = *encode(d);
+    const auto len = static_cast<uint32_t>(full.size());
+    for (uint32_t shorter = 10; shorter < len; ++shorter) {
+        std::vector<uint8_t> bytes(full.begin(), full.begin() + shorter);
+        for (int i = 0; i < 4; ++i) {
+            bytes[6 + i] = static_cast<uint8_t>(shorter >> (8 * i));
+        }
+        MemorySource src(bytes);
+        auto back = streamtest::read_items(src, {});
+        ASSERT_FALSE(back.ok()) << shorter;
+        EXPECT_NE(back.error().code(), ErrorCode::kTruncated) << back.error().to_string();
+        EXPECT_LE(back.error().offset(), shorter) << back.error().to_string();
+    }
+}
+
 TEST(StreamRejects, BufferOverTheBoundAndNotProducerSynced) {
     Item it;
     it.desc = *make_dense(ElementType::kFloat32, {4});
