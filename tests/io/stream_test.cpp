@@ -46,7 +46,7 @@ TEST(Stream, WireFormatIsDescriptorThenBuffersBackToBack) {
 }
 
 TEST(Stream, GeneratedDescriptorsRoundTripEveryReadMode) {
-    for (uint64_t batch = 0; batch < 6; ++batch) {
+    for (uint64_t batch = 0; batch < 4; ++batch) {
         Known known;
         const auto items = streamtest::generated_items(batch * 1000 + 7, 40, known);
         ASSERT_GE(items.size(), 20U);
