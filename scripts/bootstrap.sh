@@ -24,15 +24,15 @@ HURRAY_APT_PACKAGES=(
     python3             # gcovr runs on it
     nlohmann-json3-dev  # hurray::json (JSON/CBOR form, private); tests read manifest.json
     libisal-dev         # CRC-32C of the HRRYFILE index (hurray::io, private)
+    libasio-dev         # hurray::net: async streams on standalone Asio (header-only)
+    libcli11-dev        # the `hurray` command-line tool's argument parsing (header-only)
+    libfmt-dev          # the `hurray` tool's formatted output
 )
 
 # Needed by later work; move a name into HURRAY_APT_PACKAGES when the code starts
 # using it. Not installed now.
 # shellcheck disable=SC2034
 HURRAY_APT_PACKAGES_LATER=(
-    libcli11-dev        # command-line parsing
-    libasio-dev         # networking
-    libfmt-dev          # formatting
     pybind11-dev        # Python bindings
     python3-numpy       # Python binding tests
 )

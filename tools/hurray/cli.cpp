@@ -1,0 +1,68 @@
+#include "hurray/cli.hpp"
+
+#include <exception>
+#include <ostream>
+
+#include "hurray/commands.hpp"
+
+namespace hurray::cli {
+
+int run(const std::vector<std::string>& args, const Console& console) {
+    int status = kExitOk;
+    try {
+        CLI::App app{"hurray: inspect, list, verify, convert and print Hurray tensors "
+                     "(descriptors, streams and HRRYFILE containers)",
+                     "hurray"};
+        app.require_subcommand(1);
+        app.footer("Exit status: 0 ok, 1 invalid input, 2 usage error. "
+                   "A path of '-' reads standard input.");
+        add_inspect(app, console, &status);
+        add_ls(app, console, &status);
+        add_info(app, console, &status);
+        add_verify(app, console, &status);
+        add_convert(app, console, &status);
+        add_cat(app, console, &status);
+        add_demo(app, console, &status);
+
+        if (args.size() > 1 && !args[1].empty() && args[1][0] != '-' &&
+            app.get_subcommands([&](const CLI::App* sub) {
+                   return sub->check_name(args[1]);
+               }).empty()) {
+            console.err << "hurray: unknown command '" << args[1]
+                        << "'\nRun 'hurray --help' for the list of commands.\n";
+            return kExitUsage;
+        }
+        std::vector<std::string> rest;
+        rest.reserve(args.empty() ? 0 : args.size() - 1);
+        // CLI11 parses a reversed vector (it pops arguments from the back).
+        for (size_t i = args.size(); i > 1; --i) {
+            rest.push_back(args[i - 1]);
+        }
+        try {
+            app.parse(rest);
+        } catch (const CLI::CallForHelp&) {
+            console.out << app.help();
+            return kExitOk;
+        } catch (const CLI::CallForAllHelp&) {
+            console.out << app.help("", CLI::AppFormatMode::All);
+            return kExitOk;
+        } catch (const CLI::ParseError& e) {
+            // A subcommand's --help lands here as CallForHelp from the subcommand.
+            if (e.get_exit_code() == 0) {
+                console.out << e.what() << '\n';
+                return kExitOk;
+            }
+            console.err << "hurray: " << e.what() << "\nRun 'hurray --help' for usage.\n";
+            return kExitUsage;
+        }
+    } catch (const std::exception& e) {
+        console.err << "hurray: internal error: " << e.what() << '\n';
+        return kExitInvalid;
+    } catch (...) {
+        console.err << "hurray: internal error\n";
+        return kExitInvalid;
+    }
+    return status;
+}
+
+}  // namespace hurray::cli
