@@ -1,0 +1,132 @@
+#include "hurray/input.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "hurray/core/descriptor_codec.hpp"
+
+namespace hurray::cli {
+namespace {
+
+constexpr std::array<uint8_t, 8> kFileMagic = {'H', 'R', 'R', 'Y', 'F', 'I', 'L', 'E'};
+constexpr size_t kHeadBytes = 16;
+
+/// Gives back the bytes read to classify an input, then reads on from the real source.
+class PrefixedSource final : public ByteSource {
+public:
+    PrefixedSource(std::vector<uint8_t> head, ByteSource& rest) : head_(std::move(head)), rest_(rest) {}
+
+    Result<size_t> read_some(std::span<uint8_t> out) override {
+        if (pos_ < head_.size()) {
+            const size_t n = std::min(out.size(), head_.size() - pos_);
+            std::copy_n(head_.begin() + static_cast<std::ptrdiff_t>(pos_), n, out.begin());
+            pos_ += n;
+            return n;
+        }
+        return rest_.read_some(out);
+    }
+
+    Result<uint64_t> skip(uint64_t n) override {
+        const uint64_t from_head = std::min<uint64_t>(n, head_.size() - pos_);
+        pos_ += static_cast<size_t>(from_head);
+        if (from_head == n) {
+            return n;
+        }
+        auto skipped = rest_.skip(n - from_head);
+        if (!skipped) {
+            return skipped.error();
+        }
+        return from_head + *skipped;
+    }
+
+private:
+    std::vector<uint8_t> head_;
+    size_t pos_ = 0;
+    ByteSource& rest_;
+};
+
+}  // namespace
+
+const char* kind_name(InputKind kind) noexcept {
+    switch (kind) {
+        case InputKind::kFile: return "file";
+        case InputKind::kDescriptor: return "descriptor";
+        case InputKind::kStream: return "stream";
+    }
+    return "stream";
+}
+
+InputKind classify(std::span<const uint8_t> head, std::optional<uint64_t> total_size) noexcept {
+    if (head.size() >= kFileMagic.size() && std::equal(kFileMagic.begin(), kFileMagic.end(), head.begin())) {
+        return InputKind::kFile;
+    }
+    if (total_size.has_value()) {
+        auto length = peek_length(head);
+        if (length && static_cast<uint64_t>(*length) == *total_size) {
+            return InputKind::kDescriptor;
+        }
+    }
+    return InputKind::kStream;
+}
+
+Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Console& console) {
+    std::unique_ptr<Input> in(new Input());
+    in->path_ = path;
+    int fd = console.stdin_fd;
+    bool owns = false;
+    if (path != "-") {
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            return Error(ErrorCode::kIoError, path + ": cannot open: " + std::strerror(errno));
+        }
+        owns = true;
+    }
+    in->fd_source_ = std::make_unique<FdSource>(fd, owns);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        in->size_ = static_cast<uint64_t>(st.st_size);
+    }
+    std::vector<uint8_t> head(kHeadBytes);
+    auto got = in->fd_source_->read_full(head);
+    if (!got) {
+        return Error(got.error().code(), in->display_name() + ": " + got.error().message());
+    }
+    head.resize(*got);
+    in->kind_ = classify(head, in->size_);
+    in->source_ = std::make_unique<PrefixedSource>(std::move(head), *in->fd_source_);
+    return in;
+}
+
+Input::~Input() = default;
+
+std::string Input::display_name() const { return path_ == "-" ? std::string("<stdin>") : path_; }
+
+Result<std::vector<uint8_t>> Input::read_all(uint64_t max_bytes) {
+    std::vector<uint8_t> bytes;
+    if (size_ && *size_ <= max_bytes) {
+        bytes.reserve(static_cast<size_t>(*size_));
+    }
+    std::vector<uint8_t> chunk(1 << 20);
+    for (;;) {
+        auto n = source_->read_some(chunk);
+        if (!n) {
+            return Error(n.error().code(), display_name() + ": " + n.error().message());
+        }
+        if (*n == 0) {
+            return bytes;
+        }
+        if (bytes.size() + *n > max_bytes) {
+            return Error(ErrorCode::kInvalidArgument,
+                         display_name() + ": more than " + std::to_string(max_bytes) + " bytes");
+        }
+        bytes.insert(bytes.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(*n));
+    }
+}
+
+}  // namespace hurray::cli
