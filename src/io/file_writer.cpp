@@ -75,7 +75,6 @@ struct FileWriterState {
     std::unordered_set<std::string> names;
     std::vector<uint8_t> buffer;             // coalesced bytes not yet given to the sink
     std::optional<Error> failure;            // sticky: the output is no longer valid
-    bool header_pending = true;              // the header is emitted with the first tensor
     bool finished = false;
 
     // The tensor being streamed by begin_tensor / write_data / end_tensor.
@@ -172,6 +171,12 @@ Result<FileWriter> FileWriter::create(ByteSink& sink, const FileWriterOptions& o
     w.header_.data_buffer_alignment = options.data_buffer_alignment;
     w.header_.first_descriptor_offset = kFileHeaderSize;
     w.header_.tensor_count_hint = options.tensor_count_hint;
+    // The header is final now: HAS_KV_METADATA is always set and a KV section always
+    // written (SPEC-NOTES 11), so nothing added later changes it. It waits in the
+    // coalescing buffer and reaches the sink with the first flush.
+    std::array<uint8_t, kFileHeaderSize> h{};
+    encode_file_header(w.header_, h);
+    w.state_->buffer.insert(w.state_->buffer.end(), h.begin(), h.end());
     w.offset_ = kFileHeaderSize;
     return w;
 }
@@ -273,21 +278,6 @@ Status check_buffers(std::string_view name, const TensorDescriptor& desc,
     return Status::success();
 }
 
-/// Emits the header if it has not gone out yet (with the first tensor, or
-/// by finish). Nothing precedes it: the buffer is empty and the offset
-/// already counts its 64 bytes. HAS_KV_METADATA is set in the constructor:
-/// a KV section is always written (SPEC-NOTES 11), because KV may be filled
-/// in after the header has gone out.
-void emit_header(detail::FileWriterState& s, FileHeader& header) {
-    if (!s.header_pending) {
-        return;
-    }
-    std::array<uint8_t, kFileHeaderSize> h{};
-    encode_file_header(header, h);
-    s.buffer.insert(s.buffer.begin(), h.begin(), h.end());
-    s.header_pending = false;
-}
-
 /// Writes the planned tensor's descriptor and the padding up to its first
 /// buffer, and opens it for data.
 Status start_tensor(detail::FileWriterState& s, uint64_t& offset, std::string_view name, TensorPlan&& p) {
@@ -338,7 +328,6 @@ Status FileWriter::begin_tensor(std::string_view name, const TensorDescriptor& d
     CompositeAssembler next = s.assembler;
     HURRAY_RETURN_IF_ERROR(next.add(desc));
     s.assembler = std::move(next);
-    emit_header(s, header_);
     HURRAY_RETURN_IF_ERROR(start_tensor(s, offset_, name, std::move(p)));
     Out out(offset_, s);
     return advance(s, out, offset_);
@@ -503,7 +492,6 @@ Status FileWriter::finish() {
 
     // Write.
     Out out(offset_, s);
-    emit_header(s, header_);
     HURRAY_RETURN_IF_ERROR(out.put(kv_bytes));
     HURRAY_RETURN_IF_ERROR(out.pad_to(trailer.index_offset));
     HURRAY_RETURN_IF_ERROR(out.put(index_bytes));
