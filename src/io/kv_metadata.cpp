@@ -317,7 +317,7 @@ Status KvMetadata::add(std::string key, KvValue value) {
 }
 
 bool KvMetadata::erase(std::string_view key) {
-    auto it = positions_.find(std::string(key));
+    auto it = positions_.find(key);
     if (it == positions_.end()) {
         return false;
     }
@@ -333,10 +333,7 @@ bool KvMetadata::erase(std::string_view key) {
 }
 
 const KvValue* KvMetadata::find(std::string_view key) const noexcept {
-    // Heterogeneous lookup needs C++20 transparent hashing, which libstdc++ 12
-    // lacks for unordered_map; small key sets make the copy cheap. The copy
-    // cannot throw here: exceptions are off and allocation failure aborts.
-    auto it = positions_.find(std::string(key));
+    auto it = positions_.find(key);
     return it == positions_.end() ? nullptr : &entries_[it->second].value;
 }
 

@@ -222,8 +222,14 @@ public:
     bool operator==(const KvMetadata& other) const { return entries_ == other.entries_; }
 
 private:
+    /// Hashes std::string and std::string_view alike, so that lookups by
+    /// string_view need no temporary std::string (C++20 heterogeneous lookup).
+    struct KeyHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
+    };
     std::vector<KvEntry> entries_;
-    std::unordered_map<std::string, size_t> positions_;  // key -> index in entries_
+    std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>> positions_;  // key -> index in entries_
 };
 
 /// Checks a KV collection for writing: keys (`check_name`), string values and
