@@ -17,13 +17,8 @@ using detail::ByteWriter;
 using detail::dec;
 using detail::hex;
 
-// Byte offsets of the header fields (file-format.md § File Header).
-constexpr uint64_t kOffVersionMajor = 8;
-constexpr uint64_t kOffFlags = 12;
-constexpr uint64_t kOffAlignment = 16;
-constexpr uint64_t kOffFirstDescriptor = 20;
-constexpr uint64_t kOffReservedHeader = 36;
-constexpr uint64_t kReservedHeaderSize = 28;
+// The header's reserved tail runs from kReserved1 to its end.
+constexpr uint64_t kReservedHeaderSize = kFileHeaderSize - header_field::kReserved1;
 
 }  // namespace
 
@@ -45,27 +40,27 @@ Status check_file_header(const FileHeader& header) {
         return Error(ErrorCode::kUnsupportedVersion,
                      "container_version_major: " + dec(header.version_major) +
                          " is not supported (this library reads 1 .. " + dec(kContainerVersionMajor) + ")",
-                     kOffVersionMajor);
+                     header_field::kVersionMajor);
     }
     if ((header.flags & file_flags::kReservedMask) != 0) {
         return Error(ErrorCode::kReservedFlagBits,
                      "file_flags: reserved bits set (" + hex(header.flags & file_flags::kReservedMask, 8) +
                          "); only bits 0-2 are defined",
-                     kOffFlags);
+                     header_field::kFlags);
     }
     const uint32_t a = header.data_buffer_alignment;
     if (!detail::is_pow2(a) || a < kMinDataBufferAlignment || a > kMaxDataBufferAlignment) {
         return Error(ErrorCode::kInvalidFile,
                      "data_buffer_alignment: " + dec(a) +
                          " must be a power of two from 4096 to 2097152",
-                     kOffAlignment);
+                     header_field::kDataBufferAlignment);
     }
     if (header.first_descriptor_offset < kFileHeaderSize ||
         header.first_descriptor_offset % kDescriptorAlignment != 0) {
         return Error(ErrorCode::kInvalidFile,
                      "first_descriptor_offset: " + dec(header.first_descriptor_offset) +
                          " must be >= 64 and a multiple of 8",
-                     kOffFirstDescriptor);
+                     header_field::kFirstDescriptorOffset);
     }
     return Status::success();
 }
@@ -88,7 +83,7 @@ Result<FileHeader> decode_file_header(std::span<const uint8_t> bytes) {
     HURRAY_ASSIGN_OR_RETURN(h.data_buffer_alignment, r.u32("data_buffer_alignment"));
     HURRAY_ASSIGN_OR_RETURN(h.first_descriptor_offset, r.u64("first_descriptor_offset"));
     HURRAY_ASSIGN_OR_RETURN(h.tensor_count_hint, r.u64("tensor_count_hint"));
-    static_assert(kOffReservedHeader + kReservedHeaderSize == kFileHeaderSize);
+    static_assert(header_field::kReserved1 + kReservedHeaderSize == kFileHeaderSize);
     HURRAY_RETURN_IF_ERROR(r.reserved(kReservedHeaderSize, "header _reserved_header"));
     HURRAY_RETURN_IF_ERROR(check_file_header(h));
     return h;
@@ -111,10 +106,10 @@ Result<FileTrailer> decode_file_trailer(std::span<const uint8_t> bytes, uint64_t
                      "trailer: needs 40 bytes, only " + dec(bytes.size()) + " present", trailer_offset);
     }
     // The magic is checked before any other trailer field is trusted.
-    const auto magic = bytes.subspan(36, kTrailerMagic.size());
+    const auto magic = bytes.subspan(trailer_field::kMagic, kTrailerMagic.size());
     if (!std::equal(magic.begin(), magic.end(), kTrailerMagic.begin())) {
         return Error(ErrorCode::kInvalidMagic, "trailer_magic: expected \"HRRY\" (48 52 52 59)",
-                     trailer_offset + 36);
+                     trailer_offset + trailer_field::kMagic);
     }
     ByteReader r(bytes.first(kFileTrailerSize), trailer_offset);
     FileTrailer t;

@@ -29,18 +29,6 @@ using detail::add_u64;
 using detail::dec;
 using detail::hex;
 
-// Byte offsets of the trailer fields, from the start of the trailer.
-constexpr uint64_t kTrailerIndexOffset = 0;
-constexpr uint64_t kTrailerIndexLength = 8;
-constexpr uint64_t kTrailerKvOffset = 16;
-constexpr uint64_t kTrailerKvLength = 24;
-constexpr uint64_t kTrailerCrc = 28;
-// Byte offset of file_flags in the header.
-constexpr uint64_t kHeaderFlags = 12;
-// The fixed prefix of a descriptor: magic, version, length (metadata.md).
-constexpr uint64_t kDescriptorPrefix = 10;
-// Offset of descriptor_length inside a descriptor.
-constexpr uint64_t kDescriptorLengthField = 6;
 
 /// "[a, b)".
 std::string range(uint64_t start, uint64_t end) {
@@ -216,13 +204,13 @@ Status FileReader::Impl::load() {
                          "index_crc32c: stored " + hex(trailer.index_crc32c, 8) + ", computed " + hex(computed, 8) +
                              " over the index " +
                              range(trailer.index_offset, trailer.index_offset + trailer.index_length),
-                         trailer_offset + kTrailerCrc);
+                         trailer_offset + trailer_field::kIndexCrc32c);
         }
     } else if (trailer.index_crc32c != 0 && options.strict) {
         return Error(ErrorCode::kInvalidFile,
                      "index_crc32c: " + hex(trailer.index_crc32c, 8) +
                          " must be 0 when HAS_INDEX_CRC32C (file_flags bit 2) is clear",
-                     trailer_offset + kTrailerCrc);
+                     trailer_offset + trailer_field::kIndexCrc32c);
     }
 
     std::vector<uint64_t> entry_offsets;
@@ -280,25 +268,25 @@ Status FileReader::Impl::check_sections() {
     const uint64_t io = trailer.index_offset;
     if (io % kDescriptorAlignment != 0) {
         return Error(ErrorCode::kInvalidFile, "index_offset: " + dec(io) + " is not a multiple of 8",
-                     trailer_offset + kTrailerIndexOffset);
+                     trailer_offset + trailer_field::kIndexOffset);
     }
     if (io < first) {
         return Error(ErrorCode::kInvalidFile,
                      "index_offset: " + dec(io) + " lies before first_descriptor_offset " + dec(first),
-                     trailer_offset + kTrailerIndexOffset);
+                     trailer_offset + trailer_field::kIndexOffset);
     }
     const auto index_end = add_u64(io, trailer.index_length);
     if (!index_end) {
         return Error(ErrorCode::kInvalidFile,
                      "index_length: index_offset " + dec(io) + " + index_length " + dec(trailer.index_length) +
                          " overflows 64 bits",
-                     trailer_offset + kTrailerIndexLength);
+                     trailer_offset + trailer_field::kIndexLength);
     }
     if (*index_end > trailer_offset) {
         return Error(ErrorCode::kInvalidFile,
                      "index_length: the index " + range(io, *index_end) + " extends into the trailer at " +
                          dec(trailer_offset),
-                     trailer_offset + kTrailerIndexLength);
+                     trailer_offset + trailer_field::kIndexLength);
     }
 
     // KV: present when the flag says so or the trailer locates a section
@@ -310,36 +298,36 @@ Status FileReader::Impl::check_sections() {
         return Error(ErrorCode::kInvalidFile,
                      "kv_offset " + dec(ko) + " and kv_length " + dec(kl) +
                          ": both must be 0 (no KV section) or both non-zero",
-                     trailer_offset + (ko != 0 ? kTrailerKvLength : kTrailerKvOffset));
+                     trailer_offset + (ko != 0 ? trailer_field::kKvLength : trailer_field::kKvOffset));
     }
     has_kv = ko != 0 && kl != 0;
     if (flag && !has_kv && options.strict) {
         return Error(ErrorCode::kInvalidFile,
                      "file_flags: HAS_KV_METADATA (bit 0) is set but the trailer locates no KV section (kv_offset " +
                          dec(ko) + ", kv_length " + dec(kl) + ")",
-                     kHeaderFlags);
+                     header_field::kFlags);
     }
     if (has_kv) {
         if (ko % kDescriptorAlignment != 0) {
             return Error(ErrorCode::kInvalidFile, "kv_offset: " + dec(ko) + " is not a multiple of 8",
-                         trailer_offset + kTrailerKvOffset);
+                         trailer_offset + trailer_field::kKvOffset);
         }
         if (ko < first) {
             return Error(ErrorCode::kInvalidFile,
                          "kv_offset: " + dec(ko) + " lies before first_descriptor_offset " + dec(first),
-                         trailer_offset + kTrailerKvOffset);
+                         trailer_offset + trailer_field::kKvOffset);
         }
         const auto kv_end = add_u64(ko, kl);
         if (!kv_end || *kv_end > trailer_offset) {
             return Error(ErrorCode::kInvalidFile,
                          "kv_length: the KV section [" + dec(ko) + ", +" + dec(kl) + ") extends into the trailer at " +
                              dec(trailer_offset),
-                         trailer_offset + kTrailerKvLength);
+                         trailer_offset + trailer_field::kKvLength);
         }
         if (ko < *index_end && io < *kv_end) {
             return Error(ErrorCode::kOverlap,
                          "KV section " + range(ko, *kv_end) + " overlaps index " + range(io, *index_end),
-                         trailer_offset + kTrailerKvOffset);
+                         trailer_offset + trailer_field::kKvOffset);
         }
     }
     return Status::success();
@@ -370,7 +358,7 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets, 
             return Error(ErrorCode::kInvalidFile,
                          label + ": descriptor_offset " + dec(d_off) + " is not a multiple of 8", f_desc_off);
         }
-        if (e.descriptor_length < kDescriptorPrefix) {
+        if (e.descriptor_length < kDescriptorPeekSize) {
             return Error(ErrorCode::kInvalidFile,
                          label + ": descriptor_length " + dec(e.descriptor_length) +
                              " is shorter than the smallest descriptor (10 bytes)",
@@ -412,7 +400,7 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets, 
         }
 
         // The descriptor's own magic and length (the rest is decoded lazily).
-        HURRAY_ASSIGN_OR_RETURN(SharedBuffer prefix, source.read(d_off, kDescriptorPrefix, "descriptor"));
+        HURRAY_ASSIGN_OR_RETURN(SharedBuffer prefix, source.read(d_off, kDescriptorPeekSize, "descriptor"));
         auto own_length = peek_length(prefix.span());
         if (!own_length) {
             return with_context(own_length.error(), label + " descriptor at " + dec(d_off), d_off);
@@ -422,7 +410,7 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets, 
                          label + ": descriptor_length " + dec(e.descriptor_length) +
                              " in the index disagrees with the descriptor's own descriptor_length " +
                              dec(*own_length),
-                         d_off + kDescriptorLengthField);
+                         d_off + kDescriptorLengthOffset);
         }
     }
     return Status::success();

@@ -597,11 +597,11 @@ struct SequentialFileReader::Impl {
             return Error(ErrorCode::kInvalidFile,
                          "kv_offset " + dec(trailer.kv_offset) + " / kv_length " + dec(trailer.kv_length) +
                              ": both must be 0 when there is no KV section",
-                         trailer_offset + 16);
+                         trailer_offset + trailer_field::kKvOffset);
         }
         if (options.strict && kv_flag && !kv_present) {
             return Error(ErrorCode::kInvalidFile,
-                         "file_flags: HAS_KV_METADATA is set but the trailer locates no KV section", 12);
+                         "file_flags: HAS_KV_METADATA is set but the trailer locates no KV section", header_field::kFlags);
         }
         uint64_t first_section = trailer.index_offset;
         if (kv_present) {
@@ -611,11 +611,11 @@ struct SequentialFileReader::Impl {
                              "kv_offset " + dec(trailer.kv_offset) + " / kv_length " + dec(trailer.kv_length) +
                                  ": the KV section must lie between the end of the tensor region (byte " +
                                  dec(tail_start) + ") and the trailer (byte " + dec(trailer_offset) + ")",
-                             trailer_offset + 16);
+                             trailer_offset + trailer_field::kKvOffset);
             }
             if (trailer.kv_offset % kDescriptorAlignment != 0) {
                 return Error(ErrorCode::kInvalidFile,
-                             "kv_offset " + dec(trailer.kv_offset) + " is not a multiple of 8", trailer_offset + 16);
+                             "kv_offset " + dec(trailer.kv_offset) + " is not a multiple of 8", trailer_offset + trailer_field::kKvOffset);
             }
             if (trailer.kv_offset < *index_end && trailer.index_offset < kv_end) {
                 return Error(ErrorCode::kOverlap,
@@ -659,13 +659,13 @@ struct SequentialFileReader::Impl {
             if (crc != trailer.index_crc32c) {
                 return Error(ErrorCode::kChecksumMismatch,
                              "index_crc32c: stored " + hex(trailer.index_crc32c, 8) + ", the index has " + hex(crc, 8),
-                             trailer_offset + 28);
+                             trailer_offset + trailer_field::kIndexCrc32c);
             }
         } else if (options.strict && trailer.index_crc32c != 0) {
             return Error(ErrorCode::kInvalidFile,
                          "index_crc32c: " + hex(trailer.index_crc32c, 8) +
                              " must be 0 when HAS_INDEX_CRC32C is clear",
-                         trailer_offset + 28);
+                         trailer_offset + trailer_field::kIndexCrc32c);
         }
         std::vector<uint64_t> entry_offsets;
         HURRAY_ASSIGN_OR_RETURN(index, detail::decode_index(index_bytes, trailer.index_offset, &entry_offsets));

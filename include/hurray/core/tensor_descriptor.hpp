@@ -31,6 +31,8 @@ inline constexpr uint8_t kDescriptorVersionMinor = 0;
 inline constexpr uint32_t kFixedHeaderSize = 20;
 /// Bytes needed to learn a descriptor's length (magic, versions, length).
 inline constexpr uint32_t kDescriptorPeekSize = 10;
+/// Byte offset of `descriptor_length` (u32) inside a descriptor.
+inline constexpr uint32_t kDescriptorLengthOffset = 6;
 
 /// Descriptor flag bits (metadata.md § Flags).
 enum DescriptorFlag : uint32_t {

@@ -55,6 +55,49 @@ inline constexpr uint32_t kHasIndexCrc32c = 1U << 2;
 inline constexpr uint32_t kReservedMask = ~(kHasKvMetadata | kSortedIndex | kHasIndexCrc32c);
 }  // namespace file_flags
 
+/// Byte offsets of the fields of the 64-byte file header (file-format.md § File
+/// Header). Tools and error messages use them to point at a field.
+namespace header_field {
+/// `HRRYFILE`, 8 bytes.
+inline constexpr uint64_t kMagic = 0;
+/// container_version_major, u8.
+inline constexpr uint64_t kVersionMajor = 8;
+/// container_version_minor, u8.
+inline constexpr uint64_t kVersionMinor = 9;
+/// 2 reserved zero bytes.
+inline constexpr uint64_t kReserved0 = 10;
+/// file_flags, u32.
+inline constexpr uint64_t kFlags = 12;
+/// data_buffer_alignment, u32.
+inline constexpr uint64_t kDataBufferAlignment = 16;
+/// first_descriptor_offset, u64.
+inline constexpr uint64_t kFirstDescriptorOffset = 20;
+/// tensor_count_hint, u64.
+inline constexpr uint64_t kTensorCountHint = 28;
+/// 28 reserved zero bytes, up to the end of the header.
+inline constexpr uint64_t kReserved1 = 36;
+}  // namespace header_field
+
+/// Byte offsets of the fields of the 40-byte trailer, from its first byte
+/// (file-format.md § Trailer).
+namespace trailer_field {
+/// index_offset, u64.
+inline constexpr uint64_t kIndexOffset = 0;
+/// index_length, u64.
+inline constexpr uint64_t kIndexLength = 8;
+/// kv_offset, u64.
+inline constexpr uint64_t kKvOffset = 16;
+/// kv_length, u32.
+inline constexpr uint64_t kKvLength = 24;
+/// index_crc32c, u32.
+inline constexpr uint64_t kIndexCrc32c = 28;
+/// 4 reserved zero bytes.
+inline constexpr uint64_t kReserved = 32;
+/// `HRRY`, 4 bytes, the last of the file.
+inline constexpr uint64_t kMagic = 36;
+}  // namespace trailer_field
+
+
 /// The 64-byte file header, decoded.
 struct FileHeader {
     /// `container_version_major` (byte 8).
