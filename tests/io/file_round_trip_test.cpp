@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "descriptor_generator.hpp"
+#include "generated_tensors.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/byte_source.hpp"
@@ -31,35 +31,13 @@ namespace {
 using namespace hurray;  // NOLINT(google-build-using-namespace): test brevity
 
 /// One tensor to write: name, descriptor, buffer bytes.
-struct Item {
-    std::string name;
-    TensorDescriptor desc;
-    std::vector<std::vector<uint8_t>> buffers;
-};
-
-/// What a reader must be told to accept the items (their private ids).
-struct Known {
-    std::vector<uint64_t> layouts;
-    std::vector<uint8_t> schemes;
-    DecodeOptions options() const {
-        DecodeOptions o;
-        o.known_extension_layouts = layouts;
-        o.known_private_schemes = schemes;
-        return o;
-    }
-};
+using Item = hurray_test::GenTensor;
+using Known = hurray_test::KnownIds;
+using hurray_test::spans;
 
 std::string name_of(uint64_t i) {
     std::string s("tensor.");
     s.append(std::to_string(i));
-    return s;
-}
-
-std::vector<std::span<const uint8_t>> spans(const Item& it) {
-    std::vector<std::span<const uint8_t>> s;
-    for (const auto& b : it.buffers) {
-        s.emplace_back(b);
-    }
     return s;
 }
 
@@ -128,7 +106,7 @@ void check_sequential(std::span<const uint8_t> bytes, const std::vector<Item>& i
                       const Known& known, size_t max_chunk) {
     MemorySource src(bytes, max_chunk);
     SequentialReadOptions opts;
-    opts.descriptor = known.options();
+    opts.descriptor = known.decode_options();
     auto r = SequentialFileReader::open(src, opts);
     ASSERT_TRUE(r.ok()) << r.error().to_string();
     std::vector<uint8_t> chunk(97);
@@ -177,32 +155,11 @@ KvMetadata every_kv_type() {
     return kv;
 }
 
-/// Generated descriptors small enough to write, with random buffer bytes.
+/// Generated descriptors small enough to write, with random buffer bytes, named.
 std::vector<Item> generated_items(uint64_t first_seed, size_t count, Known& known) {
-    std::vector<Item> items;
-    hurray_test::Rng rng(first_seed * 7919 + 1);
-    for (uint64_t seed = first_seed; items.size() < count && seed < first_seed + 50 * count; ++seed) {
-        hurray_test::GeneratedDescriptor g = hurray_test::generate_descriptor(seed);
-        const TensorDescriptor& d = g.descriptor;
-        if (d.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite) || d.composite_member.has_value()) {
-            continue;  // composites are written by the composite tests below
-        }
-        uint64_t total = 0;
-        for (const auto& b : d.buffers) {
-            total += b.byte_size;
-        }
-        if (total > (256U << 10U)) {
-            continue;
-        }
-        Item it;
-        it.name = name_of(seed);
-        it.desc = d;
-        for (const auto& b : d.buffers) {
-            it.buffers.push_back(rng.bytes(static_cast<size_t>(b.byte_size)));
-        }
-        known.layouts.insert(known.layouts.end(), g.known_extension_layouts.begin(), g.known_extension_layouts.end());
-        known.schemes.insert(known.schemes.end(), g.known_private_schemes.begin(), g.known_private_schemes.end());
-        items.push_back(std::move(it));
+    std::vector<Item> items = hurray_test::generated_tensors(first_seed, count, known, 256U << 10U);
+    for (size_t i = 0; i < items.size(); ++i) {
+        items[i].name = name_of(first_seed + i);
     }
     return items;
 }
@@ -211,7 +168,7 @@ void round_trip(const std::vector<Item>& items, const KvMetadata& kv, const Know
     const std::vector<uint8_t> bytes = write_items(items, kv, opts);
     ASSERT_FALSE(bytes.empty());
     FileReadOptions ro;
-    ro.descriptor = known.options();
+    ro.descriptor = known.decode_options();
     auto mem = FileReader::open_memory(bytes, {}, ro);
     ASSERT_TRUE(mem.ok()) << mem.error().to_string();
     check_random_access(*mem, items, kv, opts.sorted_index);
@@ -280,23 +237,12 @@ TEST(FileRoundTrip, EmptyTensorsAndZeroTensorFiles) {
 /// A dense row-major float32 member at `offset` of `parent`.
 Item member(const std::string& name, Shape shape, Shape parent, Shape offset,
             std::optional<MemberRole> role = std::nullopt) {
-    Item it;
-    it.name = name;
-    it.desc = *make_dense(ElementType::kFloat32, shape);
-    it.desc.shard = ShardDescriptor{std::move(parent), std::move(offset)};
-    if (role) {
-        it.desc.composite_member = CompositeMember{*role};
-    }
-    it.buffers.emplace_back(it.desc.buffers[0].byte_size, uint8_t{0x11});
-    return it;
+    return hurray_test::dense_member(std::move(shape), std::move(parent), std::move(offset), role, 0x11, name);
 }
 
 Item head(const std::string& name, Shape shape, CompositionRule rule, uint32_t n,
           CombineOp op = CombineOp::kNone) {
-    Item it;
-    it.name = name;
-    it.desc = *make_composite_head(ElementType::kFloat32, std::move(shape), rule, n, op);
-    return it;
+    return hurray_test::composite_head(std::move(shape), rule, n, op, name);
 }
 
 TEST(FileRoundTrip, EveryCompositionRuleAndNesting) {

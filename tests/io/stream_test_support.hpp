@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "descriptor_generator.hpp"
+#include "generated_tensors.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/byte_sink.hpp"
@@ -22,81 +22,35 @@
 
 namespace hurray::streamtest {
 
-/// One tensor of a stream: descriptor and buffer bytes.
-struct Item {
-    TensorDescriptor desc;
-    std::vector<std::vector<uint8_t>> buffers;
-    bool operator==(const Item&) const = default;
-};
+/// One tensor of a stream (streams carry no names: `name` stays empty).
+using Item = hurray_test::GenTensor;
+using hurray_test::spans;
 
 /// What a reader must be told to accept the items (their private ids).
-struct Known {
-    std::vector<uint64_t> layouts;
-    std::vector<uint8_t> schemes;
+struct Known : hurray_test::KnownIds {
     [[nodiscard]] StreamReadOptions options() const {
         StreamReadOptions o;
-        o.descriptor.known_extension_layouts = layouts;
-        o.descriptor.known_private_schemes = schemes;
+        o.descriptor = decode_options();
         return o;
     }
 };
-
-inline std::vector<std::span<const uint8_t>> spans(const Item& it) {
-    std::vector<std::span<const uint8_t>> s;
-    for (const auto& b : it.buffers) {
-        s.emplace_back(b);
-    }
-    return s;
-}
 
 /// Generated non-composite descriptors of at most `max_bytes` of data each,
 /// with random buffer bytes.
 inline std::vector<Item> generated_items(uint64_t first_seed, size_t count, Known& known,
                                          uint64_t max_bytes = 64U << 10U) {
-    std::vector<Item> items;
-    hurray_test::Rng rng(first_seed * 7919 + 3);
-    for (uint64_t seed = first_seed; items.size() < count && seed < first_seed + 50 * count; ++seed) {
-        hurray_test::GeneratedDescriptor g = hurray_test::generate_descriptor(seed);
-        const TensorDescriptor& d = g.descriptor;
-        if (d.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite) || d.composite_member.has_value()) {
-            continue;  // composites come from composite_items()
-        }
-        uint64_t total = 0;
-        for (const auto& b : d.buffers) {
-            total += b.byte_size;
-        }
-        if (total > max_bytes) {
-            continue;
-        }
-        Item it;
-        it.desc = d;
-        for (const auto& b : d.buffers) {
-            it.buffers.push_back(rng.bytes(static_cast<size_t>(b.byte_size)));
-        }
-        known.layouts.insert(known.layouts.end(), g.known_extension_layouts.begin(), g.known_extension_layouts.end());
-        known.schemes.insert(known.schemes.end(), g.known_private_schemes.begin(), g.known_private_schemes.end());
-        items.push_back(std::move(it));
-    }
-    return items;
+    return hurray_test::generated_tensors(first_seed, count, known, max_bytes);
 }
 
 /// A dense float32 member of `parent` at `offset`, filled with `fill`.
 inline Item member(Shape shape, Shape parent, Shape offset, std::optional<MemberRole> role = std::nullopt,
                    uint8_t fill = 0x11) {
-    Item it;
-    it.desc = *make_dense(ElementType::kFloat32, std::move(shape));
-    it.desc.shard = ShardDescriptor{std::move(parent), std::move(offset)};
-    if (role) {
-        it.desc.composite_member = CompositeMember{*role};
-    }
-    it.buffers.emplace_back(it.desc.buffers[0].byte_size, fill);
-    return it;
+    return hurray_test::dense_member(std::move(shape), std::move(parent), std::move(offset), role, fill);
 }
 
+/// A float32 composite head of `n` members.
 inline Item head(Shape shape, CompositionRule rule, uint32_t n, CombineOp op = CombineOp::kNone) {
-    Item it;
-    it.desc = *make_composite_head(ElementType::kFloat32, std::move(shape), rule, n, op);
-    return it;
+    return hurray_test::composite_head(std::move(shape), rule, n, op);
 }
 
 /// Every composition rule, a plain tensor between composites, nesting to
