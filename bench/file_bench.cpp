@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_reader.hpp"
@@ -40,9 +41,7 @@
 
 namespace {
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using hurray_bench::now_s;
 
 /// `prefix` followed by the decimal `n` (appended: GCC 12 warns falsely on
 /// `"literal" + std::string` at -O3).
@@ -61,11 +60,7 @@ std::string tmp_path(const std::string& name) {
     return s;
 }
 
-uint64_t file_mib() {
-    const char* v = std::getenv("HURRAY_BENCH_FILE_MIB");
-    const long n = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
-    return n > 0 ? static_cast<uint64_t>(n) : 1024;
-}
+uint64_t file_mib() { return hurray_bench::env_mib("HURRAY_BENCH_FILE_MIB", 1024); }
 
 /// Sum of the 64-bit words of `bytes` (tail bytes added one by one).
 uint64_t sum_bytes(const uint8_t* p, size_t n) {
@@ -256,15 +251,13 @@ void BM_FileWrite300(benchmark::State& state) {
     const uint64_t total = file_mib() << 20U;
     constexpr uint64_t kTensors = 300;
     const uint64_t each = total / kTensors;
-    auto desc = hurray::make_dense(hurray::ElementType::kUInt8, {each});
-    if (!desc.ok()) {
+    auto tensor = hurray_bench::byte_tensor(each, 17, 3);
+    if (!tensor) {
         state.SkipWithError("descriptor");
         return;
     }
-    std::vector<uint8_t> data(each);
-    for (size_t i = 0; i < data.size(); ++i) {
-        data[i] = static_cast<uint8_t>(i * 17 + 3);
-    }
+    const hurray::TensorDescriptor* desc = &tensor->desc;
+    const std::vector<uint8_t>& data = tensor->data;
     const std::span<const uint8_t> buffers[] = {data};
     // The raw limit writes the same number of bytes the file holds, from one
     // buffer of that size.

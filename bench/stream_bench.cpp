@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/byte_source.hpp"
@@ -40,15 +41,9 @@
 
 namespace {
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using hurray_bench::now_s;
 
-uint64_t stream_mib() {
-    const char* v = std::getenv("HURRAY_BENCH_STREAM_MIB");
-    const long n = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
-    return n > 0 ? static_cast<uint64_t>(n) : 1024;
-}
+uint64_t stream_mib() { return hurray_bench::env_mib("HURRAY_BENCH_STREAM_MIB", 1024); }
 
 /// {read end, write end} of a pipe or a TCP loopback connection.
 std::pair<int, int> open_channel(bool tcp) {
@@ -81,15 +76,13 @@ std::pair<int, int> open_channel(bool tcp) {
 void run(benchmark::State& state, bool tcp) {
     constexpr uint64_t kTensors = 16;
     const uint64_t each = (stream_mib() << 20U) / kTensors;
-    auto desc = hurray::make_dense(hurray::ElementType::kUInt8, {each});
-    if (!desc.ok()) {
+    auto tensor = hurray_bench::byte_tensor(each, 31, 7);
+    if (!tensor) {
         state.SkipWithError("descriptor");
         return;
     }
-    std::vector<uint8_t> data(each);
-    for (size_t i = 0; i < data.size(); ++i) {
-        data[i] = static_cast<uint8_t>(i * 31 + 7);
-    }
+    const hurray::TensorDescriptor* desc = &tensor->desc;
+    const std::vector<uint8_t>& data = tensor->data;
     const std::span<const uint8_t> buffers[] = {data};
     std::vector<uint8_t> raw_in(size_t{1} << 20U);
     double hurray_s = 0;
