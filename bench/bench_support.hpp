@@ -7,7 +7,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <array>
+#include <span>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "hurray/core/builder.hpp"
 
@@ -29,6 +33,8 @@ inline uint64_t env_mib(const char* name, uint64_t fallback) {
 struct ByteTensor {
     hurray::TensorDescriptor desc;
     std::vector<uint8_t> data;
+    /// The buffer table's one buffer, for the writers.
+    [[nodiscard]] std::array<std::span<const uint8_t>, 1> buffers() const { return {data}; }
 };
 
 /// See ByteTensor; nullopt when the descriptor cannot be built.
@@ -40,6 +46,15 @@ inline std::optional<ByteTensor> byte_tensor(uint64_t n, uint8_t mul, uint8_t ad
     ByteTensor t{std::move(*desc), std::vector<uint8_t>(n)};
     for (size_t i = 0; i < t.data.size(); ++i) {
         t.data[i] = static_cast<uint8_t>(i * mul + add);
+    }
+    return t;
+}
+
+/// byte_tensor(n, mul, add), marking `state` skipped when it cannot be built.
+inline std::optional<ByteTensor> byte_tensor(benchmark::State& state, uint64_t n, uint8_t mul, uint8_t add) {
+    auto t = byte_tensor(n, mul, add);
+    if (!t) {
+        state.SkipWithError("descriptor");
     }
     return t;
 }

@@ -125,21 +125,17 @@ uint64_t mmap_sum(const std::string& path, uint64_t* size_out = nullptr) {
 
 /// Writes a file of `count` tensors of `bytes_each` bytes (uint8 vectors).
 bool write_file(const std::string& path, uint64_t count, uint64_t bytes_each) {
-    auto desc = hurray::make_dense(hurray::ElementType::kUInt8, {bytes_each});
-    if (!desc.ok()) {
+    const auto tensor = hurray_bench::byte_tensor(bytes_each, 131, 7);
+    if (!tensor) {
         return false;
-    }
-    std::vector<uint8_t> data(bytes_each);
-    for (size_t i = 0; i < data.size(); ++i) {
-        data[i] = static_cast<uint8_t>(i * 131 + 7);
     }
     auto w = hurray::FileWriter::create_file(path);
     if (!w.ok()) {
         return false;
     }
-    const std::span<const uint8_t> buffers[] = {data};
+    const auto buffers = tensor->buffers();
     for (uint64_t i = 0; i < count; ++i) {
-        if (!w->add_tensor(numbered("model.layers.", i).append(".weight"), *desc, buffers).ok()) {
+        if (!w->add_tensor(numbered("model.layers.", i).append(".weight"), tensor->desc, buffers).ok()) {
             return false;
         }
     }
@@ -251,14 +247,11 @@ void BM_FileWrite300(benchmark::State& state) {
     const uint64_t total = file_mib() << 20U;
     constexpr uint64_t kTensors = 300;
     const uint64_t each = total / kTensors;
-    auto tensor = hurray_bench::byte_tensor(each, 17, 3);
+    const auto tensor = hurray_bench::byte_tensor(state, each, 17, 3);
     if (!tensor) {
-        state.SkipWithError("descriptor");
         return;
     }
-    const hurray::TensorDescriptor* desc = &tensor->desc;
-    const std::vector<uint8_t>& data = tensor->data;
-    const std::span<const uint8_t> buffers[] = {data};
+    const auto buffers = tensor->buffers();
     // The raw limit writes the same number of bytes the file holds, from one
     // buffer of that size.
     std::vector<uint8_t> raw_bytes;
@@ -278,7 +271,7 @@ void BM_FileWrite300(benchmark::State& state) {
             auto w = hurray::FileWriter::create(sink);
             bool ok = w.ok();
             for (uint64_t i = 0; ok && i < kTensors; ++i) {
-                ok = w->add_tensor(numbered("t", i), *desc, buffers).ok();
+                ok = w->add_tensor(numbered("t", i), tensor->desc, buffers).ok();
             }
             ok = ok && w->finish().ok();
             if (!ok) {

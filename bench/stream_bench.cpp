@@ -76,14 +76,11 @@ std::pair<int, int> open_channel(bool tcp) {
 void run(benchmark::State& state, bool tcp) {
     constexpr uint64_t kTensors = 16;
     const uint64_t each = (stream_mib() << 20U) / kTensors;
-    auto tensor = hurray_bench::byte_tensor(each, 31, 7);
+    const auto tensor = hurray_bench::byte_tensor(state, each, 31, 7);
     if (!tensor) {
-        state.SkipWithError("descriptor");
         return;
     }
-    const hurray::TensorDescriptor* desc = &tensor->desc;
-    const std::vector<uint8_t>& data = tensor->data;
-    const std::span<const uint8_t> buffers[] = {data};
+    const auto buffers = tensor->buffers();
     std::vector<uint8_t> raw_in(size_t{1} << 20U);
     double hurray_s = 0;
     double raw_s = 0;
@@ -100,7 +97,7 @@ void run(benchmark::State& state, bool tcp) {
             hurray::FdSink sink(wfd, true);
             hurray::StreamWriter w(sink);
             for (uint64_t i = 0; i < kTensors; ++i) {
-                if (!w.write_tensor(*desc, buffers).ok()) {
+                if (!w.write_tensor(tensor->desc, buffers).ok()) {
                     return;
                 }
             }
@@ -138,10 +135,10 @@ void run(benchmark::State& state, bool tcp) {
         std::thread raw_writer([&, rwfd = rwfd] {
             uint64_t left = stream_bytes;
             while (left > 0) {
-                const size_t piece = static_cast<size_t>(std::min<uint64_t>(left, data.size()));
+                const size_t piece = static_cast<size_t>(std::min<uint64_t>(left, tensor->data.size()));
                 size_t off = 0;
                 while (off < piece) {
-                    const ssize_t n = ::write(rwfd, data.data() + off, piece - off);
+                    const ssize_t n = ::write(rwfd, tensor->data.data() + off, piece - off);
                     if (n <= 0) {
                         ::close(rwfd);
                         return;
