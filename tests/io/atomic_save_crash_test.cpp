@@ -25,15 +25,15 @@
 
 #include "hurray/core/builder.hpp"
 #include "hurray/io/file_writer.hpp"
-#include "writer_test_support.hpp"
+#include "io_test_util.hpp"
 
 namespace hurray {
 namespace {
 
-using hurray_writer_test::Bytes;
-using hurray_writer_test::pattern;
-using hurray_writer_test::read_all;
-using hurray_writer_test::TempDir;
+using hurray::test::Bytes;
+using hurray::test::pattern;
+using hurray::test::read_all;
+using hurray::test::TempDir;
 
 /// The content to save: two tensors (8 MiB and a small one) and a KV entry;
 /// `version` makes the old and the new file differ everywhere that matters.

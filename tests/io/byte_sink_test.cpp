@@ -17,16 +17,16 @@
 #include <thread>
 #include <vector>
 
-#include "writer_test_support.hpp"
+#include "io_test_util.hpp"
 
 namespace hurray {
 namespace {
 
-using hurray_writer_test::Bytes;
-using hurray_writer_test::pattern;
-using hurray_writer_test::read_all;
-using hurray_writer_test::TempDir;
-using hurray_writer_test::write_all_file;
+using hurray::test::Bytes;
+using hurray::test::pattern;
+using hurray::test::read_all;
+using hurray::test::TempDir;
+using hurray::test::write_all_file;
 
 /// Reads everything from `fd` until end of file, in small reads.
 Bytes drain(int fd) {

@@ -65,7 +65,7 @@ void enumerate(const FileReader& r) {
 /// padding (the smallest layout), CRC.
 BuiltFile tiny_file(const BuildOptions& base = {}, Padding padding = Padding::kReference) {
     BuildOptions o = base;
-    o.padding = padding;
+    o.after_data = o.after_head = padding;
     KvMetadata kv;
     EXPECT_TRUE(kv.set("k", KvValue::string("v")).ok());
     EXPECT_TRUE(kv.set("b", KvValue::boolean(true)).ok());

@@ -201,7 +201,7 @@ TEST(FileReader, ViewReadsValues) {
 TEST(FileReader, MultiBufferTensorsKeepInterBufferPadding) {
     for (const Padding p : {Padding::kSpec, Padding::kReference}) {
         BuildOptions o;
-        o.padding = p;
+        o.after_data = o.after_head = p;
         TestTensor csr{"csr", must(make_csr(ElementType::kFloat32, 3, 3, 2))};
         // row_ptr {0, 1, 1, 2}, col {0, 2}, values {1, 2}: valid CSR bytes.
         Bytes values(8), cols(16), rows(32);
@@ -502,7 +502,7 @@ TEST(FileReaderShapes, ZeroTensorFile) {
 TEST(FileReaderShapes, EmptyTensors) {
     for (const Padding p : {Padding::kSpec, Padding::kReference}) {
         BuildOptions o;
-        o.padding = p;
+        o.after_data = o.after_head = p;
         const BuiltFile f = build_file({dense("e0", ElementType::kFloat32, {0}), dense("x", ElementType::kInt8, {2}),
                                         dense("e1", ElementType::kFloat64, {3, 0, 2})},
                                        nullptr, o);
@@ -527,7 +527,7 @@ TEST(FileReaderShapes, BothPaddingRulesReadAlike) {
                                         dense("c", ElementType::kUInt8, {1})};
     BuildOptions spec;
     BuildOptions ref;
-    ref.padding = Padding::kReference;
+    ref.after_data = ref.after_head = Padding::kReference;
     const BuiltFile fs = build_file(ts, nullptr, spec);
     const BuiltFile fr = build_file(ts, nullptr, ref);
     EXPECT_GT(fs.bytes.size(), fr.bytes.size());
@@ -598,7 +598,7 @@ TEST(FileReaderComposite, NestedCompositesBothPaddingRulesAnySortOrder) {
     for (const Padding pad : {Padding::kSpec, Padding::kReference}) {
         for (const bool sorted : {false, true}) {
             BuildOptions o;
-            o.padding = pad;
+            o.after_data = o.after_head = pad;
             o.sort_index = sorted;
             const BuiltFile f = build_file(nested_composites(), nullptr, o);
             const FileReader r = open_bytes(f.bytes);
@@ -675,7 +675,7 @@ TEST(FuzzSeeds, WrittenWhenAsked) {
     BuildOptions sorted;
     sorted.sort_index = true;
     BuildOptions ref;
-    ref.padding = Padding::kReference;
+    ref.after_data = ref.after_head = Padding::kReference;
     BuildOptions no_crc;
     no_crc.crc = false;
     BuildOptions ref_no_crc = ref;

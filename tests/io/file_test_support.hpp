@@ -27,10 +27,9 @@
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
 #include "io/index_codec.hpp"
+#include "io_test_util.hpp"
 
 namespace hurray::test {
-
-using Bytes = std::vector<uint8_t>;
 
 /// Unwraps a result; otherwise throws, which fails the current test.
 template <typename T>
@@ -65,7 +64,9 @@ struct TestTensor {
 /// How the file is assembled, plus hooks that corrupt it on purpose.
 struct BuildOptions {
     uint32_t alignment = kDefaultDataBufferAlignment;
-    Padding padding = Padding::kSpec;
+    Padding after_data = Padding::kSpec;  ///< Padding after a tensor's last buffer.
+    Padding after_head = Padding::kSpec;  ///< Padding after a composite head's descriptor.
+    bool hint = true;            ///< Store the tensor count (else kUnknownTensorCount).
     bool sort_index = false;     ///< Sort entries by name and set SORTED_INDEX.
     bool crc = true;             ///< Set HAS_INDEX_CRC32C and store the CRC.
     bool kv_flag = true;         ///< Set HAS_KV_METADATA when a KV section is written.
@@ -82,6 +83,8 @@ struct BuiltFile {
     FileHeader header;
     FileTrailer trailer;
     std::vector<IndexEntry> entries;  ///< As written to the index.
+    std::vector<uint64_t> descriptor_end;  ///< Per tensor, the byte after its descriptor.
+    uint64_t region_end = 0;          ///< The byte after the tensor region (and its padding).
     uint64_t trailer_offset = 0;
 };
 
@@ -102,7 +105,7 @@ inline BuiltFile build_file(const std::vector<TestTensor>& tensors, const KvMeta
     BuiltFile f;
     f.header.data_buffer_alignment = opt.alignment;
     f.header.first_descriptor_offset = opt.first_descriptor_offset;
-    f.header.tensor_count_hint = tensors.size();
+    f.header.tensor_count_hint = opt.hint ? tensors.size() : kUnknownTensorCount;
     f.header.flags = 0;
     Bytes& out = f.bytes;
     out.assign(opt.first_descriptor_offset, 0);
@@ -115,8 +118,9 @@ inline BuiltFile build_file(const std::vector<TestTensor>& tensors, const KvMeta
         e.descriptor_offset = out.size();
         e.descriptor_length = static_cast<uint32_t>(desc.size());
         out.insert(out.end(), desc.begin(), desc.end());
+        f.descriptor_end.push_back(out.size());
         const size_t nbuf = tt.desc.buffers.size();
-        if (nbuf > 0 || opt.padding == Padding::kReference) {
+        if (nbuf > 0 || opt.after_head == Padding::kReference) {
             pad_to(out, opt.alignment);
         }
         e.data_offset = out.size();
@@ -129,13 +133,14 @@ inline BuiltFile build_file(const std::vector<TestTensor>& tensors, const KvMeta
                 }
             }
             e.data_length = out.size() - e.data_offset;
-            if (b + 1 < nbuf || opt.padding == Padding::kSpec) {
+            if (b + 1 < nbuf || opt.after_data == Padding::kSpec) {
                 pad_to(out, opt.alignment);
             }
         }
         pad_to(out, kDescriptorAlignment);
         entries.push_back(std::move(e));
     }
+    f.region_end = out.size();
     if (kv != nullptr) {
         const Bytes kv_bytes = must(encode_kv_section(*kv));
         pad_to(out, kDescriptorAlignment);
@@ -214,39 +219,5 @@ template <typename R>
     }
     return ::testing::AssertionSuccess() << r.error().to_string();
 }
-
-/// A temporary directory, removed with everything in it.
-class TempDir {
-public:
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "hurray-io-XXXXXX").string();
-        if (::mkdtemp(tmpl.data()) == nullptr) {
-            ADD_FAILURE() << "mkdtemp failed";
-        }
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    TempDir(TempDir&&) = delete;
-    TempDir& operator=(TempDir&&) = delete;
-
-    [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
-    /// Writes `bytes` to `name` in the directory; returns its path.
-    [[nodiscard]] std::string write(const std::string& name, const Bytes& bytes) const {
-        const std::string p = file(name);
-        std::ofstream os(p, std::ios::binary | std::ios::trunc);
-        os.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-        EXPECT_TRUE(os.good()) << p;
-        return p;
-    }
-
-private:
-    std::filesystem::path path_;
-};
 
 }  // namespace hurray::test

@@ -31,18 +31,18 @@
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "io/index_codec.hpp"
-#include "writer_test_support.hpp"
+#include "io_test_util.hpp"
 
 namespace hurray {
 namespace {
 
-using hurray_writer_test::all_zero;
-using hurray_writer_test::Bytes;
-using hurray_writer_test::le;
-using hurray_writer_test::pattern;
-using hurray_writer_test::read_all;
-using hurray_writer_test::TempDir;
-using hurray_writer_test::write_all_file;
+using hurray::test::all_zero;
+using hurray::test::Bytes;
+using hurray::test::le;
+using hurray::test::pattern;
+using hurray::test::read_all;
+using hurray::test::TempDir;
+using hurray::test::write_all_file;
 using E = ErrorCode;
 using Spans = std::vector<std::span<const uint8_t>>;
 

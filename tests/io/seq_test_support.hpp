@@ -19,15 +19,14 @@
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
 #include "hurray/io/sequential_file_reader.hpp"
-#include "io/index_codec.hpp"
+#include "file_test_support.hpp"
 
 namespace seqtest {
 
-/// Which padding rule a writer follows.
-enum class Rule {
-    kSpec,       ///< After data: to the alignment. After a head: none.
-    kReference,  ///< After data: to 8 bytes. After a head: to the alignment.
-};
+/// Which padding rule a writer follows: kSpec pads to the alignment after
+/// data and not after a head; kReference pads to 8 after data and to the
+/// alignment after a head.
+using Rule = hurray::test::Padding;
 
 /// A tensor to write: name, descriptor and the bytes of each buffer.
 struct TestTensor {
@@ -47,7 +46,7 @@ struct FileOptions {
     hurray::KvMetadata kv;
     bool kv_flag = true;  ///< set HAS_KV_METADATA when a KV section is written
     bool crc = true;
-    bool sorted = false;
+    bool sorted = false;  ///< set SORTED_INDEX (the entries stay in write order)
     /// Edits the index entries before they are encoded (rejection tests).
     std::function<void(std::vector<hurray::IndexEntry>&)> edit_index;
 };
@@ -63,106 +62,34 @@ struct Assembled {
     uint64_t trailer_offset = 0;
 };
 
-inline void pad_to(std::vector<uint8_t>& b, uint64_t alignment) {
-    while (b.size() % alignment != 0) {
-        b.push_back(0);
-    }
-}
-
+/// The file hurray::test::build_file assembles from `tensors` and `o`.
 inline Assembled assemble(const std::vector<TestTensor>& tensors, const FileOptions& o = {}) {
-    Assembled out;
-    auto& b = out.bytes;
-    b.resize(static_cast<size_t>(o.first_descriptor_offset), 0);
-    std::vector<hurray::IndexEntry> entries;
+    std::vector<hurray::test::TestTensor> in;
+    in.reserve(tensors.size());
     for (const TestTensor& t : tensors) {
-        hurray::IndexEntry e;
-        e.name = t.name;
-        e.descriptor_offset = b.size();
-        auto enc = hurray::encode(t.descriptor);
-        EXPECT_TRUE(enc.ok()) << enc.error().to_string();
-        b.insert(b.end(), enc->begin(), enc->end());
-        e.descriptor_length = static_cast<uint32_t>(enc->size());
-        out.descriptor_end.push_back(b.size());
         EXPECT_EQ(t.data.size(), t.descriptor.buffers.size()) << t.name;
-        if (!t.data.empty()) {
-            pad_to(b, o.alignment);
-            e.data_offset = b.size();
-            for (size_t k = 0; k < t.data.size(); ++k) {
-                if (k > 0) {
-                    pad_to(b, o.alignment);
-                }
-                EXPECT_EQ(t.data[k].size(), t.descriptor.buffers[k].byte_size) << t.name;
-                b.insert(b.end(), t.data[k].begin(), t.data[k].end());
-            }
-            e.data_length = b.size() - e.data_offset;
-            if (o.after_data == Rule::kSpec) {
-                pad_to(b, o.alignment);
-            }
-        } else {
-            e.data_offset = b.size();
-            e.data_length = 0;
-            if (o.after_head == Rule::kReference) {
-                pad_to(b, o.alignment);
-            }
-        }
-        pad_to(b, 8);
-        entries.push_back(std::move(e));
+        in.push_back({t.name, t.descriptor, t.data, std::nullopt});
     }
-    out.region_end = b.size();
-    hurray::FileTrailer tr;
-    uint32_t flags = 0;
-    if (o.with_kv) {
-        auto kv = hurray::encode_kv_section(o.kv);
-        EXPECT_TRUE(kv.ok()) << kv.error().to_string();
-        out.kv_offset = tr.kv_offset = b.size();
-        tr.kv_length = static_cast<uint32_t>(kv->size());
-        b.insert(b.end(), kv->begin(), kv->end());
-        pad_to(b, 8);
-        if (o.kv_flag) {
-            flags |= hurray::file_flags::kHasKvMetadata;
-        }
-    }
-    if (o.edit_index) {
-        o.edit_index(entries);
-    }
-    auto index = hurray::detail::encode_index(entries);
-    EXPECT_TRUE(index.ok()) << index.error().to_string();
-    out.index_offset = tr.index_offset = b.size();
-    tr.index_length = index->size();
-    b.insert(b.end(), index->begin(), index->end());
-    if (o.crc) {
-        flags |= hurray::file_flags::kHasIndexCrc32c;
-        tr.index_crc32c = hurray::crc32c(*index);
-    }
+    hurray::test::BuildOptions b;
+    b.alignment = o.alignment;
+    b.first_descriptor_offset = o.first_descriptor_offset;
+    b.hint = o.hint;
+    b.after_data = o.after_data;
+    b.after_head = o.after_head;
+    b.kv_flag = o.kv_flag;
+    b.crc = o.crc;
+    b.edit_index = o.edit_index;
     if (o.sorted) {
-        flags |= hurray::file_flags::kSortedIndex;
+        b.edit_header = [](hurray::FileHeader& h) { h.flags |= hurray::file_flags::kSortedIndex; };
     }
-    out.trailer_offset = b.size();
-    b.resize(b.size() + hurray::kFileTrailerSize);
-    hurray::encode_file_trailer(tr, std::span<uint8_t, hurray::kFileTrailerSize>(b.data() + out.trailer_offset,
-                                                                                 hurray::kFileTrailerSize));
-    hurray::FileHeader h;
-    h.flags = flags;
-    h.data_buffer_alignment = o.alignment;
-    h.first_descriptor_offset = o.first_descriptor_offset;
-    h.tensor_count_hint = o.hint ? tensors.size() : hurray::kUnknownTensorCount;
-    hurray::encode_file_header(h, std::span<uint8_t, hurray::kFileHeaderSize>(b.data(), hurray::kFileHeaderSize));
-    out.index = std::move(entries);
-    return out;
+    hurray::test::BuiltFile f = hurray::test::build_file(in, o.with_kv ? &o.kv : nullptr, b);
+    return Assembled{std::move(f.bytes),         std::move(f.entries),     std::move(f.descriptor_end),
+                     f.region_end,               f.trailer.kv_offset,      f.trailer.index_offset,
+                     f.trailer_offset};
 }
 
 /// Deterministic bytes for buffer contents.
-inline std::vector<uint8_t> fill(size_t n, uint32_t seed) {
-    std::vector<uint8_t> v(n);
-    uint32_t x = seed * 2654435761U + 1U;
-    for (auto& c : v) {
-        x ^= x << 13U;
-        x ^= x >> 17U;
-        x ^= x << 5U;
-        c = static_cast<uint8_t>(x);
-    }
-    return v;
-}
+inline std::vector<uint8_t> fill(size_t n, uint32_t seed) { return hurray::test::pattern(n, seed); }
 
 /// A dense tensor with generated contents.
 inline TestTensor dense(std::string name, hurray::ElementType type, hurray::Shape shape, uint32_t seed = 1) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers for the writer and sink tests: a per-test temporary directory,
-// whole-file reads, little-endian field reads and deterministic data.
+// Helpers every io test may use: a per-test temporary directory, whole-file
+// reads and writes, little-endian field reads and deterministic data.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace hurray_writer_test {
+namespace hurray::test {
 
 using Bytes = std::vector<uint8_t>;
 
@@ -21,7 +21,7 @@ using Bytes = std::vector<uint8_t>;
 class TempDir {
 public:
     TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "hurray-writer-XXXXXX").string();
+        std::string tmpl = (std::filesystem::temp_directory_path() / "hurray-io-XXXXXX").string();
         char* made = ::mkdtemp(tmpl.data());
         if (made == nullptr) {
             ADD_FAILURE() << "mkdtemp failed";
@@ -48,6 +48,15 @@ public:
         }
         std::sort(names.begin(), names.end());
         return names;
+    }
+
+    /// Writes `bytes` to `name` in the directory; returns its path.
+    [[nodiscard]] std::string write(const std::string& name, const Bytes& bytes) const {
+        const std::string p = file(name);
+        std::ofstream os(p, std::ios::binary | std::ios::trunc);
+        os.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        EXPECT_TRUE(os.good()) << p;
+        return p;
     }
 
 private:
@@ -106,4 +115,4 @@ inline Bytes pattern(size_t n, uint32_t seed) {
     return b;
 }
 
-}  // namespace hurray_writer_test
+}  // namespace hurray::test
