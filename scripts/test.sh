@@ -6,11 +6,12 @@
 #   1. GCC Release, -Werror: core, tests, bench, examples; ctest       (always)
 #   2. install + build examples/consumer against the install           HURRAY_SKIP_INSTALL=1
 #   3. GCC ASan+UBSan Debug -O1 tests; ctest                           HURRAY_SKIP_ASAN=1
-#   4. Clang 14 -Werror core, json + fuzz; clang-tidy; fuzz_decode,     HURRAY_SKIP_CLANG=1
-#      fuzz_file_reader
+#   4. Clang 14 -Werror core, io, json + fuzz; clang-tidy; fuzz_decode, HURRAY_SKIP_CLANG=1
+#      fuzz_file_reader, fuzz_stream_reader; the hurray CLI over their corpora
 #      (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
 #   5. GCC coverage build; ctest; gcovr line coverage of src/ >= 80%    HURRAY_SKIP_COV=1
 # Other knobs: HURRAY_FUZZ_SECONDS (default 60), HURRAY_JOBS (default 2),
+#   HURRAY_CLI_CORPUS_FILES (inputs per corpus for the CLI check, default 150),
 #   HURRAY_SKIP_BOOTSTRAP=1, HURRAY_SHARED_DIR (default ../shared), HURRAY_MIN_LINE_COVERAGE.
 set -euo pipefail
 
@@ -202,6 +203,10 @@ else
             echo "$target FAILED; full log: $log; reproducer in build/clang/fuzz-artifacts/" >&2
             exit 1
         fi
+        # Kept for stage 4d (the CLI over the corpora).
+        rm -rf "build/clang/fuzz-corpus/$target"
+        mkdir -p build/clang/fuzz-corpus
+        mv "$fuzz_tmp/corpus" "build/clang/fuzz-corpus/$target"
         rm -rf "$fuzz_tmp"
         trap - EXIT
         stage_end
@@ -209,6 +214,23 @@ else
     run_fuzz fuzz_decode 4096 seed_descriptors
     run_fuzz fuzz_file_reader 65536 seed_files
     run_fuzz fuzz_stream_reader 65536 seed_streams
+
+    # The `hurray` tool over what the fuzzers found and the conformance vectors:
+    # exit 0 or 1 with a message, never a usage error, a signal or a hang. The
+    # sanitizer build of the tool is used when stage 3 built it.
+    cli_bin=build/gcc/tools/hurray
+    [[ -x build/asan/tools/hurray ]] && cli_bin=build/asan/tools/hurray
+    if [[ ! -x "$cli_bin" ]]; then
+        stage_skip "4d. hurray CLI over the fuzz corpora" "no hurray binary was built"
+    else
+        stage_start "4d. $cli_bin over the fuzz corpora and conformance vectors"
+        ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+            bash scripts/cli_corpus_check.sh "$cli_bin" "${HURRAY_CLI_CORPUS_FILES:-150}" \
+            build/clang/fuzz-corpus/fuzz_decode build/clang/fuzz-corpus/fuzz_file_reader \
+            build/clang/fuzz-corpus/fuzz_stream_reader "$SHARED_DIR/conformance/descriptors" \
+            "$SHARED_DIR/conformance/files"
+        stage_end
+    fi
 fi
 
 # --------------------------------------------------------------------------
