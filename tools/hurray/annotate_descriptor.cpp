@@ -1,4 +1,5 @@
 // Annotated walk of a tensor descriptor (docs/spec/metadata.md), field by field.
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/core/quantization.hpp"
+#include "hurray/io/file_format.hpp"
 
 namespace hurray::cli {
 namespace detail {
@@ -44,11 +46,13 @@ std::string shortest(float v) {
 
 std::string quoted(std::span<const uint8_t> bytes) {
     std::string s = "\"";
+    const std::string text(bytes.begin(), bytes.end());
+    const bool utf8 = is_valid_utf8(text);
     for (uint8_t c : bytes) {
         if (c == '"' || c == '\\') {
             s += '\\';
             s += static_cast<char>(c);
-        } else if (c < 0x20 || c == 0x7F) {
+        } else if (c < 0x20 || c == 0x7F || (c >= 0x80 && !utf8)) {
             s += "\\x" + hexnum(c, 2).substr(2);
         } else {
             s += static_cast<char>(c);  // printable ASCII and UTF-8 sequences as they are
@@ -99,6 +103,9 @@ Result<double> Walker::real(unsigned width, const std::string& field) {
 
 Result<std::span<const uint8_t>> Walker::raw(uint64_t n, const std::string& field, std::string text) {
     HURRAY_ASSIGN_OR_RETURN(auto bytes, take(n, field));
+    if (n == 0) {
+        return bytes;  // an empty field has no bytes to show: no row
+    }
     Row& row = push(bytes, field);
     row.value = text.empty() ? std::to_string(n) + (n == 1 ? " byte" : " bytes") : std::move(text);
     return bytes;
@@ -385,11 +392,19 @@ Status descriptor_body(Walker& w, uint64_t version_minor) {
     if ((flags & kHasQuantization) != 0) {
         HURRAY_ASSIGN_OR_RETURN(uint64_t qlen, w.u32("quantization_length"));
         const uint64_t at = w.abs_pos();
-        HURRAY_ASSIGN_OR_RETURN(auto payload, w.take(qlen, "quantization"));
-        // The payload rows follow quantization_length, bounded by it.
-        Walker q(payload, at, w.rows(), ErrorCode::kInvalidQuantization, "quantization_length");
-        const Status st = quantization_fields(q);
-        HURRAY_RETURN_IF_ERROR(st);
+        // A payload cut short by the input or the descriptor: annotate what is there.
+        const uint64_t avail = std::min<uint64_t>(qlen, w.remaining());
+        HURRAY_ASSIGN_OR_RETURN(auto payload, w.take(avail, "quantization"));
+        const bool cut = avail < qlen;
+        Walker q(payload, at, w.rows(), cut ? w.limit_code() : ErrorCode::kInvalidQuantization,
+                 cut ? w.limit_what() : "quantization_length " + std::to_string(qlen));
+        HURRAY_RETURN_IF_ERROR(quantization_fields(q));
+        if (cut) {
+            return Error(w.limit_code(),
+                         "quantization: needs " + std::to_string(qlen) + " bytes at offset " + std::to_string(at) +
+                             ", only " + std::to_string(avail) + " left in " + w.limit_what(),
+                         at + avail);
+        }
     }
     if ((flags & kHasShard) != 0) {
         HURRAY_RETURN_IF_ERROR(array_u64(w, rank, "shard.parent_shape"));

@@ -46,7 +46,7 @@ Status kv_scalar(Walker& w, uint64_t tag, const std::string& p) {
         case 0x06: {
             HURRAY_ASSIGN_OR_RETURN(uint64_t len, w.u32(p + ".length"));
             HURRAY_ASSIGN_OR_RETURN(auto raw, w.raw(len, p + (tag == 0x01 ? ".string" : ".bytes")));
-            if (tag == 0x01) {
+            if (tag == 0x01 && len > 0) {
                 w.last().value = detail::quoted(raw);
             }
             return Status::success();
@@ -108,7 +108,9 @@ Status annotate_file_index(std::span<const uint8_t> bytes, uint64_t base, std::v
         const std::string p = idx("entry", i) + ".";
         HURRAY_ASSIGN_OR_RETURN(uint64_t len, w.u16(p + "name_length"));
         HURRAY_ASSIGN_OR_RETURN(auto name, w.raw(len, p + "name"));
-        w.last().value = detail::quoted(name);
+        if (len > 0) {
+            w.last().value = detail::quoted(name);
+        }
         HURRAY_RETURN_IF_ERROR(w.u64(p + "descriptor_offset"));
         HURRAY_RETURN_IF_ERROR(w.u32(p + "descriptor_length"));
         HURRAY_RETURN_IF_ERROR(w.u64(p + "data_offset"));
@@ -131,7 +133,9 @@ Status annotate_file_kv(std::span<const uint8_t> bytes, uint64_t base, std::vect
         const std::string p = idx("kv", i);
         HURRAY_ASSIGN_OR_RETURN(uint64_t len, w.u16(p + ".key_length"));
         HURRAY_ASSIGN_OR_RETURN(auto key, w.raw(len, p + ".key"));
-        w.last().value = detail::quoted(key);
+        if (len > 0) {
+            w.last().value = detail::quoted(key);
+        }
         HURRAY_ASSIGN_OR_RETURN(uint64_t tag, w.u8(p + ".value_tag", kv_tag_text));
         if (tag == 0x07) {
             HURRAY_ASSIGN_OR_RETURN(uint64_t etag, w.u8(p + ".element_tag", kv_tag_text));

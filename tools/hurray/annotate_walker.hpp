@@ -60,6 +60,10 @@ public:
     /// `n` reserved bytes: value `zero` or `NOT ZERO` (the decoders judge them).
     Result<std::span<const uint8_t>> reserved(uint64_t n, const std::string& field);
 
+    /// The error code of a read past the end.
+    [[nodiscard]] ErrorCode limit_code() const noexcept { return limit_code_; }
+    /// What bounds the walk, for messages.
+    [[nodiscard]] const std::string& limit_what() const noexcept { return limit_what_; }
     /// The rows appended to.
     std::vector<Row>& rows() { return *rows_; }
     /// The last row appended.

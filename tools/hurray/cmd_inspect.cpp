@@ -135,9 +135,10 @@ int inspect(const InspectOptions& opt, const Console& console) {
                 j["kind"] = "descriptor";
                 j["error"] = a.error ? error_json(*a.error) : nlohmann::ordered_json(nullptr);
             }
-            console.out << j.dump(2) << '\n';
+            console.out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
         } else {
-            console.out << annotation_json(a, in.size()).dump(2) << '\n';
+            console.out << annotation_json(a, in.size()).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                        << '\n';
         }
     } else {
         console.out << "kind: " << kind_name(in.kind());
