@@ -102,6 +102,22 @@ protected:
         }
         add("big", hurray::make_dense(ElementType::kFloat32, {40, 50}), {le_bytes(big)});
         add("flags", hurray::make_dense(ElementType::kBool, {3}), {{0x05}});
+        // A partition composite [2, 3] of a top row [1, 3] and a bottom row [1, 3].
+        {
+            auto head = hurray::make_composite_head(ElementType::kInt32, {2, 3}, hurray::CompositionRule::kPartition, 2);
+            ASSERT_TRUE(head) << head.error().to_string();
+            auto top = *hurray::make_dense(ElementType::kInt32, {1, 3});
+            top.shard = hurray::ShardDescriptor{{2, 3}, {0, 0}};
+            auto bottom = top;
+            bottom.shard = hurray::ShardDescriptor{{2, 3}, {1, 0}};
+            const auto tb = le_bytes<int32_t>({1, 2, 3});
+            const auto bb = le_bytes<int32_t>({-4, 50, 6});
+            const std::vector<std::span<const uint8_t>> ts = {tb};
+            const std::vector<std::span<const uint8_t>> bs = {bb};
+            const hurray::FileTensorInput members[] = {{"part.top", &top, ts}, {"part.bottom", &bottom, bs}};
+            auto st = w->add_composite("part", *head, members);
+            ASSERT_TRUE(st) << st.error().to_string();
+        }
         auto st = w->finish();
         ASSERT_TRUE(st) << st.error().to_string();
     }
@@ -157,6 +173,12 @@ TEST_F(CatTest, CsrIsDensified) {
     const Ran r = run_cli({"cat", path_, "csr"});
     EXPECT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(r.out, "[[1. 0. 2.]\n [0. 0. 0.]\n [0. 3. 0.]]\n");
+}
+
+TEST_F(CatTest, CompositeIsMaterialized) {
+    const Ran r = run_cli({"cat", path_, "part"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, "[[ 1  2  3]\n [-4 50  6]]\n");
 }
 
 TEST_F(CatTest, LargeTensorIsSummarised) {

@@ -520,6 +520,31 @@ TEST(InspectInvalid, RandomMutationsNeverCrash) {
     }
 }
 
+TEST(InspectPrinter, LongFieldsAreWrappedThenElidedWithACount) {
+    hurray::cli::Annotation a;
+    hurray::cli::Section s{"x", 0, 100, {}};
+    hurray::cli::Row r;
+    r.offset = 1000;
+    r.length = 100;
+    for (size_t i = 0; i < hurray::cli::kRowKeptBytes; ++i) {
+        r.bytes.push_back(static_cast<uint8_t>(i));
+    }
+    r.field = "extension.extension_data";
+    r.value = "100 bytes";
+    s.rows.push_back(r);
+    a.sections.push_back(s);
+    std::ostringstream out;
+    hurray::cli::print_annotation(a, out);
+    EXPECT_EQ(out.str(),
+              "x: offset 0, 100 bytes\n"
+              "  offset  bytes                                            field = value\n"
+              "    1000  00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f  extension.extension_data = 100 bytes\n"
+              "    1016  10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f\n"
+              "    1032  20 21 22 23 24 25 26 27 28 29 2a 2b 2c 2d 2e 2f\n"
+              "    1048  30 31 32 33 34 35 36 37 38 39 3a 3b 3c 3d 3e 3f\n"
+              "          ... 36 more bytes (100 in all)\n");
+}
+
 // ---- streams and standard input -------------------------------------------------------
 
 TEST(InspectStream, DescriptorsAnnotatedDataSummarised) {

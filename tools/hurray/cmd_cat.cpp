@@ -134,7 +134,8 @@ std::optional<Failure> load_stream(Input& in, const CatOptions& opt, Loaded& out
     uint64_t want = 0;
     const std::string prefix = "tensor_";
     const bool named = opt.name.rfind(prefix, 0) == 0 && opt.name.size() > prefix.size() &&
-                       opt.name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+                       opt.name.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
+                       opt.name.size() - prefix.size() <= 19;
     if (!named) {
         return Failure{kExitUsage, "tensors of a stream are named tensor_0, tensor_1, ...; got \"" + opt.name + "\""};
     }

@@ -206,14 +206,23 @@ Annotation inspect_stream(ByteSource& source) {
                              : length.error().rebased(pos);
             return a;
         }
-        std::vector<uint8_t> bytes(*length);
-        std::copy(prefix.begin(), prefix.end(), bytes.begin());
-        auto rest = source.read_full(std::span<uint8_t>(bytes).subspan(prefix.size()));
-        if (!rest) {
-            a.error = rest.error();
-            return a;
+        // Grown as bytes arrive: a large descriptor_length costs memory only once its
+        // bytes are there.
+        std::vector<uint8_t> bytes = prefix;
+        while (bytes.size() < *length) {
+            const size_t have = bytes.size();
+            const size_t want = std::min<size_t>(*length - have, size_t{1} << 16);
+            bytes.resize(have + want);
+            auto got_more = source.read_full(std::span<uint8_t>(bytes).subspan(have, want));
+            if (!got_more) {
+                a.error = got_more.error();
+                return a;
+            }
+            bytes.resize(have + *got_more);
+            if (*got_more < want) {
+                break;
+            }
         }
-        bytes.resize(prefix.size() + *rest);
         s.length = bytes.size();
         auto walked = annotate_descriptor(bytes, pos, s.rows);
         a.sections.push_back(std::move(s));
