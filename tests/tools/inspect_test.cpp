@@ -24,6 +24,7 @@
 #include "hurray/cli.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/inspect_walk.hpp"
+#include "hurray/io/file_reader.hpp"
 
 namespace {
 
@@ -149,6 +150,52 @@ TEST(InspectConformance, FileJsonRowsAndKinds) {
         }
     }
     EXPECT_TRUE(saw_producer);
+}
+
+TEST(InspectConformance, FileRowsAgreeWithFileReader) {
+    const fs::path path = kConformance / "files/basic.hrry";
+    auto reader = hurray::FileReader::open(path.string());
+    ASSERT_TRUE(reader) << reader.error().to_string();
+    const Ran r = run_cli({"inspect", "--json", path.string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::map<std::string, uint64_t> n;
+    const auto parsed = nlohmann::json::parse(r.out);
+    for (const auto& section : parsed.at("sections")) {
+        for (const auto& row : section.at("rows")) {
+            if (row.contains("number")) {
+                n[section.at("title").get<std::string>() + "/" + row.at("field").get<std::string>()] =
+                    row.at("number").get<uint64_t>();
+            }
+        }
+    }
+    const auto& h = reader->header();
+    EXPECT_EQ(n["header/file_flags"], h.flags);
+    EXPECT_EQ(n["header/data_buffer_alignment"], h.data_buffer_alignment);
+    EXPECT_EQ(n["header/first_descriptor_offset"], h.first_descriptor_offset);
+    EXPECT_EQ(n["header/tensor_count_hint"], h.tensor_count_hint);
+    const auto& t = reader->trailer();
+    EXPECT_EQ(n["trailer/index_offset"], t.index_offset);
+    EXPECT_EQ(n["trailer/index_length"], t.index_length);
+    EXPECT_EQ(n["trailer/kv_offset"], t.kv_offset);
+    EXPECT_EQ(n["trailer/kv_length"], t.kv_length);
+    EXPECT_EQ(n["trailer/index_crc32c"], t.index_crc32c);
+    EXPECT_EQ(n["index/entry_count"], reader->tensor_count());
+    for (size_t i = 0; i < reader->tensor_count(); ++i) {
+        const auto& e = reader->entry(i);
+        const std::string p = "index/entry[" + std::to_string(i) + "].";
+        EXPECT_EQ(n[p + "name_length"], e.name.size());
+        EXPECT_EQ(n[p + "descriptor_offset"], e.descriptor_offset);
+        EXPECT_EQ(n[p + "descriptor_length"], e.descriptor_length);
+        EXPECT_EQ(n[p + "data_offset"], e.data_offset);
+        EXPECT_EQ(n[p + "data_length"], e.data_length);
+        EXPECT_EQ(n[p + "flags"], e.flags);
+        const std::string d = "tensor \"" + e.name + "\" descriptor/";
+        auto desc = reader->descriptor(i);
+        ASSERT_TRUE(desc);
+        EXPECT_EQ(n[d + "descriptor_length"], e.descriptor_length);
+        EXPECT_EQ(n[d + "buffer[0].byte_size"], (*desc)->buffers.at(0).byte_size);
+    }
+    EXPECT_EQ(n["kv/kv_count"], reader->kv().size());
 }
 
 // ---- golden text outputs ------------------------------------------------------------
