@@ -12,8 +12,8 @@ std::string error_text(const std::string& prefix, const Error& e) { return prefi
 Result<FileReader> open_file_input(Input& in, const FileReadOptions& options) {
     if (in.is_regular_file() && in.path() != "-") {
         auto file = FileReader::open(in.path(), options);
-        if (!file) {
-            return Error(file.error().code(), error_text(in.display_name(), file.error()));
+        if (!file) {  // the reader's messages name the path
+            return Error(file.error().code(), file.error().to_string());
         }
         return file;
     }

@@ -21,8 +21,8 @@ namespace hurray::cli {
 inline constexpr uint64_t kMaxInMemoryFile = uint64_t{4} << 30;
 
 /// Opens an input holding an HRRYFILE: a regular file named by its path is mapped; standard
-/// input and pipes are read into memory (at most kMaxInMemoryFile bytes). Errors name
-/// the input (`path: code at byte N: message`).
+/// input and pipes are read into memory (at most kMaxInMemoryFile bytes). The error's
+/// message is complete (code, byte offset, the input's name) and ready to print.
 Result<FileReader> open_file_input(Input& in, const FileReadOptions& options = {});
 
 /// One tensor as listed by `ls`.
