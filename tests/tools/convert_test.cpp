@@ -10,6 +10,7 @@
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/stream_reader.hpp"
+#include "hurray/progress.hpp"
 
 namespace hurray::clitest {
 namespace {
@@ -213,6 +214,40 @@ TEST(Convert, NoProgressOutputWhenNotATerminalOrQuick) {
     const int rc = cli::run({"hurray", "convert", basic_file(), out}, {o, e, 0, true});
     EXPECT_EQ(rc, 0);
     EXPECT_TRUE(e.str().empty()) << "a conversion under a second draws no bar";
+}
+
+}  // namespace
+}  // namespace hurray::clitest
+
+namespace hurray::clitest {
+namespace {
+
+TEST(Progress, DrawsOnATerminalOnlyOnceDue) {
+    std::ostringstream out;
+    std::ostringstream err;
+    const cli::Console tty{out, err, 0, true};
+    cli::Progress now(tty, 200, std::chrono::seconds(0));
+    now.update(100);
+    EXPECT_TRUE(now.drawn());
+    now.update(200);
+    now.finish();
+    EXPECT_NE(err.str().find("converting ["), std::string::npos) << err.str();
+    EXPECT_NE(err.str().find("100%"), std::string::npos) << err.str();
+    EXPECT_EQ(err.str().back(), '\n');
+
+    std::ostringstream err2;
+    const cli::Console pipe{out, err2, 0, false};
+    cli::Progress never(pipe, 200, std::chrono::seconds(0));
+    never.update(100);
+    never.finish();
+    EXPECT_TRUE(err2.str().empty());
+
+    std::ostringstream err3;
+    const cli::Console tty3{out, err3, 0, true};
+    cli::Progress later(tty3, 0);  // the default one-second delay
+    later.update(100);
+    later.finish();
+    EXPECT_TRUE(err3.str().empty());
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // bounded memory: file -> file (alignment, index order), file -> stream, stream -> file,
 // stream -> stream. File and stream outputs named by a path are replaced atomically.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -20,6 +19,7 @@
 #include "hurray/io/stream_writer.hpp"
 #include "hurray/json_out.hpp"
 #include "hurray/listing.hpp"
+#include "hurray/progress.hpp"
 
 namespace hurray::cli {
 namespace {
@@ -38,57 +38,6 @@ struct ConvertOptions {
 
 /// Largest piece of tensor data handed to a writer at once.
 constexpr size_t kPiece = size_t{4} << 20;
-
-/// A progress bar on stderr, drawn only on a terminal and once the work has run a second.
-class Progress {
-public:
-    Progress(const Console& console, uint64_t total) : console_(console), total_(total) {}
-
-    void update(uint64_t done) {
-        done_ = done;
-        if (!console_.err_is_tty) {
-            return;
-        }
-        const auto now = std::chrono::steady_clock::now();
-        if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) {
-            return;
-        }
-        last_ = now;
-        draw();
-    }
-
-    void finish() {
-        if (drawn_) {
-            draw();
-            console_.err << '\n';
-        }
-    }
-
-private:
-    void draw() {
-        drawn_ = true;
-        std::string line = "\rconverting ";
-        if (total_ > 0) {
-            const double f = std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_));
-            const auto filled = static_cast<size_t>(f * 30.0);
-            line += "[" + std::string(filled, '=') + std::string(30 - filled, ' ') + "] ";
-            char pct[16];
-            std::snprintf(pct, sizeof pct, "%3d%% ", static_cast<int>(f * 100.0));
-            line += pct;
-            line += bytes_text(done_) + " / " + bytes_text(total_);
-        } else {
-            line += bytes_text(done_);
-        }
-        console_.err << line << "   " << std::flush;
-    }
-
-    const Console& console_;
-    uint64_t total_;
-    uint64_t done_ = 0;
-    bool drawn_ = false;
-    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-    std::chrono::steady_clock::time_point last_{};
-};
 
 /// Writes to an std::ostream (standard output in the tool, a string stream in tests).
 class OstreamSink final : public ByteSink {
