@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds libhurray and the `hurray` tool (GCC Release, build/gcc) and
-# runs `hurray demo [DIR]`: it writes a small model-like file, lists, inspects and verifies
+# runs `hurray demo [DIR]`: it writes a small model-like file, lists (ls, info) and verifies
 # it, streams it through a pipe into a second file and checks both hold the same tensors.
 # Arguments are passed to `hurray demo` (DIR defaults to a new temporary directory).
 set -euo pipefail

@@ -183,7 +183,7 @@ void add_demo(CLI::App& app, const Console& console, int* status) {
     auto opts = std::make_shared<DemoOptions>();
     CLI::App* cmd = app.add_subcommand(
         "demo", "Write a small model-like file (float16/bfloat16 weights, int4 and NF4 quantized matrices, a "
-                "CSR matrix, a partition composite, typed KV metadata), list, inspect and verify it, stream it "
+                "CSR matrix, a partition composite, typed KV metadata), list it (ls, info), verify it, stream it "
                 "through a pipe into a second file and check that both hold the same tensors.");
     cmd->add_option("dir", opts->dir, "directory for the files (created if needed; default: a new temporary "
                                       "directory)");
