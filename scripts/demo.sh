@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sets up the machine, builds libhurray (GCC Release, build/gcc) and runs the demo
-# program hurray_demo (examples/demo.cpp). Arguments are passed to the demo.
+# Sets up the machine, builds libhurray and the `hurray` tool (GCC Release, build/gcc) and
+# runs `hurray demo [DIR]`: it writes a small model-like file, lists (ls, info) and verifies
+# it, streams it through a pipe into a second file and checks both hold the same tensors.
+# Arguments are passed to `hurray demo` (DIR defaults to a new temporary directory).
 set -euo pipefail
 
 # shellcheck source=scripts/common.sh
@@ -15,12 +17,8 @@ else
 fi
 
 banner "build (GCC Release, build/gcc)"
-if [[ ! -f examples/demo.cpp ]]; then
-    echo "examples/demo.cpp does not exist yet: there is no demo to run" >&2
-    exit 1
-fi
 cmake -S . -B build/gcc "${HURRAY_GCC_RELEASE_ARGS[@]}"
-cmake --build build/gcc -j "$HURRAY_JOBS" --target hurray_demo
+cmake --build build/gcc -j "$HURRAY_JOBS" --target hurray
 
-banner "run: build/gcc/examples/hurray_demo $*"
-exec ./build/gcc/examples/hurray_demo "$@"
+banner "run: build/gcc/tools/hurray demo $*"
+exec ./build/gcc/tools/hurray demo "$@"

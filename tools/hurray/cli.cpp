@@ -1,11 +1,23 @@
 #include "hurray/cli.hpp"
 
 #include <exception>
+#include <string>
 #include <ostream>
 
 #include "hurray/commands.hpp"
 
 namespace hurray::cli {
+namespace {
+
+// CLI11 ends a help text with its footer, without a newline.
+void print_help(const Console& console, const std::string& text) {
+    console.out << text;
+    if (text.empty() || text.back() != '\n') {
+        console.out << '\n';
+    }
+}
+
+}  // namespace
 
 int run(const std::vector<std::string>& args, const Console& console) {
     int status = kExitOk;
@@ -41,10 +53,10 @@ int run(const std::vector<std::string>& args, const Console& console) {
         try {
             app.parse(rest);
         } catch (const CLI::CallForHelp&) {
-            console.out << app.help();
+            print_help(console, app.help());
             return kExitOk;
         } catch (const CLI::CallForAllHelp&) {
-            console.out << app.help("", CLI::AppFormatMode::All);
+            print_help(console, app.help("", CLI::AppFormatMode::All));
             return kExitOk;
         } catch (const CLI::ParseError& e) {
             // A subcommand's --help lands here as CallForHelp from the subcommand.

@@ -1,14 +1,349 @@
-// `hurray convert`: placeholder until the command is written.
+// `hurray convert IN OUT`: re-packs tensors through our own reader and writer, streaming in
+// bounded memory: file -> file (alignment, index order), file -> stream, stream -> file,
+// stream -> stream. File and stream outputs named by a path are replaced atomically.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
 #include "hurray/commands.hpp"
+#include "hurray/input.hpp"
+#include "hurray/io/byte_sink.hpp"
+#include "hurray/io/file_writer.hpp"
+#include "hurray/io/stream_convert.hpp"
+#include "hurray/io/stream_reader.hpp"
+#include "hurray/io/stream_writer.hpp"
+#include "hurray/json_out.hpp"
+#include "hurray/listing.hpp"
+#include "hurray/progress.hpp"
 
 namespace hurray::cli {
+namespace {
+
+struct ConvertOptions {
+    std::string in;
+    std::string out;
+    std::optional<uint32_t> alignment;
+    bool sorted_index = false;
+    bool write_order = false;
+    std::string to;
+    std::vector<std::string> names;
+    std::string names_from;
+    std::string kv_from;
+};
+
+/// Largest piece of tensor data handed to a writer at once.
+constexpr size_t kPiece = size_t{4} << 20;
+
+/// Writes to an std::ostream (standard output in the tool, a string stream in tests).
+class OstreamSink final : public ByteSink {
+public:
+    explicit OstreamSink(std::ostream& out) : out_(out) {}
+    Status write(std::span<const uint8_t> bytes) override {
+        out_.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        return out_ ? Status::success() : Status(Error(ErrorCode::kIoError, "standard output: write failed"));
+    }
+    Status flush() override {
+        out_.flush();
+        return out_ ? Status::success() : Status(Error(ErrorCode::kIoError, "standard output: flush failed"));
+    }
+
+private:
+    std::ostream& out_;
+};
+
+/// Counts what goes through it and reports it to a Progress.
+class CountingSink final : public ByteSink {
+public:
+    CountingSink(ByteSink& inner, Progress& progress) : inner_(inner), progress_(progress) {}
+    Status write(std::span<const uint8_t> bytes) override {
+        HURRAY_RETURN_IF_ERROR(inner_.write(bytes));
+        n_ += bytes.size();
+        progress_.update(n_);
+        return Status::success();
+    }
+    Status flush() override { return inner_.flush(); }
+
+private:
+    ByteSink& inner_;
+    Progress& progress_;
+    uint64_t n_ = 0;
+};
+
+/// Counts what is read through it and reports it to a Progress.
+class CountingSource final : public ByteSource {
+public:
+    CountingSource(ByteSource& inner, Progress& progress) : inner_(inner), progress_(progress) {}
+    Result<size_t> read_some(std::span<uint8_t> out) override {
+        auto n = inner_.read_some(out);
+        if (n) {
+            n_ += *n;
+            progress_.update(n_);
+        }
+        return n;
+    }
+    Result<uint64_t> skip(uint64_t n) override {
+        auto s = inner_.skip(n);
+        if (s) {
+            n_ += *s;
+            progress_.update(n_);
+        }
+        return s;
+    }
+
+private:
+    ByteSource& inner_;
+    Progress& progress_;
+    uint64_t n_ = 0;
+};
+
+/// The output: standard output, or a file replaced atomically on commit().
+struct Output {
+    std::unique_ptr<AtomicFileSink> file;
+    std::unique_ptr<OstreamSink> stdout_sink;
+    ByteSink* sink = nullptr;
+
+    static Result<Output> open(const std::string& path, const Console& console) {
+        Output o;
+        if (path == "-") {
+            o.stdout_sink = std::make_unique<OstreamSink>(console.out);
+            o.sink = o.stdout_sink.get();
+            return o;
+        }
+        auto f = AtomicFileSink::create(path);
+        if (!f) {
+            return Error(f.error().code(), path + ": cannot create: " + f.error().message());
+        }
+        o.file = std::move(*f);
+        o.sink = o.file.get();
+        return o;
+    }
+
+    Status commit() {
+        if (file) {
+            return file->commit();
+        }
+        return sink->flush();
+    }
+};
+
+Status copy_file_to_file(const FileReader& file, FileWriter& writer) {
+    for (size_t i : file.write_order()) {
+        auto t = file.tensor(i);
+        if (!t) {
+            return t.error();
+        }
+        HURRAY_RETURN_IF_ERROR(writer.begin_tensor(t->entry->name, *t->descriptor));
+        for (const auto& b : t->buffers) {
+            std::span<const uint8_t> rest = b.span();
+            while (!rest.empty()) {
+                const size_t n = std::min(rest.size(), kPiece);
+                HURRAY_RETURN_IF_ERROR(writer.write_data(rest.first(n)));
+                rest = rest.subspan(n);
+            }
+        }
+        HURRAY_RETURN_IF_ERROR(writer.end_tensor());
+    }
+    writer.kv() = file.kv();
+    return Status::success();
+}
+
+Status copy_stream_to_stream(ByteSource& source, ByteSink& sink) {
+    StreamReader reader(source);
+    StreamWriter writer(sink);
+    for (;;) {
+        auto t = reader.next();
+        if (!t) {
+            return t.error();
+        }
+        if (*t == nullptr) {
+            break;
+        }
+        HURRAY_RETURN_IF_ERROR(writer.begin_tensor((*t)->descriptor));
+        for (;;) {
+            auto c = reader.read_chunk();
+            if (!c) {
+                return c.error();
+            }
+            if (c->bytes.empty()) {
+                break;
+            }
+            HURRAY_RETURN_IF_ERROR(writer.write_data(c->bytes));
+        }
+        HURRAY_RETURN_IF_ERROR(writer.end_tensor());
+    }
+    return writer.finish();
+}
+
+int usage(const Console& console, const std::string& message) {
+    console.err << "hurray convert: " << message << "\nRun 'hurray convert --help' for usage.\n";
+    return kExitUsage;
+}
+
+int fail(const Console& console, const ConvertOptions& o, const std::string& message) {
+    console.err << "hurray convert: " << (o.in == "-" ? std::string("<stdin>") : o.in) << " -> "
+                << (o.out == "-" ? std::string("<stdout>") : o.out) << ": " << message << '\n';
+    return kExitInvalid;
+}
+
+int run_convert(const ConvertOptions& o, const Console& console) {
+    if (o.sorted_index && o.write_order) {
+        return usage(console, "--sorted-index and --write-order exclude each other");
+    }
+    auto in = Input::open(o.in, console);
+    if (!in) {
+        console.err << "hurray convert: " << in.error().message() << '\n';
+        return kExitInvalid;
+    }
+    Input& input = **in;
+    const bool from_file = input.kind() == InputKind::kFile;
+    const bool to_file = !o.to.empty() ? o.to == "file" : (from_file ? o.out != "-" : true);
+    if (!to_file && (o.alignment || o.sorted_index || o.write_order)) {
+        return usage(console, "--alignment, --sorted-index and --write-order apply to file outputs only");
+    }
+    if (from_file && (!o.names.empty() || !o.names_from.empty() || !o.kv_from.empty())) {
+        return usage(console, "--names, --names-from and --kv-from apply to stream inputs only");
+    }
+    if (!o.names.empty() && !o.names_from.empty()) {
+        return usage(console, "--names and --names-from exclude each other");
+    }
+    if (!to_file && (!o.names.empty() || !o.names_from.empty() || !o.kv_from.empty())) {
+        return usage(console, "--names, --names-from and --kv-from apply to file outputs only");
+    }
+    Progress progress(console, input.size().value_or(0));
+
+    if (from_file) {
+        auto file = open_file_input(input);
+        if (!file) {
+            return fail(console, o, file.error().message());
+        }
+        if (auto s = file->check_all(); !s) {  // a bad input writes nothing
+            return fail(console, o, s.error().to_string());
+        }
+        auto out = Output::open(o.out, console);
+        if (!out) {
+            return fail(console, o, out.error().message());
+        }
+        CountingSink counting(*out->sink, progress);
+        if (to_file) {
+            FileWriterOptions wo;
+            wo.data_buffer_alignment = o.alignment.value_or(file->header().data_buffer_alignment);
+            wo.sorted_index = o.sorted_index ||
+                              (!o.write_order && (file->header().flags & file_flags::kSortedIndex) != 0);
+            wo.tensor_count_hint = file->tensor_count();
+            auto writer = FileWriter::create(counting, wo);
+            if (!writer) {
+                return fail(console, o, writer.error().to_string());
+            }
+            if (auto s = copy_file_to_file(*file, *writer); !s) {
+                return fail(console, o, s.error().to_string());
+            }
+            if (auto s = writer->finish(); !s) {
+                return fail(console, o, s.error().to_string());
+            }
+        } else {
+            if (auto s = file_to_stream(*file, counting); !s) {
+                return fail(console, o, s.error().to_string());
+            }
+            if (!file->kv().empty()) {
+                console.err << "hurray convert: note: a stream has no names and no KV metadata: "
+                            << file->kv().size() << " KV entries and the tensor names were dropped\n";
+            }
+        }
+        if (auto s = out->commit(); !s) {
+            return fail(console, o, s.error().to_string());
+        }
+        progress.finish();
+        return kExitOk;
+    }
+
+    std::vector<std::string> names = o.names;
+    KvMetadata kv;
+    for (const std::string* from : {&o.names_from, &o.kv_from}) {
+        if (from->empty()) {
+            continue;
+        }
+        auto other = FileReader::open(*from);
+        if (!other) {
+            return fail(console, o, error_text(*from, other.error()));
+        }
+        if (from == &o.names_from) {
+            for (size_t i : other->write_order()) {
+                names.push_back(other->entry(i).name);
+            }
+        } else {
+            kv = other->kv();
+        }
+    }
+    auto out = Output::open(o.out, console);
+    if (!out) {
+        return fail(console, o, out.error().message());
+    }
+    CountingSource source(input.source(), progress);
+    if (to_file) {
+        FileWriterOptions wo;
+        wo.data_buffer_alignment = o.alignment.value_or(kDefaultDataBufferAlignment);
+        wo.sorted_index = o.sorted_index;
+        auto writer = FileWriter::create(*out->sink, wo);
+        if (!writer) {
+            return fail(console, o, writer.error().to_string());
+        }
+        auto n = stream_to_file(source, *writer, names);
+        if (!n) {
+            return fail(console, o, n.error().to_string());
+        }
+        if (names.size() > *n) {
+            return fail(console, o, std::to_string(names.size()) + " names given for " + std::to_string(*n) +
+                                        " tensors");
+        }
+        writer->kv() = std::move(kv);
+        if (auto s = writer->finish(); !s) {
+            return fail(console, o, s.error().to_string());
+        }
+    } else if (auto s = copy_stream_to_stream(source, *out->sink); !s) {
+        return fail(console, o, s.error().to_string());
+    }
+    if (auto s = out->commit(); !s) {
+        return fail(console, o, s.error().to_string());
+    }
+    progress.finish();
+    return kExitOk;
+}
+
+}  // namespace
 
 void add_convert(CLI::App& app, const Console& console, int* status) {
-    CLI::App* cmd = app.add_subcommand("convert", "(not implemented yet)");
-    cmd->callback([&console, status] {
-        console.err << "hurray convert: not implemented yet\n";
-        *status = kExitUsage;
-    });
+    auto opts = std::make_shared<ConvertOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "convert", "Re-pack an HRRYFILE or a stream through the library's reader and writer, streaming in "
+                   "bounded memory: file -> file (alignment, index order), file -> stream, stream -> file, "
+                   "stream -> stream. Every tensor, KV entry and composite is kept (a stream holds no names "
+                   "and no KV). Output files are replaced atomically.");
+    cmd->add_option("input", opts->in, "HRRYFILE or stream ('-': standard input)")->required();
+    cmd->add_option("output", opts->out, "output path ('-': standard output)")->required();
+    cmd->add_option("--alignment", opts->alignment,
+                    "data_buffer_alignment of the output file: a power of two in 4096 .. 2097152 "
+                    "(default: the input's, or 4096)");
+    cmd->add_flag("--sorted-index", opts->sorted_index, "sort the output file's index by name (SORTED_INDEX)");
+    cmd->add_flag("--write-order", opts->write_order,
+                  "keep the output file's index in write order (default: as the input)");
+    cmd->add_option("--to", opts->to,
+                    "output kind (default: a file, except a file input written to '-', which becomes a stream)")
+        ->check(CLI::IsMember({"file", "stream"}));
+    cmd->add_option("--names", opts->names,
+                    "names of a stream's tensors in the output file, comma-separated (default: tensor_0, "
+                    "tensor_1, ...)")
+        ->delimiter(',');
+    cmd->add_option("--names-from", opts->names_from,
+                    "name a stream's tensors after the tensors of this HRRYFILE, in its write order (the order "
+                    "'convert FILE -' streams them)");
+    cmd->add_option("--kv-from", opts->kv_from, "copy the KV metadata of this HRRYFILE into the output file");
+    cmd->footer("Exit status: 0 converted, 1 invalid input or output not written, 2 usage error.");
+    cmd->callback([&console, status, opts] { *status = run_convert(*opts, console); });
 }
 
 }  // namespace hurray::cli

@@ -1,14 +1,115 @@
-// `hurray ls`: placeholder until the command is written.
+// `hurray ls FILE|STREAM [--json]`: one line per tensor, in index (file) or stream order.
+#include <algorithm>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
 #include "hurray/commands.hpp"
+#include "hurray/input.hpp"
+#include "hurray/json_out.hpp"
+#include "hurray/listing.hpp"
 
 namespace hurray::cli {
+namespace {
+
+struct LsOptions {
+    std::string path;
+    bool json = false;
+};
+
+void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"NAME", "TYPE", "SHAPE", "LAYOUT", "QUANTIZATION", "BYTES"});
+    for (const auto& t : tensors) {
+        rows.push_back({printable(t.name), element_type_text(t.descriptor), shape_text(t.descriptor.shape),
+                        layout_text(t.descriptor), quantization_text(t.descriptor),
+                        std::to_string(data_bytes(t.descriptor))});
+    }
+    std::vector<size_t> widths(rows[0].size(), 0);
+    for (const auto& r : rows) {
+        for (size_t c = 0; c < r.size(); ++c) {
+            widths[c] = std::max(widths[c], r[c].size());
+        }
+    }
+    for (const auto& r : rows) {
+        std::string line;
+        for (size_t c = 0; c < r.size(); ++c) {
+            if (c + 1 == r.size()) {
+                line += std::string(widths[c] - r[c].size(), ' ') + r[c];  // bytes right-aligned
+            } else {
+                line += r[c] + std::string(widths[c] - r[c].size() + 2, ' ');
+            }
+        }
+        out << line << '\n';
+    }
+}
+
+int run_ls(const LsOptions& o, const Console& console) {
+    auto in = Input::open(o.path, console);
+    if (!in) {
+        console.err << "hurray ls: " << in.error().message() << '\n';
+        return kExitInvalid;
+    }
+    Input& input = **in;
+    nlohmann::ordered_json j;
+    std::vector<ListedTensor> tensors;
+    if (input.kind() == InputKind::kFile) {
+        auto file = open_file_input(input);
+        if (!file) {
+            console.err << "hurray ls: " << file.error().message() << '\n';
+            return kExitInvalid;
+        }
+        auto listed = list_file(*file);
+        if (!listed) {
+            console.err << "hurray ls: " << input.display_name() << ": " << listed.error().message() << '\n';
+            return kExitInvalid;
+        }
+        tensors = std::move(*listed);
+        if (o.json) {
+            j["kind"] = "file";
+            j["container_version"] = {file->header().version_major, file->header().version_minor};
+            j["flags"] = file->header().flags;
+            j["data_buffer_alignment"] = file->header().data_buffer_alignment;
+            j["kv"] = kv_json(file->kv());
+        }
+    } else {
+        auto listing = list_stream(input.source());
+        if (!listing) {
+            console.err << "hurray ls: " << error_text(input.display_name() + " (stream)", listing.error()) << '\n';
+            return kExitInvalid;
+        }
+        tensors = std::move(listing->tensors);
+        if (o.json) {
+            j["kind"] = "stream";
+        }
+    }
+    if (o.json) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const auto& t : tensors) {
+            list.push_back(tensor_json(t.name, t.descriptor, t.where));
+        }
+        j["tensors"] = std::move(list);
+        console.out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    } else {
+        print_table(tensors, console.out);
+    }
+    return kExitOk;
+}
+
+}  // namespace
 
 void add_ls(CLI::App& app, const Console& console, int* status) {
-    CLI::App* cmd = app.add_subcommand("ls", "(not implemented yet)");
-    cmd->callback([&console, status] {
-        console.err << "hurray ls: not implemented yet\n";
-        *status = kExitUsage;
-    });
+    auto opts = std::make_shared<LsOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "ls", "List the tensors of an HRRYFILE (index order) or a stream (stream order): name, element type, "
+              "shape, layout, quantization scheme, data bytes. Dynamic dimensions print as '?'.");
+    cmd->add_option("input", opts->path, "HRRYFILE or stream ('-': standard input)")->required();
+    cmd->add_flag("--json", opts->json,
+                  "print one JSON object: kind, container_version, flags, data_buffer_alignment, kv, tensors "
+                  "(streams: kind and tensors only, named tensor_0, tensor_1, ...)");
+    cmd->footer("Exit status: 0 listed, 1 invalid or unreadable input, 2 usage error.");
+    cmd->callback([&console, status, opts] { *status = run_ls(*opts, console); });
 }
 
 }  // namespace hurray::cli

@@ -1,14 +1,191 @@
-// `hurray verify`: placeholder until the command is written.
+// `hurray verify FILE|STREAM`: every structural check (strict FileReader open, each
+// descriptor, each composite; or a strict stream reader to the end), then the data-level
+// checks of validate_data on each tensor's buffers. Exit 0 valid, 1 invalid (each problem
+// listed on stderr).
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
 #include "hurray/commands.hpp"
+#include "hurray/core/layout.hpp"
+#include "hurray/core/validate.hpp"
+#include "hurray/input.hpp"
+#include "hurray/io/stream_reader.hpp"
+#include "hurray/json_out.hpp"
+#include "hurray/listing.hpp"
 
 namespace hurray::cli {
+namespace {
+
+struct VerifyOptions {
+    std::string path;
+    bool quiet = false;
+};
+
+/// Largest stream tensor whose data is read into memory for the data checks (1 GiB).
+constexpr uint64_t kMaxCheckedStreamTensor = uint64_t{1} << 30;
+
+bool is_head(const TensorDescriptor& d) {
+    return d.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite);
+}
+
+std::string tensor_label(const std::string& name, uint64_t index) {
+    return "tensor '" + printable(name) + "' (#" + std::to_string(index) + ")";
+}
+
+struct Report {
+    std::vector<std::string> problems;
+    std::vector<std::string> notes;
+    uint64_t tensors = 0;
+    uint64_t composites = 0;
+    uint64_t data_checked = 0;
+};
+
+void verify_file(Input& input, Report& r) {
+    auto file = open_file_input(input);
+    if (!file) {
+        r.problems.push_back(file.error().message());
+        return;
+    }
+    const std::string name = input.display_name();
+    r.tensors = file->tensor_count();
+    for (size_t i = 0; i < file->tensor_count(); ++i) {
+        const IndexEntry& e = file->entry(i);
+        const std::string where = name + ": " + tensor_label(e.name, i);
+        auto d = file->descriptor(i);
+        if (!d) {
+            r.problems.push_back(where + ", descriptor at byte " + std::to_string(e.descriptor_offset) + ": " +
+                                 d.error().to_string());
+            continue;
+        }
+        if (is_head(**d)) {
+            ++r.composites;
+            auto c = file->composite(i);
+            if (!c) {
+                r.problems.push_back(where + ", composite head at byte " + std::to_string(e.descriptor_offset) +
+                                     ": " + c.error().to_string());
+            }
+            continue;
+        }
+        auto t = file->tensor(i);
+        if (!t) {
+            r.problems.push_back(where + ": " + t.error().to_string());
+            continue;
+        }
+        std::vector<std::span<const uint8_t>> spans;
+        spans.reserve(t->buffers.size());
+        for (const auto& b : t->buffers) {
+            spans.push_back(b.span());
+        }
+        if (auto s = validate_data(**d, spans); !s) {
+            r.problems.push_back(where + ", data at byte " + std::to_string(e.data_offset) + ": " +
+                                 s.error().to_string());
+        } else {
+            ++r.data_checked;
+        }
+    }
+    if (r.problems.empty()) {
+        if (auto s = file->check_all(); !s) {
+            r.problems.push_back(error_text(name, s.error()));
+        }
+    }
+}
+
+void verify_stream(Input& input, Report& r) {
+    StreamReadOptions options;
+    options.max_tensor_bytes = kMaxCheckedStreamTensor;
+    StreamReader reader(input.source(), options);
+    const std::string name = input.display_name() + " (stream)";
+    for (;;) {
+        auto t = reader.next();
+        if (!t) {
+            r.problems.push_back(error_text(name, t.error()));
+            return;
+        }
+        if (*t == nullptr) {
+            break;
+        }
+        ++r.tensors;
+        const TensorDescriptor& d = (*t)->descriptor;
+        const uint64_t index = (*t)->index;
+        const uint64_t data_offset = reader.decoder().offset();
+        if (is_head(d)) {
+            ++r.composites;
+            continue;
+        }
+        if (data_bytes(d) > kMaxCheckedStreamTensor) {
+            r.notes.push_back(name + ": " + tensor_label("tensor_" + std::to_string(index), index) +
+                              ": data checks skipped (more than 1 GiB)");
+            continue;  // next() skips its data
+        }
+        auto bufs = reader.read_tensor();
+        if (!bufs) {
+            r.problems.push_back(error_text(name, bufs.error()));
+            return;
+        }
+        std::vector<std::span<const uint8_t>> spans;
+        spans.reserve(bufs->size());
+        for (const auto& b : *bufs) {
+            spans.push_back(b.span());
+        }
+        if (auto s = validate_data(d, spans); !s) {
+            r.problems.push_back(name + ": " + tensor_label("tensor_" + std::to_string(index), index) +
+                                 ", data at byte " + std::to_string(data_offset) + ": " + s.error().to_string());
+        } else {
+            ++r.data_checked;
+        }
+    }
+}
+
+int run_verify(const VerifyOptions& o, const Console& console) {
+    auto in = Input::open(o.path, console);
+    if (!in) {
+        console.err << "hurray verify: " << in.error().message() << '\n';
+        return kExitInvalid;
+    }
+    Input& input = **in;
+    Report r;
+    const bool is_file = input.kind() == InputKind::kFile;
+    if (is_file) {
+        verify_file(input, r);
+    } else {
+        verify_stream(input, r);
+    }
+    for (const auto& n : r.notes) {
+        console.err << "hurray verify: note: " << n << '\n';
+    }
+    for (const auto& p : r.problems) {
+        console.err << "hurray verify: " << p << '\n';
+    }
+    if (!r.problems.empty()) {
+        if (!o.quiet) {
+            console.out << input.display_name() << ": INVALID (" << r.problems.size()
+                        << (r.problems.size() == 1 ? " problem" : " problems") << ")\n";
+        }
+        return kExitInvalid;
+    }
+    if (!o.quiet) {
+        console.out << input.display_name() << ": OK (" << (is_file ? "file" : "stream") << ", " << r.tensors
+                    << " tensors, " << r.composites << " composites, data checked on " << r.data_checked
+                    << " tensors)\n";
+    }
+    return kExitOk;
+}
+
+}  // namespace
 
 void add_verify(CLI::App& app, const Console& console, int* status) {
-    CLI::App* cmd = app.add_subcommand("verify", "(not implemented yet)");
-    cmd->callback([&console, status] {
-        console.err << "hurray verify: not implemented yet\n";
-        *status = kExitUsage;
-    });
+    auto opts = std::make_shared<VerifyOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "verify", "Check an HRRYFILE or a stream against every rule of the format: structure (header, index, "
+                  "CRC, KV, descriptors, composites) and data (sparse invariants, block tables, quantization "
+                  "parameters, padding bits). Problems are listed on stderr.");
+    cmd->add_option("input", opts->path, "HRRYFILE or stream ('-': standard input)")->required();
+    cmd->add_flag("-q,--quiet", opts->quiet, "print nothing on stdout (problems still go to stderr)");
+    cmd->footer("Exit status: 0 valid, 1 invalid or unreadable input, 2 usage error.");
+    cmd->callback([&console, status, opts] { *status = run_verify(*opts, console); });
 }
 
 }  // namespace hurray::cli

@@ -1,0 +1,73 @@
+#include "hurray/listing.hpp"
+
+#include <memory>
+
+#include "hurray/core/descriptor_codec.hpp"
+#include "hurray/io/stream_reader.hpp"
+
+namespace hurray::cli {
+
+std::string error_text(const std::string& prefix, const Error& e) { return prefix + ": " + e.to_string(); }
+
+Result<FileReader> open_file_input(Input& in, const FileReadOptions& options) {
+    if (in.is_regular_file() && in.path() != "-") {
+        auto file = FileReader::open(in.path(), options);
+        if (!file) {  // the reader's messages name the path
+            return Error(file.error().code(), file.error().to_string());
+        }
+        return file;
+    }
+    auto bytes = in.read_all(kMaxInMemoryFile);
+    if (!bytes) {
+        return bytes.error();
+    }
+    auto owner = std::make_shared<std::vector<uint8_t>>(std::move(*bytes));
+    std::span<const uint8_t> view(*owner);
+    auto file = FileReader::open_memory(view, owner, options);
+    if (!file) {
+        return Error(file.error().code(), error_text(in.display_name(), file.error()));
+    }
+    return file;
+}
+
+Result<std::vector<ListedTensor>> list_file(const FileReader& file) {
+    std::vector<ListedTensor> out;
+    out.reserve(file.tensor_count());
+    for (size_t i = 0; i < file.tensor_count(); ++i) {
+        const IndexEntry& e = file.entry(i);
+        auto d = file.descriptor(i);
+        if (!d) {
+            return Error(d.error().code(), "tensor '" + e.name + "' (index " + std::to_string(i) + ") at byte " +
+                                               std::to_string(e.descriptor_offset) + ": " + d.error().to_string());
+        }
+        out.push_back(ListedTensor{e.name, **d, TensorPlacement{e.descriptor_offset, e.descriptor_length, e.data_offset}});
+    }
+    return out;
+}
+
+Result<StreamListing> list_stream(ByteSource& source, const StreamReadOptions& options) {
+    StreamReader reader(source, options);
+    StreamListing listing;
+    for (;;) {
+        auto t = reader.next();
+        if (!t) {
+            return t.error();
+        }
+        if (*t == nullptr) {
+            break;
+        }
+        const StreamTensor& st = **t;
+        // The reader stops right after the descriptor: its offset is where the data starts.
+        const uint64_t data_offset = reader.decoder().offset();
+        const uint64_t length = data_offset - st.descriptor_offset;
+        listing.tensors.push_back(ListedTensor{"tensor_" + std::to_string(st.index), st.descriptor,
+                                               TensorPlacement{st.descriptor_offset,
+                                                               static_cast<uint32_t>(length), data_offset}});
+        listing.composites += reader.take_completed().size();
+    }
+    listing.composites += reader.take_completed().size();
+    listing.total_bytes = reader.decoder().offset();
+    return listing;
+}
+
+}  // namespace hurray::cli
