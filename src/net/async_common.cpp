@@ -108,7 +108,7 @@ asio::awaitable<Status> run_tensor_checks(const AsyncReadOptions& options, const
     if (!options.compute) {
         co_return Error(ErrorCode::kInvalidArgument, "stream: validate_data or check asked without a compute executor");
     }
-    co_return co_await asio::co_spawn(*options.compute, checks_body(&options, &tensor, buffers),
+    co_return co_await asio::co_spawn(options.compute, checks_body(&options, &tensor, buffers),
                                       asio::use_awaitable);
 }
 

@@ -57,8 +57,9 @@ struct AsyncReadOptions {
     TensorCheck check{};
     /// Where `validate_data` and `check` run (an `asio::thread_pool`'s
     /// executor, say). Required when either is set: `read_tensor` then
-    /// fails with `kInvalidArgument`, reading nothing, when it is empty.
-    std::optional<asio::any_io_executor> compute{};
+    /// fails with `kInvalidArgument`, reading nothing, when it is empty
+    /// (default-constructed).
+    asio::any_io_executor compute{};
 };
 
 namespace detail {
