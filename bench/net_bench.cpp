@@ -14,10 +14,14 @@
 //
 //   BM_AsyncStreamPipe  AsyncStreamWriter::write_tensor -> pipe (1 MiB pipe
 //                       buffer) -> AsyncStreamReader::read_chunk (1 MiB).
-//                       Raw: async_write of the same bytes in the same
-//                       pieces, async_read_some into a 1 MiB buffer.
+//                       Raw: asio::async_write of the same bytes in the
+//                       same pieces, async_read_some into a 1 MiB buffer.
 //   BM_AsyncStreamTcp   the same over a TCP loopback connection.
 // vs_raw = raw time / hurray time (1.0: no overhead over the raw copy).
+// The reader fills chunks with read_some loops (asio::async_read caps each
+// read at 64 KiB, which halved TCP throughput); the writer uses
+// asio::async_write (64 KiB writes measured faster over TCP loopback than
+// writes of everything at once, 4.5 vs 1.9 GB/s for the raw copy).
 #include <benchmark/benchmark.h>
 
 #include <fcntl.h>

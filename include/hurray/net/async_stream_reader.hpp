@@ -10,7 +10,6 @@
 #include <asio/awaitable.hpp>
 #include <asio/buffer.hpp>
 #include <asio/error.hpp>
-#include <asio/read.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 
@@ -238,18 +237,25 @@ private:
     }
 
     // Reads exactly out.size() bytes unless the input ends first; returns how
-    // many arrived (fewer only at the end of input). Errors are sticky.
+    // many arrived (fewer only at the end of input). Errors are sticky. A loop
+    // of read_some rather than asio::async_read, whose transfer_all condition
+    // caps every read at 64 KiB.
     asio::awaitable<Result<size_t>> pull_all(std::span<uint8_t> out) {
-        std::error_code ec;
-        const size_t n = co_await asio::async_read(*stream_, asio::buffer(out.data(), out.size()),
-                                                   asio::redirect_error(asio::use_awaitable, ec));
-        if (ec == asio::error::eof) {
-            co_return std::min(n, out.size());
+        size_t have = 0;
+        while (have < out.size()) {
+            std::error_code ec;
+            const size_t n =
+                co_await stream_->async_read_some(asio::buffer(out.data() + have, out.size() - have),
+                                                  asio::redirect_error(asio::use_awaitable, ec));
+            have += std::min(n, out.size() - have);
+            if (ec == asio::error::eof) {
+                break;
+            }
+            if (ec) {
+                co_return decoder_.fail(detail::transport_error(ec, "read", decoder_.offset() + have)).error();
+            }
         }
-        if (ec) {
-            co_return decoder_.fail(detail::transport_error(ec, "read", decoder_.offset() + n)).error();
-        }
-        co_return std::min(n, out.size());
+        co_return have;
     }
 
     asio::awaitable<Result<const StreamTensor*>> next_impl() {
