@@ -1,5 +1,6 @@
-# Install rules: libraries, public headers, CMake package (hurray::core and, when
-# built, hurray::json), hurray.pc and hurray-json.pc.
+# Install rules: libraries, public headers, CMake package (hurray::core,
+# hurray::io and, when built, hurray::json and hurray::net), hurray.pc,
+# hurray-io.pc, hurray-json.pc and hurray-net.pc.
 include(CMakePackageConfigHelpers)
 
 set(HURRAY_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/hurray"
@@ -11,6 +12,9 @@ set(HURRAY_INSTALLED_TARGETS hurray_core hurray_io)
 if(TARGET hurray_json)
     list(APPEND HURRAY_INSTALLED_TARGETS hurray_json)
 endif()
+if(TARGET hurray_net)
+    list(APPEND HURRAY_INSTALLED_TARGETS hurray_net)
+endif()
 install(TARGETS ${HURRAY_INSTALLED_TARGETS}
     EXPORT hurrayTargets
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -18,10 +22,13 @@ install(TARGETS ${HURRAY_INSTALLED_TARGETS}
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
 # Public headers: everything under include/hurray, plus the generated ones.
-# hurray/json/ only when hurray::json is built.
+# hurray/json/ only when hurray::json is built, hurray/net/ only with hurray::net.
 set(_hurray_header_excludes "")
 if(NOT TARGET hurray_json)
-    set(_hurray_header_excludes PATTERN "json" EXCLUDE)
+    list(APPEND _hurray_header_excludes PATTERN "json" EXCLUDE)
+endif()
+if(NOT TARGET hurray_net)
+    list(APPEND _hurray_header_excludes PATTERN "net" EXCLUDE)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
@@ -85,5 +92,13 @@ if(TARGET hurray_json)
     configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-json.pc.in"
                    "${PROJECT_BINARY_DIR}/hurray-json.pc" @ONLY)
     install(FILES "${PROJECT_BINARY_DIR}/hurray-json.pc"
+        DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
+endif()
+if(TARGET hurray_net)
+    # Requires hurray-io; Asio is header-only (libasio-dev) and must be on the
+    # consumer's include path, as the reader and writer are templates.
+    configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-net.pc.in"
+                   "${PROJECT_BINARY_DIR}/hurray-net.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/hurray-net.pc"
         DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
 endif()
