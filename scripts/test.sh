@@ -90,6 +90,27 @@ else
     g++ -Wall -Wextra -Wpedantic -Werror examples/consumer/main.cpp $pc_flags \
         -o build/consumer-pc/hurray_consumer
     ./build/consumer-pc/hurray_consumer
+
+    # hurray::net (async streams on Asio) exists in GCC builds only.
+    if [[ -f "$(dirname "$pc_file")/hurray-net.pc" ]]; then
+        echo "--- async consumer: find_package(hurray COMPONENTS net) and hurray-net.pc"
+        rm -rf build/net-consumer
+        cmake -S examples/net_consumer -B build/net-consumer -G Ninja -DCMAKE_BUILD_TYPE=Release \
+            -DCMAKE_CXX_COMPILER=g++ -DCMAKE_PREFIX_PATH="$HURRAY_ROOT/build/install" \
+            -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror"
+        cmake --build build/net-consumer -j "$HURRAY_JOBS"
+        ./build/net-consumer/hurray_net_consumer
+        net_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs --static hurray-net)"
+        echo "pkg-config --cflags --libs --static hurray-net: $net_flags"
+        # shellcheck disable=SC2086  # the flags must be split
+        g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror examples/net_consumer/main.cpp $net_flags \
+            -o build/consumer-pc/hurray_net_consumer
+        ./build/consumer-pc/hurray_net_consumer
+    else
+        echo "--- hurray-net.pc not installed (hurray::net not built): async consumer skipped"
+    fi
+    [[ -x build/install/bin/hurray ]] || { echo "the hurray tool was not installed" >&2; exit 1; }
+    build/install/bin/hurray verify "$SHARED_DIR/conformance/files/basic.hrry"
     stage_end
 fi
 
