@@ -158,12 +158,11 @@ int info_stream(const InfoOptions& o, Input& input, const Console& console) {
 }
 
 int run_info(const InfoOptions& o, const Console& console) {
-    auto in = Input::open(o.path, console);
+    auto in = open_input_or_report(o.path, console, "info");
     if (!in) {
-        console.err << "hurray info: " << in.error().message() << '\n';
         return kExitInvalid;
     }
-    return (*in)->kind() == InputKind::kFile ? info_file(o, **in, console) : info_stream(o, **in, console);
+    return in->kind() == InputKind::kFile ? info_file(o, *in, console) : info_stream(o, *in, console);
 }
 
 }  // namespace

@@ -58,12 +58,11 @@ void report(const Console& console, const std::string& name, const Error& e) {
 }
 
 int inspect(const InspectOptions& opt, const Console& console) {
-    auto opened = Input::open(opt.path, console);
+    auto opened = open_input_or_report(opt.path, console, "inspect");
     if (!opened) {
-        console.err << "hurray inspect: " << opened.error().message() << '\n';
         return kExitInvalid;
     }
-    Input& in = **opened;
+    Input& in = *opened;
     Annotation a;
     std::vector<uint8_t> whole;
     std::optional<TensorDescriptor> decoded;

@@ -46,12 +46,11 @@ void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
 }
 
 int run_ls(const LsOptions& o, const Console& console) {
-    auto in = Input::open(o.path, console);
+    auto in = open_input_or_report(o.path, console, "ls");
     if (!in) {
-        console.err << "hurray ls: " << in.error().message() << '\n';
         return kExitInvalid;
     }
-    Input& input = **in;
+    Input& input = *in;
     nlohmann::ordered_json j;
     std::vector<ListedTensor> tensors;
     if (input.kind() == InputKind::kFile) {
