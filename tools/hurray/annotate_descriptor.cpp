@@ -44,6 +44,8 @@ std::string shortest(float v) {
     return std::string(buf, r.ptr);
 }
 
+std::string idx(const std::string& name, uint64_t i) { return name + "[" + std::to_string(i) + "]"; }
+
 std::string flags_text(uint64_t flags, std::span<const char* const> names) {
     std::string set;
     for (unsigned bit = 0; bit < 32; ++bit) {
@@ -128,11 +130,11 @@ Result<std::span<const uint8_t>> Walker::reserved(uint64_t n, const std::string&
 namespace {
 
 using detail::hexnum;
+using detail::idx;
 using detail::tagged;
 using detail::ValueText;
 using detail::Walker;
 
-std::string idx(const std::string& name, uint64_t i) { return name + "[" + std::to_string(i) + "]"; }
 
 std::string type_text(uint64_t tag) {
     const auto t = static_cast<ElementType>(tag);

@@ -10,11 +10,11 @@ namespace hurray::cli {
 namespace {
 
 using detail::hexnum;
+using detail::idx;
 using detail::tagged;
 using detail::ValueText;
 using detail::Walker;
 
-std::string idx(const std::string& name, uint64_t i) { return name + "[" + std::to_string(i) + "]"; }
 
 std::string file_flags_text(uint64_t flags) {
     static constexpr const char* kNames[] = {"has_kv_metadata", "sorted_index", "has_index_crc32c"};
