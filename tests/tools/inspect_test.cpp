@@ -34,12 +34,7 @@ namespace fs = std::filesystem;
 const fs::path kConformance = HURRAY_CONFORMANCE_DIR;
 const fs::path kGolden = fs::path(__FILE__).parent_path() / "golden";
 
-using hurray::clitest::Ran;
-using hurray::clitest::read_all;
-using hurray::clitest::run_cli;
-using hurray::clitest::run_piped;
-using hurray::clitest::run_process;
-using hurray::clitest::TempDir;
+using namespace hurray::clitest;  // Ran, run_cli, run_process, run_piped, TempDir, read_all
 
 std::string read_text(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
