@@ -8,8 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <unistd.h>
-
+#include "cli_support.hpp"
 #include "hurray/cli.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/io/byte_sink.hpp"
@@ -19,21 +18,8 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-
-struct Ran {
-    int rc;
-    std::string out;
-    std::string err;
-};
-
-Ran run_cli(std::vector<std::string> args) {
-    args.insert(args.begin(), "hurray");
-    std::ostringstream out;
-    std::ostringstream err;
-    const int rc = hurray::cli::run(args, {out, err});
-    return {rc, out.str(), err.str()};
-}
+using hurray::clitest::Ran;
+using hurray::clitest::run_cli;
 
 template <typename T>
 std::vector<uint8_t> le_bytes(const std::vector<T>& values) {
@@ -69,11 +55,7 @@ std::vector<uint8_t> int4_bytes(const std::vector<int>& values) {
 class CatTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("hurray_cat_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
-                std::to_string(::getpid()));
-        fs::create_directories(dir_);
-        path_ = (dir_ / "t.hrry").string();
+        path_ = dir_.file("t.hrry");
         auto w = hurray::FileWriter::create_file(path_);
         ASSERT_TRUE(w) << w.error().to_string();
         auto add = [&](const std::string& name, const hurray::Result<hurray::TensorDescriptor>& d,
@@ -121,97 +103,63 @@ protected:
         auto st = w->finish();
         ASSERT_TRUE(st) << st.error().to_string();
     }
-    void TearDown() override { fs::remove_all(dir_); }
 
-    fs::path dir_;
+    hurray::clitest::TempDir dir_;
     std::string path_;
 };
 
-TEST_F(CatTest, Float32) {
-    const Ran r = run_cli({"cat", path_, "f32"});
+// `hurray cat FILE <args>` succeeds and prints exactly `out`.
+struct CatCase {
+    const char* name;               ///< the test's name
+    std::vector<std::string> args;  ///< after `cat FILE`
+    const char* out;                ///< the whole standard output
+};
+
+class CatPrints : public CatTest, public ::testing::WithParamInterface<CatCase> {};
+
+TEST_P(CatPrints, ExactText) {
+    std::vector<std::string> args = {"cat", path_};
+    args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
+    const Ran r = run_cli(args);
     EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[[  1.      2.5    -3.   ]\n [  0.125 100.      7.   ]]\n");
+    EXPECT_EQ(r.out, GetParam().out);
 }
 
-TEST_F(CatTest, Float16UsesHalfShortestDigits) {
-    const Ran r = run_cli({"cat", path_, "f16"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[ 0.5  1.5 -2.   0.1]\n");
-}
-
-TEST_F(CatTest, Int8) {
-    const Ran r = run_cli({"cat", path_, "i8"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[-128    0    5  127   -1]\n");
-}
-
-TEST_F(CatTest, Int4) {
-    const Ran r = run_cli({"cat", path_, "i4"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[[-8  7  0]\n [-1  3 -4]]\n");
-}
-
-TEST_F(CatTest, Bool) {
-    const Ran r = run_cli({"cat", path_, "flags"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[ True False  True]\n");
-}
-
-TEST_F(CatTest, PerBlockInt4IsDequantized) {
-    const Ran r = run_cli({"cat", path_, "q4"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[[ 0.5   1.    3.    4.  ]\n [-2.   -4.   -0.75 -1.  ]]\n");
-}
-
-TEST_F(CatTest, RawPrintsStoredCodes) {
-    const Ran r = run_cli({"cat", path_, "q4", "--raw"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[[ 1  2  3  4]\n [-1 -2 -3 -4]]\n");
-}
-
-TEST_F(CatTest, CsrIsDensified) {
-    const Ran r = run_cli({"cat", path_, "csr"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[[1. 0. 2.]\n [0. 0. 0.]\n [0. 3. 0.]]\n");
-}
-
-TEST_F(CatTest, CompositeIsMaterialized) {
-    const Ran r = run_cli({"cat", path_, "part"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[[ 1  2  3]\n [-4 50  6]]\n");
-}
-
-TEST_F(CatTest, LargeTensorIsSummarised) {
-    const Ran r = run_cli({"cat", path_, "big"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out,
-              // The shown values span 1 .. 1999 (a ratio above 1000): NumPy switches to
-              // scientific notation.
-              "[[0.000e+00 1.000e+00 2.000e+00 ... 4.700e+01 4.800e+01 4.900e+01]\n"
-              " [5.000e+01 5.100e+01 5.200e+01 ... 9.700e+01 9.800e+01 9.900e+01]\n"
-              " [1.000e+02 1.010e+02 1.020e+02 ... 1.470e+02 1.480e+02 1.490e+02]\n"
-              " ...\n"
-              " [1.850e+03 1.851e+03 1.852e+03 ... 1.897e+03 1.898e+03 1.899e+03]\n"
-              " [1.900e+03 1.901e+03 1.902e+03 ... 1.947e+03 1.948e+03 1.949e+03]\n"
-              " [1.950e+03 1.951e+03 1.952e+03 ... 1.997e+03 1.998e+03 1.999e+03]]\n");
-}
-
-TEST_F(CatTest, IndexSelectsASubTensor) {
-    Ran r = run_cli({"cat", path_, "f32", "--index", "1"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[  0.125 100.      7.   ]\n");
-    r = run_cli({"cat", path_, "f32", "--index", "1,1"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "100.0\n");
-    r = run_cli({"cat", path_, "big", "--index", "39"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out,
-              "[1950. 1951. 1952. 1953. 1954. 1955. 1956. 1957. 1958. 1959. 1960. 1961.\n"
-              " 1962. 1963. 1964. 1965. 1966. 1967. 1968. 1969. 1970. 1971. 1972. 1973.\n"
-              " 1974. 1975. 1976. 1977. 1978. 1979. 1980. 1981. 1982. 1983. 1984. 1985.\n"
-              " 1986. 1987. 1988. 1989. 1990. 1991. 1992. 1993. 1994. 1995. 1996. 1997.\n"
-              " 1998. 1999.]\n");
-}
+INSTANTIATE_TEST_SUITE_P(
+    CatTest, CatPrints,
+    ::testing::Values(
+        CatCase{"Float32", {"f32"}, "[[  1.      2.5    -3.   ]\n [  0.125 100.      7.   ]]\n"},
+        CatCase{"Float16UsesHalfShortestDigits", {"f16"}, "[ 0.5  1.5 -2.   0.1]\n"},
+        CatCase{"Int8", {"i8"}, "[-128    0    5  127   -1]\n"},
+        CatCase{"Int4", {"i4"}, "[[-8  7  0]\n [-1  3 -4]]\n"},
+        CatCase{"Bool", {"flags"}, "[ True False  True]\n"},
+        CatCase{"PerBlockInt4IsDequantized", {"q4"}, "[[ 0.5   1.    3.    4.  ]\n [-2.   -4.   -0.75 -1.  ]]\n"},
+        CatCase{"RawPrintsStoredCodes", {"q4", "--raw"}, "[[ 1  2  3  4]\n [-1 -2 -3 -4]]\n"},
+        CatCase{"CsrIsDensified", {"csr"}, "[[1. 0. 2.]\n [0. 0. 0.]\n [0. 3. 0.]]\n"},
+        CatCase{"CompositeIsMaterialized", {"part"}, "[[ 1  2  3]\n [-4 50  6]]\n"},
+        // The shown values span 1 .. 1999 (a ratio above 1000): NumPy switches to
+        // scientific notation.
+        CatCase{"LargeTensorIsSummarised", {"big"},
+                "[[0.000e+00 1.000e+00 2.000e+00 ... 4.700e+01 4.800e+01 4.900e+01]\n"
+                " [5.000e+01 5.100e+01 5.200e+01 ... 9.700e+01 9.800e+01 9.900e+01]\n"
+                " [1.000e+02 1.010e+02 1.020e+02 ... 1.470e+02 1.480e+02 1.490e+02]\n"
+                " ...\n"
+                " [1.850e+03 1.851e+03 1.852e+03 ... 1.897e+03 1.898e+03 1.899e+03]\n"
+                " [1.900e+03 1.901e+03 1.902e+03 ... 1.947e+03 1.948e+03 1.949e+03]\n"
+                " [1.950e+03 1.951e+03 1.952e+03 ... 1.997e+03 1.998e+03 1.999e+03]]\n"},
+        CatCase{"IndexSelectsASubTensor", {"f32", "--index", "1"}, "[  0.125 100.      7.   ]\n"},
+        CatCase{"IndexSelectsAnElement", {"f32", "--index", "1,1"}, "100.0\n"},
+        CatCase{"IndexSelectsARowOfALargeTensor", {"big", "--index", "39"},
+                "[1950. 1951. 1952. 1953. 1954. 1955. 1956. 1957. 1958. 1959. 1960. 1961.\n"
+                " 1962. 1963. 1964. 1965. 1966. 1967. 1968. 1969. 1970. 1971. 1972. 1973.\n"
+                " 1974. 1975. 1976. 1977. 1978. 1979. 1980. 1981. 1982. 1983. 1984. 1985.\n"
+                " 1986. 1987. 1988. 1989. 1990. 1991. 1992. 1993. 1994. 1995. 1996. 1997.\n"
+                " 1998. 1999.]\n"},
+        CatCase{"LimitCapsTheElements", {"f32", "--limit", "4"},
+                "[ 1.     2.5   -3.     0.125]\n(the first 4 of 6 elements, flattened)\n"},
+        CatCase{"LimitOfEveryElementPrintsThemAll", {"f32", "--limit", "6"},
+                "[[  1.      2.5    -3.   ]\n [  0.125 100.      7.   ]]\n"}),
+    [](const ::testing::TestParamInfo<CatCase>& info) { return std::string(info.param.name); });
 
 TEST_F(CatTest, IndexOutOfRangeIsAUsageError) {
     Ran r = run_cli({"cat", path_, "f32", "--index", "2"});
@@ -223,19 +171,11 @@ TEST_F(CatTest, IndexOutOfRangeIsAUsageError) {
     EXPECT_EQ(r.rc, 2);
 }
 
-TEST_F(CatTest, LimitCapsTheElements) {
-    Ran r = run_cli({"cat", path_, "f32", "--limit", "4"});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "[ 1.     2.5   -3.     0.125]\n(the first 4 of 6 elements, flattened)\n");
-    r = run_cli({"cat", path_, "f32", "--limit", "6"});
-    EXPECT_EQ(r.out, "[[  1.      2.5    -3.   ]\n [  0.125 100.      7.   ]]\n");
-}
-
 TEST_F(CatTest, MissingTensorAndBadInput) {
     Ran r = run_cli({"cat", path_, "nope"});
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.err.find("nope"), std::string::npos);
-    r = run_cli({"cat", (dir_ / "missing.hrry").string(), "f32"});
+    r = run_cli({"cat", dir_.file("missing.hrry"), "f32"});
     EXPECT_EQ(r.rc, 1);
     r = run_cli({"cat", path_});
     EXPECT_EQ(r.rc, 2);
@@ -245,7 +185,7 @@ TEST_F(CatTest, MissingTensorAndBadInput) {
 }
 
 TEST_F(CatTest, StreamTensorsByPosition) {
-    const std::string stream = (dir_ / "s.hrrs").string();
+    const std::string stream = dir_.file("s.hrrs");
     {
         hurray::MemorySink sink;
         hurray::StreamWriter writer(sink);
@@ -257,9 +197,7 @@ TEST_F(CatTest, StreamTensorsByPosition) {
         ASSERT_TRUE(writer.write_tensor(*d, sa));
         ASSERT_TRUE(writer.write_tensor(*d, sb));
         ASSERT_TRUE(writer.finish());
-        std::ofstream(stream, std::ios::binary)
-            .write(std::string(sink.bytes().begin(), sink.bytes().end()).data(),
-                   static_cast<std::streamsize>(sink.bytes().size()));
+        hurray::clitest::write_all_file(stream, sink.bytes());
     }
     Ran r = run_cli({"cat", stream, "tensor_1"});
     EXPECT_EQ(r.rc, 0) << r.err;

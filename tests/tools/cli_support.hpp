@@ -1,5 +1,6 @@
 // Test support for the `hurray` tool: running it in-process (through hurray::cli::run) and as a
-// process (HURRAY_CLI_PATH, for standard input and exit statuses), temporary directories, files.
+// process (HURRAY_CLI_PATH, for standard input and exit statuses); files and temporary
+// directories come from tests/io/io_test_util.hpp.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +17,11 @@
 #include <vector>
 
 #include "hurray/cli.hpp"
+#include "hurray/demo_model.hpp"
+#include "hurray/io/byte_sink.hpp"
+#include "hurray/io/file_reader.hpp"
+#include "hurray/io/stream_convert.hpp"
+#include "io_test_util.hpp"
 
 namespace hurray::clitest {
 
@@ -35,74 +41,70 @@ inline Ran run_cli(std::vector<std::string> args, int stdin_fd = 0) {
     return {rc, out.str(), err.str()};
 }
 
-inline std::vector<uint8_t> read_bytes(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+// Files and the temporary directory are the io tests' helpers (tests/io/io_test_util.hpp).
+using hurray::test::read_all;
+using hurray::test::TempDir;
+using hurray::test::write_all_file;
+
+/// Writes the characters of `bytes` to `path`, replacing it.
+inline void write_all_file(const std::string& path, const std::string& bytes) {
+    write_all_file(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
 }
 
-inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+/// Runs `command` through the shell with its standard output and error sent to files in
+/// `dir`; returns its exit status and what it printed.
+inline Ran run_shell(const std::string& command, const TempDir& dir) {
+    const std::string out = dir.file("proc.out");
+    const std::string err = dir.file("proc.err");
+    const std::string cmd = command + " > '" + out + "' 2> '" + err + "'";
+    const int status = std::system(cmd.c_str());
+    Ran r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const auto o = read_all(out);
+    const auto e = read_all(err);
+    r.out.assign(o.begin(), o.end());
+    r.err.assign(e.begin(), e.end());
+    return r;
 }
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-    write_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
-}
-
-/// A fresh directory under /tmp, removed with everything in it.
-class TempDir {
-public:
-    TempDir() {
-        std::string tmpl = "/tmp/hurray-cli-test-XXXXXX";
-        if (::mkdtemp(tmpl.data()) == nullptr) {
-            throw std::runtime_error("mkdtemp failed");
-        }
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    [[nodiscard]] std::string path(const std::string& name) const { return path_ + "/" + name; }
-    [[nodiscard]] const std::string& dir() const { return path_; }
-
-private:
-    std::string path_;
-};
 
 /// Runs the `hurray` executable through the shell: `hurray <args>` with standard input
 /// from `stdin_path` (none: /dev/null); returns its exit status and what it printed.
 inline Ran run_process(const std::string& args, const std::string& stdin_path, const TempDir& dir) {
-    const std::string out = dir.path("proc.out");
-    const std::string err = dir.path("proc.err");
-    const std::string cmd = std::string("'") + HURRAY_CLI_PATH + "' " + args + " < '" +
-                            (stdin_path.empty() ? std::string("/dev/null") : stdin_path) + "' > '" + out + "' 2> '" +
-                            err + "'";
-    const int status = std::system(cmd.c_str());
-    Ran r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    const auto o = read_bytes(out);
-    const auto e = read_bytes(err);
-    r.out.assign(o.begin(), o.end());
-    r.err.assign(e.begin(), e.end());
-    return r;
+    return run_shell(std::string("'") + HURRAY_CLI_PATH + "' " + args + " < '" +
+                         (stdin_path.empty() ? std::string("/dev/null") : stdin_path) + "'",
+                     dir);
 }
 
 /// Runs `<producer> | hurray <args>` through the shell: standard input is a real pipe.
 inline Ran run_piped(const std::string& producer, const std::string& args, const TempDir& dir) {
-    const std::string out = dir.path("proc.out");
-    const std::string err = dir.path("proc.err");
-    const std::string cmd = producer + " | '" + HURRAY_CLI_PATH + "' " + args + " > '" + out + "' 2> '" + err + "'";
-    const int status = std::system(cmd.c_str());
-    Ran r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    const auto o = read_bytes(out);
-    const auto e = read_bytes(err);
-    r.out.assign(o.begin(), o.end());
-    r.err.assign(e.begin(), e.end());
-    return r;
+    return run_shell(producer + " | '" + HURRAY_CLI_PATH + "' " + args, dir);
+}
+
+/// The HRRYFILE at `path` as a stream (file_to_stream); empty, with a test failure, when it
+/// cannot be opened or converted.
+inline std::vector<uint8_t> stream_of(const std::string& path) {
+    auto file = FileReader::open(path);
+    if (!file) {
+        ADD_FAILURE() << path << ": " << file.error().to_string();
+        return {};
+    }
+    MemorySink sink;
+    if (auto s = file_to_stream(*file, sink); !s) {
+        ADD_FAILURE() << path << ": " << s.error().to_string();
+        return {};
+    }
+    return std::move(sink).take();
+}
+
+/// Writes the demo model to `dir`/model.hrry and returns it as a stream (empty, with a test
+/// failure, when either step fails).
+inline std::vector<uint8_t> demo_stream(const TempDir& dir) {
+    const std::string path = dir.file("model.hrry");
+    if (auto s = cli::write_demo_model(path); !s) {
+        ADD_FAILURE() << path << ": " << s.error().to_string();
+        return {};
+    }
+    return stream_of(path);
 }
 
 /// The conformance file basic.hrry.

@@ -3,23 +3,13 @@
 
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "hurray/cli.hpp"
 
 namespace {
 
-struct Ran {
-    int rc;
-    std::string out;
-    std::string err;
-};
-
-Ran run_cli(std::vector<std::string> args) {
-    args.insert(args.begin(), "hurray");
-    std::ostringstream out;
-    std::ostringstream err;
-    const int rc = hurray::cli::run(args, {out, err});
-    return {rc, out.str(), err.str()};
-}
+using hurray::clitest::Ran;
+using hurray::clitest::run_cli;
 
 TEST(Cli, HelpListsEveryCommand) {
     const Ran r = run_cli({"--help"});

@@ -60,9 +60,9 @@ void expect_same_tensors(const std::string& a_path, const std::string& b_path, b
 
 TEST(Convert, FileToFileChangesAlignmentAndSortsTheIndex) {
     TempDir dir;
-    const std::string in = dir.path("model.hrry");
+    const std::string in = dir.file("model.hrry");
     ASSERT_TRUE(cli::write_demo_model(in).ok());
-    const std::string out = dir.path("big.hrry");
+    const std::string out = dir.file("big.hrry");
     const Ran r = run_cli({"convert", in, out, "--alignment", "65536", "--sorted-index"});
     ASSERT_EQ(r.rc, 0) << r.err;
     auto f = FileReader::open(out);
@@ -79,12 +79,12 @@ TEST(Convert, FileToFileChangesAlignmentAndSortsTheIndex) {
     }
     expect_same_tensors(in, out);
     // And back: the sorted order is kept unless --write-order.
-    const std::string back = dir.path("back.hrry");
+    const std::string back = dir.file("back.hrry");
     ASSERT_EQ(run_cli({"convert", out, back, "--alignment", "4096"}).rc, 0);
     auto kept = FileReader::open(back);
     EXPECT_NE(kept->header().flags & file_flags::kSortedIndex, 0U);
     EXPECT_EQ(kept->header().data_buffer_alignment, 4096U);
-    const std::string unsorted = dir.path("unsorted.hrry");
+    const std::string unsorted = dir.file("unsorted.hrry");
     ASSERT_EQ(run_cli({"convert", out, unsorted, "--write-order"}).rc, 0);
     auto u = FileReader::open(unsorted);
     EXPECT_EQ(u->header().flags & file_flags::kSortedIndex, 0U);
@@ -92,25 +92,25 @@ TEST(Convert, FileToFileChangesAlignmentAndSortsTheIndex) {
     expect_same_tensors(in, back);
     expect_same_tensors(in, unsorted);
     // The conformance file too.
-    const std::string basic = dir.path("basic.hrry");
+    const std::string basic = dir.file("basic.hrry");
     ASSERT_EQ(run_cli({"convert", basic_file(), basic, "--alignment", "8192"}).rc, 0);
     expect_same_tensors(basic_file(), basic);
 }
 
 TEST(Convert, FileToStreamToFileKeepsEveryTensorKvAndComposite) {
     TempDir dir;
-    const std::string in = dir.path("model.hrry");
+    const std::string in = dir.file("model.hrry");
     ASSERT_TRUE(cli::write_demo_model(in).ok());
-    const std::string stream = dir.path("model.stream");
+    const std::string stream = dir.file("model.stream");
     const Ran to_stream = run_cli({"convert", in, stream, "--to", "stream"});
     ASSERT_EQ(to_stream.rc, 0) << to_stream.err;
     EXPECT_NE(to_stream.err.find("KV entries"), std::string::npos) << "the dropped KV is announced";
-    const std::string back = dir.path("back.hrry");
+    const std::string back = dir.file("back.hrry");
     const Ran to_file = run_cli({"convert", stream, back, "--names-from", in, "--kv-from", in});
     ASSERT_EQ(to_file.rc, 0) << to_file.err;
     expect_same_tensors(in, back);
     // Without names: tensor_0, tensor_1, ...; with --names: those first.
-    const std::string generated = dir.path("generated.hrry");
+    const std::string generated = dir.file("generated.hrry");
     ASSERT_EQ(run_cli({"convert", stream, generated, "--names", "embd,q"}).rc, 0);
     auto g = FileReader::open(generated);
     ASSERT_TRUE(g.ok());
@@ -124,14 +124,14 @@ TEST(Convert, FileToStreamToFileKeepsEveryTensorKvAndComposite) {
     for (int i = 0; i < 11; ++i) {
         many += (i ? "," : "") + std::string("n") + std::to_string(i);
     }
-    const Ran too_many = run_cli({"convert", stream, dir.path("x.hrry"), "--names", many});
+    const Ran too_many = run_cli({"convert", stream, dir.file("x.hrry"), "--names", many});
     EXPECT_EQ(too_many.rc, 1);
-    EXPECT_FALSE(std::filesystem::exists(dir.path("x.hrry")));
+    EXPECT_FALSE(std::filesystem::exists(dir.file("x.hrry")));
 }
 
 TEST(Convert, StreamToStandardOutputAndFromStandardInput) {
     TempDir dir;
-    const std::string in = dir.path("model.hrry");
+    const std::string in = dir.file("model.hrry");
     ASSERT_TRUE(cli::write_demo_model(in).ok());
     // In-process: a file to '-' becomes a stream on console.out.
     const Ran r = run_cli({"convert", in, "-"});
@@ -150,47 +150,47 @@ TEST(Convert, StreamToStandardOutputAndFromStandardInput) {
     }
     EXPECT_EQ(n, cli::kDemoTensorCount);
     // A process reading the stream from standard input (a pipe) into a file.
-    write_bytes(dir.path("m.stream"), bytes);
-    const std::string back = dir.path("back.hrry");
-    const Ran proc = run_piped("cat '" + dir.path("m.stream") + "'",
+    write_all_file(dir.file("m.stream"), bytes);
+    const std::string back = dir.file("back.hrry");
+    const Ran proc = run_piped("cat '" + dir.file("m.stream") + "'",
                                "convert - '" + back + "' --names-from '" + in + "' --kv-from '" + in + "'", dir);
     ASSERT_EQ(proc.rc, 0) << proc.err;
     expect_same_tensors(in, back);
     // A file from standard input to a stream on standard output, into a file.
-    const Ran file_in = run_process("convert - '" + dir.path("basic.stream") + "' --to stream", basic_file(), dir);
+    const Ran file_in = run_process("convert - '" + dir.file("basic.stream") + "' --to stream", basic_file(), dir);
     ASSERT_EQ(file_in.rc, 0) << file_in.err;
-    const Ran listed = run_cli({"ls", dir.path("basic.stream")});
+    const Ran listed = run_cli({"ls", dir.file("basic.stream")});
     EXPECT_NE(listed.out.find("tensor_1"), std::string::npos) << listed.out;
     // Stream to stream re-packs too.
-    const Ran s2s = run_cli({"convert", dir.path("m.stream"), dir.path("copy.stream"), "--to", "stream"});
+    const Ran s2s = run_cli({"convert", dir.file("m.stream"), dir.file("copy.stream"), "--to", "stream"});
     ASSERT_EQ(s2s.rc, 0) << s2s.err;
-    EXPECT_EQ(read_bytes(dir.path("copy.stream")), bytes);
+    EXPECT_EQ(read_all(dir.file("copy.stream")), bytes);
 }
 
 TEST(Convert, InvalidInputWritesNothingAndUsageErrorsAreStatusTwo) {
     TempDir dir;
-    auto bytes = read_bytes(basic_file());
+    auto bytes = read_all(basic_file());
     bytes[64] ^= 0xFF;
-    write_bytes(dir.path("bad.hrry"), bytes);
-    const std::string out = dir.path("out.hrry");
-    const Ran bad = run_cli({"convert", dir.path("bad.hrry"), out});
+    write_all_file(dir.file("bad.hrry"), bytes);
+    const std::string out = dir.file("out.hrry");
+    const Ran bad = run_cli({"convert", dir.file("bad.hrry"), out});
     EXPECT_EQ(bad.rc, 1);
     EXPECT_NE(bad.err.find("invalid_magic at byte 64"), std::string::npos) << bad.err;
     EXPECT_FALSE(std::filesystem::exists(out));
     // A truncated stream: no output file, no temporary left behind.
-    write_bytes(dir.path("cut.stream"), std::string("HRRY"));
-    const Ran cut = run_cli({"convert", dir.path("cut.stream"), out});
+    write_all_file(dir.file("cut.stream"), std::string("HRRY"));
+    const Ran cut = run_cli({"convert", dir.file("cut.stream"), out});
     EXPECT_EQ(cut.rc, 1);
     EXPECT_FALSE(std::filesystem::exists(out));
     size_t entries = 0;
-    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.dir())) {
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) {
         ++entries;
     }
     EXPECT_EQ(entries, 2U) << "only bad.hrry and cut.stream";
     // An existing output is kept when conversion fails.
-    write_bytes(out, std::string("old"));
-    EXPECT_EQ(run_cli({"convert", dir.path("bad.hrry"), out}).rc, 1);
-    EXPECT_EQ(read_bytes(out).size(), 3U);
+    write_all_file(out, std::string("old"));
+    EXPECT_EQ(run_cli({"convert", dir.file("bad.hrry"), out}).rc, 1);
+    EXPECT_EQ(read_all(out).size(), 3U);
 
     EXPECT_EQ(run_cli({"convert", basic_file(), out, "--sorted-index", "--write-order"}).rc, 2);
     EXPECT_EQ(run_cli({"convert", basic_file(), "-", "--to", "stream", "--alignment", "8192"}).rc, 2);
@@ -208,7 +208,7 @@ TEST(Convert, InvalidInputWritesNothingAndUsageErrorsAreStatusTwo) {
 
 TEST(Convert, NoProgressOutputWhenNotATerminalOrQuick) {
     TempDir dir;
-    const std::string out = dir.path("o.hrry");
+    const std::string out = dir.file("o.hrry");
     std::ostringstream o;
     std::ostringstream e;
     const int rc = cli::run({"hurray", "convert", basic_file(), out}, {o, e, 0, true});

@@ -12,7 +12,7 @@ namespace {
 
 TEST(Demo, RunsInAGivenDirectory) {
     TempDir dir;
-    const std::string where = dir.path("sub/dir");
+    const std::string where = dir.file("sub/dir");
     const Ran r = run_cli({"demo", where});
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("files go to " + where), std::string::npos) << r.out;

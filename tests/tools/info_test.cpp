@@ -51,7 +51,7 @@ TEST(Info, BasicFileJson) {
 
 TEST(Info, DemoModelCountsCompositesAndQuantizedTensors) {
     TempDir dir;
-    const std::string path = dir.path("model.hrry");
+    const std::string path = dir.file("model.hrry");
     ASSERT_TRUE(cli::write_demo_model(path).ok());
     const Ran r = run_cli({"info", "--json", path});
     ASSERT_EQ(r.rc, 0) << r.err;
@@ -70,29 +70,26 @@ TEST(Info, DemoModelCountsCompositesAndQuantizedTensors) {
 
 TEST(Info, StreamCountsAndSizes) {
     TempDir dir;
-    const std::string path = dir.path("model.hrry");
-    ASSERT_TRUE(cli::write_demo_model(path).ok());
-    auto file = FileReader::open(path);
-    MemorySink sink;
-    ASSERT_TRUE(file_to_stream(*file, sink).ok());
-    write_bytes(dir.path("m.stream"), sink.bytes());
-    const Ran r = run_process("info --json -", dir.path("m.stream"), dir);
+    const auto stream = demo_stream(dir);
+    ASSERT_FALSE(stream.empty());
+    write_all_file(dir.file("m.stream"), stream);
+    const Ran r = run_process("info --json -", dir.file("m.stream"), dir);
     ASSERT_EQ(r.rc, 0) << r.err;
     const json j = json::parse(r.out);
     EXPECT_EQ(j["kind"], "stream");
-    EXPECT_EQ(j["stream_bytes"].get<uint64_t>(), sink.bytes().size());
+    EXPECT_EQ(j["stream_bytes"].get<uint64_t>(), stream.size());
     EXPECT_EQ(j["tensor_count"], cli::kDemoTensorCount);
     EXPECT_EQ(j["composite_count"], 1);
 }
 
 TEST(Info, InvalidInputIsExitStatusOneWithTheCause) {
     TempDir dir;
-    auto bytes = read_bytes(basic_file());
+    auto bytes = read_all(basic_file());
     bytes.resize(100);
-    write_bytes(dir.path("cut.hrry"), bytes);
-    const Ran r = run_cli({"info", dir.path("cut.hrry")});
+    write_all_file(dir.file("cut.hrry"), bytes);
+    const Ran r = run_cli({"info", dir.file("cut.hrry")});
     EXPECT_EQ(r.rc, 1);
-    EXPECT_NE(r.err.find(dir.path("cut.hrry")), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(dir.file("cut.hrry")), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty());
     EXPECT_EQ(run_cli({"info"}).rc, 2);
     EXPECT_EQ(run_cli({"info", "--help"}).rc, 0);

@@ -21,6 +21,7 @@
 
 #include "descriptor_generator.hpp"
 #include "hurray/annotate.hpp"
+#include "cli_support.hpp"
 #include "hurray/cli.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/inspect_walk.hpp"
@@ -33,52 +34,12 @@ namespace fs = std::filesystem;
 const fs::path kConformance = HURRAY_CONFORMANCE_DIR;
 const fs::path kGolden = fs::path(__FILE__).parent_path() / "golden";
 
-struct Ran {
-    int rc;
-    std::string out;
-    std::string err;
-};
-
-Ran run_cli(std::vector<std::string> args) {
-    args.insert(args.begin(), "hurray");
-    std::ostringstream out;
-    std::ostringstream err;
-    const int rc = hurray::cli::run(args, {out, err});
-    return {rc, out.str(), err.str()};
-}
-
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    return {s.begin(), s.end()};
-}
+using namespace hurray::clitest;  // Ran, run_cli, run_process, run_piped, TempDir, read_all
 
 std::string read_text(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
     return {(std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()};
 }
-
-class TempDir {
-public:
-    TempDir() {
-        path_ = fs::temp_directory_path() /
-                ("hurray_inspect_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-                 "_" + std::to_string(::getpid()));
-        fs::create_directories(path_);
-    }
-    ~TempDir() { fs::remove_all(path_); }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    [[nodiscard]] std::string write(const std::string& name, std::span<const uint8_t> bytes) const {
-        const fs::path p = path_ / name;
-        std::ofstream(p, std::ios::binary)
-            .write(std::string(bytes.begin(), bytes.end()).data(), static_cast<std::streamsize>(bytes.size()));
-        return p.string();
-    }
-
-private:
-    fs::path path_;
-};
 
 // ---- conformance vectors ------------------------------------------------------------
 
@@ -118,7 +79,7 @@ TEST(InspectConformance, EveryDescriptorMatchesTheManifest) {
 TEST(InspectConformance, EveryDescriptorDecodesWithTheAnnotator) {
     for (const auto& f : fs::directory_iterator(kConformance / "descriptors")) {
         SCOPED_TRACE(f.path().string());
-        const auto bytes = read_bytes(f.path());
+        const auto bytes = read_all(f.path());
         const auto a = hurray::cli::annotate_descriptor_input(bytes);
         EXPECT_FALSE(a.error.has_value()) << a.error->to_string();
     }
@@ -442,7 +403,7 @@ TEST(InspectCrossCheck, GeneratedDescriptorsAreCoveredAndAgreeWithDecode) {
 
 TEST(InspectInvalid, EveryDescriptorPrefixFailsWithPartialRows) {
     for (const auto& f : fs::directory_iterator(kConformance / "descriptors")) {
-        const auto bytes = read_bytes(f.path());
+        const auto bytes = read_all(f.path());
         for (size_t n = 0; n < bytes.size(); ++n) {
             SCOPED_TRACE(f.path().filename().string() + " prefix " + std::to_string(n));
             const auto a = hurray::cli::annotate_descriptor_input(std::span(bytes).first(n));
@@ -458,7 +419,7 @@ TEST(InspectInvalid, EveryDescriptorPrefixFailsWithPartialRows) {
 }
 
 TEST(InspectInvalid, EveryFilePrefixFails) {
-    const auto bytes = read_bytes(kConformance / "files/basic.hrry");
+    const auto bytes = read_all(kConformance / "files/basic.hrry");
     for (size_t n = 0; n < bytes.size(); ++n) {
         SCOPED_TRACE("prefix " + std::to_string(n));
         std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + static_cast<long>(n));
@@ -478,16 +439,16 @@ TEST(InspectInvalid, EveryFilePrefixFails) {
 
 TEST(InspectInvalid, TruncatedInputsThroughTheCommand) {
     TempDir dir;
-    const auto desc = read_bytes(kConformance / "descriptors/quant_per_block_int4_128x128.bin");
+    const auto desc = read_all(kConformance / "descriptors/quant_per_block_int4_128x128.bin");
     // Cut inside the quantization payload: the rows before it are printed, then the error.
-    const std::string cut = dir.write("cut.bin", std::span(desc).first(90));
+    const std::string cut = dir.write("cut.bin", std::vector<uint8_t>(desc.begin(), desc.begin() + 90));
     Ran r = run_cli({"inspect", cut});
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.out.find("quantization.per_block_affine.axis = 1"), std::string::npos) << r.out;
     EXPECT_NE(r.err.find("at byte"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(cut), std::string::npos) << r.err;
 
-    const auto file = read_bytes(kConformance / "files/basic.hrry");
+    const auto file = read_all(kConformance / "files/basic.hrry");
     std::vector<uint8_t> bad = file;
     bad[8] = 9;  // container_version_major
     r = run_cli({"inspect", dir.write("bad.hrry", bad)});
@@ -517,10 +478,10 @@ TEST(InspectInvalid, TruncatedInputsThroughTheCommand) {
 
 TEST(InspectInvalid, RandomMutationsNeverCrash) {
     hurray_test::Rng rng(7);
-    const auto file = read_bytes(kConformance / "files/basic.hrry");
+    const auto file = read_all(kConformance / "files/basic.hrry");
     std::vector<std::vector<uint8_t>> descriptors;
     for (const auto& f : fs::directory_iterator(kConformance / "descriptors")) {
-        descriptors.push_back(read_bytes(f.path()));
+        descriptors.push_back(read_all(f.path()));
     }
     const uint64_t cases = hurray_test::property_scale(1500);
     for (uint64_t c = 0; c < cases; ++c) {
@@ -597,8 +558,8 @@ TEST(InspectPrinter, LongFieldsAreWrappedThenElidedWithACount) {
 TEST(InspectStream, DescriptorsAnnotatedDataSummarised) {
     TempDir dir;
     // Two conformance descriptors followed by their data: a stream of two tensors.
-    const auto d1 = read_bytes(kConformance / "descriptors/row_major_int8_5.bin");
-    const auto d2 = read_bytes(kConformance / "descriptors/row_major_f16_2x2.bin");
+    const auto d1 = read_all(kConformance / "descriptors/row_major_int8_5.bin");
+    const auto d2 = read_all(kConformance / "descriptors/row_major_f16_2x2.bin");
     std::vector<uint8_t> stream = d1;
     stream.insert(stream.end(), 5, 0x11);
     stream.insert(stream.end(), d2.begin(), d2.end());
@@ -616,33 +577,21 @@ TEST(InspectStream, DescriptorsAnnotatedDataSummarised) {
     EXPECT_NE(r.err.find("tensor_1 buffer[0]"), std::string::npos) << r.err;
 }
 
-std::pair<int, std::string> run_process(const std::string& command) {
-    std::string out;
-    FILE* p = ::popen(command.c_str(), "r");
-    if (p == nullptr) {
-        return {-1, ""};
-    }
-    char buf[4096];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
-        out.append(buf, n);
-    }
-    const int status = ::pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 TEST(InspectProcess, StandardInput) {
+    TempDir dir;
     const std::string file = (kConformance / "files/basic.hrry").string();
-    const auto [rc, out] = run_process(std::string(HURRAY_CLI_PATH) + " inspect - < '" + file + "'");
-    EXPECT_EQ(rc, 0);
+    const Ran redirected = run_process("inspect -", file, dir);
+    EXPECT_EQ(redirected.rc, 0);
+    const std::string& out = redirected.out;
     const Ran direct = run_cli({"inspect", file});
     // Same rows; only the size note of the first line differs (a pipe has no size).
     EXPECT_EQ(out.substr(out.find('\n')), direct.out.substr(direct.out.find('\n')));
-    const auto [rc2, out2] = run_process("cat '" + file + "' | " + HURRAY_CLI_PATH + " cat - bias");
-    EXPECT_EQ(rc2, 0);
-    EXPECT_FALSE(out2.empty());
-    const auto [rc3, out3] = run_process("printf 'HRRY' | " + std::string(HURRAY_CLI_PATH) + " inspect - 2>&1");
-    EXPECT_EQ(rc3, 1);
+    const Ran piped = run_piped("cat '" + file + "'", "cat - bias", dir);
+    EXPECT_EQ(piped.rc, 0);
+    EXPECT_FALSE(piped.out.empty());
+    const Ran cut = run_piped("printf 'HRRY'", "inspect -", dir);
+    EXPECT_EQ(cut.rc, 1);
+    const std::string out3 = cut.out + cut.err;  // both streams, as `2>&1` gave them
     EXPECT_NE(out3.find("<stdin>"), std::string::npos) << out3;
 }
 

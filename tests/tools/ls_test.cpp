@@ -90,7 +90,7 @@ TEST(Ls, BasicFileJsonMatchesTheManifestFieldByField) {
 
 TEST(Ls, DemoModelJsonHasQuantizationSparseCompositeAndEveryKvKind) {
     TempDir dir;
-    const std::string path = dir.path("model.hrry");
+    const std::string path = dir.file("model.hrry");
     ASSERT_TRUE(cli::write_demo_model(path).ok());
     const Ran r = run_cli({"ls", "--json", path});
     ASSERT_EQ(r.rc, 0) << r.err;
@@ -139,7 +139,7 @@ TEST(Ls, DemoModelJsonHasQuantizationSparseCompositeAndEveryKvKind) {
 
 TEST(Ls, KvExtremesAreExactAndNonFiniteFloatsAreStrings) {
     TempDir dir;
-    const std::string path = dir.path("kv.hrry");
+    const std::string path = dir.file("kv.hrry");
     {
         auto w = FileWriter::create_file(path);
         ASSERT_TRUE(w.ok());
@@ -185,20 +185,11 @@ TEST(Ls, KvExtremesAreExactAndNonFiniteFloatsAreStrings) {
     EXPECT_NE(info.out.find("u (uint64) = 18446744073709551615"), std::string::npos) << info.out;
 }
 
-std::vector<uint8_t> demo_stream(const TempDir& dir) {
-    const std::string path = dir.path("model.hrry");
-    EXPECT_TRUE(cli::write_demo_model(path).ok());
-    auto file = FileReader::open(path);
-    MemorySink sink;
-    EXPECT_TRUE(file_to_stream(*file, sink).ok());
-    return std::move(sink).take();
-}
-
 TEST(Ls, StreamJsonHasStreamOffsetsAndGeneratedNames) {
     TempDir dir;
     const auto bytes = demo_stream(dir);
-    const std::string path = dir.path("model.stream");
-    write_bytes(path, bytes);
+    const std::string path = dir.file("model.stream");
+    write_all_file(path, bytes);
     const Ran r = run_cli({"ls", "--json", path});
     ASSERT_EQ(r.rc, 0) << r.err;
     const json j = json::parse(r.out);
@@ -241,11 +232,11 @@ TEST(Ls, DynamicDimensionsPrintAsQuestionMarks) {
     }
     ASSERT_TRUE(writer.finish().ok());
     TempDir dir;
-    write_bytes(dir.path("dyn.stream"), sink.bytes());
-    const Ran r = run_cli({"ls", dir.path("dyn.stream")});
+    write_all_file(dir.file("dyn.stream"), sink.bytes());
+    const Ran r = run_cli({"ls", dir.file("dyn.stream")});
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("[?, 4]"), std::string::npos) << r.out;
-    const Ran j = run_cli({"ls", "--json", dir.path("dyn.stream")});
+    const Ran j = run_cli({"ls", "--json", dir.file("dyn.stream")});
     ASSERT_EQ(j.rc, 0) << j.err;
     EXPECT_EQ(json::parse(j.out)["tensors"][0]["shape"][0].get<uint64_t>(), kDynamicDim);
 }
@@ -255,8 +246,8 @@ TEST(Ls, ReadsFilesAndStreamsFromStandardInput) {
     const Ran file = run_process("ls -", basic_file(), dir);
     EXPECT_EQ(file.rc, 0) << file.err;
     EXPECT_NE(file.out.find("weights"), std::string::npos);
-    write_bytes(dir.path("m.stream"), demo_stream(dir));
-    const Ran stream = run_process("ls --json -", dir.path("m.stream"), dir);
+    write_all_file(dir.file("m.stream"), demo_stream(dir));
+    const Ran stream = run_process("ls --json -", dir.file("m.stream"), dir);
     EXPECT_EQ(stream.rc, 0) << stream.err;
     EXPECT_EQ(json::parse(stream.out)["tensors"].size(), cli::kDemoTensorCount);
     // Through a real pipe too.

@@ -34,18 +34,17 @@ TEST(Verify, ValidFilesAndStreamsPass) {
     EXPECT_NE(basic.out.find("OK"), std::string::npos);
     EXPECT_TRUE(basic.err.empty());
     TempDir dir;
-    const std::string model = dir.path("model.hrry");
+    const std::string model = dir.file("model.hrry");
     ASSERT_TRUE(cli::write_demo_model(model).ok());
     const Ran demo = run_cli({"verify", model});
     EXPECT_EQ(demo.rc, 0) << demo.err;
     EXPECT_NE(demo.out.find("10 tensors, 1 composites"), std::string::npos) << demo.out;
-    auto file = FileReader::open(model);
-    MemorySink sink;
-    ASSERT_TRUE(file_to_stream(*file, sink).ok());
-    write_bytes(dir.path("m.stream"), sink.bytes());
-    const Ran stream = run_cli({"verify", dir.path("m.stream")});
+    const auto stream_bytes = stream_of(model);
+    ASSERT_FALSE(stream_bytes.empty());
+    write_all_file(dir.file("m.stream"), stream_bytes);
+    const Ran stream = run_cli({"verify", dir.file("m.stream")});
     EXPECT_EQ(stream.rc, 0) << stream.err;
-    const Ran piped = run_piped("cat '" + dir.path("m.stream") + "'", "verify -", dir);
+    const Ran piped = run_piped("cat '" + dir.file("m.stream") + "'", "verify -", dir);
     EXPECT_EQ(piped.rc, 0) << piped.err;
     const Ran quiet = run_cli({"verify", "-q", model});
     EXPECT_EQ(quiet.rc, 0);
@@ -57,10 +56,10 @@ protected:
     /// Verifies basic.hrry after `edit`; returns what verify printed on stderr.
     template <typename Edit>
     std::string verify_invalid(Edit edit) {
-        auto bytes = read_bytes(basic_file());
+        auto bytes = read_all(basic_file());
         edit(bytes);
-        const std::string path = dir_.path("corrupt.hrry");
-        write_bytes(path, bytes);
+        const std::string path = dir_.file("corrupt.hrry");
+        write_all_file(path, bytes);
         const Ran r = run_cli({"verify", path});
         EXPECT_EQ(r.rc, 1) << r.out;
         EXPECT_NE(r.out.find("INVALID"), std::string::npos) << r.out;
@@ -86,8 +85,8 @@ TEST_F(Corrupted, TruncatedInsideTheIndex) {
 }
 
 TEST_F(Corrupted, EmptyFile) {
-    const std::string path = dir_.path("empty.hrry");
-    write_bytes(path, std::vector<uint8_t>{});
+    const std::string path = dir_.file("empty.hrry");
+    write_all_file(path, std::vector<uint8_t>{});
     const Ran r = run_cli({"verify", path});
     EXPECT_EQ(r.rc, 0) << "an empty input is an empty stream";  // documented: no tensor
     EXPECT_NE(r.out.find("stream, 0 tensors"), std::string::npos) << r.out;
@@ -126,7 +125,7 @@ TEST_F(Corrupted, AlignmentFieldBroken) {
 
 /// A file with two CSR tensors whose row pointers are broken and one valid tensor.
 std::string bad_csr_file(const TempDir& dir) {
-    const std::string path = dir.path("csr.hrry");
+    const std::string path = dir.file("csr.hrry");
     auto w = FileWriter::create_file(path);
     EXPECT_TRUE(w.ok());
     auto d = make_csr(ElementType::kFloat32, 3, 3, 2);
@@ -164,7 +163,7 @@ TEST(VerifyData, EverySparseProblemIsListedWithItsTensor) {
 
 TEST(VerifyData, NonFiniteQuantizationScaleIsAProblem) {
     TempDir dir;
-    const std::string path = dir.path("q.hrry");
+    const std::string path = dir.file("q.hrry");
     std::vector<float> x(64);
     for (size_t i = 0; i < x.size(); ++i) {
         x[i] = static_cast<float>(i) / 10.0F - 3.0F;
@@ -189,32 +188,26 @@ TEST(VerifyData, NonFiniteQuantizationScaleIsAProblem) {
 
 TEST(VerifyStream, TruncatedMidTensorNamesTheTensorAndOffset) {
     TempDir dir;
-    const std::string model = dir.path("model.hrry");
-    ASSERT_TRUE(cli::write_demo_model(model).ok());
-    auto file = FileReader::open(model);
-    MemorySink sink;
-    ASSERT_TRUE(file_to_stream(*file, sink).ok());
-    auto bytes = sink.bytes();
+    auto bytes = demo_stream(dir);
+    ASSERT_FALSE(bytes.empty());
     bytes.resize(3000);  // inside tensor 0's data (61-byte descriptor, 4096 data bytes)
-    write_bytes(dir.path("cut.stream"), bytes);
-    const Ran r = run_cli({"verify", dir.path("cut.stream")});
+    write_all_file(dir.file("cut.stream"), bytes);
+    const Ran r = run_cli({"verify", dir.file("cut.stream")});
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.err.find("truncated at byte 3000"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("#0"), std::string::npos) << r.err;
     // From standard input (a process), same verdict.
-    const Ran proc = run_process("verify -", dir.path("cut.stream"), dir);
+    const Ran proc = run_process("verify -", dir.file("cut.stream"), dir);
     EXPECT_EQ(proc.rc, 1);
     EXPECT_NE(proc.err.find("truncated"), std::string::npos) << proc.err;
 }
 
 TEST(VerifyStream, BadSparseDataInAStreamIsAProblem) {
     TempDir dir;
-    auto file = FileReader::open(bad_csr_file(dir));
-    ASSERT_TRUE(file.ok());
-    MemorySink sink;
-    ASSERT_TRUE(file_to_stream(*file, sink).ok());
-    write_bytes(dir.path("csr.stream"), sink.bytes());
-    const Ran r = run_cli({"verify", dir.path("csr.stream")});
+    const auto stream = stream_of(bad_csr_file(dir));
+    ASSERT_FALSE(stream.empty());
+    write_all_file(dir.file("csr.stream"), stream);
+    const Ran r = run_cli({"verify", dir.file("csr.stream")});
     EXPECT_EQ(r.rc, 1);
     EXPECT_EQ(count_lines(r.err, "hurray verify: "), 2U) << r.err;
     EXPECT_NE(r.err.find("tensor_0"), std::string::npos) << r.err;
@@ -233,14 +226,11 @@ TEST(VerifyUsage, HelpAndUsageErrors) {
 /// error message whenever it is 1, never a crash.
 TEST(Garbage, NoCommandCrashesOnMutatedOrRandomInput) {
     TempDir dir;
-    const std::string model = dir.path("model.hrry");
-    ASSERT_TRUE(cli::write_demo_model(model).ok());
-    auto file = FileReader::open(model);
-    MemorySink sink;
-    ASSERT_TRUE(file_to_stream(*file, sink).ok());
-    const std::vector<std::vector<uint8_t>> seeds = {read_bytes(basic_file()), sink.bytes(), read_bytes(model)};
+    const auto stream = demo_stream(dir);
+    ASSERT_FALSE(stream.empty());
+    const std::vector<std::vector<uint8_t>> seeds = {read_all(basic_file()), stream, read_all(dir.file("model.hrry"))};
     std::mt19937_64 rng(20261201);
-    const std::string path = dir.path("garbage");
+    const std::string path = dir.file("garbage");
     int inputs = 0;
     for (int round = 0; round < 300; ++round) {
         std::vector<uint8_t> bytes;
@@ -267,7 +257,7 @@ TEST(Garbage, NoCommandCrashesOnMutatedOrRandomInput) {
                 }
             }
         }
-        write_bytes(path, bytes);
+        write_all_file(path, bytes);
         ++inputs;
         for (const std::vector<std::string>& args :
              {std::vector<std::string>{"ls", path}, {"ls", "--json", path}, {"info", path}, {"info", "--json", path},

@@ -44,6 +44,22 @@ std::string shortest(float v) {
     return std::string(buf, r.ptr);
 }
 
+std::string idx(const std::string& name, uint64_t i) { return name + "[" + std::to_string(i) + "]"; }
+
+std::string flags_text(uint64_t flags, std::span<const char* const> names) {
+    std::string set;
+    for (unsigned bit = 0; bit < 32; ++bit) {
+        if ((flags & (uint64_t{1} << bit)) == 0) {
+            continue;
+        }
+        if (!set.empty()) {
+            set += ", ";
+        }
+        set += bit < names.size() ? std::string(names[bit]) : "reserved bit " + std::to_string(bit);
+    }
+    return hexnum(flags, 8) + (set.empty() ? "" : " (" + set + ")");
+}
+
 std::string quoted(std::span<const uint8_t> bytes) {
     std::string s = "\"";
     const std::string text(bytes.begin(), bytes.end());
@@ -61,43 +77,30 @@ std::string quoted(std::span<const uint8_t> bytes) {
     return s + "\"";
 }
 
+// sint and real read the bits as uint does (the row's `number`), then show them as their type.
 Result<int64_t> Walker::sint(unsigned width, const std::string& field) {
-    HURRAY_ASSIGN_OR_RETURN(auto raw, take(width, field));
-    uint64_t v = 0;
-    for (unsigned i = 0; i < width; ++i) {
-        v |= static_cast<uint64_t>(raw[i]) << (8 * i);
-    }
+    HURRAY_ASSIGN_OR_RETURN(uint64_t v, uint(width, field));
     int64_t s = 0;
     if (width == 4) {
         s = static_cast<int32_t>(static_cast<uint32_t>(v));
     } else {
         s = static_cast<int64_t>(v);
     }
-    Row& row = push(raw, field);
-    row.number = v;
-    row.value = std::to_string(s);
+    last().value = std::to_string(s);
     return s;
 }
 
 Result<double> Walker::real(unsigned width, const std::string& field) {
-    HURRAY_ASSIGN_OR_RETURN(auto raw, take(width, field));
-    uint64_t v = 0;
-    for (unsigned i = 0; i < width; ++i) {
-        v |= static_cast<uint64_t>(raw[i]) << (8 * i);
-    }
+    HURRAY_ASSIGN_OR_RETURN(uint64_t v, uint(width, field));
     double d = 0;
-    std::string text;
     if (width == 4) {
         const float f = std::bit_cast<float>(static_cast<uint32_t>(v));
         d = f;
-        text = shortest(f);
+        last().value = shortest(f);
     } else {
         d = std::bit_cast<double>(v);
-        text = shortest(d);
+        last().value = shortest(d);
     }
-    Row& row = push(raw, field);
-    row.number = v;
-    row.value = text;
     return d;
 }
 
@@ -127,11 +130,11 @@ Result<std::span<const uint8_t>> Walker::reserved(uint64_t n, const std::string&
 namespace {
 
 using detail::hexnum;
+using detail::idx;
 using detail::tagged;
 using detail::ValueText;
 using detail::Walker;
 
-std::string idx(const std::string& name, uint64_t i) { return name + "[" + std::to_string(i) + "]"; }
 
 std::string type_text(uint64_t tag) {
     const auto t = static_cast<ElementType>(tag);
@@ -151,18 +154,9 @@ std::string layout_text(uint64_t tag) {
 }
 
 std::string flags_text(uint64_t flags) {
-    static const char* kNames[] = {"quantization", "shard", "extension_type", "statistics", "composite_member"};
-    std::string names;
-    for (unsigned bit = 0; bit < 32; ++bit) {
-        if ((flags & (uint64_t{1} << bit)) == 0) {
-            continue;
-        }
-        if (!names.empty()) {
-            names += ", ";
-        }
-        names += bit < 5 ? std::string(kNames[bit]) : "reserved bit " + std::to_string(bit);
-    }
-    return hexnum(flags, 8) + (names.empty() ? "" : " (" + names + ")");
+    static constexpr const char* kNames[] = {"quantization", "shard", "extension_type", "statistics",
+                                             "composite_member"};
+    return detail::flags_text(flags, kNames);
 }
 
 const ValueText kType = type_text;

@@ -10,25 +10,15 @@ namespace hurray::cli {
 namespace {
 
 using detail::hexnum;
+using detail::idx;
 using detail::tagged;
 using detail::ValueText;
 using detail::Walker;
 
-std::string idx(const std::string& name, uint64_t i) { return name + "[" + std::to_string(i) + "]"; }
 
 std::string file_flags_text(uint64_t flags) {
-    static const char* kNames[] = {"has_kv_metadata", "sorted_index", "has_index_crc32c"};
-    std::string names;
-    for (unsigned bit = 0; bit < 32; ++bit) {
-        if ((flags & (uint64_t{1} << bit)) == 0) {
-            continue;
-        }
-        if (!names.empty()) {
-            names += ", ";
-        }
-        names += bit < 3 ? std::string(kNames[bit]) : "reserved bit " + std::to_string(bit);
-    }
-    return hexnum(flags, 8) + (names.empty() ? "" : " (" + names + ")");
+    static constexpr const char* kNames[] = {"has_kv_metadata", "sorted_index", "has_index_crc32c"};
+    return detail::flags_text(flags, kNames);
 }
 
 std::string kv_tag_text(uint64_t tag) {

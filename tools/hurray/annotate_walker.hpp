@@ -119,6 +119,11 @@ std::string hexnum(uint64_t v, int digits);
 std::string shortest(double v);
 /// Shortest round-trip text of a float.
 std::string shortest(float v);
+/// `name[i]`, the name of an array element's row.
+std::string idx(const std::string& name, uint64_t i);
+/// A flags word: `0xNNNNNNNN`, then the set bits in parentheses, `names[bit]` for the bits
+/// named, `reserved bit N` for the others (nothing when no bit is set).
+std::string flags_text(uint64_t flags, std::span<const char* const> names);
 /// A string value quoted, with control and non-ASCII bytes escaped.
 std::string quoted(std::span<const uint8_t> bytes);
 

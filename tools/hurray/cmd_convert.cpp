@@ -194,12 +194,11 @@ int run_convert(const ConvertOptions& o, const Console& console) {
     if (o.sorted_index && o.write_order) {
         return usage(console, "--sorted-index and --write-order exclude each other");
     }
-    auto in = Input::open(o.in, console);
+    auto in = open_input_or_report(o.in, console, "convert");
     if (!in) {
-        console.err << "hurray convert: " << in.error().message() << '\n';
         return kExitInvalid;
     }
-    Input& input = **in;
+    Input& input = *in;
     const bool from_file = input.kind() == InputKind::kFile;
     const bool to_file = !o.to.empty() ? o.to == "file" : (from_file ? o.out != "-" : true);
     if (!to_file && (o.alignment || o.sorted_index || o.write_order)) {

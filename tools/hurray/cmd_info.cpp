@@ -78,19 +78,15 @@ void add_totals(ojson& j, const Totals& t) {
 }
 
 int info_file(const InfoOptions& o, Input& input, const Console& console) {
-    auto file = open_file_input(input);
-    if (!file) {
-        console.err << "hurray info: " << file.error().message() << '\n';
-        return kExitInvalid;
-    }
-    auto listed = list_file(*file);
+    auto listed = open_and_list_file(input);
     if (!listed) {
-        console.err << "hurray info: " << input.display_name() << ": " << listed.error().message() << '\n';
+        console.err << "hurray info: " << listed.error().message() << '\n';
         return kExitInvalid;
     }
-    const FileHeader& h = file->header();
-    const FileTrailer& tr = file->trailer();
-    const Totals t = totals_of(*listed);
+    const FileReader& file = listed->file;
+    const FileHeader& h = file.header();
+    const FileTrailer& tr = file.trailer();
+    const Totals t = totals_of(listed->tensors);
     if (o.json) {
         ojson j;
         j["kind"] = "file";
@@ -100,17 +96,17 @@ int info_file(const InfoOptions& o, Input& input, const Console& console) {
         j["data_buffer_alignment"] = h.data_buffer_alignment;
         j["first_descriptor_offset"] = h.first_descriptor_offset;
         j["tensor_count_hint"] = h.tensor_count_hint == kUnknownTensorCount ? ojson(nullptr) : ojson(h.tensor_count_hint);
-        j["file_size"] = file->file_size();
+        j["file_size"] = file.file_size();
         j["index"] = {{"offset", tr.index_offset}, {"length", tr.index_length}, {"crc32c", tr.index_crc32c}};
         j["kv_section"] = {{"offset", tr.kv_offset}, {"length", tr.kv_length}};
         add_totals(j, t);
-        j["kv"] = kv_json(file->kv());
+        j["kv"] = kv_json(file.kv());
         console.out << j.dump(2, ' ', false, ojson::error_handler_t::replace) << '\n';
         return kExitOk;
     }
     std::ostream& out = console.out;
     out << input.display_name() << ": HRRYFILE container version " << int{h.version_major} << '.'
-        << int{h.version_minor} << ", " << bytes_text(file->file_size()) << " (" << file->file_size() << " bytes)\n";
+        << int{h.version_minor} << ", " << bytes_text(file.file_size()) << " (" << file.file_size() << " bytes)\n";
     std::string names;
     for (const auto& n : flag_names(h.flags)) {
         names += (names.empty() ? "" : ", ") + n;
@@ -128,9 +124,9 @@ int info_file(const InfoOptions& o, Input& input, const Console& console) {
         << t.quantized << " quantized)\n";
     out << "  data:                    " << bytes_text(t.data_bytes) << " (" << t.data_bytes << " bytes)\n";
     out << "  descriptors:             " << t.descriptor_bytes << " bytes\n";
-    out << "  kv metadata:             " << file->kv().size() << (file->kv().size() == 1 ? " entry" : " entries")
+    out << "  kv metadata:             " << file.kv().size() << (file.kv().size() == 1 ? " entry" : " entries")
         << '\n';
-    for (const auto& e : file->kv().entries()) {
+    for (const auto& e : file.kv().entries()) {
         out << "    " << printable(e.key) << " (" << kv_type_name(e.value.tag()) << ") = " << kv_value_text(e.value)
             << '\n';
     }
@@ -162,12 +158,11 @@ int info_stream(const InfoOptions& o, Input& input, const Console& console) {
 }
 
 int run_info(const InfoOptions& o, const Console& console) {
-    auto in = Input::open(o.path, console);
+    auto in = open_input_or_report(o.path, console, "info");
     if (!in) {
-        console.err << "hurray info: " << in.error().message() << '\n';
         return kExitInvalid;
     }
-    return (*in)->kind() == InputKind::kFile ? info_file(o, **in, console) : info_stream(o, **in, console);
+    return in->kind() == InputKind::kFile ? info_file(o, *in, console) : info_stream(o, *in, console);
 }
 
 }  // namespace

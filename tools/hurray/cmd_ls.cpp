@@ -46,32 +46,27 @@ void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
 }
 
 int run_ls(const LsOptions& o, const Console& console) {
-    auto in = Input::open(o.path, console);
+    auto in = open_input_or_report(o.path, console, "ls");
     if (!in) {
-        console.err << "hurray ls: " << in.error().message() << '\n';
         return kExitInvalid;
     }
-    Input& input = **in;
+    Input& input = *in;
     nlohmann::ordered_json j;
     std::vector<ListedTensor> tensors;
     if (input.kind() == InputKind::kFile) {
-        auto file = open_file_input(input);
-        if (!file) {
-            console.err << "hurray ls: " << file.error().message() << '\n';
-            return kExitInvalid;
-        }
-        auto listed = list_file(*file);
+        auto listed = open_and_list_file(input);
         if (!listed) {
-            console.err << "hurray ls: " << input.display_name() << ": " << listed.error().message() << '\n';
+            console.err << "hurray ls: " << listed.error().message() << '\n';
             return kExitInvalid;
         }
-        tensors = std::move(*listed);
+        tensors = std::move(listed->tensors);
         if (o.json) {
+            const FileHeader& h = listed->file.header();
             j["kind"] = "file";
-            j["container_version"] = {file->header().version_major, file->header().version_minor};
-            j["flags"] = file->header().flags;
-            j["data_buffer_alignment"] = file->header().data_buffer_alignment;
-            j["kv"] = kv_json(file->kv());
+            j["container_version"] = {h.version_major, h.version_minor};
+            j["flags"] = h.flags;
+            j["data_buffer_alignment"] = h.data_buffer_alignment;
+            j["kv"] = kv_json(listed->file.kv());
         }
     } else {
         auto listing = list_stream(input.source());

@@ -140,12 +140,11 @@ void verify_stream(Input& input, Report& r) {
 }
 
 int run_verify(const VerifyOptions& o, const Console& console) {
-    auto in = Input::open(o.path, console);
+    auto in = open_input_or_report(o.path, console, "verify");
     if (!in) {
-        console.err << "hurray verify: " << in.error().message() << '\n';
         return kExitInvalid;
     }
-    Input& input = **in;
+    Input& input = *in;
     Report r;
     const bool is_file = input.kind() == InputKind::kFile;
     if (is_file) {

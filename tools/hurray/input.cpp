@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ostream>
 
 #include "hurray/core/descriptor_codec.hpp"
 
@@ -127,6 +128,16 @@ Result<std::vector<uint8_t>> Input::read_all(uint64_t max_bytes) {
         }
         bytes.insert(bytes.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(*n));
     }
+}
+
+std::unique_ptr<Input> open_input_or_report(const std::string& path, const Console& console,
+                                            const std::string& command) {
+    auto in = Input::open(path, console);
+    if (!in) {
+        console.err << "hurray " << command << ": " << in.error().message() << '\n';
+        return nullptr;
+    }
+    return std::move(*in);
 }
 
 }  // namespace hurray::cli

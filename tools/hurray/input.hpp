@@ -75,4 +75,14 @@ private:
     std::unique_ptr<ByteSource> source_;
 };
 
+/// Input::open for the command `hurray <command>`: on failure, prints
+/// `hurray <command>: <message>` on console.err and returns null (the command then exits
+/// with kExitInvalid).
+/// @code
+/// auto in = hurray::cli::open_input_or_report(path, console, "ls");
+/// if (!in) return kExitInvalid;
+/// @endcode
+std::unique_ptr<Input> open_input_or_report(const std::string& path, const Console& console,
+                                            const std::string& command);
+
 }  // namespace hurray::cli

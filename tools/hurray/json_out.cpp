@@ -47,6 +47,18 @@ const char* scalar_kind(size_t index) {
     return index < 6 ? kNames[index] : "unknown";
 }
 
+// The fields that close both descriptor_json and tensor_json's descriptor part:
+// `buffer_byte_sizes`, `has_quantization`, `has_shard`.
+void add_buffer_fields(ojson& j, const TensorDescriptor& d) {
+    ojson sizes = ojson::array();
+    for (const auto& b : d.buffers) {
+        sizes.push_back(b.byte_size);
+    }
+    j["buffer_byte_sizes"] = std::move(sizes);
+    j["has_quantization"] = d.quantization.has_value();
+    j["has_shard"] = d.shard.has_value();
+}
+
 }  // namespace
 
 std::string hex(std::span<const uint8_t> bytes) {
@@ -95,13 +107,7 @@ ojson descriptor_json(const TensorDescriptor& d) {
     j["shape"] = d.shape;
     j["byte_offset"] = d.byte_offset;
     j["layout_tag"] = d.layout_tag();
-    ojson sizes = ojson::array();
-    for (const auto& b : d.buffers) {
-        sizes.push_back(b.byte_size);
-    }
-    j["buffer_byte_sizes"] = std::move(sizes);
-    j["has_quantization"] = d.quantization.has_value();
-    j["has_shard"] = d.shard.has_value();
+    add_buffer_fields(j, d);
     return j;
 }
 
@@ -115,13 +121,7 @@ ojson tensor_json(const std::string& name, const TensorDescriptor& d, const Tens
     j["layout_tag"] = d.layout_tag();
     j["quantization"] = d.quantization ? ojson(quantization_text(d)) : ojson(nullptr);
     j["byte_offset"] = d.byte_offset;
-    ojson sizes = ojson::array();
-    for (const auto& b : d.buffers) {
-        sizes.push_back(b.byte_size);
-    }
-    j["buffer_byte_sizes"] = std::move(sizes);
-    j["has_quantization"] = d.quantization.has_value();
-    j["has_shard"] = d.shard.has_value();
+    add_buffer_fields(j, d);
     j["descriptor_offset"] = where.descriptor_offset;
     j["descriptor_length"] = where.descriptor_length;
     j["data_offset"] = where.data_offset;

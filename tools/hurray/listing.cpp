@@ -45,6 +45,15 @@ Result<std::vector<ListedTensor>> list_file(const FileReader& file) {
     return out;
 }
 
+Result<ListedFile> open_and_list_file(Input& in) {
+    HURRAY_ASSIGN_OR_RETURN(FileReader file, open_file_input(in));
+    auto listed = list_file(file);
+    if (!listed) {
+        return Error(listed.error().code(), in.display_name() + ": " + listed.error().message());
+    }
+    return ListedFile{std::move(file), std::move(*listed)};
+}
+
 Result<StreamListing> list_stream(ByteSource& source, const StreamReadOptions& options) {
     StreamReader reader(source, options);
     StreamListing listing;

@@ -36,6 +36,16 @@ struct ListedTensor {
 /// decode (the message names the tensor).
 Result<std::vector<ListedTensor>> list_file(const FileReader& file);
 
+/// An HRRYFILE input, opened and listed.
+struct ListedFile {
+    FileReader file;                   ///< the opened file
+    std::vector<ListedTensor> tensors;  ///< list_file(file)
+};
+
+/// open_file_input, then list_file. Either error's message is ready to print (a listing
+/// error's is prefixed with the input's name), as `ls` and `info` report it.
+Result<ListedFile> open_and_list_file(Input& in);
+
 /// What a stream held, read to its end.
 struct StreamListing {
     std::vector<ListedTensor> tensors;  ///< in stream order
