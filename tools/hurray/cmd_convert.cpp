@@ -44,6 +44,8 @@ class OstreamSink final : public ByteSink {
 public:
     explicit OstreamSink(std::ostream& out) : out_(out) {}
     Status write(std::span<const uint8_t> bytes) override {
+        // SAFETY: char may alias any object; the span is valid for bytes.size() bytes and
+        // ostream::write only reads them.
         out_.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
         return out_ ? Status::success() : Status(Error(ErrorCode::kIoError, "standard output: write failed"));
     }
