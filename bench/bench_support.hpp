@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// Small pieces the benchmarks share: a wall clock, sizes from the environment, and a
-// dense byte tensor with patterned data.
+// Small pieces the benchmarks share: a wall clock, sizes from the environment, a
+// dense byte tensor with patterned data, and for the stream benchmarks a pipe or
+// TCP loopback channel and the report against a raw copy.
 #pragma once
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
-#include <array>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -57,6 +65,48 @@ inline std::optional<ByteTensor> byte_tensor(benchmark::State& state, uint64_t n
         state.SkipWithError("descriptor");
     }
     return t;
+}
+
+/// Megabytes streamed by the stream benchmarks: HURRAY_BENCH_STREAM_MIB (default 1024).
+inline uint64_t stream_mib() { return env_mib("HURRAY_BENCH_STREAM_MIB", 1024); }
+
+/// {read end, write end} of a pipe (1 MiB pipe buffer) or a TCP loopback
+/// connection (the accepting side reads); {-1, -1} when one cannot be opened.
+inline std::pair<int, int> open_channel(bool tcp) {
+    if (!tcp) {
+        int fds[2] = {-1, -1};
+        if (::pipe(fds) != 0) {
+            return {-1, -1};
+        }
+        (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+        return {fds[0], fds[1]};
+    }
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||  // NOLINT
+        ::listen(listener, 1) != 0 || ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {  // NOLINT
+        return {-1, -1};
+    }
+    const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {  // NOLINT
+        return {-1, -1};
+    }
+    const int server = ::accept(listener, nullptr, nullptr);
+    ::close(listener);
+    return {server, client};
+}
+
+/// Sets the counters of a stream benchmark timed against a raw copy of the
+/// same `stream_bytes` per iteration: bytes processed, raw_GBps and
+/// vs_raw = raw time / hurray time (1.0: no overhead over the raw copy).
+inline void report_vs_raw(benchmark::State& state, uint64_t stream_bytes, double hurray_s, double raw_s) {
+    state.SetBytesProcessed(static_cast<int64_t>(stream_bytes * static_cast<uint64_t>(state.iterations())));
+    state.counters["raw_GBps"] =
+        static_cast<double>(stream_bytes) * static_cast<double>(state.iterations()) / raw_s / 1e9;
+    state.counters["vs_raw"] = raw_s / hurray_s;
 }
 
 }  // namespace hurray_bench

@@ -24,64 +24,51 @@
 // writes of everything at once, 4.5 vs 1.9 GB/s for the raw copy).
 #include <benchmark/benchmark.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <asio.hpp>
 
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <optional>
 #include <span>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/net/async_stream_reader.hpp"
 #include "hurray/net/async_stream_writer.hpp"
 
 namespace {
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using hurray_bench::now_s;
+using hurray_bench::stream_mib;
 
-uint64_t stream_mib() {
-    const char* v = std::getenv("HURRAY_BENCH_STREAM_MIB");
-    const long n = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
-    return n > 0 ? static_cast<uint64_t>(n) : 1024;
-}
-
-/// A connected {reader, writer} pair of Asio streams: a pipe or TCP loopback.
+/// The Asio stream types of a pipe or a TCP loopback connection.
 template <bool kTcp>
-struct Channel;
-
-template <>
-struct Channel<false> {
+struct Channel {
     using Read = asio::readable_pipe;
     using Write = asio::writable_pipe;
-    static std::pair<Read, Write> open(asio::io_context& ioc) {
-        Read r(ioc);
-        Write w(ioc);
-        asio::connect_pipe(r, w);
-        (void)::fcntl(w.native_handle(), F_SETPIPE_SZ, 1 << 20);
-        return {std::move(r), std::move(w)};
-    }
+    static Read adopt_read(asio::io_context& ioc, int fd) { return Read(ioc, fd); }
+    static Write adopt_write(asio::io_context& ioc, int fd) { return Write(ioc, fd); }
 };
 
 template <>
 struct Channel<true> {
     using Read = asio::ip::tcp::socket;
     using Write = asio::ip::tcp::socket;
-    static std::pair<Read, Write> open(asio::io_context& ioc) {
-        asio::ip::tcp::acceptor acc(ioc, asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-        Write w(ioc);
-        w.connect(acc.local_endpoint());
-        Read r = acc.accept();
-        return {std::move(r), std::move(w)};
-    }
+    static Read adopt_read(asio::io_context& ioc, int fd) { return Read(ioc, asio::ip::tcp::v4(), fd); }
+    static Write adopt_write(asio::io_context& ioc, int fd) { return Write(ioc, asio::ip::tcp::v4(), fd); }
 };
+
+/// A connected {reader, writer} pair of Asio streams over hurray_bench::open_channel;
+/// throws std::runtime_error when the channel cannot be opened (as Asio would).
+template <bool kTcp>
+std::pair<typename Channel<kTcp>::Read, typename Channel<kTcp>::Write> open_streams(asio::io_context& ioc) {
+    const auto [rfd, wfd] = hurray_bench::open_channel(kTcp);
+    if (rfd < 0) {
+        throw std::runtime_error("cannot open the benchmark channel");
+    }
+    return {Channel<kTcp>::adopt_read(ioc, rfd), Channel<kTcp>::adopt_write(ioc, wfd)};
+}
 
 template <typename W>
 asio::awaitable<void> hurray_write(W w, const hurray::TensorDescriptor* desc, std::span<const uint8_t> data,
@@ -144,15 +131,11 @@ template <bool kTcp>
 void run(benchmark::State& state) {
     constexpr uint64_t kTensors = 16;
     const uint64_t each = (stream_mib() << 20U) / kTensors;
-    auto desc = hurray::make_dense(hurray::ElementType::kUInt8, {each});
-    if (!desc.ok()) {
-        state.SkipWithError("descriptor");
+    const auto tensor = hurray_bench::byte_tensor(state, each, 31, 7);
+    if (!tensor) {
         return;
     }
-    std::vector<uint8_t> data(each);
-    for (size_t i = 0; i < data.size(); ++i) {
-        data[i] = static_cast<uint8_t>(i * 31 + 7);
-    }
+    const std::span<const uint8_t> data = tensor->data;
     std::vector<uint8_t> raw_in(size_t{1} << 20U);
     double hurray_s = 0;
     double raw_s = 0;
@@ -160,11 +143,11 @@ void run(benchmark::State& state) {
     for (auto _ : state) {
         // --- hurray: AsyncStreamWriter -> channel -> AsyncStreamReader -------
         asio::io_context ioc;
-        auto [r, w] = Channel<kTcp>::open(ioc);
+        auto [r, w] = open_streams<kTcp>(ioc);
         bool ok = false;
         uint64_t got = 0;
         const double t0 = now_s();
-        asio::co_spawn(ioc, hurray_write(std::move(w), &*desc, data, kTensors, &ok), asio::detached);
+        asio::co_spawn(ioc, hurray_write(std::move(w), &tensor->desc, data, kTensors, &ok), asio::detached);
         asio::co_spawn(ioc, hurray_read(std::move(r), &got, &stream_bytes), asio::detached);
         ioc.run();
         const double t1 = now_s();
@@ -175,7 +158,7 @@ void run(benchmark::State& state) {
 
         // --- raw: the same number of bytes, same pieces, same channel -------
         asio::io_context raw_ioc;
-        auto [rr, rw] = Channel<kTcp>::open(raw_ioc);
+        auto [rr, rw] = open_streams<kTcp>(raw_ioc);
         uint64_t raw_got = 0;
         const double t2 = now_s();
         asio::co_spawn(raw_ioc, raw_write(std::move(rw), data, stream_bytes), asio::detached);
@@ -190,10 +173,7 @@ void run(benchmark::State& state) {
         raw_s += t3 - t2;
         state.SetIterationTime(t1 - t0);
     }
-    state.SetBytesProcessed(static_cast<int64_t>(stream_bytes * static_cast<uint64_t>(state.iterations())));
-    state.counters["raw_GBps"] =
-        static_cast<double>(stream_bytes) * static_cast<double>(state.iterations()) / raw_s / 1e9;
-    state.counters["vs_raw"] = raw_s / hurray_s;
+    hurray_bench::report_vs_raw(state, stream_bytes, hurray_s, raw_s);
 }
 
 void BM_AsyncStreamPipe(benchmark::State& state) { run<false>(state); }

@@ -18,15 +18,9 @@
 // vs_raw = raw time / hurray time (1.0: no overhead over the raw copy).
 #include <benchmark/benchmark.h>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <span>
 #include <thread>
 #include <utility>
@@ -43,35 +37,8 @@ namespace {
 
 using hurray_bench::now_s;
 
-uint64_t stream_mib() { return hurray_bench::env_mib("HURRAY_BENCH_STREAM_MIB", 1024); }
-
-/// {read end, write end} of a pipe or a TCP loopback connection.
-std::pair<int, int> open_channel(bool tcp) {
-    if (!tcp) {
-        int fds[2] = {-1, -1};
-        if (::pipe(fds) != 0) {
-            return {-1, -1};
-        }
-        (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
-        return {fds[0], fds[1]};
-    }
-    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||  // NOLINT
-        ::listen(listener, 1) != 0 || ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {  // NOLINT
-        return {-1, -1};
-    }
-    const int client = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {  // NOLINT
-        return {-1, -1};
-    }
-    const int server = ::accept(listener, nullptr, nullptr);
-    ::close(listener);
-    return {server, client};
-}
+using hurray_bench::open_channel;
+using hurray_bench::stream_mib;
 
 void run(benchmark::State& state, bool tcp) {
     constexpr uint64_t kTensors = 16;
@@ -165,10 +132,7 @@ void run(benchmark::State& state, bool tcp) {
         raw_s += t3 - t2;
         state.SetIterationTime(t1 - t0);
     }
-    state.SetBytesProcessed(static_cast<int64_t>(stream_bytes * static_cast<uint64_t>(state.iterations())));
-    state.counters["raw_GBps"] =
-        static_cast<double>(stream_bytes) * static_cast<double>(state.iterations()) / raw_s / 1e9;
-    state.counters["vs_raw"] = raw_s / hurray_s;
+    hurray_bench::report_vs_raw(state, stream_bytes, hurray_s, raw_s);
 }
 
 void BM_StreamPipe(benchmark::State& state) { run(state, false); }

@@ -306,6 +306,90 @@ Status StreamDecoder::end_of_input() {
     return Status::success();
 }
 
+Result<bool> StreamDecoder::wants_descriptor() const {
+    switch (need_) {
+    case StreamNeed::kEnded:
+        return false;
+    case StreamNeed::kFailed:
+        return *failure_;
+    case StreamNeed::kData:
+        // Only after a descriptor was decoded, which the reader returns.
+        return Error(ErrorCode::kInvalidArgument, "stream: next() inside a tensor's data");
+    case StreamNeed::kPrefix:
+    case StreamNeed::kDescriptor:
+        break;
+    }
+    return true;
+}
+
+Status StreamDecoder::input_ended_early() {
+    // Inside a tensor end_of_input builds the error; the fallback only
+    // covers a reader that asked for bytes outside one.
+    HURRAY_RETURN_IF_ERROR(end_of_input());
+    return Error(ErrorCode::kTruncated, "stream: input ended early", offset_);
+}
+
+size_t StreamDecoder::chunk_want() const noexcept {
+    if (need_ != StreamNeed::kData) {
+        return 0;
+    }
+    const size_t size = std::max<size_t>(options_.chunk_size, 1);
+    return static_cast<size_t>(std::min<uint64_t>(need_size(), size));
+}
+
+std::span<uint8_t> StreamDecoder::chunk_space(std::vector<uint8_t>& chunk) const {
+    const size_t want = chunk_want();
+    if (chunk.size() < want) {
+        // Grows to at most chunk_size, then stays.
+        const size_t size = std::max<size_t>(options_.chunk_size, 1);
+        chunk.resize(std::min(size, std::max(want, chunk.size() * 2)));
+    }
+    return std::span<uint8_t>(chunk).first(want);
+}
+
+Result<size_t> StreamDecoder::data_want(size_t out_size) const {
+    if (failure_) {
+        return *failure_;
+    }
+    if (out_size == 0) {
+        return Error(ErrorCode::kInvalidArgument, "stream: read_data into an empty span");
+    }
+    if (need_ != StreamNeed::kData) {
+        return size_t{0};
+    }
+    return static_cast<size_t>(std::min<uint64_t>(need_size(), out_size));
+}
+
+Status StreamDecoder::check_read_into(size_t size) const {
+    if (failure_) {
+        return *failure_;
+    }
+    const uint64_t rest = need_ == StreamNeed::kData ? need_size() : 0;
+    if (size != rest) {
+        return Error(ErrorCode::kSizeMismatch, "stream: read_into a span of " + dec(size) +
+                                                   " bytes where the current buffer has " + dec(rest) + " left");
+    }
+    return Status::success();
+}
+
+Result<size_t> StreamDecoder::whole_tensor_size(const StreamTensor* current, uint64_t total) const {
+    if (failure_) {
+        return *failure_;
+    }
+    if (current == nullptr) {
+        return Error(ErrorCode::kInvalidArgument, "stream: read_tensor without a current tensor");
+    }
+    if (data_remaining_ != total) {
+        return Error(ErrorCode::kInvalidArgument, "stream: read_tensor after part of the tensor's data was read");
+    }
+    if (total > options_.max_tensor_bytes) {
+        return Error(ErrorCode::kInvalidArgument, tensor_label(current->index) + ": " + dec(total) +
+                                                      " data bytes exceed max_tensor_bytes " +
+                                                      dec(options_.max_tensor_bytes) + "; read it in chunks");
+    }
+    return static_cast<size_t>(total);
+}
+
 // ---------------------------------------------------------------------------
 // StreamEncoder
 
@@ -316,6 +400,27 @@ Status StreamEncoder::fail(Error e) {
         failure_ = std::move(e);
     }
     return *failure_;
+}
+
+Status StreamEncoder::check_given_buffers(const TensorDescriptor& desc,
+                                          std::span<const std::span<const uint8_t>> buffers) const {
+    if (failure_) {
+        return *failure_;
+    }
+    const std::string label = tensor_label(count_);
+    if (buffers.size() != desc.buffers.size()) {
+        return Error(ErrorCode::kSizeMismatch, label + ": " + dec(buffers.size()) +
+                                                   " buffers given, the descriptor declares " +
+                                                   dec(desc.buffers.size()));
+    }
+    for (size_t b = 0; b < buffers.size(); ++b) {
+        if (buffers[b].size() != desc.buffers[b].byte_size) {
+            return Error(ErrorCode::kSizeMismatch, label + ": buffer " + dec(b) + " has " + dec(buffers[b].size()) +
+                                                       " bytes, the descriptor declares " +
+                                                       dec(desc.buffers[b].byte_size));
+        }
+    }
+    return Status::success();
 }
 
 Status StreamEncoder::check_tensor(const TensorDescriptor& desc, uint64_t index) const {

@@ -7,7 +7,6 @@
 // consumes a byte it does not need, and holds no look-ahead.
 #include "hurray/io/stream_reader.hpp"
 
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -37,11 +36,7 @@ Result<size_t> StreamReader::pull(std::span<uint8_t> out) {
     return *n;
 }
 
-Status StreamReader::truncated() {
-    // The input ended inside a tensor: the decoder builds the error.
-    HURRAY_RETURN_IF_ERROR(decoder_.end_of_input());
-    return Error(ErrorCode::kTruncated, "stream: input ended early", decoder_.offset());
-}
+Status StreamReader::truncated() { return decoder_.input_ended_early(); }
 
 Result<const StreamTensor*> StreamReader::next() {
     if (decoder_.failure()) {
@@ -50,17 +45,9 @@ Result<const StreamTensor*> StreamReader::next() {
     HURRAY_RETURN_IF_ERROR(skip_data());
     has_current_ = false;
     while (true) {
-        switch (decoder_.need()) {
-        case StreamNeed::kEnded:
+        HURRAY_ASSIGN_OR_RETURN(const bool wanted, decoder_.wants_descriptor());
+        if (!wanted) {
             return static_cast<const StreamTensor*>(nullptr);
-        case StreamNeed::kFailed:
-            return *decoder_.failure();
-        case StreamNeed::kData:
-            // Only after a descriptor was decoded, which returns below.
-            return Error(ErrorCode::kInvalidArgument, "stream: next() inside a tensor's data");
-        case StreamNeed::kPrefix:
-        case StreamNeed::kDescriptor:
-            break;
         }
         const std::span<uint8_t> space = decoder_.descriptor_space();
         HURRAY_ASSIGN_OR_RETURN(const size_t n, pull(space));
@@ -87,15 +74,9 @@ Result<StreamChunk> StreamReader::read_chunk() {
     }
     chunk.buffer = decoder_.buffer_index();
     chunk.offset = decoder_.buffer_offset();
-    const size_t size = std::max<size_t>(decoder_.options().chunk_size, 1);
-    const auto want = static_cast<size_t>(std::min<uint64_t>(decoder_.need_size(), size));
-    if (chunk_.size() < want) {
-        // Grows to at most chunk_size, then stays.
-        chunk_.resize(std::min(size, std::max(want, chunk_.size() * 2)));
-    }
-    const std::span<uint8_t> dst = std::span<uint8_t>(chunk_).first(want);
+    const std::span<uint8_t> dst = decoder_.chunk_space(chunk_);
     size_t have = 0;
-    while (have < want) {
+    while (have < dst.size()) {
         HURRAY_ASSIGN_OR_RETURN(const size_t n, pull(dst.subspan(have)));
         if (n == 0) {
             HURRAY_RETURN_IF_ERROR(decoder_.commit(have));
@@ -109,16 +90,10 @@ Result<StreamChunk> StreamReader::read_chunk() {
 }
 
 Result<size_t> StreamReader::read_data(std::span<uint8_t> out) {
-    if (decoder_.failure()) {
-        return *decoder_.failure();
-    }
-    if (out.empty()) {
-        return Error(ErrorCode::kInvalidArgument, "stream: read_data into an empty span");
-    }
-    if (!in_data()) {
+    HURRAY_ASSIGN_OR_RETURN(const size_t want, decoder_.data_want(out.size()));
+    if (want == 0) {
         return size_t{0};
     }
-    const auto want = static_cast<size_t>(std::min<uint64_t>(decoder_.need_size(), out.size()));
     HURRAY_ASSIGN_OR_RETURN(const size_t n, pull(out.first(want)));
     if (n == 0) {
         HURRAY_RETURN_IF_ERROR(truncated());
@@ -128,14 +103,7 @@ Result<size_t> StreamReader::read_data(std::span<uint8_t> out) {
 }
 
 Status StreamReader::read_into(std::span<uint8_t> out) {
-    if (decoder_.failure()) {
-        return *decoder_.failure();
-    }
-    const uint64_t rest = in_data() ? decoder_.need_size() : 0;
-    if (out.size() != rest) {
-        return Error(ErrorCode::kSizeMismatch, "stream: read_into a span of " + dec(out.size()) +
-                                                   " bytes where the current buffer has " + dec(rest) + " left");
-    }
+    HURRAY_RETURN_IF_ERROR(decoder_.check_read_into(out.size()));
     size_t have = 0;
     while (have < out.size()) {
         HURRAY_ASSIGN_OR_RETURN(const size_t n, pull(out.subspan(have)));
@@ -150,24 +118,8 @@ Status StreamReader::read_into(std::span<uint8_t> out) {
 }
 
 Result<std::vector<SharedBuffer>> StreamReader::read_tensor() {
-    if (decoder_.failure()) {
-        return *decoder_.failure();
-    }
     const StreamTensor* current = tensor();
-    if (current == nullptr) {
-        return Error(ErrorCode::kInvalidArgument, "stream: read_tensor without a current tensor");
-    }
-    if (decoder_.data_remaining() != current_total_) {
-        return Error(ErrorCode::kInvalidArgument, "stream: read_tensor after part of the tensor's data was read");
-    }
-    const uint64_t total = current_total_;
-    if (total > decoder_.options().max_tensor_bytes) {
-        return Error(ErrorCode::kInvalidArgument, "stream tensor #" + dec(current->index) + ": " + dec(total) +
-                                                      " data bytes exceed max_tensor_bytes " +
-                                                      dec(decoder_.options().max_tensor_bytes) +
-                                                      "; read it in chunks");
-    }
-    const auto size = static_cast<size_t>(total);
+    HURRAY_ASSIGN_OR_RETURN(const size_t size, decoder_.whole_tensor_size(current, current_total_));
     std::shared_ptr<uint8_t[]> block(new uint8_t[size == 0 ? 1 : size]);  // NOLINT(cppcoreguidelines-owning-memory): owned by the shared_ptr at once
     const std::span<uint8_t> all(block.get(), size);
     std::vector<SharedBuffer> out;

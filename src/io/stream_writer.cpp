@@ -4,13 +4,7 @@
 // the encoder's sticky error.
 #include "hurray/io/stream_writer.hpp"
 
-#include <string>
-
-#include "core/text.hpp"
-
 namespace hurray {
-
-using detail::dec;
 
 StreamWriter::StreamWriter(ByteSink& sink, const StreamWriteOptions& options) : sink_(&sink), encoder_(options) {}
 
@@ -45,22 +39,7 @@ Status StreamWriter::write_checked(const TensorDescriptor& desc, std::span<const
 }
 
 Status StreamWriter::write_tensor(const TensorDescriptor& desc, std::span<const std::span<const uint8_t>> buffers) {
-    if (encoder_.failure()) {
-        return *encoder_.failure();
-    }
-    const std::string label = "stream tensor #" + dec(encoder_.tensor_count());
-    if (buffers.size() != desc.buffers.size()) {
-        return Error(ErrorCode::kSizeMismatch, label + ": " + dec(buffers.size()) +
-                                                   " buffers given, the descriptor declares " +
-                                                   dec(desc.buffers.size()));
-    }
-    for (size_t b = 0; b < buffers.size(); ++b) {
-        if (buffers[b].size() != desc.buffers[b].byte_size) {
-            return Error(ErrorCode::kSizeMismatch, label + ": buffer " + dec(b) + " has " + dec(buffers[b].size()) +
-                                                       " bytes, the descriptor declares " +
-                                                       dec(desc.buffers[b].byte_size));
-        }
-    }
+    HURRAY_RETURN_IF_ERROR(encoder_.check_given_buffers(desc, buffers));
     return write_checked(desc, buffers);
 }
 

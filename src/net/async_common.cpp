@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The non-template part of hurray::net: Asio errors and exceptions turned
-// into hurray::Error values, the buffer-count check of write_tensor, and the
-// data checks of read_tensor run on the compute executor.
+// into hurray::Error values, and the data checks of read_tensor run on the
+// compute executor.
 #include "hurray/net/async_common.hpp"
 
 #include <asio/co_spawn.hpp>
@@ -53,24 +53,6 @@ Error exception_error(const std::exception_ptr& e, std::string_view op, uint64_t
     } catch (...) {
         return Error(ErrorCode::kIoError, std::string(), offset);
     }
-}
-
-Status check_given_buffers(const TensorDescriptor& desc, std::span<const std::span<const uint8_t>> buffers,
-                           uint64_t index) {
-    const std::string label = "stream tensor #" + dec(index);
-    if (buffers.size() != desc.buffers.size()) {
-        return Error(ErrorCode::kSizeMismatch, label + ": " + dec(buffers.size()) +
-                                                   " buffers given, the descriptor declares " +
-                                                   dec(desc.buffers.size()));
-    }
-    for (size_t b = 0; b < buffers.size(); ++b) {
-        if (buffers[b].size() != desc.buffers[b].byte_size) {
-            return Error(ErrorCode::kSizeMismatch, label + ": buffer " + dec(b) + " has " + dec(buffers[b].size()) +
-                                                       " bytes, the descriptor declares " +
-                                                       dec(desc.buffers[b].byte_size));
-        }
-    }
-    return Status::success();
 }
 
 namespace {

@@ -596,6 +596,66 @@ TEST(StreamDecoder, DescriptorSpaceGrowsWithTheBytes) {
     EXPECT_EQ(d.tensor()->descriptor, big);
 }
 
+TEST(StreamDecoder, ReaderStepsSharedByBlockingAndAsync) {
+    Item it;
+    it.desc = *make_dense(ElementType::kUInt8, {100});
+    it.buffers = {std::vector<uint8_t>(100, 5)};
+    const auto bytes = streamtest::stream_bytes({it});
+    const uint32_t len = *peek_length(bytes);
+    StreamReadOptions o;
+    o.chunk_size = 30;
+    o.max_tensor_bytes = 50;
+    StreamDecoder d(o);
+    EXPECT_TRUE(*d.wants_descriptor());
+    EXPECT_EQ(d.chunk_want(), 0U);
+    EXPECT_EQ(*d.data_want(8), 0U);
+    EXPECT_TRUE(Fails(d.data_want(0), ErrorCode::kInvalidArgument));
+    EXPECT_TRUE(d.check_read_into(0).ok());
+    EXPECT_TRUE(Fails(d.check_read_into(1), ErrorCode::kSizeMismatch));
+    EXPECT_TRUE(Fails(d.whole_tensor_size(nullptr, 0), ErrorCode::kInvalidArgument, {"without a current tensor"}));
+    while (d.need() != StreamNeed::kData) {
+        auto space = d.descriptor_space();
+        std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(d.offset()), space.size(), space.begin());
+        ASSERT_TRUE(d.commit(space.size()).ok());
+    }
+    EXPECT_EQ(d.offset(), len);
+    EXPECT_TRUE(Fails(d.wants_descriptor(), ErrorCode::kInvalidArgument, {"inside a tensor's data"}));
+    EXPECT_EQ(d.chunk_want(), 30U);
+    std::vector<uint8_t> chunk;
+    EXPECT_EQ(d.chunk_space(chunk).size(), 30U);
+    EXPECT_EQ(chunk.size(), 30U);
+    EXPECT_EQ(*d.data_want(1000), 100U);
+    EXPECT_EQ(*d.data_want(8), 8U);
+    EXPECT_TRUE(d.check_read_into(100).ok());
+    EXPECT_TRUE(Fails(d.check_read_into(99), ErrorCode::kSizeMismatch, {"99 bytes", "100 left"}));
+    EXPECT_TRUE(Fails(d.whole_tensor_size(d.tensor(), 100), ErrorCode::kInvalidArgument, {"max_tensor_bytes 50"}));
+    EXPECT_TRUE(Fails(d.whole_tensor_size(d.tensor(), 101), ErrorCode::kInvalidArgument, {"after part"}));
+    ASSERT_TRUE(d.commit(90).ok());
+    EXPECT_EQ(d.chunk_want(), 10U);
+    EXPECT_EQ(d.chunk_space(chunk).size(), 10U);
+    EXPECT_EQ(chunk.size(), 30U);  // never shrinks
+    EXPECT_TRUE(Fails(d.input_ended_early(), ErrorCode::kTruncated, {"inside buffer 0 (90 of 100"}));
+    EXPECT_TRUE(Fails(d.wants_descriptor(), ErrorCode::kTruncated));  // sticky
+    EXPECT_TRUE(Fails(d.data_want(8), ErrorCode::kTruncated));
+    StreamDecoder ended;
+    EXPECT_TRUE(ended.end_of_input().ok());
+    EXPECT_FALSE(*ended.wants_descriptor());
+}
+
+TEST(StreamEncoder, ChecksGivenBuffers) {
+    const TensorDescriptor d = *make_dense(ElementType::kFloat32, {4});
+    StreamEncoder e;
+    const std::vector<uint8_t> right(16);
+    const std::vector<uint8_t> wrong(15);
+    const std::span<const uint8_t> ok_spans[] = {right};
+    const std::span<const uint8_t> short_spans[] = {wrong};
+    EXPECT_TRUE(e.check_given_buffers(d, ok_spans).ok());
+    EXPECT_TRUE(Fails(e.check_given_buffers(d, {}), ErrorCode::kSizeMismatch, {"stream tensor #0", "0 buffers given"}));
+    EXPECT_TRUE(Fails(e.check_given_buffers(d, short_spans), ErrorCode::kSizeMismatch, {"buffer 0 has 15 bytes"}));
+    (void)e.fail(Error(ErrorCode::kIoError, "gone"));
+    EXPECT_TRUE(Fails(e.check_given_buffers(d, ok_spans), ErrorCode::kIoError));
+}
+
 TEST(StreamEncoder, AdmitsBytesBufferByBuffer) {
     TensorDescriptor d = *make_csr(ElementType::kFloat32, 3, 3, 2);
     StreamEncoder e;

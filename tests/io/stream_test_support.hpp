@@ -89,6 +89,20 @@ inline std::vector<Item> empty_items() {
     return items;
 }
 
+/// `count` small int16 tensors back to back: tensor i has i % 5 elements,
+/// every byte (uint8_t)i.
+inline std::vector<Item> many_small_items(uint32_t count) {
+    std::vector<Item> items;
+    items.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+        Item it;
+        it.desc = *make_dense(ElementType::kInt16, {i % 5});
+        it.buffers.emplace_back(2 * (i % 5), static_cast<uint8_t>(i));
+        items.push_back(std::move(it));
+    }
+    return items;
+}
+
 /// Writes `items` with StreamWriter (whole tensors, or in `piece`-byte pieces).
 inline Status write_items(ByteSink& sink, const std::vector<Item>& items, size_t piece = 0,
                           const StreamWriteOptions& options = {}) {

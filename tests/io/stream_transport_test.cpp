@@ -7,14 +7,10 @@
 // a pipe into another process whose peak RSS must stay small.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "channels.hpp"
 #include "file_test_support.hpp"
 #include "stream_test_support.hpp"
 
@@ -38,57 +35,9 @@ namespace {
 using streamtest::Item;
 using streamtest::Known;
 
-enum class Channel { kPipe, kTcp, kUnix };
-
-const char* channel_name(Channel c) {
-    switch (c) {
-    case Channel::kPipe:
-        return "pipe";
-    case Channel::kTcp:
-        return "tcp";
-    case Channel::kUnix:
-        return "unix";
-    }
-    return "?";
-}
-
-/// A connected pair of descriptors: {read end, write end}.
-std::pair<int, int> open_channel(Channel c, const std::string& socket_path) {
-    if (c == Channel::kPipe) {
-        int fds[2];
-        EXPECT_EQ(::pipe(fds), 0);
-        return {fds[0], fds[1]};
-    }
-    const int listener = c == Channel::kTcp ? ::socket(AF_INET, SOCK_STREAM, 0) : ::socket(AF_UNIX, SOCK_STREAM, 0);
-    EXPECT_GE(listener, 0);
-    int client = -1;
-    if (c == Channel::kTcp) {
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        addr.sin_port = 0;
-        EXPECT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // NOLINT
-        EXPECT_EQ(::listen(listener, 1), 0);
-        socklen_t len = sizeof addr;
-        EXPECT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);  // NOLINT
-        client = ::socket(AF_INET, SOCK_STREAM, 0);
-        EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // NOLINT
-    } else {
-        sockaddr_un addr{};
-        addr.sun_family = AF_UNIX;
-        const std::string& path = socket_path;
-        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-        EXPECT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // NOLINT
-        EXPECT_EQ(::listen(listener, 1), 0);
-        client = ::socket(AF_UNIX, SOCK_STREAM, 0);
-        EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // NOLINT
-        ::unlink(path.c_str());
-    }
-    const int server = ::accept(listener, nullptr, nullptr);
-    EXPECT_GE(server, 0);
-    ::close(listener);
-    return {server, client};  // the accepting side reads, the client writes
-}
+using test::Channel;
+using test::channel_name;
+using test::open_channel;
 
 /// Runs `write` in a forked child on the write end of a fresh channel and
 /// `read` here on its read end; the child's exit status must be 0.
@@ -149,14 +98,7 @@ TEST(StreamTransport, EveryChannelEveryKindOfTensor) {
             round_trip(c, items, known, batch == 1 ? 4099 : 0, batch == 2 ? -1 : 0);
         }
         round_trip(c, {}, {}, 0, 0);  // zero tensors: an empty stream
-        std::vector<Item> many;
-        for (uint32_t i = 0; i < 2000; ++i) {
-            Item it;
-            it.desc = *make_dense(ElementType::kInt16, {i % 5});
-            it.buffers.emplace_back(2 * (i % 5), static_cast<uint8_t>(i));
-            many.push_back(std::move(it));
-        }
-        round_trip(c, many, {}, 0, -1);
+        round_trip(c, streamtest::many_small_items(2000), {}, 0, -1);
     }
 }
 

@@ -33,76 +33,90 @@ Item dense_item(ElementType type, Shape shape, uint8_t fill) {
 
 bool says_cancelled(const Error& e) { return e.message().find("cancelled") != std::string::npos; }
 
+/// A connected socket pair `a` (read) / `b` (write) on `ioc`.
+class SocketPairTest : public ::testing::Test {
+protected:
+    SocketPairTest() { asio::local::connect_pair(a, b); }
+
+    /// Runs coroutine `body` (a lambda returning asio::awaitable<void>) on
+    /// `ioc` until the context runs out of work; true when `body` completed.
+    template <typename Body>
+    bool run_to_end(Body body) {
+        bool done = false;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                co_await body();
+                done = true;
+            },
+            nettest::no_exception());
+        ioc.run();
+        return done;
+    }
+
+    /// Spawns the writing of `items` (whole tensors) to `b`, which it takes;
+    /// `*wrote` gets the result. `items` must outlive `ioc.run()`.
+    void spawn_write(const std::vector<Item>& items, std::optional<Status>* wrote) {
+        asio::co_spawn(ioc, nettest::store(nettest::async_write_items(std::move(b), &items, 0), wrote),
+                       nettest::no_exception());
+    }
+
+    asio::io_context ioc;
+    Socket a{ioc};
+    Socket b{ioc};
+};
+
+using NetCancel = SocketPairTest;
+using NetPool = SocketPairTest;
+using NetWriter = SocketPairTest;
+using NetReader = SocketPairTest;
+
 // --- Cancellation and timeouts -------------------------------------------------
 
-TEST(NetCancel, IdleTimeoutOnNextCanBeRetried) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
+TEST_F(NetCancel, IdleTimeoutOnNextCanBeRetried) {
     const Item it = dense_item(ElementType::kFloat32, {16}, 3);
     const std::vector<uint8_t> bytes = streamtest::stream_bytes({it});
-    bool done = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<void> {
-            net::AsyncStreamReader<Socket> reader(a);
-            asio::steady_timer timer(co_await asio::this_coro::executor, 30ms);
-            auto first = co_await (reader.next() || timer.async_wait(asio::use_awaitable));
-            EXPECT_EQ(first.index(), 1U) << "the timer should win: nothing was sent";
-            EXPECT_FALSE(reader.decoder().failure().has_value()) << "an idle timeout must not fail the reader";
-            co_await asio::async_write(b, asio::buffer(bytes), asio::use_awaitable);
-            b.shutdown(asio::socket_base::shutdown_send);
-            auto t = co_await reader.next();
-            EXPECT_TRUE(t.ok() && *t != nullptr && (*t)->descriptor == it.desc);
-            auto end = co_await reader.next();
-            EXPECT_TRUE(end.ok() && *end == nullptr);
-            done = true;
-        },
-        nettest::no_exception());
-    ioc.run();
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncStreamReader<Socket> reader(a);
+        asio::steady_timer timer(co_await asio::this_coro::executor, 30ms);
+        auto first = co_await (reader.next() || timer.async_wait(asio::use_awaitable));
+        EXPECT_EQ(first.index(), 1U) << "the timer should win: nothing was sent";
+        EXPECT_FALSE(reader.decoder().failure().has_value()) << "an idle timeout must not fail the reader";
+        co_await asio::async_write(b, asio::buffer(bytes), asio::use_awaitable);
+        b.shutdown(asio::socket_base::shutdown_send);
+        auto t = co_await reader.next();
+        EXPECT_TRUE(t.ok() && *t != nullptr && (*t)->descriptor == it.desc);
+        auto end = co_await reader.next();
+        EXPECT_TRUE(end.ok() && *end == nullptr);
+    });
     EXPECT_TRUE(done);
 }
 
-TEST(NetCancel, TimeoutInsideATensorIsSticky) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
+TEST_F(NetCancel, TimeoutInsideATensorIsSticky) {
     const Item it = dense_item(ElementType::kUInt8, {4096}, 9);
     std::vector<uint8_t> bytes = streamtest::stream_bytes({it});
     bytes.resize(bytes.size() - 1000);  // the peer stalls 1000 bytes short
-    bool done = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<void> {
-            net::AsyncStreamReader<Socket> reader(a);
-            co_await asio::async_write(b, asio::buffer(bytes), asio::use_awaitable);
-            auto t = co_await reader.next();
-            EXPECT_TRUE(t.ok() && *t != nullptr);
-            asio::steady_timer timer(co_await asio::this_coro::executor, 30ms);
-            auto r = co_await (reader.read_chunk() || timer.async_wait(asio::use_awaitable));
-            EXPECT_EQ(r.index(), 1U);
-            auto again = co_await reader.read_chunk();
-            EXPECT_FALSE(again.ok());
-            if (!again.ok()) {
-                EXPECT_EQ(again.error().code(), ErrorCode::kIoError);
-                EXPECT_TRUE(says_cancelled(again.error())) << again.error().to_string();
-            }
-            auto next = co_await reader.next();  // sticky
-            EXPECT_FALSE(next.ok());
-            done = true;
-        },
-        nettest::no_exception());
-    ioc.run();
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncStreamReader<Socket> reader(a);
+        co_await asio::async_write(b, asio::buffer(bytes), asio::use_awaitable);
+        auto t = co_await reader.next();
+        EXPECT_TRUE(t.ok() && *t != nullptr);
+        asio::steady_timer timer(co_await asio::this_coro::executor, 30ms);
+        auto r = co_await (reader.read_chunk() || timer.async_wait(asio::use_awaitable));
+        EXPECT_EQ(r.index(), 1U);
+        auto again = co_await reader.read_chunk();
+        EXPECT_FALSE(again.ok());
+        if (!again.ok()) {
+            EXPECT_EQ(again.error().code(), ErrorCode::kIoError);
+            EXPECT_TRUE(says_cancelled(again.error())) << again.error().to_string();
+        }
+        auto next = co_await reader.next();  // sticky
+        EXPECT_FALSE(next.ok());
+    });
     EXPECT_TRUE(done);
 }
 
-TEST(NetCancel, CancellationSlotEndsTheReadWithAnError) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
+TEST_F(NetCancel, CancellationSlotEndsTheReadWithAnError) {
     net::AsyncStreamReader<Socket> reader(a);
     asio::cancellation_signal sig;
     std::optional<Result<const StreamTensor*>> got;
@@ -117,11 +131,7 @@ TEST(NetCancel, CancellationSlotEndsTheReadWithAnError) {
     EXPECT_TRUE(says_cancelled(got->error())) << got->error().to_string();
 }
 
-TEST(NetCancel, ClosingTheSocketEndsTheRead) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
+TEST_F(NetCancel, ClosingTheSocketEndsTheRead) {
     // Half a descriptor arrives, then the reading socket is closed under the reader.
     const std::vector<uint8_t> bytes = streamtest::stream_bytes({dense_item(ElementType::kInt8, {3}, 1)});
     asio::write(b, asio::buffer(bytes.data(), 5));
@@ -143,33 +153,24 @@ TEST(NetCancel, ClosingTheSocketEndsTheRead) {
     EXPECT_FALSE(again->ok());
 }
 
-TEST(NetCancel, WriterTimeoutFailsTheWriter) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);  // nobody reads `a`: the write blocks once the buffers fill
+TEST_F(NetCancel, WriterTimeoutFailsTheWriter) {
+    // Nobody reads `a`: the write blocks once the buffers fill.
     const Item big = dense_item(ElementType::kUInt8, {16U << 20U}, 5);
-    bool done = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<void> {
-            net::AsyncStreamWriter<Socket> writer(b);
-            const auto spans = streamtest::spans(big);
-            asio::steady_timer timer(co_await asio::this_coro::executor, 50ms);
-            auto r = co_await (writer.write_tensor(big.desc, spans) || timer.async_wait(asio::use_awaitable));
-            EXPECT_EQ(r.index(), 1U);
-            EXPECT_TRUE(writer.encoder().failure().has_value());
-            if (writer.encoder().failure()) {
-                EXPECT_EQ(writer.encoder().failure()->code(), ErrorCode::kIoError);
-                EXPECT_TRUE(says_cancelled(*writer.encoder().failure())) << writer.encoder().failure()->to_string();
-            }
-            const Status again = co_await writer.write_tensor(big.desc, spans);
-            EXPECT_FALSE(again.ok());
-            EXPECT_FALSE(writer.finish().ok());
-            done = true;
-        },
-        nettest::no_exception());
-    ioc.run();
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncStreamWriter<Socket> writer(b);
+        const auto spans = streamtest::spans(big);
+        asio::steady_timer timer(co_await asio::this_coro::executor, 50ms);
+        auto r = co_await (writer.write_tensor(big.desc, spans) || timer.async_wait(asio::use_awaitable));
+        EXPECT_EQ(r.index(), 1U);
+        EXPECT_TRUE(writer.encoder().failure().has_value());
+        if (writer.encoder().failure()) {
+            EXPECT_EQ(writer.encoder().failure()->code(), ErrorCode::kIoError);
+            EXPECT_TRUE(says_cancelled(*writer.encoder().failure())) << writer.encoder().failure()->to_string();
+        }
+        const Status again = co_await writer.write_tensor(big.desc, spans);
+        EXPECT_FALSE(again.ok());
+        EXPECT_FALSE(writer.finish().ok());
+    });
     EXPECT_TRUE(done);
 }
 
@@ -226,12 +227,8 @@ TEST(NetThreads, FourThreadsSeveralStreamsOnStrands) {
 
 // --- Data validation on a thread pool ----------------------------------------------
 
-TEST(NetPool, ValidationRunsOnThePoolNotTheIoThread) {
-    asio::io_context ioc;
+TEST_F(NetPool, ValidationRunsOnThePoolNotTheIoThread) {
     asio::thread_pool pool(2);
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
     Item bad;  // float8_e8m0 0xFF is reserved: validate_data rejects it
     bad.desc = *make_dense(ElementType::kFloat8E8M0, {4});
     bad.buffers = {{0x7F, 0x80, 0xFF, 0x01}};
@@ -250,39 +247,32 @@ TEST(NetPool, ValidationRunsOnThePoolNotTheIoThread) {
         return Status::success();
     };
     std::optional<Status> wrote;
-    asio::co_spawn(ioc, nettest::store(nettest::async_write_items(std::move(b), &items, 0), &wrote),
-                   nettest::no_exception());
-    bool done = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<void> {
-            net::AsyncStreamReader<Socket> reader(a, ao);
-            for (size_t k = 0; k < items.size(); ++k) {
-                auto t = co_await reader.next();
-                EXPECT_TRUE(t.ok() && *t != nullptr);
-                auto bufs = co_await reader.read_tensor();
-                EXPECT_EQ(std::this_thread::get_id(), io_thread) << "resumed on the I/O thread";
-                if (k == 1) {
-                    EXPECT_FALSE(bufs.ok());
-                    if (!bufs.ok()) {
-                        EXPECT_EQ(bufs.error().code(), ErrorCode::kInvalidData) << bufs.error().to_string();
-                        EXPECT_NE(bufs.error().message().find("stream tensor #1"), std::string::npos);
-                    }
-                    EXPECT_FALSE(reader.decoder().failure().has_value()) << "invalid data is not a stream error";
-                } else {
-                    EXPECT_TRUE(bufs.ok());
-                    if (bufs.ok()) {
-                        EXPECT_EQ(std::vector<uint8_t>(bufs->at(0).data(), bufs->at(0).data() + bufs->at(0).size()),
-                                  items[k].buffers[0]);
-                    }
+    spawn_write(items, &wrote);
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncStreamReader<Socket> reader(a, ao);
+        for (size_t k = 0; k < items.size(); ++k) {
+            auto t = co_await reader.next();
+            EXPECT_TRUE(t.ok() && *t != nullptr);
+            auto bufs = co_await reader.read_tensor();
+            EXPECT_EQ(std::this_thread::get_id(), io_thread) << "resumed on the I/O thread";
+            if (k == 1) {
+                EXPECT_FALSE(bufs.ok());
+                if (!bufs.ok()) {
+                    EXPECT_EQ(bufs.error().code(), ErrorCode::kInvalidData) << bufs.error().to_string();
+                    EXPECT_NE(bufs.error().message().find("stream tensor #1"), std::string::npos);
+                }
+                EXPECT_FALSE(reader.decoder().failure().has_value()) << "invalid data is not a stream error";
+            } else {
+                EXPECT_TRUE(bufs.ok());
+                if (bufs.ok()) {
+                    EXPECT_EQ(std::vector<uint8_t>(bufs->at(0).data(), bufs->at(0).data() + bufs->at(0).size()),
+                              items[k].buffers[0]);
                 }
             }
-            auto end = co_await reader.next();
-            EXPECT_TRUE(end.ok() && *end == nullptr);
-            done = true;
-        },
-        nettest::no_exception());
-    ioc.run();
+        }
+        auto end = co_await reader.next();
+        EXPECT_TRUE(end.ok() && *end == nullptr);
+    });
     pool.join();
     EXPECT_TRUE(done);
     ASSERT_TRUE(wrote.has_value() && wrote->ok());
@@ -292,110 +282,89 @@ TEST(NetPool, ValidationRunsOnThePoolNotTheIoThread) {
     }
 }
 
-TEST(NetPool, ValidationWithoutAnExecutorIsRefused) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
+TEST_F(NetPool, ValidationWithoutAnExecutorIsRefused) {
     const std::vector<Item> items = {dense_item(ElementType::kFloat32, {8}, 1)};
     std::optional<Status> wrote;
-    asio::co_spawn(ioc, nettest::store(nettest::async_write_items(std::move(b), &items, 0), &wrote),
-                   nettest::no_exception());
-    bool done = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<void> {
-            net::AsyncReadOptions ao;
-            ao.validate_data = true;
-            net::AsyncStreamReader<Socket> reader(a, ao);
-            auto t = co_await reader.next();
-            EXPECT_TRUE(t.ok() && *t != nullptr);
-            auto bufs = co_await reader.read_tensor();
-            EXPECT_FALSE(bufs.ok());
-            if (!bufs.ok()) {
-                EXPECT_EQ(bufs.error().code(), ErrorCode::kInvalidArgument);
-            }
-            auto c = co_await reader.read_chunk();  // nothing was read: the data is still there
-            EXPECT_TRUE(c.ok() && c->bytes.size() == 32U);
-            done = true;
-        },
-        nettest::no_exception());
-    ioc.run();
+    spawn_write(items, &wrote);
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncReadOptions ao;
+        ao.validate_data = true;
+        net::AsyncStreamReader<Socket> reader(a, ao);
+        auto t = co_await reader.next();
+        EXPECT_TRUE(t.ok() && *t != nullptr);
+        auto bufs = co_await reader.read_tensor();
+        EXPECT_FALSE(bufs.ok());
+        if (!bufs.ok()) {
+            EXPECT_EQ(bufs.error().code(), ErrorCode::kInvalidArgument);
+        }
+        auto c = co_await reader.read_chunk();  // nothing was read: the data is still there
+        EXPECT_TRUE(c.ok() && c->bytes.size() == 32U);
+    });
     EXPECT_TRUE(done);
 }
 
 // --- Writer checks before the first byte -------------------------------------------
 
-TEST(NetWriter, ChecksBeforeAnyByteLeaveTheWriterUsable) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
+TEST_F(NetWriter, ChecksBeforeAnyByteLeaveTheWriterUsable) {
     const Item good = dense_item(ElementType::kFloat32, {4}, 2);
     const Item h = streamtest::head({4, 4}, CompositionRule::kPartition, 2);
     const Item m0 = streamtest::member({2, 4}, {4, 4}, {0, 0});
     const Item m1 = streamtest::member({2, 4}, {4, 4}, {2, 0});
-    bool done = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<void> {
-            net::AsyncStreamWriter<Socket> w(b);
-            // Wrong buffer count and size.
-            Status s = co_await w.write_tensor(good.desc, {});
-            EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
-            const std::vector<uint8_t> short_buf(3);
-            const std::span<const uint8_t> short_spans[] = {short_buf};
-            s = co_await w.write_tensor(good.desc, short_spans);
-            EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
-            // An incomplete composite writes nothing.
-            const auto s0 = streamtest::spans(m0);
-            const StreamTensorInput one[] = {{&m0.desc, s0}};
-            s = co_await w.write_composite(h.desc, one);
-            EXPECT_FALSE(s.ok());
-            EXPECT_EQ(w.offset(), 0U);
-            // Producer sync required: an event-synced buffer is refused.
-            {
-                Item ev = good;
-                ev.desc.buffers[0].sync_mode = SyncMode::kEvent;
-                StreamWriteOptions wo;
-                wo.require_producer_synced = true;
-                net::AsyncStreamWriter<Socket> strict(b, wo);
-                const auto sp = streamtest::spans(ev);
-                s = co_await strict.write_tensor(ev.desc, sp);
-                EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kInvalidBufferHandle);
-                EXPECT_EQ(strict.offset(), 0U);
-            }
-            // A valid composite, whole.
-            const auto s1 = streamtest::spans(m1);
-            const StreamTensorInput two[] = {{&m0.desc, s0}, {&m1.desc, s1}};
-            s = co_await w.write_composite(h.desc, two);
-            EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().to_string());
-            // In pieces: too long a piece is refused, the writer stays usable.
-            s = co_await w.begin_tensor(good.desc);
-            EXPECT_TRUE(s.ok());
-            const std::vector<uint8_t> data(16, 2);
-            const std::vector<uint8_t> too_long(17, 2);
-            s = co_await w.write_data(too_long);
-            EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
-            EXPECT_FALSE(w.finish().ok()) << "inside a tensor";
-            s = co_await w.write_data(std::span<const uint8_t>(data).first(10));
-            EXPECT_TRUE(s.ok());
-            s = co_await w.write_data(std::span<const uint8_t>(data).subspan(10));
-            EXPECT_TRUE(s.ok());
-            EXPECT_TRUE(w.end_tensor().ok());
-            EXPECT_TRUE(w.finish().ok());
-            // end_tensor with bytes missing fails the writer for good.
-            s = co_await w.begin_tensor(good.desc);
-            EXPECT_TRUE(s.ok());
-            EXPECT_FALSE(w.end_tensor().ok());
-            const auto gs = streamtest::spans(good);
-            s = co_await w.write_tensor(good.desc, gs);
-            EXPECT_FALSE(s.ok());
-            b.close();
-            done = true;
-        },
-        nettest::no_exception());
-    ioc.run();
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncStreamWriter<Socket> w(b);
+        // Wrong buffer count and size.
+        Status s = co_await w.write_tensor(good.desc, {});
+        EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
+        const std::vector<uint8_t> short_buf(3);
+        const std::span<const uint8_t> short_spans[] = {short_buf};
+        s = co_await w.write_tensor(good.desc, short_spans);
+        EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
+        // An incomplete composite writes nothing.
+        const auto s0 = streamtest::spans(m0);
+        const StreamTensorInput one[] = {{&m0.desc, s0}};
+        s = co_await w.write_composite(h.desc, one);
+        EXPECT_FALSE(s.ok());
+        EXPECT_EQ(w.offset(), 0U);
+        // Producer sync required: an event-synced buffer is refused.
+        {
+            Item ev = good;
+            ev.desc.buffers[0].sync_mode = SyncMode::kEvent;
+            StreamWriteOptions wo;
+            wo.require_producer_synced = true;
+            net::AsyncStreamWriter<Socket> strict(b, wo);
+            const auto sp = streamtest::spans(ev);
+            s = co_await strict.write_tensor(ev.desc, sp);
+            EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kInvalidBufferHandle);
+            EXPECT_EQ(strict.offset(), 0U);
+        }
+        // A valid composite, whole.
+        const auto s1 = streamtest::spans(m1);
+        const StreamTensorInput two[] = {{&m0.desc, s0}, {&m1.desc, s1}};
+        s = co_await w.write_composite(h.desc, two);
+        EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().to_string());
+        // In pieces: too long a piece is refused, the writer stays usable.
+        s = co_await w.begin_tensor(good.desc);
+        EXPECT_TRUE(s.ok());
+        const std::vector<uint8_t> data(16, 2);
+        const std::vector<uint8_t> too_long(17, 2);
+        s = co_await w.write_data(too_long);
+        EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
+        EXPECT_FALSE(w.finish().ok()) << "inside a tensor";
+        s = co_await w.write_data(std::span<const uint8_t>(data).first(10));
+        EXPECT_TRUE(s.ok());
+        s = co_await w.write_data(std::span<const uint8_t>(data).subspan(10));
+        EXPECT_TRUE(s.ok());
+        EXPECT_TRUE(w.end_tensor().ok());
+        EXPECT_TRUE(w.finish().ok());
+        // end_tensor with bytes missing fails the writer for good.
+        s = co_await w.begin_tensor(good.desc);
+        EXPECT_TRUE(s.ok());
+        EXPECT_FALSE(w.end_tensor().ok());
+        const auto gs = streamtest::spans(good);
+        s = co_await w.write_tensor(good.desc, gs);
+        EXPECT_FALSE(s.ok());
+        b.close();
+    });
     ASSERT_TRUE(done);
     // What went out: the composite and the tensor in pieces, then a torn tensor
     // (its descriptor only).
@@ -428,57 +397,46 @@ TEST(NetWriter, ChecksBeforeAnyByteLeaveTheWriterUsable) {
 
 // --- Reader misuse and options --------------------------------------------------------
 
-TEST(NetReader, MisuseAndBounds) {
-    asio::io_context ioc;
-    Socket a(ioc);
-    Socket b(ioc);
-    asio::local::connect_pair(a, b);
+TEST_F(NetReader, MisuseAndBounds) {
     Item two;
     two.desc = *make_dense(ElementType::kUInt8, {100});
     two.buffers = {std::vector<uint8_t>(100, 4)};
     const std::vector<Item> items = {two, dense_item(ElementType::kUInt8, {10}, 6), two};
     std::optional<Status> wrote;
-    asio::co_spawn(ioc, nettest::store(nettest::async_write_items(std::move(b), &items, 0), &wrote),
-                   nettest::no_exception());
-    bool done = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<void> {
-            net::AsyncReadOptions ao;
-            ao.stream.max_tensor_bytes = 50;
-            ao.stream.chunk_size = 30;
-            net::AsyncStreamReader<Socket> reader(a, ao);
-            auto c0 = co_await reader.read_chunk();  // before the first tensor: empty
-            EXPECT_TRUE(c0.ok() && c0->bytes.empty());
-            auto t = co_await reader.next();
-            EXPECT_TRUE(t.ok() && *t != nullptr);
-            auto whole = co_await reader.read_tensor();  // 100 > max_tensor_bytes
-            EXPECT_FALSE(whole.ok());
-            std::vector<uint8_t> wrong(7);
-            const Status s = co_await reader.read_into(wrong);
-            EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
-            std::vector<uint8_t> empty;
-            auto n = co_await reader.read_data(empty);
-            EXPECT_FALSE(n.ok());
-            auto c = co_await reader.read_chunk();
-            EXPECT_TRUE(c.ok() && c->bytes.size() == 30U && c->offset == 0U);
-            const Status skipped = co_await reader.skip_buffer();
-            EXPECT_TRUE(skipped.ok());
-            auto t1 = co_await reader.next();
-            EXPECT_TRUE(t1.ok() && *t1 != nullptr && (*t1)->index == 1U);
-            auto small = co_await reader.read_tensor();
-            EXPECT_TRUE(small.ok() && small->at(0).size() == 10U);
-            auto t2 = co_await reader.next();
-            EXPECT_TRUE(t2.ok() && *t2 != nullptr);
-            const Status sd = co_await reader.skip_data();
-            EXPECT_TRUE(sd.ok());
-            auto end = co_await reader.next();
-            EXPECT_TRUE(end.ok() && *end == nullptr);
-            EXPECT_EQ(reader.decoder().tensor_count(), 3U);
-            done = true;
-        },
-        nettest::no_exception());
-    ioc.run();
+    spawn_write(items, &wrote);
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncReadOptions ao;
+        ao.stream.max_tensor_bytes = 50;
+        ao.stream.chunk_size = 30;
+        net::AsyncStreamReader<Socket> reader(a, ao);
+        auto c0 = co_await reader.read_chunk();  // before the first tensor: empty
+        EXPECT_TRUE(c0.ok() && c0->bytes.empty());
+        auto t = co_await reader.next();
+        EXPECT_TRUE(t.ok() && *t != nullptr);
+        auto whole = co_await reader.read_tensor();  // 100 > max_tensor_bytes
+        EXPECT_FALSE(whole.ok());
+        std::vector<uint8_t> wrong(7);
+        const Status s = co_await reader.read_into(wrong);
+        EXPECT_EQ(s.ok() ? ErrorCode::kOk : s.error().code(), ErrorCode::kSizeMismatch);
+        std::vector<uint8_t> empty;
+        auto n = co_await reader.read_data(empty);
+        EXPECT_FALSE(n.ok());
+        auto c = co_await reader.read_chunk();
+        EXPECT_TRUE(c.ok() && c->bytes.size() == 30U && c->offset == 0U);
+        const Status skipped = co_await reader.skip_buffer();
+        EXPECT_TRUE(skipped.ok());
+        auto t1 = co_await reader.next();
+        EXPECT_TRUE(t1.ok() && *t1 != nullptr && (*t1)->index == 1U);
+        auto small = co_await reader.read_tensor();
+        EXPECT_TRUE(small.ok() && small->at(0).size() == 10U);
+        auto t2 = co_await reader.next();
+        EXPECT_TRUE(t2.ok() && *t2 != nullptr);
+        const Status sd = co_await reader.skip_data();
+        EXPECT_TRUE(sd.ok());
+        auto end = co_await reader.next();
+        EXPECT_TRUE(end.ok() && *end == nullptr);
+        EXPECT_EQ(reader.decoder().tensor_count(), 3U);
+    });
     EXPECT_TRUE(done);
     ASSERT_TRUE(wrote.has_value() && wrote->ok());
 }

@@ -149,13 +149,7 @@ TEST(NetRoundTrip, EmptyTensors) {
 }
 
 TEST(NetRoundTrip, ManyTensorsBackToBack) {
-    std::vector<Item> many;
-    for (uint32_t i = 0; i < 2000; ++i) {
-        Item it;
-        it.desc = *make_dense(ElementType::kInt16, {i % 5});
-        it.buffers.emplace_back(2 * (i % 5), static_cast<uint8_t>(i));
-        many.push_back(std::move(it));
-    }
+    const std::vector<Item> many = streamtest::many_small_items(2000);
     for (Channel c : {Channel::kTcp, Channel::kPipe}) {
         for (const auto& [we, re] : kPairings) {
             round_trip(c, we, re, many, {}, 0, -1);

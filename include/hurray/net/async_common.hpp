@@ -76,11 +76,6 @@ namespace detail {
 /// Whether `ec` means the operation was cancelled.
 [[nodiscard]] bool is_cancellation(const std::error_code& ec) noexcept;
 
-/// `kSizeMismatch` unless `buffers` has one span per buffer of `desc`, each
-/// exactly its declared size (`index`: the tensor's position, for the message).
-[[nodiscard]] Status check_given_buffers(const TensorDescriptor& desc,
-                                         std::span<const std::span<const uint8_t>> buffers, uint64_t index);
-
 /// Runs `validate_data` (when asked) and `check` (when set) on `tensor` and
 /// `buffers`, on `options.compute`, and resumes the caller on its own
 /// executor. Success when neither is asked.

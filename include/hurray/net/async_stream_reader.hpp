@@ -207,10 +207,7 @@ private:
         return decoder_.fail(std::move(e)).error();
     }
 
-    Status truncated() {
-        HURRAY_RETURN_IF_ERROR(decoder_.end_of_input());
-        return Error(ErrorCode::kTruncated, "stream: input ended early", decoder_.offset());
-    }
+    Status truncated() { return decoder_.input_ended_early(); }
 
     // One read_some: 0 at the end of input. A transport error is sticky,
     // except a cancellation when `resumable` (nothing of the call was lost).
@@ -267,16 +264,9 @@ private:
         has_current_ = false;
         const uint64_t start = decoder_.offset();
         while (true) {
-            switch (decoder_.need()) {
-            case StreamNeed::kEnded:
+            HURRAY_NET_CO_ASSIGN(const bool wanted, decoder_.wants_descriptor());
+            if (!wanted) {
                 co_return static_cast<const StreamTensor*>(nullptr);
-            case StreamNeed::kFailed:
-                co_return *decoder_.failure();
-            case StreamNeed::kData:
-                co_return Error(ErrorCode::kInvalidArgument, "stream: next() inside a tensor's data");
-            case StreamNeed::kPrefix:
-            case StreamNeed::kDescriptor:
-                break;
             }
             const std::span<uint8_t> space = decoder_.descriptor_space();
             const bool resumable = decoder_.offset() == start && decoder_.need() == StreamNeed::kPrefix &&
@@ -294,20 +284,6 @@ private:
                 co_return decoder_.tensor();
             }
         }
-    }
-
-    // Sizes the chunk buffer for `want` bytes (grows to at most chunk_size).
-    std::span<uint8_t> chunk_space(size_t want) {
-        const size_t size = std::max<size_t>(decoder_.options().chunk_size, 1);
-        if (chunk_.size() < want) {
-            chunk_.resize(std::min(size, std::max(want, chunk_.size() * 2)));
-        }
-        return std::span<uint8_t>(chunk_).first(want);
-    }
-
-    [[nodiscard]] size_t chunk_want() const noexcept {
-        const size_t size = std::max<size_t>(decoder_.options().chunk_size, 1);
-        return static_cast<size_t>(std::min<uint64_t>(decoder_.need_size(), size));
     }
 
     // Reads `dst` whole as data of the current buffer and commits it; kTruncated
@@ -332,7 +308,7 @@ private:
         }
         chunk.buffer = decoder_.buffer_index();
         chunk.offset = decoder_.buffer_offset();
-        const std::span<uint8_t> dst = chunk_space(chunk_want());
+        const std::span<uint8_t> dst = decoder_.chunk_space(chunk_);
         const Status s = co_await fill(dst);
         HURRAY_NET_CO_TRY(s);
         chunk.bytes = dst;
@@ -340,16 +316,10 @@ private:
     }
 
     asio::awaitable<Result<size_t>> read_data_impl(std::span<uint8_t> out) {
-        if (decoder_.failure()) {
-            co_return *decoder_.failure();
-        }
-        if (out.empty()) {
-            co_return Error(ErrorCode::kInvalidArgument, "stream: read_data into an empty span");
-        }
-        if (!in_data()) {
+        HURRAY_NET_CO_ASSIGN(const size_t want, decoder_.data_want(out.size()));
+        if (want == 0) {
             co_return size_t{0};
         }
-        const auto want = static_cast<size_t>(std::min<uint64_t>(decoder_.need_size(), out.size()));
         Result<size_t> n = co_await pull_some(out.first(want), false);
         HURRAY_NET_CO_TRY(n);
         if (*n == 0) {
@@ -360,15 +330,7 @@ private:
     }
 
     asio::awaitable<Status> read_into_impl(std::span<uint8_t> out) {
-        if (decoder_.failure()) {
-            co_return *decoder_.failure();
-        }
-        const uint64_t rest = in_data() ? decoder_.need_size() : 0;
-        if (out.size() != rest) {
-            co_return Error(ErrorCode::kSizeMismatch, "stream: read_into a span of " + std::to_string(out.size()) +
-                                                          " bytes where the current buffer has " +
-                                                          std::to_string(rest) + " left");
-        }
+        HURRAY_NET_CO_TRY(decoder_.check_read_into(out.size()));
         if (out.empty()) {
             co_return Status::success();
         }
@@ -376,29 +338,12 @@ private:
     }
 
     asio::awaitable<Result<std::vector<SharedBuffer>>> read_tensor_impl() {
-        if (decoder_.failure()) {
-            co_return *decoder_.failure();
-        }
         const StreamTensor* current = tensor();
-        if (current == nullptr) {
-            co_return Error(ErrorCode::kInvalidArgument, "stream: read_tensor without a current tensor");
-        }
-        if (decoder_.data_remaining() != current_total_) {
-            co_return Error(ErrorCode::kInvalidArgument,
-                            "stream: read_tensor after part of the tensor's data was read");
-        }
-        const uint64_t total = current_total_;
-        if (total > decoder_.options().max_tensor_bytes) {
-            co_return Error(ErrorCode::kInvalidArgument,
-                            "stream tensor #" + std::to_string(current->index) + ": " + std::to_string(total) +
-                                " data bytes exceed max_tensor_bytes " +
-                                std::to_string(decoder_.options().max_tensor_bytes) + "; read it in chunks");
-        }
+        HURRAY_NET_CO_ASSIGN(const size_t size, decoder_.whole_tensor_size(current, current_total_));
         if ((options_.validate_data || options_.check) && !options_.compute) {
             co_return Error(ErrorCode::kInvalidArgument,
                             "stream: validate_data or check asked without a compute executor");
         }
-        const auto size = static_cast<size_t>(total);
         const std::shared_ptr<uint8_t[]> block(new uint8_t[size == 0 ? 1 : size]);
         const std::span<uint8_t> all(block.get(), size);
         std::vector<SharedBuffer> out;
@@ -424,7 +369,7 @@ private:
         }
         const uint32_t b = decoder_.buffer_index();
         while (in_data() && decoder_.buffer_index() == b) {
-            const Status s = co_await fill(chunk_space(chunk_want()));
+            const Status s = co_await fill(decoder_.chunk_space(chunk_));
             HURRAY_NET_CO_TRY(s);
         }
         co_return Status::success();

@@ -81,10 +81,7 @@ public:
                                          std::span<const std::span<const uint8_t>> buffers) {
         std::optional<Error> caught;
         try {
-            if (encoder_.failure()) {
-                co_return *encoder_.failure();
-            }
-            HURRAY_NET_CO_TRY(detail::check_given_buffers(desc, buffers, encoder_.tensor_count()));
+            HURRAY_NET_CO_TRY(encoder_.check_given_buffers(desc, buffers));
             co_return co_await write_checked(desc, buffers);
         } catch (...) {
             caught = detail::exception_error(std::current_exception(), "write", encoder_.offset());
