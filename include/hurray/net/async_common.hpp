@@ -73,6 +73,19 @@ namespace detail {
 /// `kInvalidArgument` for `std::bad_alloc`... see the source).
 [[nodiscard]] Error exception_error(const std::exception_ptr& e, std::string_view op, uint64_t offset) noexcept;
 
+/// Awaits `body` and returns its result; if it throws, returns
+/// `on_exception(the exception)` instead, so that no exception leaves the async API.
+template <typename T, typename OnException>
+asio::awaitable<T> guarded(asio::awaitable<T> body, OnException on_exception) {
+    std::exception_ptr caught;
+    try {
+        co_return co_await std::move(body);
+    } catch (...) {
+        caught = std::current_exception();
+    }
+    co_return on_exception(caught);
+}
+
 /// Whether `ec` means the operation was cancelled.
 [[nodiscard]] bool is_cancellation(const std::error_code& ec) noexcept;
 

@@ -96,54 +96,22 @@ public:
     /// Moves to the next tensor, skipping what is left of the current one's
     /// data; nullptr at the clean end of the stream. The pointer is valid
     /// until the next `next`.
-    asio::awaitable<Result<const StreamTensor*>> next() {
-        std::optional<Error> caught;
-        try {
-            co_return co_await next_impl();
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "read", decoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
-    }
+    asio::awaitable<Result<const StreamTensor*>> next() { return guarded(next_impl()); }
 
     /// The next chunk of the current tensor's data: at most `chunk_size`
     /// bytes in the reader's own buffer (valid until the next call), never
     /// crossing a buffer; empty when the tensor's data is all read. Fills the
     /// chunk unless the buffer ends first.
-    asio::awaitable<Result<StreamChunk>> read_chunk() {
-        std::optional<Error> caught;
-        try {
-            co_return co_await read_chunk_impl();
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "read", decoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
-    }
+    asio::awaitable<Result<StreamChunk>> read_chunk() { return guarded(read_chunk_impl()); }
 
     /// Reads at least one byte of the current buffer into `out` (at most
     /// `out.size()` and what is left of the buffer); 0 when the tensor's data
     /// is all read. `out` must not be empty.
-    asio::awaitable<Result<size_t>> read_data(std::span<uint8_t> out) {
-        std::optional<Error> caught;
-        try {
-            co_return co_await read_data_impl(out);
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "read", decoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
-    }
+    asio::awaitable<Result<size_t>> read_data(std::span<uint8_t> out) { return guarded(read_data_impl(out)); }
 
     /// Reads exactly the rest of the current buffer into `out`, whose size
     /// must be what is left of it (`kSizeMismatch` otherwise, nothing read).
-    asio::awaitable<Status> read_into(std::span<uint8_t> out) {
-        std::optional<Error> caught;
-        try {
-            co_return co_await read_into_impl(out);
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "read", decoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
-    }
+    asio::awaitable<Status> read_into(std::span<uint8_t> out) { return guarded(read_into_impl(out)); }
 
     /// Reads all of the current tensor's data into one allocation and returns
     /// one `SharedBuffer` per buffer. Only before any of its data was read;
@@ -151,38 +119,14 @@ public:
     /// Then runs `validate_data` and `check` when the options ask for them,
     /// on `options.compute`: their error (`kInvalidData`...) is returned
     /// without making the reader fail, since the stream itself is intact.
-    asio::awaitable<Result<std::vector<SharedBuffer>>> read_tensor() {
-        std::optional<Error> caught;
-        try {
-            co_return co_await read_tensor_impl();
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "read", decoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
-    }
+    asio::awaitable<Result<std::vector<SharedBuffer>>> read_tensor() { return guarded(read_tensor_impl()); }
 
     /// Skips what is left of the current buffer (read and dropped, through
     /// the chunk buffer).
-    asio::awaitable<Status> skip_buffer() {
-        std::optional<Error> caught;
-        try {
-            co_return co_await skip_buffer_impl();
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "read", decoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
-    }
+    asio::awaitable<Status> skip_buffer() { return guarded(skip_buffer_impl()); }
 
     /// Skips what is left of the current tensor's data.
-    asio::awaitable<Status> skip_data() {
-        std::optional<Error> caught;
-        try {
-            co_return co_await skip_data_impl();
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "read", decoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
-    }
+    asio::awaitable<Status> skip_data() { return guarded(skip_data_impl()); }
 
     /// The current tensor (nullptr before the first `next` and at the end).
     [[nodiscard]] const StreamTensor* tensor() const noexcept { return has_current_ ? decoder_.tensor() : nullptr; }
@@ -205,6 +149,14 @@ private:
             return *decoder_.failure();
         }
         return decoder_.fail(std::move(e)).error();
+    }
+
+    // Awaits `body`; whatever it throws becomes the reader's sticky error.
+    template <typename T>
+    asio::awaitable<T> guarded(asio::awaitable<T> body) {
+        return detail::guarded(std::move(body), [this](const std::exception_ptr& e) {
+            return T(sticky(detail::exception_error(e, "read", decoder_.offset())));
+        });
     }
 
     Status truncated() { return decoder_.input_ended_early(); }

@@ -79,62 +79,26 @@ public:
     /// declared size (`kSizeMismatch` otherwise, nothing written).
     asio::awaitable<Status> write_tensor(const TensorDescriptor& desc,
                                          std::span<const std::span<const uint8_t>> buffers) {
-        std::optional<Error> caught;
-        try {
-            HURRAY_NET_CO_TRY(encoder_.check_given_buffers(desc, buffers));
-            co_return co_await write_checked(desc, buffers);
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "write", encoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
+        return guarded(write_tensor_impl(desc, buffers));
     }
 
     /// Writes a composite head and its members (pre-order, nested heads
     /// included) after checking the whole composite: an invalid or
     /// incomplete one writes nothing.
     asio::awaitable<Status> write_composite(const TensorDescriptor& head, std::span<const StreamTensorInput> members) {
-        std::optional<Error> caught;
-        try {
-            HURRAY_NET_CO_TRY(encoder_.check_composite(head, members));
-            const Status s = co_await write_checked(head, {});
-            HURRAY_NET_CO_TRY(s);
-            for (const StreamTensorInput& m : members) {
-                const Status ms = co_await write_checked(*m.descriptor, m.buffers);
-                HURRAY_NET_CO_TRY(ms);
-            }
-            co_return Status::success();
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "write", encoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
+        return guarded(write_composite_impl(head, members));
     }
 
     /// Starts a tensor whose data comes in pieces: writes its descriptor.
     asio::awaitable<Status> begin_tensor(const TensorDescriptor& desc) {
-        std::optional<Error> caught;
-        try {
-            HURRAY_NET_CO_ASSIGN(const std::vector<uint8_t> bytes, encoder_.begin_tensor(desc));
-            const asio::const_buffer one[] = {asio::buffer(bytes.data(), bytes.size())};
-            co_return co_await put(one, bytes.size());
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "write", encoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
+        return guarded(begin_tensor_impl(desc));
     }
 
     /// Writes the next bytes of the current tensor's data (its buffers in
     /// order, as one run; a piece may span buffers). A piece longer than
     /// what the tensor still expects is `kSizeMismatch`, nothing written.
     asio::awaitable<Status> write_data(std::span<const uint8_t> piece) {
-        std::optional<Error> caught;
-        try {
-            HURRAY_NET_CO_TRY(encoder_.data(piece.size()));
-            const asio::const_buffer one[] = {asio::buffer(piece.data(), piece.size())};
-            co_return co_await put(one, piece.size());
-        } catch (...) {
-            caught = detail::exception_error(std::current_exception(), "write", encoder_.offset());
-        }
-        co_return sticky(std::move(*caught));
+        return guarded(write_data_impl(piece));
     }
 
     /// Ends the current tensor (`kSizeMismatch` when bytes are missing; the
@@ -164,6 +128,42 @@ private:
             return *encoder_.failure();
         }
         return encoder_.fail(std::move(e)).error();
+    }
+
+    // Awaits `body`; whatever it throws becomes the writer's sticky error.
+    asio::awaitable<Status> guarded(asio::awaitable<Status> body) {
+        return detail::guarded(std::move(body), [this](const std::exception_ptr& e) {
+            return Status(sticky(detail::exception_error(e, "write", encoder_.offset())));
+        });
+    }
+
+    asio::awaitable<Status> write_tensor_impl(const TensorDescriptor& desc,
+                                              std::span<const std::span<const uint8_t>> buffers) {
+        HURRAY_NET_CO_TRY(encoder_.check_given_buffers(desc, buffers));
+        co_return co_await write_checked(desc, buffers);
+    }
+
+    asio::awaitable<Status> write_composite_impl(const TensorDescriptor& head, std::span<const StreamTensorInput> members) {
+        HURRAY_NET_CO_TRY(encoder_.check_composite(head, members));
+        const Status s = co_await write_checked(head, {});
+        HURRAY_NET_CO_TRY(s);
+        for (const StreamTensorInput& m : members) {
+            const Status ms = co_await write_checked(*m.descriptor, m.buffers);
+            HURRAY_NET_CO_TRY(ms);
+        }
+        co_return Status::success();
+    }
+
+    asio::awaitable<Status> begin_tensor_impl(const TensorDescriptor& desc) {
+        HURRAY_NET_CO_ASSIGN(const std::vector<uint8_t> bytes, encoder_.begin_tensor(desc));
+        const asio::const_buffer one[] = {asio::buffer(bytes.data(), bytes.size())};
+        co_return co_await put(one, bytes.size());
+    }
+
+    asio::awaitable<Status> write_data_impl(std::span<const uint8_t> piece) {
+        HURRAY_NET_CO_TRY(encoder_.data(piece.size()));
+        const asio::const_buffer one[] = {asio::buffer(piece.data(), piece.size())};
+        co_return co_await put(one, piece.size());
     }
 
     // Writes `bufs` (`total` bytes, already admitted by the encoder).
