@@ -223,7 +223,7 @@ void BM_FileReadAll(benchmark::State& state) {
                 state.SkipWithError(t.error().to_string().c_str());
                 break;
             }
-            for (const hurray::SharedBuffer& b : t->buffers) {
+            for (const hurray::SharedBuffer& b : t->buffers()) {
                 acc += sum_bytes(b.data(), b.size());
             }
         }

@@ -77,10 +77,10 @@ void exercise(const hurray::FileReader& r, std::span<const uint8_t> input) {
         require_error_well_formed(t);
         require(t.ok() == d.ok());
         if (t.ok()) {
-            require(t->entry == &e && t->descriptor == *d);
-            require(t->buffers.size() == (*d)->buffers.size());
-            for (size_t b = 0; b < t->buffers.size(); ++b) {
-                const hurray::SharedBuffer& buf = t->buffers[b];
+            require(&t->entry() == &e && &t->descriptor() == *d);
+            require(t->buffers().size() == (*d)->buffers.size());
+            for (size_t b = 0; b < t->buffers().size(); ++b) {
+                const hurray::SharedBuffer& buf = t->buffers()[b];
                 require(buf.size() == (*d)->buffers[b].byte_size);
                 require(buf.empty() || (buf.data() >= lo && buf.data() + buf.size() <= hi));
             }

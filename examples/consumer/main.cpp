@@ -33,12 +33,12 @@ bool container_round_trip(const hurray::TensorDescriptor& desc) {
     }
     auto w = file->tensor("w");
     auto producer = file->kv().get_string("producer");
-    if (!w || !producer || w->buffers.size() != 1 || w->buffers[0].size() != 48) {
+    if (!w || !producer || w->buffers().size() != 1 || w->buffers()[0].size() != 48) {
         std::printf("error: the container did not read back\n");
         return false;
     }
     std::printf("container: %zu bytes, tensor 'w' at offset %llu, producer=%.*s\n", sink.bytes().size(),
-                static_cast<unsigned long long>(w->entry->data_offset), static_cast<int>(producer->size()),
+                static_cast<unsigned long long>(w->entry().data_offset), static_cast<int>(producer->size()),
                 producer->data());
     return true;
 }

@@ -1153,12 +1153,14 @@ Status dequantize(const TensorView& view, std::span<float> out) {
                                               " cannot be dequantized");
 }
 
-Result<std::vector<float>> dequantize(const TensorView& view) {
-    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(view.descriptor().shape));
+namespace {
+
+/// A vector of `count` floats, or an error when they cannot be allocated.
+Result<std::vector<float>> float_vector(uint64_t count, const char* what) {
     const auto bytes = detail::mul_u64(count, sizeof(float));
     if (!bytes || *bytes > static_cast<uint64_t>(PTRDIFF_MAX)) {
         return Error(ErrorCode::kSizeOverflow,
-                     "dequantize: " + dec(count) + " float32 values do not fit in memory");
+                     std::string(what) + ": " + dec(count) + " float32 values do not fit in memory");
     }
     {
         // A sparse tensor may declare a logical shape far larger than its
@@ -1167,12 +1169,38 @@ Result<std::vector<float>> dequantize(const TensorView& view) {
         void* probe = ::operator new(static_cast<size_t>(*bytes), std::nothrow);
         if (probe == nullptr && *bytes != 0) {
             return Error(ErrorCode::kSizeOverflow,
-                         "dequantize: cannot allocate " + dec(*bytes) + " bytes for the float32 values");
+                         std::string(what) + ": cannot allocate " + dec(*bytes) + " bytes for the float32 values");
         }
         ::operator delete(probe);
     }
-    std::vector<float> out(static_cast<size_t>(count));
+    return std::vector<float>(static_cast<size_t>(count));
+}
+
+}  // namespace
+
+Result<std::vector<float>> dequantize(const TensorView& view) {
+    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(view.descriptor().shape));
+    HURRAY_ASSIGN_OR_RETURN(std::vector<float> out, float_vector(count, "dequantize"));
     HURRAY_RETURN_IF_ERROR(dequantize(view, out));
+    return out;
+}
+
+Result<std::vector<float>> to_float32(const TensorView& view) {
+    const TensorDescriptor& d = view.descriptor();
+    if (d.quantization) {
+        return dequantize(view);
+    }
+    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));
+    HURRAY_ASSIGN_OR_RETURN(std::vector<float> out, float_vector(count, "to_float32"));
+    if (d.element_type == ElementType::kFloat32) {
+        // SAFETY: a float vector's storage viewed as bytes, exactly its size;
+        // materialize writes float32 storage bytes (little-endian, as x86/ARM).
+        const std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(out.data()), out.size() * sizeof(float));
+        HURRAY_RETURN_IF_ERROR(view.materialize(bytes));
+        return out;
+    }
+    HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> storage, view.materialize());
+    HURRAY_RETURN_IF_ERROR(convert_to_float32(d.element_type, storage, out));
     return out;
 }
 

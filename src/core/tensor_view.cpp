@@ -124,6 +124,13 @@ Result<TensorView> TensorView::make(const TensorDescriptor& d, std::span<const s
     return view;
 }
 
+Result<TensorView> TensorView::make(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers,
+                                   std::shared_ptr<const void> owner) {
+    HURRAY_ASSIGN_OR_RETURN(TensorView view, make(d, buffers));
+    view.owner_ = std::move(owner);
+    return view;
+}
+
 Result<TensorView> TensorView::with_sequence_lengths(std::span<const uint64_t> tokens_per_sequence) const {
     HURRAY_ASSIGN_OR_RETURN(std::vector<uint64_t> starts, detail::paged_starts_from_lengths(*this, tokens_per_sequence));
     TensorView copy = *this;

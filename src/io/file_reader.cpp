@@ -152,7 +152,7 @@ struct FileReader::Impl {
 };
 
 Result<FileReader> FileReader::Impl::open(detail::FileSource source, const FileReadOptions& options) {
-    auto impl = std::make_unique<Impl>();
+    auto impl = std::make_shared<Impl>();
     impl->options = options;
     impl->known_layouts.assign(options.descriptor.known_extension_layouts.begin(),
                                options.descriptor.known_extension_layouts.end());
@@ -522,28 +522,18 @@ Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d
 // FileReader
 // ---------------------------------------------------------------------------
 
-Result<TensorView> FileTensor::view() const {
-    if (descriptor == nullptr) {
-        return Error(ErrorCode::kInvalidArgument, "FileTensor::view: no descriptor");
-    }
-    std::vector<std::span<const uint8_t>> spans;
-    spans.reserve(buffers.size());
-    for (const SharedBuffer& b : buffers) {
-        spans.push_back(b.span());
-    }
-    return TensorView::make(*descriptor, spans);
-}
-
-FileReader::FileReader(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+FileReader::FileReader(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+FileReader::FileReader(const FileReader&) noexcept = default;
+FileReader& FileReader::operator=(const FileReader&) noexcept = default;
 FileReader::FileReader(FileReader&&) noexcept = default;
 FileReader& FileReader::operator=(FileReader&&) noexcept = default;
 FileReader::~FileReader() = default;
 
-Result<FileReader> FileReader::open(const std::string& path, const FileReadOptions& options) {
-    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path, options.use_mmap));
+Result<FileReader> FileReader::open(const std::filesystem::path& path, const FileReadOptions& options) {
+    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path.native(), options.use_mmap));
     auto reader = Impl::open(std::move(source), options);
     if (!reader) {
-        return with_context(reader.error(), "'" + path + "'", 0);
+        return with_context(reader.error(), "'" + path.native() + "'", 0);
     }
     return reader;
 }
@@ -610,12 +600,10 @@ Result<SharedBuffer> FileReader::descriptor_bytes(size_t i) const {
     return impl_->source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
 }
 
-Result<FileTensor> FileReader::tensor(size_t i) const {
+FileTensorResult FileReader::tensor(size_t i) const {
     HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
     const IndexEntry& e = impl_->entries[i];
-    FileTensor t;
-    t.entry = &e;
-    t.descriptor = d;
+    FileTensor t(*this, i, &e, d);
     if (d->buffers.empty()) {
         return t;
     }
@@ -627,16 +615,16 @@ Result<FileTensor> FileReader::tensor(size_t i) const {
         // descriptor() checked this; kept as a guard.
         return Error(ErrorCode::kSizeMismatch, entry_label(e, i) + ": buffers do not match data_length");
     }
-    t.buffers.reserve(d->buffers.size());
+    t.buffers_.reserve(d->buffers.size());
     for (size_t k = 0; k < d->buffers.size(); ++k) {
         // starts[k] + byte_size <= end == data_offset + data_length == region.size() + data_offset.
-        t.buffers.push_back(region.slice(static_cast<size_t>((*starts)[k] - e.data_offset),
+        t.buffers_.push_back(region.slice(static_cast<size_t>((*starts)[k] - e.data_offset),
                                          static_cast<size_t>(d->buffers[k].byte_size)));
     }
     return t;
 }
 
-Result<FileTensor> FileReader::tensor(std::string_view name) const {
+FileTensorResult FileReader::tensor(std::string_view name) const {
     const auto i = find(name);
     if (!i) {
         return Error(ErrorCode::kNotFound, std::string("tensor '") + std::string(name) + "' not found");

@@ -181,9 +181,9 @@ Result<FileWriter> FileWriter::create(ByteSink& sink, const FileWriterOptions& o
     return w;
 }
 
-Result<FileWriter> FileWriter::create_file(const std::string& path, const FileWriterOptions& options) {
+Result<FileWriter> FileWriter::create_file(const std::filesystem::path& path, const FileWriterOptions& options) {
     HURRAY_RETURN_IF_ERROR(check_options(options));
-    HURRAY_ASSIGN_OR_RETURN(auto atomic, AtomicFileSink::create(path));
+    HURRAY_ASSIGN_OR_RETURN(auto atomic, AtomicFileSink::create(path.native()));
     HURRAY_ASSIGN_OR_RETURN(FileWriter w, create(*atomic, options));
     w.state_->atomic = std::move(atomic);
     return w;

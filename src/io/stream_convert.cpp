@@ -20,10 +20,10 @@ Status file_to_stream(const FileReader& file, ByteSink& sink, const StreamWriteO
     for (const size_t i : file.write_order()) {
         HURRAY_ASSIGN_OR_RETURN(const FileTensor t, file.tensor(i));
         spans.clear();
-        for (const SharedBuffer& b : t.buffers) {
+        for (const SharedBuffer& b : t.buffers()) {
             spans.push_back(b.span());
         }
-        HURRAY_RETURN_IF_ERROR(writer.write_tensor(*t.descriptor, spans));
+        HURRAY_RETURN_IF_ERROR(writer.write_tensor(t.descriptor(), spans));
     }
     return writer.finish();
 }

@@ -48,11 +48,11 @@ FileReader open_bytes(const Bytes& bytes, const FileReadOptions& o = {}) {
 void expect_pattern(const FileReader& r, size_t i, size_t write_pos) {
     auto t = r.tensor(i);
     ASSERT_TRUE(t.ok()) << t.error().to_string();
-    ASSERT_EQ(t->buffers.size(), t->descriptor->buffers.size());
-    for (size_t b = 0; b < t->buffers.size(); ++b) {
-        ASSERT_EQ(t->buffers[b].size(), t->descriptor->buffers[b].byte_size);
-        for (size_t k = 0; k < t->buffers[b].size(); ++k) {
-            ASSERT_EQ(t->buffers[b].data()[k], test::pattern_byte(write_pos, b, k))
+    ASSERT_EQ(t->buffers().size(), t->descriptor().buffers.size());
+    for (size_t b = 0; b < t->buffers().size(); ++b) {
+        ASSERT_EQ(t->buffers()[b].size(), t->descriptor().buffers[b].byte_size);
+        for (size_t k = 0; k < t->buffers()[b].size(); ++k) {
+            ASSERT_EQ(t->buffers()[b].data()[k], test::pattern_byte(write_pos, b, k))
                 << "tensor " << i << " buffer " << b << " byte " << k;
         }
     }
@@ -86,11 +86,11 @@ TEST_P(Conformance, BasicFileMatchesManifest) {
             ASSERT_TRUE(pos.has_value()) << name;
             auto ft = r->tensor(*pos);
             ASSERT_TRUE(ft.ok()) << ft.error().to_string();
-            EXPECT_EQ(static_cast<int>(ft->descriptor->element_type), t.at("element_type_tag").get<int>());
-            EXPECT_EQ(ft->descriptor->shape, t.at("shape").get<std::vector<uint64_t>>());
-            ASSERT_EQ(ft->buffers.size(), 1U);
-            EXPECT_EQ(ft->buffers[0].size(), t.at("data_bytes").get<uint64_t>());
-            EXPECT_EQ(ft->entry->data_length, t.at("data_bytes").get<uint64_t>());
+            EXPECT_EQ(static_cast<int>(ft->descriptor().element_type), t.at("element_type_tag").get<int>());
+            EXPECT_EQ(ft->descriptor().shape, t.at("shape").get<std::vector<uint64_t>>());
+            ASSERT_EQ(ft->buffers().size(), 1U);
+            EXPECT_EQ(ft->buffers()[0].size(), t.at("data_bytes").get<uint64_t>());
+            EXPECT_EQ(ft->entry().data_length, t.at("data_bytes").get<uint64_t>());
             EXPECT_TRUE(ft->view().ok());
         }
         const auto& kv = f.at("kv");
@@ -218,9 +218,9 @@ TEST(FileReader, MultiBufferTensorsKeepInterBufferPadding) {
         const FileReader r = open_bytes(f.bytes);
         auto t = r.tensor("csr");
         ASSERT_TRUE(t.ok()) << t.error().to_string();
-        ASSERT_EQ(t->buffers.size(), 3U);
-        EXPECT_EQ(t->buffers[0].data() + 4096, t->buffers[1].data());
-        EXPECT_EQ(t->buffers[1].data() + 4096, t->buffers[2].data());
+        ASSERT_EQ(t->buffers().size(), 3U);
+        EXPECT_EQ(t->buffers()[0].data() + 4096, t->buffers()[1].data());
+        EXPECT_EQ(t->buffers()[1].data() + 4096, t->buffers()[2].data());
         auto view = t->view();
         ASSERT_TRUE(view.ok()) << view.error().to_string();
         const std::array<uint64_t, 2> at = {2, 2};
@@ -302,7 +302,7 @@ TEST(FileReaderLazy, DescriptorDecodedOnceAndCached) {
     ASSERT_NE(first, nullptr);
     EXPECT_EQ(must(r.descriptor(1)), first);
     EXPECT_EQ(must(r.descriptor("b")), first);
-    EXPECT_EQ(must(r.tensor(1)).descriptor, first);
+    EXPECT_EQ(&must(r.tensor(1)).descriptor(), first);
     EXPECT_TRUE(Fails(r.descriptor(99), ErrorCode::kInvalidArgument));
 }
 
@@ -352,7 +352,7 @@ TEST(FileReaderMapping, BuffersPointIntoTheMappingAndOutliveTheReader) {
         const uint8_t* base = d0.data() - f.entries[0].descriptor_offset;
         auto t = r->tensor("a");
         ASSERT_TRUE(t.ok());
-        kept = t->buffers[0];
+        kept = t->buffers()[0];
         EXPECT_EQ(kept.data(), base + f.entries[0].data_offset);
         EXPECT_EQ(kept.owner(), d0.owner());
         const long page = ::sysconf(_SC_PAGESIZE);
@@ -372,7 +372,7 @@ TEST(FileReaderMapping, MemoryOwnerIsShared) {
     {
         auto r = FileReader::open_memory(*owned, owned);
         ASSERT_TRUE(r.ok());
-        kept = must(r->tensor("b")).buffers[0];
+        kept = must(r->tensor("b")).buffers()[0];
         EXPECT_EQ(kept.data(), owned->data() + f.entries[1].data_offset);
     }
     const std::weak_ptr<Bytes> weak = owned;
@@ -408,7 +408,7 @@ TEST_P(LargeAlignment, DataIsPageAlignedAndReadable) {
         }
         if (mmap) {
             const auto t = must(r->tensor("a"));
-            EXPECT_EQ(reinterpret_cast<uintptr_t>(t.buffers[0].data()) % static_cast<uintptr_t>(page), 0U);
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(t.buffers()[0].data()) % static_cast<uintptr_t>(page), 0U);
         }
         EXPECT_EQ(must(r->kv().get_uint64("k")), 7U);
     }
@@ -428,12 +428,12 @@ TEST(FileReaderMapping, PreadPathGivesTheSameBytes) {
     for (size_t i = 0; i < m->tensor_count(); ++i) {
         const auto tm = must(m->tensor(i));
         const auto tp = must(p->tensor(i));
-        ASSERT_EQ(tm.buffers.size(), tp.buffers.size());
-        for (size_t b = 0; b < tm.buffers.size(); ++b) {
-            EXPECT_TRUE(std::equal(tm.buffers[b].span().begin(), tm.buffers[b].span().end(),
-                                   tp.buffers[b].span().begin(), tp.buffers[b].span().end()));
+        ASSERT_EQ(tm.buffers().size(), tp.buffers().size());
+        for (size_t b = 0; b < tm.buffers().size(); ++b) {
+            EXPECT_TRUE(std::equal(tm.buffers()[b].span().begin(), tm.buffers()[b].span().end(),
+                                   tp.buffers()[b].span().begin(), tp.buffers()[b].span().end()));
         }
-        EXPECT_EQ(*tm.descriptor, *tp.descriptor);
+        EXPECT_EQ(tm.descriptor(), tp.descriptor());
     }
     EXPECT_EQ(m->kv(), p->kv());
 }
@@ -513,8 +513,8 @@ TEST(FileReaderShapes, EmptyTensors) {
             EXPECT_EQ(r.entry(i).data_offset % 4096, 0U);
             auto t = r.tensor(i);
             ASSERT_TRUE(t.ok()) << t.error().to_string();
-            ASSERT_EQ(t->buffers.size(), 1U);
-            EXPECT_TRUE(t->buffers[0].empty());
+            ASSERT_EQ(t->buffers().size(), 1U);
+            EXPECT_TRUE(t->buffers()[0].empty());
             EXPECT_TRUE(t->view().ok());
         }
         expect_pattern(r, 1, 1);
@@ -625,7 +625,7 @@ TEST(FileReaderComposite, NestedCompositesBothPaddingRulesAnySortOrder) {
             EXPECT_THAT(cp->members, ::testing::ElementsAre(*r.find("p0"), *r.find("p1")));
             auto ht = r.tensor(g);
             ASSERT_TRUE(ht.ok());
-            EXPECT_TRUE(ht->buffers.empty());
+            EXPECT_TRUE(ht->buffers().empty());
             EXPECT_TRUE(Fails(ht->view(), ErrorCode::kUnsupported));
             EXPECT_TRUE(Fails(r.composite(*r.find("plain")), ErrorCode::kInvalidArgument, {"'plain'", "not a composite head"}));
             expect_pattern(r, *r.find("p1"), 3);

@@ -79,15 +79,15 @@ void check_random_access(const FileReader& file, const std::vector<Item>& items,
         EXPECT_EQ(*found, i);
         auto t = file.tensor(i);
         ASSERT_TRUE(t.ok()) << it.name << ": " << t.error().to_string();
-        EXPECT_EQ(*t->descriptor, it.desc) << it.name;
-        ASSERT_EQ(t->buffers.size(), it.buffers.size());
+        EXPECT_EQ(t->descriptor(), it.desc) << it.name;
+        ASSERT_EQ(t->buffers().size(), it.buffers.size());
         for (size_t b = 0; b < it.buffers.size(); ++b) {
-            ASSERT_EQ(t->buffers[b].size(), it.buffers[b].size()) << it.name << " buffer " << b;
-            EXPECT_TRUE(std::equal(it.buffers[b].begin(), it.buffers[b].end(), t->buffers[b].data()))
+            ASSERT_EQ(t->buffers()[b].size(), it.buffers[b].size()) << it.name << " buffer " << b;
+            EXPECT_TRUE(std::equal(it.buffers[b].begin(), it.buffers[b].end(), t->buffers()[b].data()))
                 << it.name << " buffer " << b;
             if (!it.buffers[b].empty()) {
-                const auto addr = reinterpret_cast<uintptr_t>(t->buffers[b].data());  // NOLINT
-                const auto base = reinterpret_cast<uintptr_t>(t->buffers[0].data());  // NOLINT
+                const auto addr = reinterpret_cast<uintptr_t>(t->buffers()[b].data());  // NOLINT
+                const auto base = reinterpret_cast<uintptr_t>(t->buffers()[0].data());  // NOLINT
                 EXPECT_EQ((addr - base) % file.header().data_buffer_alignment, 0U);
             }
         }

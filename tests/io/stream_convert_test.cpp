@@ -65,10 +65,10 @@ TEST(StreamConvert, StreamToFileToStream) {
         EXPECT_EQ(file->entry(i).name, expected);
         auto t = file->tensor(i);
         ASSERT_TRUE(t.ok()) << t.error().to_string();
-        EXPECT_EQ(*t->descriptor, items[k].desc);
-        ASSERT_EQ(t->buffers.size(), items[k].buffers.size());
-        for (size_t b = 0; b < t->buffers.size(); ++b) {
-            EXPECT_EQ(std::vector<uint8_t>(t->buffers[b].data(), t->buffers[b].data() + t->buffers[b].size()),
+        EXPECT_EQ(t->descriptor(), items[k].desc);
+        ASSERT_EQ(t->buffers().size(), items[k].buffers.size());
+        for (size_t b = 0; b < t->buffers().size(); ++b) {
+            EXPECT_EQ(std::vector<uint8_t>(t->buffers()[b].data(), t->buffers()[b].data() + t->buffers()[b].size()),
                       items[k].buffers[b]);
         }
     }

@@ -32,11 +32,11 @@ void expect_same_tensors(const std::string& a_path, const std::string& b_path, b
         auto tb = b->tensor(name);
         ASSERT_TRUE(ta.ok());
         ASSERT_TRUE(tb.ok()) << name;
-        EXPECT_TRUE(*ta->descriptor == *tb->descriptor) << name;
-        ASSERT_EQ(ta->buffers.size(), tb->buffers.size());
-        for (size_t k = 0; k < ta->buffers.size(); ++k) {
-            const auto x = ta->buffers[k].span();
-            const auto y = tb->buffers[k].span();
+        EXPECT_TRUE(ta->descriptor() == tb->descriptor()) << name;
+        ASSERT_EQ(ta->buffers().size(), tb->buffers().size());
+        for (size_t k = 0; k < ta->buffers().size(); ++k) {
+            const auto x = ta->buffers()[k].span();
+            const auto y = tb->buffers()[k].span();
             EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << name << " buffer " << k;
         }
     }

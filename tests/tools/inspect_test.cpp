@@ -32,7 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kConformance = HURRAY_CONFORMANCE_DIR;
-const fs::path kGolden = fs::path(__FILE__).parent_path() / "golden";
+const fs::path kGolden = fs::path(HURRAY_TESTS_DIR) / "tools" / "golden";
 
 using namespace hurray::clitest;  // Ran, run_cli, run_process, run_piped, TempDir, read_all
 

@@ -90,7 +90,7 @@ std::optional<Failure> load_file(Input& in, const CatOptions& opt, Loaded& out) 
         if (!t) {
             return Failure{kExitInvalid, where(t.error())};
         }
-        out.buffers = std::move(t->buffers);
+        out.buffers.assign(t->buffers().begin(), t->buffers().end());
         return std::nullopt;
     }
     // A composite head: materialize it from its members.
@@ -110,7 +110,7 @@ std::optional<Failure> load_file(Input& in, const CatOptions& opt, Loaded& out) 
     for (const FileTensor& t : members) {
         auto v = t.view();
         if (!v) {
-            return Failure{kExitInvalid, "composite member \"" + t.entry->name + "\": " + where(v.error())};
+            return Failure{kExitInvalid, "composite member \"" + std::string(t.name()) + "\": " + where(v.error())};
         }
         views.push_back(*v);
     }

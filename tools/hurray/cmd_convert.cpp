@@ -139,8 +139,8 @@ Status copy_file_to_file(const FileReader& file, FileWriter& writer) {
         if (!t) {
             return t.error();
         }
-        HURRAY_RETURN_IF_ERROR(writer.begin_tensor(t->entry->name, *t->descriptor));
-        for (const auto& b : t->buffers) {
+        HURRAY_RETURN_IF_ERROR(writer.begin_tensor(t->name(), t->descriptor()));
+        for (const auto& b : t->buffers()) {
             std::span<const uint8_t> rest = b.span();
             while (!rest.empty()) {
                 const size_t n = std::min(rest.size(), kPiece);

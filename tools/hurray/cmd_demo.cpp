@@ -99,12 +99,12 @@ Status same_content(const std::string& a_path, const std::string& b_path, size_t
         const std::string& name = a.entry(i).name;
         HURRAY_ASSIGN_OR_RETURN(FileTensor ta, a.tensor(i));
         HURRAY_ASSIGN_OR_RETURN(FileTensor tb, b.tensor(name));
-        if (!(*ta.descriptor == *tb.descriptor)) {
+        if (!(ta.descriptor() == tb.descriptor())) {
             return Error(ErrorCode::kInvalidData, "tensor '" + name + "': descriptors differ");
         }
-        for (size_t k = 0; k < ta.buffers.size(); ++k) {
-            const auto x = ta.buffers[k].span();
-            const auto y = tb.buffers[k].span();
+        for (size_t k = 0; k < ta.buffers().size(); ++k) {
+            const auto x = ta.buffers()[k].span();
+            const auto y = tb.buffers()[k].span();
             if (!std::equal(x.begin(), x.end(), y.begin(), y.end())) {
                 return Error(ErrorCode::kInvalidData,
                              "tensor '" + name + "': buffer " + std::to_string(k) + " differs");

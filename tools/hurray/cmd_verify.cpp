@@ -75,8 +75,8 @@ void verify_file(Input& input, Report& r) {
             continue;
         }
         std::vector<std::span<const uint8_t>> spans;
-        spans.reserve(t->buffers.size());
-        for (const auto& b : t->buffers) {
+        spans.reserve(t->buffers().size());
+        for (const auto& b : t->buffers()) {
             spans.push_back(b.span());
         }
         if (auto s = validate_data(**d, spans); !s) {

@@ -5,9 +5,10 @@
 #include <vector>
 
 #include "hurray/core/builder.hpp"
-#include "hurray/core/element_convert.hpp"
+#include "hurray/core/float_types.hpp"
 #include "hurray/core/quantize.hpp"
 #include "hurray/core/shape.hpp"
+#include "hurray/core/tensor_ref.hpp"
 
 namespace hurray::cli {
 namespace {
@@ -23,16 +24,6 @@ std::vector<float> weights(size_t n, uint32_t seed, float scale = 1.0F) {
         f = scale * (static_cast<float>(x % 20001U) / 10000.0F - 1.0F);
     }
     return v;
-}
-
-std::vector<uint8_t> half_bytes(const std::vector<float>& v, bool bf16) {
-    std::vector<uint8_t> out(v.size() * 2);
-    for (size_t i = 0; i < v.size(); ++i) {
-        const uint16_t h = bf16 ? float_to_bfloat16(v[i]) : float_to_float16(v[i]);
-        out[2 * i] = static_cast<uint8_t>(h & 0xFFU);
-        out[2 * i + 1] = static_cast<uint8_t>(h >> 8U);
-    }
-    return out;
 }
 
 template <typename T>
@@ -52,12 +43,21 @@ std::vector<uint8_t> le_bytes(const std::vector<T>& v) {
     return out;
 }
 
+/// Writes `t` as tensor `name`.
+Status add_ref(FileWriter& w, const std::string& name, const TensorRef& t) {
+    HURRAY_ASSIGN_OR_RETURN(TensorDescriptor d, t.descriptor());
+    return w.add_tensor(name, d, t.buffers());
+}
+
 Status add_dense_half(FileWriter& w, const std::string& name, ElementType type, Shape shape, uint32_t seed) {
     HURRAY_ASSIGN_OR_RETURN(uint64_t n, element_count(shape));
-    HURRAY_ASSIGN_OR_RETURN(TensorDescriptor d, make_dense(type, std::move(shape)));
-    const auto bytes = half_bytes(weights(static_cast<size_t>(n), seed, 0.5F), type == ElementType::kBFloat16);
-    const std::span<const uint8_t> bufs[] = {bytes};
-    return w.add_tensor(name, d, bufs);
+    const std::vector<float> v = weights(static_cast<size_t>(n), seed, 0.5F);
+    if (type == ElementType::kBFloat16) {
+        const std::vector<bfloat16_t> b = to_bfloat16(v);
+        return add_ref(w, name, TensorRef(b, std::move(shape)));
+    }
+    const std::vector<float16_t> h = to_float16(v);
+    return add_ref(w, name, TensorRef(h, std::move(shape)));
 }
 
 Status add_quantized(FileWriter& w, const std::string& name, const QuantizedTensor& q) {
@@ -107,16 +107,14 @@ Status add_demo_model(FileWriter& w) {
                                                                        CompositionRule::kPartition, 2));
     HURRAY_RETURN_IF_ERROR(w.add_tensor("output.weight", head, {}));
     for (uint64_t part = 0; part < 2; ++part) {
-        HURRAY_ASSIGN_OR_RETURN(TensorDescriptor m, make_dense(ElementType::kFloat16, {kVocab / 2, kDim}));
+        const std::vector<float16_t> h = to_float16(weights((kVocab / 2) * kDim, 10 + static_cast<uint32_t>(part), 0.5F));
+        const TensorRef half(h, {kVocab / 2, kDim});
+        HURRAY_ASSIGN_OR_RETURN(TensorDescriptor m, half.descriptor());
         m.shard = ShardDescriptor{{kVocab, kDim}, {part * (kVocab / 2), 0}};
-        const auto bytes = half_bytes(weights((kVocab / 2) * kDim, 10 + static_cast<uint32_t>(part), 0.5F), false);
-        const std::span<const uint8_t> bufs[] = {bytes};
-        HURRAY_RETURN_IF_ERROR(w.add_tensor("output.weight.part" + std::to_string(part), m, bufs));
+        HURRAY_RETURN_IF_ERROR(w.add_tensor("output.weight.part" + std::to_string(part), m, half.buffers()));
     }
-    HURRAY_ASSIGN_OR_RETURN(TensorDescriptor norm, make_dense(ElementType::kFloat32, {kDim}));
-    const auto nb = le_bytes(std::vector<float>(kDim, 1.0F));
-    const std::span<const uint8_t> norm_bufs[] = {nb};
-    HURRAY_RETURN_IF_ERROR(w.add_tensor("output_norm.weight", norm, norm_bufs));
+    const std::vector<float> ones(kDim, 1.0F);
+    HURRAY_RETURN_IF_ERROR(add_ref(w, "output_norm.weight", TensorRef(ones)));
 
     KvMetadata& kv = w.kv();
     HURRAY_RETURN_IF_ERROR(kv.set("general.architecture", KvValue::string("llama")));

@@ -72,4 +72,20 @@ Status dequantize(const TensorView& view, std::span<float> out);
 /// @endcode
 Result<std::vector<float>> dequantize(const TensorView& view);
 
+/// Every logical element of any tensor as float32, in row-major logical
+/// order: quantized tensors are dequantized (`dequantize`), others are
+/// densified (`TensorView::materialize`: sparse, paged, tiled, strided and
+/// column-major layouts) and converted (`convert_to_float32`; complex types
+/// give their real part, bool 0/1, integers their value rounded to float32).
+///
+/// Fails with `kSizeOverflow` when the values cannot be allocated, with the
+/// codes of `dequantize` and `materialize`, and with `kUnsupported` for
+/// private element types.
+///
+/// @code
+/// auto view = hurray::TensorView::make(desc, spans);
+/// auto values = hurray::to_float32(*view);   // Result<std::vector<float>>
+/// @endcode
+[[nodiscard]] Result<std::vector<float>> to_float32(const TensorView& view);
+
 }  // namespace hurray

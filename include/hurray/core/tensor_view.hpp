@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -58,7 +59,9 @@ struct ElementLocation {
 /// are checked as they are read: a corrupt one is reported as `kInvalidData`,
 /// naming the buffer and the entry.
 ///
-/// The view refers to the descriptor and to the bytes: both must outlive it.
+/// The view refers to the descriptor and to the bytes: both must outlive it,
+/// unless `make` was given an owner that keeps them alive (as
+/// `FileTensor::view` does); copies of the view share that owner.
 ///
 /// Block-paged tensors: the logical shape is `[total_tokens, num_heads,
 /// head_dim]`, tokens numbered across the whole batch, sequence after sequence
@@ -97,6 +100,19 @@ public:
     /// @endcode
     static Result<TensorView> make(const TensorDescriptor& d,
                                    std::span<const std::span<const uint8_t>> buffers);
+
+    /// `make`, with `owner` kept alive by the view and its copies: an object
+    /// that keeps `d` and the bytes of `buffers` valid (a file, a mapping).
+    ///
+    /// @code
+    /// auto keep = std::make_shared<Model>(load());   // owns descriptor and bytes
+    /// auto view = hurray::TensorView::make(keep->desc, keep->spans, keep);
+    /// @endcode
+    static Result<TensorView> make(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers,
+                                   std::shared_ptr<const void> owner);
+
+    /// What keeps the descriptor and bytes alive (empty when the caller does).
+    [[nodiscard]] const std::shared_ptr<const void>& owner() const noexcept { return owner_; }
 
     /// The descriptor.
     [[nodiscard]] const TensorDescriptor& descriptor() const noexcept { return *desc_; }
@@ -216,6 +232,7 @@ private:
     const TensorDescriptor* desc_;
     std::vector<std::span<const uint8_t>> buffers_;
     std::vector<uint64_t> seq_starts_;
+    std::shared_ptr<const void> owner_;
 };
 
 }  // namespace hurray

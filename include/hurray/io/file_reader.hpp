@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
@@ -15,8 +16,10 @@
 
 #include "hurray/core/composite.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/element_of.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
+#include "hurray/core/tensor_ref.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
@@ -52,21 +55,7 @@ struct FileReadOptions {
     AccessPattern access = AccessPattern::kNormal;
 };
 
-/// A tensor's descriptor and its buffers' bytes.
-struct FileTensor {
-    /// Its index entry.
-    const IndexEntry* entry = nullptr;
-    /// Its decoded descriptor (owned by the reader; valid while it lives).
-    const TensorDescriptor* descriptor = nullptr;
-    /// One buffer per entry of the descriptor's buffer table, each exactly its
-    /// declared size; zero-copy views into the mapping when mapped.
-    std::vector<SharedBuffer> buffers;
-    /// A `TensorView` over these buffers (addressing, materialization). It
-    /// refers to the descriptor (owned by the reader) and to the bytes (kept
-    /// alive by `buffers`): both must outlive it. Composite heads have no
-    /// view (`kUnsupported`); use `FileReader::composite`.
-    [[nodiscard]] Result<TensorView> view() const;
-};
+class FileTensorResult;
 
 /// A composite recovered from a file: its head and its direct members, in
 /// descriptor-offset order (file-format.md § Composite Tensors).
@@ -97,6 +86,14 @@ struct FileComposite {
 /// Lookup by name: binary search when the index is sorted, a hash table
 /// otherwise (built at open).
 ///
+/// Lifetime: a `FileReader` is a handle to the opened file. Copies share it
+/// (one reference count, nothing re-read or re-checked), and every
+/// `FileTensor`, `SharedBuffer` and `TensorView` it hands out holds a share
+/// too, so they stay valid after the reader that made them is gone. The file
+/// is closed and unmapped when the last of them is destroyed. Safe to use
+/// from several threads at once (it is immutable after open; lazy decoding
+/// is synchronised).
+///
 /// @code
 /// auto file = hurray::FileReader::open("model.hrry");
 /// if (!file) { std::fprintf(stderr, "%s\n", file.error().to_string().c_str()); return 1; }
@@ -110,7 +107,7 @@ struct FileComposite {
 class FileReader {
 public:
     /// Opens and validates the file at `path`.
-    static Result<FileReader> open(const std::string& path, const FileReadOptions& options = {});
+    static Result<FileReader> open(const std::filesystem::path& path, const FileReadOptions& options = {});
     /// Validates a file held in memory. `owner` keeps `bytes` alive (it is
     /// shared by every buffer handed out); without one, `bytes` must outlive
     /// the reader and its buffers.
@@ -118,13 +115,17 @@ public:
                                           std::shared_ptr<const void> owner = {},
                                           const FileReadOptions& options = {});
 
-    /// Moves the reader; `other` is left empty (only destruction and
+    /// Another handle to the same opened file (shares it; copies nothing).
+    FileReader(const FileReader& other) noexcept;
+    /// Makes this a handle to `other`'s file.
+    FileReader& operator=(const FileReader& other) noexcept;
+    /// Moves the handle; `other` is left empty (only destruction and
     /// assignment are valid on it).
     FileReader(FileReader&& other) noexcept;
-    /// Moves the reader; `other` is left empty.
+    /// Moves the handle; `other` is left empty.
     FileReader& operator=(FileReader&& other) noexcept;
-    FileReader(const FileReader&) = delete;
-    FileReader& operator=(const FileReader&) = delete;
+    /// Releases this handle; the file is closed when no handle, tensor or
+    /// buffer refers to it any more.
     ~FileReader();
 
     /// The file header.
@@ -154,10 +155,11 @@ public:
     /// The raw bytes of tensor `i`'s descriptor.
     [[nodiscard]] Result<SharedBuffer> descriptor_bytes(size_t i) const;
 
-    /// Tensor `i`: descriptor and zero-copy buffers.
-    [[nodiscard]] Result<FileTensor> tensor(size_t i) const;
-    /// The tensor named `name`.
-    [[nodiscard]] Result<FileTensor> tensor(std::string_view name) const;
+    /// Tensor `i`: descriptor and zero-copy buffers (`kInvalidArgument` when
+    /// `i >= tensor_count()`).
+    [[nodiscard]] FileTensorResult tensor(size_t i) const;
+    /// The tensor named `name` (`kNotFound` when there is none).
+    [[nodiscard]] FileTensorResult tensor(std::string_view name) const;
 
     /// The composite whose head is tensor `head`: its members, validated with
     /// the core composite rules (torn or invalid composites are errors).
@@ -174,9 +176,137 @@ public:
     [[nodiscard]] Status advise(size_t i, AccessPattern pattern) const;
 
 private:
+    friend class FileTensor;
     struct Impl;
-    explicit FileReader(std::unique_ptr<Impl> impl) noexcept;
-    std::unique_ptr<Impl> impl_;
+    explicit FileReader(std::shared_ptr<Impl> impl) noexcept;
+    std::shared_ptr<Impl> impl_;
+};
+
+/// A tensor of an opened file: its index entry, descriptor and zero-copy
+/// buffers.
+///
+/// It shares ownership of the file (see `FileReader`): everything it returns
+/// by reference or span — name, entry, descriptor, buffers, the spans of
+/// `as<T>()` and `bytes()` — stays valid while this tensor, a copy of it, or
+/// any handle to its file lives. `view()` returns a `TensorView` that holds
+/// its own share, so it may outlive everything else.
+///
+/// @code
+/// auto file = hurray::FileReader::open("model.hrry");
+/// auto w = file->tensor("w");                 // FileTensorResult
+/// auto values = w.as<float>();                // Result<std::span<const float>>
+/// auto all = w.to_float32();                  // any type, layout, quantization
+/// @endcode
+class FileTensor {
+public:
+    /// Position of the tensor in the index.
+    [[nodiscard]] size_t index() const noexcept { return index_; }
+    /// Its index entry (name, descriptor and data offsets).
+    [[nodiscard]] const IndexEntry& entry() const noexcept { return *entry_; }
+    /// Its name.
+    [[nodiscard]] std::string_view name() const noexcept { return entry_->name; }
+    /// Its decoded and checked descriptor.
+    [[nodiscard]] const TensorDescriptor& descriptor() const noexcept { return *descriptor_; }
+    /// The element type (for a composite head, the logical type).
+    [[nodiscard]] ElementType element_type() const noexcept { return descriptor_->element_type; }
+    /// The shape.
+    [[nodiscard]] std::span<const uint64_t> shape() const noexcept { return descriptor_->shape; }
+    /// Whether it is a composite head (no buffers of its own; its members are
+    /// other tensors of the file, see `FileReader::composite`).
+    [[nodiscard]] bool is_composite() const noexcept;
+    /// One buffer per entry of the descriptor's buffer table, each exactly its
+    /// declared size; zero-copy views into the mapping when mapped.
+    [[nodiscard]] std::span<const SharedBuffer> buffers() const noexcept { return buffers_; }
+    /// The file it belongs to.
+    [[nodiscard]] const FileReader& file() const noexcept { return file_; }
+
+    /// A `TensorView` over its buffers (addressing, materialization), holding
+    /// a share of the file so that it stays valid on its own. Composite heads
+    /// have no view (`kUnsupported`).
+    [[nodiscard]] Result<TensorView> view() const;
+
+    /// The data of a dense, row-major, unquantized tensor whose elements are
+    /// whole bytes (not bool or 1/2/4/6-bit types): the bytes of element
+    /// [0, ..., 0] onward, one element after another. The error says which
+    /// condition failed.
+    [[nodiscard]] Result<std::span<const uint8_t>> bytes() const;
+
+    /// The elements as `T`, zero-copy: the tensor must be dense and row-major
+    /// (or strided with row-major strides), unquantized, of the element type
+    /// that stores `T` (`element_type_of<T>()`: `float` for float32,
+    /// `hurray::float16_t` for float16, `int8_t` for int8, ...), and its data
+    /// aligned for `T` (always true for a mapped file). Otherwise the error
+    /// (`kTypeMismatch`, `kUnsupported`) says which condition failed; use
+    /// `to_float32()` for any tensor.
+    ///
+    /// @code
+    /// auto w = file->tensor("w").as<float>();
+    /// if (!w) { std::fprintf(stderr, "%s\n", w.error().to_string().c_str()); return 1; }
+    /// float first = (*w)[0];
+    /// @endcode
+    template <TensorElement T>
+    [[nodiscard]] Result<std::span<const T>> as() const {
+        auto data = typed_bytes(element_type_of<T>(), alignof(T), element_cpp_name<T>());
+        if (!data) {
+            return std::move(data).error();
+        }
+        // SAFETY: typed_bytes checked that the bytes hold whole elements of the
+        // type that stores T (same size and representation, little-endian),
+        // aligned for T; T is trivially copyable, so the bytes are T objects
+        // (implicit object creation).
+        return std::span<const T>(reinterpret_cast<const T*>(data->data()), data->size() / sizeof(T));
+    }
+
+    /// Every logical element as float32, in row-major order, for any tensor:
+    /// dequantized, densified (sparse, tiled, paged, strided layouts),
+    /// converted from the element type, composites materialized from their
+    /// members. A new vector (a copy).
+    [[nodiscard]] Result<std::vector<float>> to_float32() const;
+
+    /// A `TensorRef` to write this tensor elsewhere unchanged (same
+    /// descriptor, zero-copy buffers); valid while this tensor lives.
+    [[nodiscard]] TensorRef ref() const;
+
+private:
+    friend class FileReader;
+    FileTensor(FileReader file, size_t index, const IndexEntry* entry, const TensorDescriptor* descriptor)
+        : file_(std::move(file)), index_(index), entry_(entry), descriptor_(descriptor) {}
+    [[nodiscard]] Result<std::span<const uint8_t>> typed_bytes(ElementType want, size_t alignment,
+                                                               const char* cpp_name) const;
+
+    FileReader file_;
+    size_t index_ = 0;
+    const IndexEntry* entry_ = nullptr;
+    const TensorDescriptor* descriptor_ = nullptr;
+    std::vector<SharedBuffer> buffers_;
+};
+
+/// The outcome of looking a tensor up: a `Result<FileTensor>` whose
+/// conversions can be called directly, passing an error on (like simdjson's
+/// results), so that `file["w"].as<float>()` is one checked expression.
+///
+/// @code
+/// auto w = file.tensor("w").as<float>();   // kNotFound if there is no "w"
+/// if (!w) return w.error();
+/// @endcode
+class FileTensorResult : public Result<FileTensor> {
+public:
+    using Result<FileTensor>::Result;
+
+    /// `FileTensor::as<T>()`, or this result's error.
+    template <TensorElement T>
+    [[nodiscard]] Result<std::span<const T>> as() const {
+        if (!ok()) {
+            return error();
+        }
+        return value().template as<T>();
+    }
+    /// `FileTensor::bytes()`, or this result's error.
+    [[nodiscard]] Result<std::span<const uint8_t>> bytes() const;
+    /// `FileTensor::to_float32()`, or this result's error.
+    [[nodiscard]] Result<std::vector<float>> to_float32() const;
+    /// `FileTensor::view()`, or this result's error.
+    [[nodiscard]] Result<TensorView> view() const;
 };
 
 }  // namespace hurray

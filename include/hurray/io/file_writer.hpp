@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -95,7 +96,8 @@ public:
     /// Starts a file that `finish` atomically moves to `path` (see
     /// `AtomicFileSink`). Until then `path` is untouched; if the writer is
     /// destroyed unfinished or `finish` fails, `path` keeps its old content.
-    static Result<FileWriter> create_file(const std::string& path, const FileWriterOptions& options = {});
+    static Result<FileWriter> create_file(const std::filesystem::path& path,
+                                          const FileWriterOptions& options = {});
 
     /// Moves the writer (and its open output).
     FileWriter(FileWriter&& other) noexcept;
