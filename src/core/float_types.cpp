@@ -31,16 +31,19 @@ Status length_mismatch(size_t in, size_t out) {
 inline uint16_t narrow_float16(float value) noexcept {
     const auto x = std::bit_cast<uint32_t>(value);
     const uint32_t sign = (x >> 16) & 0x8000U;
-    const uint32_t a = x & 0x7FFFFFFFU;
+    // The magnitude as a signed integer (it is < 2^31): signed compares map to
+    // single SSE2/NEON instructions, unsigned ones do not.
+    const auto a = static_cast<int32_t>(x & 0x7FFFFFFFU);
+    const auto ua = static_cast<uint32_t>(a);
     // Normal range (a >= 2^-14): exponent - 112, then round.
-    const uint32_t normal = (a - (112U << 23) + 0xFFFU + ((a >> 13) & 1U)) >> 13;
+    const uint32_t normal = (ua - (112U << 23) + 0xFFFU + ((ua >> 13) & 1U)) >> 13;
     // Subnormal range (a < 2^-14).
-    const auto sub = std::bit_cast<uint32_t>(std::bit_cast<float>(a) + 0.5F) - 0x3F000000U;
+    const auto sub = std::bit_cast<uint32_t>(std::bit_cast<float>(ua) + 0.5F) - 0x3F000000U;
     // Overflow (a >= 65536 rounds to infinity) and NaN (payload top bits, quiet).
-    const uint32_t nan = 0x7C00U | 0x200U | ((a & 0x7FFFFFU) >> 13);
-    uint32_t h = a < 0x38800000U ? sub : normal;
-    h = a >= 0x47800000U ? 0x7C00U : h;
-    h = a > 0x7F800000U ? nan : h;
+    const uint32_t nan = 0x7C00U | 0x200U | ((ua & 0x7FFFFFU) >> 13);
+    uint32_t h = a < 0x38800000 ? sub : normal;
+    h = a >= 0x47800000 ? 0x7C00U : h;
+    h = a > 0x7F800000 ? nan : h;
     return static_cast<uint16_t>(sign | h);
 }
 
@@ -49,7 +52,7 @@ inline uint16_t narrow_bfloat16(float value) noexcept {
     const auto x = std::bit_cast<uint32_t>(value);
     const uint32_t rounded = (x + 0x7FFFU + ((x >> 16) & 1U)) >> 16;
     const uint32_t nan = (x >> 16) | 0x40U;
-    return static_cast<uint16_t>((x & 0x7FFFFFFFU) > 0x7F800000U ? nan : rounded);
+    return static_cast<uint16_t>(static_cast<int32_t>(x & 0x7FFFFFFFU) > 0x7F800000 ? nan : rounded);
 }
 
 using Table = std::array<float, 256>;

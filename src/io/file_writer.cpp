@@ -183,7 +183,7 @@ Result<FileWriter> FileWriter::create(ByteSink& sink, const FileWriterOptions& o
 
 Result<FileWriter> FileWriter::create_file(const std::filesystem::path& path, const FileWriterOptions& options) {
     HURRAY_RETURN_IF_ERROR(check_options(options));
-    HURRAY_ASSIGN_OR_RETURN(auto atomic, AtomicFileSink::create(path.native()));
+    HURRAY_ASSIGN_OR_RETURN(auto atomic, AtomicFileSink::create(path));
     HURRAY_ASSIGN_OR_RETURN(FileWriter w, create(*atomic, options));
     w.state_->atomic = std::move(atomic);
     return w;

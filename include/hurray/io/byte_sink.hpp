@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <cstdio>
 #include <memory>
 #include <span>
@@ -122,7 +123,7 @@ private:
 class AtomicFileSink final : public ByteSink {
 public:
     /// Creates the temporary file next to `path` with mode 0644 (minus umask).
-    static Result<std::unique_ptr<AtomicFileSink>> create(const std::string& path);
+    static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& path);
     ~AtomicFileSink() override;
     Status write(std::span<const uint8_t> bytes) override;
     /// Makes the written bytes the content of `path` (see the class comment).
