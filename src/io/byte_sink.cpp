@@ -165,8 +165,8 @@ Status MemorySink::write(std::span<const uint8_t> bytes) {
 // ---------------------------------------------------------------------------
 // AtomicFileSink
 
-Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::filesystem::path& target) {
-    const std::string& path = target.native();
+Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::filesystem::path& target_path) {
+    const std::string& path = target_path.native();
     const size_t slash = path.rfind('/');
     const std::string dir_prefix = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);

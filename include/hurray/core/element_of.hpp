@@ -26,11 +26,6 @@ namespace hurray {
 namespace detail {
 
 template <typename T>
-constexpr bool is_complex_v = false;
-template <typename T>
-constexpr bool is_complex_v<std::complex<T>> = true;
-
-template <typename T>
 constexpr ElementType integer_element_type() noexcept {
     if constexpr (std::is_signed_v<T>) {
         if constexpr (sizeof(T) == 1) {

@@ -122,8 +122,8 @@ private:
 /// @endcode
 class AtomicFileSink final : public ByteSink {
 public:
-    /// Creates the temporary file next to `path` with mode 0644 (minus umask).
-    static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& path);
+    /// Creates the temporary file next to `target_path` with mode 0644 (minus umask).
+    static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& target_path);
     ~AtomicFileSink() override;
     Status write(std::span<const uint8_t> bytes) override;
     /// Makes the written bytes the content of `path` (see the class comment).
