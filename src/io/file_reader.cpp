@@ -19,7 +19,7 @@
 #include "hurray/core/layout.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "io/file_source.hpp"
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 
 namespace hurray {
 
@@ -214,10 +214,10 @@ Status FileReader::Impl::load() {
     }
 
     std::vector<uint64_t> entry_offsets;
-    HURRAY_ASSIGN_OR_RETURN(entries, detail::decode_index(index_bytes.span(), trailer.index_offset, &entry_offsets));
+    HURRAY_ASSIGN_OR_RETURN(entries, decode_index(index_bytes.span(), trailer.index_offset, &entry_offsets));
     index_bytes = {};
     sorted = (header.flags & file_flags::kSortedIndex) != 0;
-    HURRAY_RETURN_IF_ERROR(detail::check_index_names(entries, sorted, entry_offsets));
+    HURRAY_RETURN_IF_ERROR(check_index_names(entries, sorted, entry_offsets));
 
     uint64_t tensor_region_end = trailer.index_offset;
     if (has_kv) {

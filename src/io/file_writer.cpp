@@ -10,7 +10,7 @@
 #include "core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/crc32c.hpp"
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 
 #include <algorithm>
 #include <array>
@@ -474,7 +474,7 @@ Status FileWriter::finish() {
         std::sort(sorted.begin(), sorted.end(), name_less);
         index_entries = sorted;
     }
-    HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> index_bytes, detail::encode_index(index_entries));
+    HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> index_bytes, encode_index(index_entries));
     FileTrailer trailer;
     trailer.kv_offset = offset_;
     trailer.kv_length = static_cast<uint32_t>(kv_bytes.size());  // encode_kv_section bounds it

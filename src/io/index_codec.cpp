@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 
 #include "core/byte_io.hpp"
 #include "core/checked_math.hpp"
@@ -12,7 +12,15 @@
 #include <string>
 #include <string_view>
 
-namespace hurray::detail {
+namespace hurray {
+
+using detail::add_u64;
+using detail::byte_view;
+using detail::ByteReader;
+using detail::ByteWriter;
+using detail::char_view;
+using detail::dec;
+using detail::hex;
 
 namespace {
 
@@ -167,4 +175,4 @@ Status check_index_names(std::span<const IndexEntry> entries, bool sorted,
     return Status::success();
 }
 
-}  // namespace hurray::detail
+}  // namespace hurray

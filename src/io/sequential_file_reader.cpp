@@ -39,7 +39,7 @@
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "hurray/io/crc32c.hpp"
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 
 namespace hurray {
 
@@ -668,8 +668,8 @@ struct SequentialFileReader::Impl {
                          trailer_offset + trailer_field::kIndexCrc32c);
         }
         std::vector<uint64_t> entry_offsets;
-        HURRAY_ASSIGN_OR_RETURN(index, detail::decode_index(index_bytes, trailer.index_offset, &entry_offsets));
-        HURRAY_RETURN_IF_ERROR(detail::check_index_names(
+        HURRAY_ASSIGN_OR_RETURN(index, decode_index(index_bytes, trailer.index_offset, &entry_offsets));
+        HURRAY_RETURN_IF_ERROR(check_index_names(
             index, (header.flags & file_flags::kSortedIndex) != 0, entry_offsets));
         if (kv_present) {
             const auto kv_bytes = all.subspan(local(trailer.kv_offset), trailer.kv_length);

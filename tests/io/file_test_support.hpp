@@ -26,7 +26,7 @@
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 #include "io_test_util.hpp"
 
 namespace hurray::test {
@@ -159,7 +159,7 @@ inline BuiltFile build_file(const std::vector<TestTensor>& tensors, const KvMeta
     if (opt.edit_index) {
         opt.edit_index(entries);
     }
-    Bytes index = must(detail::encode_index(entries));
+    Bytes index = must(encode_index(entries));
     if (opt.edit_index_bytes) {
         opt.edit_index_bytes(index);
     }

@@ -30,7 +30,7 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/crc32c.hpp"
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 #include "io_test_util.hpp"
 
 namespace hurray {
@@ -123,7 +123,7 @@ std::vector<IndexEntry> check_layout(const Bytes& f, const std::vector<Tensor>& 
     EXPECT_EQ(t->index_offset + t->index_length, f.size() - 40) << "the trailer follows the index";
     const auto index_bytes = std::span<const uint8_t>(f).subspan(t->index_offset, t->index_length);
     EXPECT_EQ(t->index_crc32c, crc32c(index_bytes));
-    auto idx = detail::decode_index(index_bytes, t->index_offset);
+    auto idx = decode_index(index_bytes, t->index_offset);
     if (!idx) {
         ADD_FAILURE() << idx.error().to_string();
         return none;
@@ -889,7 +889,7 @@ TEST(FileWriterLayout, SortedIndexByRawBytes) {
     for (size_t i = 0; i < 5; ++i) {
         EXPECT_EQ(idx[i].name, expected[i]) << i;
     }
-    EXPECT_TRUE(detail::check_index_names(idx, true));
+    EXPECT_TRUE(check_index_names(idx, true));
     // Tensors stay in write order in the tensor region.
     EXPECT_LT(idx[4].descriptor_offset, idx[0].descriptor_offset);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The index section codec (file-format.md § Index Section, SPEC-NOTES 15).
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 
 #include <gtest/gtest.h>
 

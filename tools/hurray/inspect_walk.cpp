@@ -9,7 +9,7 @@
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
-#include "io/index_codec.hpp"
+#include "hurray/io/index_codec.hpp"
 
 namespace hurray::cli {
 namespace {
@@ -98,7 +98,7 @@ Status walk_file(const RandomAccess& in, Annotation& a) {
     st = annotate_file_index(index_bytes, ft.index_offset, index.rows);
     a.sections.push_back(std::move(index));
     HURRAY_RETURN_IF_ERROR(st);
-    HURRAY_ASSIGN_OR_RETURN(auto entries, hurray::detail::decode_index(index_bytes, ft.index_offset));
+    HURRAY_ASSIGN_OR_RETURN(auto entries, decode_index(index_bytes, ft.index_offset));
 
     if (ft.kv_offset != 0 && ft.kv_length != 0) {
         HURRAY_ASSIGN_OR_RETURN(auto kv_bytes, read_range(in, ft.kv_offset, ft.kv_length, "KV section", trailer_at + 16));

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: the index section of an HRRYFILE container (file-format.md
-// § Index Section, SPEC-NOTES 15), shared by the writer and both readers.
+/// @file
+/// The index section of an HRRYFILE container (file-format.md § Index
+/// Section): its encoder, its validating decoder and the name checks, as the
+/// writer and both readers use them. For tools that take a container apart
+/// (`hurray inspect`) or build one by hand; `FileReader` and `FileWriter`
+/// call these for everyone else.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +14,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/io/file_format.hpp"
 
-namespace hurray::detail {
+namespace hurray {
 
 /// Fixed bytes of one index entry besides its name:
 /// u16 name_length + u64 + u32 + u64 + u64 + u32.
@@ -18,6 +22,12 @@ inline constexpr uint64_t kIndexEntryFixedSize = 2 + 8 + 4 + 8 + 8 + 4;
 
 /// Encodes `u64 count` then every entry. Fails with kInvalidName for a name
 /// that is empty or longer than 65,535 bytes.
+///
+/// @code
+/// std::vector<hurray::IndexEntry> entries = {{"w", 64, 80, 4096, 24}};
+/// auto bytes = hurray::encode_index(entries);   // 8 + 35 + 1 bytes
+/// auto back = hurray::decode_index(*bytes, 0);  // the same entries
+/// @endcode
 Result<std::vector<uint8_t>> encode_index(std::span<const IndexEntry> entries);
 
 /// Decodes an index section that starts at absolute file offset `base`.
@@ -35,4 +45,4 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
 Status check_index_names(std::span<const IndexEntry> entries, bool sorted,
                          std::span<const uint64_t> entry_offsets = {});
 
-}  // namespace hurray::detail
+}  // namespace hurray
