@@ -17,23 +17,19 @@
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "hurray/core/layout.hpp"
+#include "io/error_context.hpp"
 
 namespace hurray {
 
 namespace {
 
 using detail::dec;
+using detail::with_context;
 
 /// First size of the descriptor buffer; it doubles as bytes arrive.
 constexpr uint32_t kFirstDescriptorChunk = 4096;
 
 std::string tensor_label(uint64_t index) { return "stream tensor #" + dec(index); }
-
-/// `e` with `prefix` put before its message and its offset moved by `base`.
-Error with_context(const Error& e, const std::string& prefix, uint64_t base) {
-    const Error r = e.rebased(base);
-    return {r.code(), prefix + ": " + r.message(), r.offset()};
-}
 
 /// The checks shared by the reader and the writer on one decoded descriptor:
 /// buffer sizes against a bound and the producer-sync rule.
