@@ -13,6 +13,7 @@
 #include "core/block_padding.hpp"
 #include "core/checked_math.hpp"
 #include "core/descriptor_internal.hpp"
+#include "core/quant_storage.hpp"
 #include "core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 
@@ -431,23 +432,6 @@ bool storage_allowed(ElementType t, std::initializer_list<ElementType> allowed) 
     return std::find(allowed.begin(), allowed.end(), t) != allowed.end();
 }
 
-// Range of a storage type's values, for zero points.
-std::pair<int64_t, int64_t> storage_range(ElementType t) {
-    switch (t) {
-        case ElementType::kInt8: return {-128, 127};
-        case ElementType::kUInt8: return {0, 255};
-        case ElementType::kInt16: return {-32768, 32767};
-        case ElementType::kUInt16: return {0, 65535};
-        case ElementType::kInt32: return {INT32_MIN, INT32_MAX};
-        case ElementType::kUInt32: return {0, UINT32_MAX};
-        case ElementType::kInt4: return {-8, 7};
-        case ElementType::kUInt4: return {0, 15};
-        case ElementType::kInt2: return {-2, 1};
-        case ElementType::kUInt2: return {0, 3};
-        default: return {0, 0};
-    }
-}
-
 Status check_axis(const Ctx& c, const char* scheme, uint32_t axis, uint64_t axis_at) {
     const uint32_t rank = c.d.rank();
     if (axis >= rank) {
@@ -545,8 +529,9 @@ Status check_quantization_fields(const Ctx& c) {
             return fail(ErrorCode::kInvalidQuantization,
                         "per_tensor_affine.scale: must be finite and non-zero", q + 4);
         }
-        const auto [lo, hi] = storage_range(t);
-        if (p->zero_point < lo || p->zero_point > hi) {
+        // storage_allowed above: an affine storage type, which has a range.
+        const CodeRange range = affine_code_range(t).value_or(CodeRange{INT32_MIN, INT32_MAX});
+        if (p->zero_point < range.min || p->zero_point > range.max) {
             return fail(ErrorCode::kInvalidQuantization,
                         "per_tensor_affine.zero_point: " + std::to_string(p->zero_point) +
                             " is outside the range of " + tname(),

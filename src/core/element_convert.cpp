@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "core/float16_widen.hpp"
 #include "core/text.hpp"
 
 namespace hurray {
@@ -157,19 +158,7 @@ Error out_of_range(ElementType type, uint64_t index, size_t size) {
 
 }  // namespace
 
-float float16_to_float(uint16_t bits) noexcept {
-    const uint32_t sign = static_cast<uint32_t>(bits & 0x8000U) << 16;
-    const uint32_t exp = (bits >> 10) & 0x1FU;
-    const uint32_t man = bits & 0x3FFU;
-    if (exp == 0x1F) {
-        return std::bit_cast<float>(sign | 0x7F800000U | (man << 13));
-    }
-    if (exp == 0) {
-        const float v = std::ldexp(static_cast<float>(man), -24);
-        return sign != 0 ? -v : v;
-    }
-    return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
-}
+float float16_to_float(uint16_t bits) noexcept { return detail::widen_float16(bits); }
 
 uint16_t float_to_float16(float value) noexcept {
     const auto x = std::bit_cast<uint32_t>(value);
@@ -205,9 +194,7 @@ uint16_t float_to_float16(float value) noexcept {
     return static_cast<uint16_t>(sign | half);
 }
 
-float bfloat16_to_float(uint16_t bits) noexcept {
-    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
+float bfloat16_to_float(uint16_t bits) noexcept { return detail::widen_bfloat16(bits); }
 
 uint16_t float_to_bfloat16(float value) noexcept {
     const auto x = std::bit_cast<uint32_t>(value);

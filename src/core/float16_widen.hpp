@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: branch-free, inlinable float16 and bfloat16 to float32 widening
-// for vectorised loops. Bit-identical to float16_to_float / bfloat16_to_float
-// (element_convert.hpp) for all 65536 inputs (tested exhaustively).
+// for vectorised loops. The one implementation: the public float16_to_float /
+// bfloat16_to_float (element_convert.hpp) call these. Checked exhaustively
+// against an independent reference (tests/core/dequantize_test.cpp).
 #pragma once
 
 #include <bit>

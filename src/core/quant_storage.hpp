@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: facts about quantization storage shared by the dequantizer and the
-// quantizers: the value range of the affine storage types
-// (quantization/per-tensor-affine.md § Valid Storage Types).
+// Internal: facts about quantization storage shared by the dequantizer, the
+// quantizers and the descriptor and data checks: the value range of the affine
+// storage types (quantization/per-tensor-affine.md § Valid Storage Types).
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,8 @@ struct CodeRange {
     int64_t max = 0;  ///< Largest value.
 };
 
-/// The value range of an affine storage type (int8 ... uint2); nullopt for
-/// any other type.
+/// The value range of an affine storage type (int8 ... uint2), which codes
+/// and zero points must lie in; nullopt for any other type.
 inline std::optional<CodeRange> affine_code_range(ElementType t) noexcept {
     using E = ElementType;
     switch (t) {

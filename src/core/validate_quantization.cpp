@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "core/quant_storage.hpp"
 #include "core/text.hpp"
 #include "core/validate_internal.hpp"
 #include "hurray/core/element_convert.hpp"
@@ -34,18 +35,6 @@ std::string value_text(float v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
     return buf;
-}
-
-/// The inclusive value range of a quantization storage type (for zero points).
-std::pair<int64_t, int64_t> storage_range(ElementType t) {
-    const uint32_t bits = bit_width(t);
-    if (bits == 0 || bits > 32) {
-        return {INT32_MIN, INT32_MAX};
-    }
-    if (is_signed_integer(t)) {
-        return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
-    }
-    return {0, (int64_t{1} << bits) - 1};
 }
 
 /// Decodes scale entry `i` of a scale buffer of `type` (float16, bfloat16 or float32).
@@ -102,7 +91,11 @@ Status check_affine(const DataCtx& c, const ParamBuffers& p) {
         HURRAY_ASSIGN_OR_RETURN(zp_bytes, data_buffer(c, p.zero_point_buffer, zp_field.c_str()));
     }
     const LeArray zps = LeArray::whole(zp_bytes, 4);
-    const auto [lo, hi] = storage_range(c.d.element_type);
+    // check_descriptor accepted the storage type, so it has a range; an int32
+    // zero point is never outside the fallback.
+    const CodeRange range = affine_code_range(c.d.element_type).value_or(CodeRange{INT32_MIN, INT32_MAX});
+    const int64_t lo = range.min;
+    const int64_t hi = range.max;
     for (uint64_t i = 0; i < zps.size(); ++i) {
         const auto z = static_cast<int32_t>(static_cast<uint32_t>(zps[i]));
         if (z < lo || z > hi) {

@@ -18,6 +18,7 @@
 #include "core/text.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/crc32c.hpp"
+#include "io/error_context.hpp"
 #include "io/file_source.hpp"
 #include "hurray/io/index_codec.hpp"
 
@@ -28,6 +29,7 @@ namespace {
 using detail::add_u64;
 using detail::dec;
 using detail::hex;
+using detail::with_context;
 
 
 /// "[a, b)".
@@ -40,11 +42,6 @@ std::string range(uint64_t start, uint64_t end) {
 /// "tensor 'name' (index entry i)".
 std::string entry_label(const IndexEntry& e, size_t i) {
     return std::string("tensor '") + e.name + "' (index entry " + dec(i) + ")";
-}
-
-/// The same error with `prefix: ` before its message and its offset moved by `base`.
-Error with_context(const Error& e, const std::string& prefix, uint64_t base) {
-    return {e.code(), prefix + ": " + e.message(), e.has_offset() ? e.offset() + base : Error::kNoOffset};
 }
 
 /// One lazily decoded descriptor. Written once under `once`, read-only after.

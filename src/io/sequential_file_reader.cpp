@@ -40,6 +40,7 @@
 #include "core/text.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/index_codec.hpp"
+#include "io/error_context.hpp"
 
 namespace hurray {
 
@@ -47,6 +48,7 @@ namespace {
 
 using detail::dec;
 using detail::hex;
+using detail::with_context;
 
 /// Bytes read per step when padding is checked or the tail is gathered.
 constexpr size_t kScratchSize = 4096;
@@ -60,12 +62,6 @@ constexpr size_t kScanChunk = size_t{64} * 1024;
 /// "tensor #k (descriptor at byte X)", used to open messages.
 std::string tensor_label(uint64_t position, uint64_t descriptor_offset) {
     return "tensor #" + dec(position) + " (descriptor at byte " + dec(descriptor_offset) + ")";
-}
-
-/// `e` with `prefix` put before its message and its offset moved by `base`.
-Error with_context(const Error& e, const std::string& prefix, uint64_t base) {
-    const Error r = e.rebased(base);
-    return {r.code(), prefix + ": " + r.message(), r.offset()};
 }
 
 /// Index of the first non-zero byte of `bytes`, or `bytes.size()`.

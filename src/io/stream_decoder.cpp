@@ -17,23 +17,20 @@
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "hurray/core/layout.hpp"
+#include "hurray/io/detail/stream_steps.hpp"
+#include "io/error_context.hpp"
 
 namespace hurray {
 
 namespace {
 
 using detail::dec;
+using detail::with_context;
 
 /// First size of the descriptor buffer; it doubles as bytes arrive.
 constexpr uint32_t kFirstDescriptorChunk = 4096;
 
 std::string tensor_label(uint64_t index) { return "stream tensor #" + dec(index); }
-
-/// `e` with `prefix` put before its message and its offset moved by `base`.
-Error with_context(const Error& e, const std::string& prefix, uint64_t base) {
-    const Error r = e.rebased(base);
-    return {r.code(), prefix + ": " + r.message(), r.offset()};
-}
 
 /// The checks shared by the reader and the writer on one decoded descriptor:
 /// buffer sizes against a bound and the producer-sync rule.
@@ -88,7 +85,7 @@ bool StreamDecoder::at_boundary() const noexcept {
 uint64_t StreamDecoder::need_size() const noexcept {
     switch (need_) {
     case StreamNeed::kPrefix:
-        return kStreamPrefixSize - prefix_have_;
+        return kDescriptorPeekSize - prefix_have_;
     case StreamNeed::kDescriptor:
         return desc_length_ - desc_have_;
     case StreamNeed::kData:
@@ -102,10 +99,10 @@ uint64_t StreamDecoder::need_size() const noexcept {
 
 std::span<uint8_t> StreamDecoder::descriptor_space() {
     if (need_ == StreamNeed::kPrefix) {
-        if (desc_.size() < kStreamPrefixSize) {
+        if (desc_.size() < kDescriptorPeekSize) {
             desc_.resize(kFirstDescriptorChunk);
         }
-        return std::span<uint8_t>(desc_).subspan(prefix_have_, kStreamPrefixSize - prefix_have_);
+        return std::span<uint8_t>(desc_).subspan(prefix_have_, kDescriptorPeekSize - prefix_have_);
     }
     if (need_ != StreamNeed::kDescriptor) {
         return {};
@@ -151,7 +148,7 @@ Result<StreamEvent> StreamDecoder::commit(uint64_t n) {
         }
         prefix_have_ += static_cast<uint32_t>(n);
         offset_ += n;
-        if (prefix_have_ < kStreamPrefixSize) {
+        if (prefix_have_ < kDescriptorPeekSize) {
             return StreamEvent::kNone;
         }
         HURRAY_RETURN_IF_ERROR(on_prefix());
@@ -190,7 +187,7 @@ Result<StreamEvent> StreamDecoder::commit(uint64_t n) {
 
 Status StreamDecoder::on_prefix() {
     const std::string label = tensor_label(count_);
-    auto len = peek_length(std::span<const uint8_t>(desc_).first(kStreamPrefixSize));
+    auto len = peek_length(std::span<const uint8_t>(desc_).first(kDescriptorPeekSize));
     if (!len) {
         return set_failure(with_context(len.error(), label + " descriptor", desc_offset_));
     }
@@ -201,9 +198,9 @@ Status StreamDecoder::on_prefix() {
                                  desc_offset_ + 6));
     }
     desc_length_ = *len;
-    desc_have_ = kStreamPrefixSize;
+    desc_have_ = kDescriptorPeekSize;
     prefix_have_ = 0;
-    if (desc_length_ > kStreamPrefixSize) {
+    if (desc_length_ > kDescriptorPeekSize) {
         need_ = StreamNeed::kDescriptor;
         return Status::success();
     }
@@ -285,7 +282,7 @@ Status StreamDecoder::end_of_input() {
         }
         return set_failure(Error(ErrorCode::kTruncated,
                                  tensor_label(count_) + ": stream ends inside the descriptor prefix (" +
-                                     dec(prefix_have_) + " of " + dec(kStreamPrefixSize) +
+                                     dec(prefix_have_) + " of " + dec(kDescriptorPeekSize) +
                                      " bytes, descriptor at byte " + dec(desc_offset_) + ")",
                                  offset_));
     case StreamNeed::kDescriptor:
@@ -306,12 +303,19 @@ Status StreamDecoder::end_of_input() {
     return Status::success();
 }
 
-Result<bool> StreamDecoder::wants_descriptor() const {
-    switch (need_) {
+// ---------------------------------------------------------------------------
+// Steps shared by the blocking and the asynchronous readers and writers
+// (detail/stream_steps.hpp): only the public state of the decoder and the
+// encoder, so that the rules stay in one place while the API stays small.
+
+namespace detail {
+
+Result<bool> wants_descriptor(const StreamDecoder& d) {
+    switch (d.need()) {
     case StreamNeed::kEnded:
         return false;
     case StreamNeed::kFailed:
-        return *failure_;
+        return *d.failure();
     case StreamNeed::kData:
         // Only after a descriptor was decoded, which the reader returns.
         return Error(ErrorCode::kInvalidArgument, "stream: next() inside a tensor's data");
@@ -322,49 +326,49 @@ Result<bool> StreamDecoder::wants_descriptor() const {
     return true;
 }
 
-Status StreamDecoder::input_ended_early() {
+Status input_ended_early(StreamDecoder& d) {
     // Inside a tensor end_of_input builds the error; the fallback only
     // covers a reader that asked for bytes outside one.
-    HURRAY_RETURN_IF_ERROR(end_of_input());
-    return Error(ErrorCode::kTruncated, "stream: input ended early", offset_);
+    HURRAY_RETURN_IF_ERROR(d.end_of_input());
+    return Error(ErrorCode::kTruncated, "stream: input ended early", d.offset());
 }
 
-size_t StreamDecoder::chunk_want() const noexcept {
-    if (need_ != StreamNeed::kData) {
+size_t chunk_want(const StreamDecoder& d) noexcept {
+    if (d.need() != StreamNeed::kData) {
         return 0;
     }
-    const size_t size = std::max<size_t>(options_.chunk_size, 1);
-    return static_cast<size_t>(std::min<uint64_t>(need_size(), size));
+    const size_t size = std::max<size_t>(d.options().chunk_size, 1);
+    return static_cast<size_t>(std::min<uint64_t>(d.need_size(), size));
 }
 
-std::span<uint8_t> StreamDecoder::chunk_space(std::vector<uint8_t>& chunk) const {
-    const size_t want = chunk_want();
+std::span<uint8_t> chunk_space(const StreamDecoder& d, std::vector<uint8_t>& chunk) {
+    const size_t want = chunk_want(d);
     if (chunk.size() < want) {
         // Grows to at most chunk_size, then stays.
-        const size_t size = std::max<size_t>(options_.chunk_size, 1);
+        const size_t size = std::max<size_t>(d.options().chunk_size, 1);
         chunk.resize(std::min(size, std::max(want, chunk.size() * 2)));
     }
     return std::span<uint8_t>(chunk).first(want);
 }
 
-Result<size_t> StreamDecoder::data_want(size_t out_size) const {
-    if (failure_) {
-        return *failure_;
+Result<size_t> data_want(const StreamDecoder& d, size_t out_size) {
+    if (d.failure()) {
+        return *d.failure();
     }
     if (out_size == 0) {
         return Error(ErrorCode::kInvalidArgument, "stream: read_data into an empty span");
     }
-    if (need_ != StreamNeed::kData) {
+    if (d.need() != StreamNeed::kData) {
         return size_t{0};
     }
-    return static_cast<size_t>(std::min<uint64_t>(need_size(), out_size));
+    return static_cast<size_t>(std::min<uint64_t>(d.need_size(), out_size));
 }
 
-Status StreamDecoder::check_read_into(size_t size) const {
-    if (failure_) {
-        return *failure_;
+Status check_read_into(const StreamDecoder& d, size_t size) {
+    if (d.failure()) {
+        return *d.failure();
     }
-    const uint64_t rest = need_ == StreamNeed::kData ? need_size() : 0;
+    const uint64_t rest = d.need() == StreamNeed::kData ? d.need_size() : 0;
     if (size != rest) {
         return Error(ErrorCode::kSizeMismatch, "stream: read_into a span of " + dec(size) +
                                                    " bytes where the current buffer has " + dec(rest) + " left");
@@ -372,42 +376,31 @@ Status StreamDecoder::check_read_into(size_t size) const {
     return Status::success();
 }
 
-Result<size_t> StreamDecoder::whole_tensor_size(const StreamTensor* current, uint64_t total) const {
-    if (failure_) {
-        return *failure_;
+Result<size_t> whole_tensor_size(const StreamDecoder& d, const StreamTensor* current, uint64_t total) {
+    if (d.failure()) {
+        return *d.failure();
     }
     if (current == nullptr) {
         return Error(ErrorCode::kInvalidArgument, "stream: read_tensor without a current tensor");
     }
-    if (data_remaining_ != total) {
+    if (d.data_remaining() != total) {
         return Error(ErrorCode::kInvalidArgument, "stream: read_tensor after part of the tensor's data was read");
     }
-    if (total > options_.max_tensor_bytes) {
+    const uint64_t max = d.options().max_tensor_bytes;
+    if (total > max) {
         return Error(ErrorCode::kInvalidArgument, tensor_label(current->index) + ": " + dec(total) +
-                                                      " data bytes exceed max_tensor_bytes " +
-                                                      dec(options_.max_tensor_bytes) + "; read it in chunks");
+                                                      " data bytes exceed max_tensor_bytes " + dec(max) +
+                                                      "; read it in chunks");
     }
     return static_cast<size_t>(total);
 }
 
-// ---------------------------------------------------------------------------
-// StreamEncoder
-
-StreamEncoder::StreamEncoder(const StreamWriteOptions& options) : options_(options), assembler_(options.composite) {}
-
-Status StreamEncoder::fail(Error e) {
-    if (!failure_) {
-        failure_ = std::move(e);
+Status check_given_buffers(const StreamEncoder& e, const TensorDescriptor& desc,
+                           std::span<const std::span<const uint8_t>> buffers) {
+    if (e.failure()) {
+        return *e.failure();
     }
-    return *failure_;
-}
-
-Status StreamEncoder::check_given_buffers(const TensorDescriptor& desc,
-                                          std::span<const std::span<const uint8_t>> buffers) const {
-    if (failure_) {
-        return *failure_;
-    }
-    const std::string label = tensor_label(count_);
+    const std::string label = tensor_label(e.tensor_count());
     if (buffers.size() != desc.buffers.size()) {
         return Error(ErrorCode::kSizeMismatch, label + ": " + dec(buffers.size()) +
                                                    " buffers given, the descriptor declares " +
@@ -421,6 +414,20 @@ Status StreamEncoder::check_given_buffers(const TensorDescriptor& desc,
         }
     }
     return Status::success();
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+// StreamEncoder
+
+StreamEncoder::StreamEncoder(const StreamWriteOptions& options) : options_(options), assembler_(options.composite) {}
+
+Status StreamEncoder::fail(Error e) {
+    if (!failure_) {
+        failure_ = std::move(e);
+    }
+    return *failure_;
 }
 
 Status StreamEncoder::check_tensor(const TensorDescriptor& desc, uint64_t index) const {

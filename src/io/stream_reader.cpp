@@ -12,10 +12,26 @@
 #include <utility>
 
 #include "core/text.hpp"
+#include "hurray/io/detail/stream_steps.hpp"
 
 namespace hurray {
 
 using detail::dec;
+
+// Lives here rather than with the other steps (stream_decoder.cpp) because
+// it fills a StreamChunk, the reader's type.
+Result<std::span<uint8_t>> detail::start_chunk(const StreamDecoder& d, std::vector<uint8_t>& chunk,
+                                               StreamChunk& out) {
+    if (d.failure()) {
+        return *d.failure();
+    }
+    if (d.need() != StreamNeed::kData) {
+        return std::span<uint8_t>();
+    }
+    out.buffer = d.buffer_index();
+    out.offset = d.buffer_offset();
+    return chunk_space(d, chunk);
+}
 
 StreamReader::StreamReader(ByteSource& source, const StreamReadOptions& options)
     : source_(&source), decoder_(options) {}
@@ -36,7 +52,7 @@ Result<size_t> StreamReader::pull(std::span<uint8_t> out) {
     return *n;
 }
 
-Status StreamReader::truncated() { return decoder_.input_ended_early(); }
+Status StreamReader::truncated() { return detail::input_ended_early(decoder_); }
 
 Result<const StreamTensor*> StreamReader::next() {
     if (decoder_.failure()) {
@@ -45,7 +61,7 @@ Result<const StreamTensor*> StreamReader::next() {
     HURRAY_RETURN_IF_ERROR(skip_data());
     has_current_ = false;
     while (true) {
-        HURRAY_ASSIGN_OR_RETURN(const bool wanted, decoder_.wants_descriptor());
+        HURRAY_ASSIGN_OR_RETURN(const bool wanted, detail::wants_descriptor(decoder_));
         if (!wanted) {
             return static_cast<const StreamTensor*>(nullptr);
         }
@@ -65,16 +81,11 @@ Result<const StreamTensor*> StreamReader::next() {
 }
 
 Result<StreamChunk> StreamReader::read_chunk() {
-    if (decoder_.failure()) {
-        return *decoder_.failure();
-    }
     StreamChunk chunk;
-    if (!in_data()) {
+    HURRAY_ASSIGN_OR_RETURN(const std::span<uint8_t> dst, detail::start_chunk(decoder_, chunk_, chunk));
+    if (dst.empty()) {
         return chunk;
     }
-    chunk.buffer = decoder_.buffer_index();
-    chunk.offset = decoder_.buffer_offset();
-    const std::span<uint8_t> dst = decoder_.chunk_space(chunk_);
     size_t have = 0;
     while (have < dst.size()) {
         HURRAY_ASSIGN_OR_RETURN(const size_t n, pull(dst.subspan(have)));
@@ -90,7 +101,7 @@ Result<StreamChunk> StreamReader::read_chunk() {
 }
 
 Result<size_t> StreamReader::read_data(std::span<uint8_t> out) {
-    HURRAY_ASSIGN_OR_RETURN(const size_t want, decoder_.data_want(out.size()));
+    HURRAY_ASSIGN_OR_RETURN(const size_t want, detail::data_want(decoder_, out.size()));
     if (want == 0) {
         return size_t{0};
     }
@@ -103,7 +114,7 @@ Result<size_t> StreamReader::read_data(std::span<uint8_t> out) {
 }
 
 Status StreamReader::read_into(std::span<uint8_t> out) {
-    HURRAY_RETURN_IF_ERROR(decoder_.check_read_into(out.size()));
+    HURRAY_RETURN_IF_ERROR(detail::check_read_into(decoder_, out.size()));
     size_t have = 0;
     while (have < out.size()) {
         HURRAY_ASSIGN_OR_RETURN(const size_t n, pull(out.subspan(have)));
@@ -119,7 +130,7 @@ Status StreamReader::read_into(std::span<uint8_t> out) {
 
 Result<std::vector<SharedBuffer>> StreamReader::read_tensor() {
     const StreamTensor* current = tensor();
-    HURRAY_ASSIGN_OR_RETURN(const size_t size, decoder_.whole_tensor_size(current, current_total_));
+    HURRAY_ASSIGN_OR_RETURN(const size_t size, detail::whole_tensor_size(decoder_, current, current_total_));
     std::shared_ptr<uint8_t[]> block(new uint8_t[size == 0 ? 1 : size]);  // NOLINT(cppcoreguidelines-owning-memory): owned by the shared_ptr at once
     const std::span<uint8_t> all(block.get(), size);
     std::vector<SharedBuffer> out;

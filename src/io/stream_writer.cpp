@@ -4,6 +4,8 @@
 // the encoder's sticky error.
 #include "hurray/io/stream_writer.hpp"
 
+#include "hurray/io/detail/stream_steps.hpp"
+
 namespace hurray {
 
 StreamWriter::StreamWriter(ByteSink& sink, const StreamWriteOptions& options) : sink_(&sink), encoder_(options) {}
@@ -39,7 +41,7 @@ Status StreamWriter::write_checked(const TensorDescriptor& desc, std::span<const
 }
 
 Status StreamWriter::write_tensor(const TensorDescriptor& desc, std::span<const std::span<const uint8_t>> buffers) {
-    HURRAY_RETURN_IF_ERROR(encoder_.check_given_buffers(desc, buffers));
+    HURRAY_RETURN_IF_ERROR(detail::check_given_buffers(encoder_, desc, buffers));
     return write_checked(desc, buffers);
 }
 

@@ -92,8 +92,6 @@ Json float64_value(double v);
 /// A float32 field: the shortest decimal number that reads back to the same
 /// float when finite, else `"inf"`, `"-inf"` or `"nan:0x<8 hex digits>"`.
 Json float32_value(float v);
-/// Lowercase hex, two digits per byte.
-std::string hex_string(std::span<const uint8_t> bytes);
 
 /// Parses the string forms of a non-finite float64 (`"inf"`, `"-inf"`, `"nan"`,
 /// `"nan:0x<1-16 hex digits>"` holding a NaN). Returns false when `s` is none of them.

@@ -154,15 +154,6 @@ Json float32_value(float v) {
     return static_cast<double>(v);
 }
 
-std::string hex_string(std::span<const uint8_t> bytes) {
-    std::string s;
-    s.reserve(bytes.size() * 2);
-    for (const uint8_t b : bytes) {
-        s += hex_digits(b, 2);
-    }
-    return s;
-}
-
 bool parse_float64_string(std::string_view s, double& out) noexcept {
     if (s == "inf" || s == "-inf") {
         out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/text.hpp"
+#include "io/error_context.hpp"
 
 namespace hurray::net::detail {
 
@@ -70,8 +71,7 @@ asio::awaitable<Status> checks_body(const AsyncReadOptions* options, const Strea
         }
         Status s = validate_data(tensor->descriptor, spans, options->validate);
         if (!s) {
-            co_return Error(s.error().code(),
-                            "stream tensor #" + dec(tensor->index) + ": " + s.error().message(), s.error().offset());
+            co_return hurray::detail::with_context(s.error(), "stream tensor #" + dec(tensor->index), 0);
         }
     }
     if (options->check) {

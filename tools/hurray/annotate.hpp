@@ -73,7 +73,4 @@ Status annotate_file_index(std::span<const uint8_t> bytes, uint64_t base, std::v
 /// Rows of the KV section; `bytes` are exactly the section, at absolute `base`.
 Status annotate_file_kv(std::span<const uint8_t> bytes, uint64_t base, std::vector<Row>& rows);
 
-/// Lowercase hex of `bytes`, space separated (`48 52 52 59`).
-std::string hex_bytes(std::span<const uint8_t> bytes);
-
 }  // namespace hurray::cli

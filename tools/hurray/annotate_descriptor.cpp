@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "core/text.hpp"
 #include "hurray/annotate_walker.hpp"
 #include "hurray/core/buffer_handle.hpp"
 #include "hurray/core/descriptor_codec.hpp"
@@ -433,8 +434,8 @@ Result<uint64_t> annotate_descriptor(std::span<const uint8_t> bytes, uint64_t ba
     HURRAY_ASSIGN_OR_RETURN(auto magic, head.raw(4, "magic", "\"HRRY\""));
     if (std::memcmp(magic.data(), kDescriptorMagic, 4) != 0) {
         head.last().value = "not \"HRRY\"";
-        return Error(ErrorCode::kInvalidMagic, "magic: expected \"HRRY\" (48 52 52 59), got " + hex_bytes(magic),
-                     base);
+        return Error(ErrorCode::kInvalidMagic,
+                     "magic: expected \"HRRY\" (48 52 52 59), got " + hurray::detail::hex_bytes(magic, " "), base);
     }
     HURRAY_RETURN_IF_ERROR(head.u8("version_major"));
     HURRAY_ASSIGN_OR_RETURN(uint64_t minor, head.u8("version_minor"));
@@ -457,20 +458,6 @@ Result<uint64_t> annotate_descriptor(std::span<const uint8_t> bytes, uint64_t ba
                      base + 6);
     }
     return length;
-}
-
-std::string hex_bytes(std::span<const uint8_t> bytes) {
-    std::string s;
-    s.reserve(bytes.size() * 3);
-    static const char* kDigits = "0123456789abcdef";
-    for (size_t i = 0; i < bytes.size(); ++i) {
-        if (i > 0) {
-            s += ' ';
-        }
-        s += kDigits[bytes[i] >> 4];
-        s += kDigits[bytes[i] & 0xF];
-    }
-    return s;
 }
 
 Annotation annotate_descriptor_input(std::span<const uint8_t> bytes) {

@@ -15,6 +15,7 @@
 #include "hurray/commands.hpp"
 #include "hurray/core/composite_materialize.hpp"
 #include "hurray/core/dequantize.hpp"
+#include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/input.hpp"
 #include "hurray/io/file_reader.hpp"
@@ -274,7 +275,7 @@ int cat(const CatOptions& opt, const Console& console) {
         float_bits = 16;
         element = [&](std::span<const uint64_t> idx) -> Result<Scalar> {
             HURRAY_ASSIGN_OR_RETURN(uint64_t bits, view->read_bits(idx));
-            return Scalar{half_to_double(static_cast<uint16_t>(bits)), 0, bits};
+            return Scalar{static_cast<double>(float16_to_float(static_cast<uint16_t>(bits))), 0, bits};
         };
     } else if (t == ElementType::kFloat64 || t == ElementType::kFloat32 || t == ElementType::kBFloat16 ||
                t == ElementType::kFloat8E4M3 || t == ElementType::kFloat8E5M2 || t == ElementType::kFloat8E8M0 ||

@@ -9,12 +9,14 @@
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/core/quantization.hpp"
+#include "core/text.hpp"
 #include "hurray/core/shape.hpp"
 
 namespace hurray::cli {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+using hurray::detail::hex_bytes;
 
 std::string tag_text(uint8_t tag) {
     char buf[16];
@@ -60,17 +62,6 @@ void add_buffer_fields(ojson& j, const TensorDescriptor& d) {
 }
 
 }  // namespace
-
-std::string hex(std::span<const uint8_t> bytes) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string s;
-    s.reserve(bytes.size() * 2);
-    for (uint8_t b : bytes) {
-        s.push_back(kDigits[b >> 4U]);
-        s.push_back(kDigits[b & 0xFU]);
-    }
-    return s;
-}
 
 std::string printable(const std::string& s) {
     std::string out;
@@ -139,7 +130,7 @@ ojson kv_entry_json(const KvEntry& entry) {
             if constexpr (std::is_same_v<T, double>) {
                 return float_json(v);
             } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
-                return hex(v);
+                return hex_bytes(v);
             } else if constexpr (std::is_same_v<T, KvArray>) {
                 ojson a;
                 a["element_kind"] = scalar_kind(v.values.index());
@@ -151,7 +142,7 @@ ojson kv_entry_json(const KvEntry& entry) {
                             if constexpr (std::is_same_v<E, double>) {
                                 values.push_back(float_json(e));
                             } else if constexpr (std::is_same_v<E, std::vector<uint8_t>>) {
-                                values.push_back(hex(e));
+                                values.push_back(hex_bytes(e));
                             } else if constexpr (std::is_same_v<E, bool>) {
                                 values.push_back(static_cast<bool>(e));
                             } else {
@@ -165,7 +156,7 @@ ojson kv_entry_json(const KvEntry& entry) {
             } else if constexpr (std::is_same_v<T, KvPrivateValue>) {
                 ojson p;
                 p["tag"] = v.tag;
-                p["payload"] = hex(v.payload);
+                p["payload"] = hex_bytes(v.payload);
                 return p;
             } else {
                 return v;  // string, int64, uint64, bool
@@ -242,7 +233,7 @@ std::string kv_value_text(const KvValue& value, size_t max_items) {
             } else if constexpr (std::is_same_v<T, bool>) {
                 return v ? "true" : "false";
             } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
-                return "0x" + hex(v);
+                return "0x" + hex_bytes(v);
             } else if constexpr (std::is_same_v<T, KvArray>) {
                 std::string s = std::string(scalar_kind(v.values.index())) + "[" + std::to_string(v.size()) + "] [";
                 std::visit(
@@ -264,7 +255,7 @@ std::string kv_value_text(const KvValue& value, size_t max_items) {
                             } else if constexpr (std::is_same_v<E, bool>) {
                                 s += static_cast<bool>(e) ? "true" : "false";
                             } else if constexpr (std::is_same_v<E, std::vector<uint8_t>>) {
-                                s += "0x" + hex(e);
+                                s += "0x" + hex_bytes(e);
                             } else {
                                 s += std::to_string(e);
                             }
@@ -276,7 +267,7 @@ std::string kv_value_text(const KvValue& value, size_t max_items) {
             } else if constexpr (std::is_same_v<T, KvPrivateValue>) {
                 char buf[16];
                 std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(v.tag));
-                return std::string("private tag ") + buf + " payload 0x" + hex(v.payload);
+                return std::string("private tag ") + buf + " payload 0x" + hex_bytes(v.payload);
             } else {
                 return std::to_string(v);
             }

@@ -72,7 +72,4 @@ std::string kv_value_text(const KvValue& v, size_t max_items = 16);
 /// `s` with control characters shown as `\xNN` (names and keys are printed raw otherwise).
 std::string printable(const std::string& s);
 
-/// Lowercase hex of `bytes`.
-std::string hex(std::span<const uint8_t> bytes);
-
 }  // namespace hurray::cli

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hurray/core/element_convert.hpp"
+
 namespace hurray::cli {
 namespace {
 
@@ -37,8 +39,8 @@ std::string shortest_scientific(double v, int bits, uint16_t half_bits) {
         if (mag == 0) {
             return v < 0 || std::signbit(v) ? "-0e+00" : "0e+00";
         }
-        const double below = (x - half_to_double(static_cast<uint16_t>(mag - 1))) / 2;
-        const double above = (half_to_double(static_cast<uint16_t>(mag + 1)) - x) / 2;
+        const double below = (x - static_cast<double>(float16_to_float(static_cast<uint16_t>(mag - 1)))) / 2;
+        const double above = (static_cast<double>(float16_to_float(static_cast<uint16_t>(mag + 1))) - x) / 2;
         const bool even = (mag & 1U) == 0;
         for (int p = 0; p < 17; ++p) {
             std::snprintf(buf, sizeof buf, "%.*e", p, x);
@@ -341,21 +343,6 @@ private:
 };
 
 }  // namespace
-
-double half_to_double(uint16_t bits) noexcept {
-    const bool neg = (bits & 0x8000U) != 0;
-    const int exp = (bits >> 10) & 0x1F;
-    const int mant = bits & 0x3FF;
-    double v = 0;
-    if (exp == 0) {
-        v = std::ldexp(static_cast<double>(mant), -24);
-    } else if (exp == 31) {
-        v = mant == 0 ? HUGE_VAL : std::nan("");
-    } else {
-        v = std::ldexp(static_cast<double>(mant + 1024), exp - 25);
-    }
-    return neg ? -v : v;
-}
 
 Result<std::string> format_numpy(std::span<const uint64_t> shape, ValueKind kind, int float_bits,
                                  const FetchElement& fetch, const NumpyOptions& options) {

@@ -54,7 +54,4 @@ struct NumpyOptions {
 Result<std::string> format_numpy(std::span<const uint64_t> shape, ValueKind kind, int float_bits,
                                  const FetchElement& fetch, const NumpyOptions& options = {});
 
-/// Widens IEEE binary16 bits to a double (exact).
-double half_to_double(uint16_t bits) noexcept;
-
 }  // namespace hurray::cli

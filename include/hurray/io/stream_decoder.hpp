@@ -22,10 +22,6 @@
 
 namespace hurray {
 
-/// Length of the part of a descriptor that gives its total length: magic (4),
-/// version (1), flags (1), `descriptor_length` (4).
-inline constexpr uint32_t kStreamPrefixSize = 10;
-
 /// Default bound on one descriptor read from a stream: 16 MiB.
 inline constexpr uint32_t kDefaultMaxStreamDescriptor = 16U * 1024U * 1024U;
 
@@ -58,7 +54,7 @@ struct StreamReadOptions {
 
 /// What a `StreamDecoder` waits for.
 enum class StreamNeed : uint8_t {
-    kPrefix,      ///< The first 10 bytes of the next descriptor (or a clean end).
+    kPrefix,      ///< The first `kDescriptorPeekSize` bytes of the next descriptor (or a clean end).
     kDescriptor,  ///< The rest of the current descriptor.
     kData,        ///< Data bytes of the current tensor's `buffer_index()`.
     kFailed,      ///< Nothing: an error was reported (see `failure()`).
@@ -157,37 +153,6 @@ public:
     Status end_of_input();
     /// Reports a transport failure; it becomes the sticky error.
     Status fail(Error e);
-
-    // Steps shared by the blocking and the asynchronous readers (they differ
-    // only in how bytes arrive).
-
-    /// Before reading descriptor bytes for the next tensor: true while the
-    /// decoder waits for a prefix or descriptor; false at the clean end; the
-    /// sticky error when failed; `kInvalidArgument` inside a tensor's data.
-    [[nodiscard]] Result<bool> wants_descriptor() const;
-    /// Reports that the input ended where a reader needed more data bytes:
-    /// the error of `end_of_input` (sticky), never success.
-    Status input_ended_early();
-    /// How many data bytes the next chunk takes: what is left of the current
-    /// buffer, at most `chunk_size` (taken as 1 when 0); 0 outside data.
-    [[nodiscard]] size_t chunk_want() const noexcept;
-    /// Sizes a reader's chunk buffer for `chunk_want()` bytes, growing it by
-    /// doubling up to `chunk_size`, and returns that many bytes of it.
-    [[nodiscard]] std::span<uint8_t> chunk_space(std::vector<uint8_t>& chunk) const;
-    /// How many bytes `read_data` into `out_size` bytes reads: the sticky
-    /// error; `kInvalidArgument` when `out_size` is 0; 0 outside data; else
-    /// at most what is left of the current buffer.
-    [[nodiscard]] Result<size_t> data_want(size_t out_size) const;
-    /// Checks a `read_into` of `size` bytes: the sticky error, or
-    /// `kSizeMismatch` unless `size` is exactly what is left of the current
-    /// buffer (0 outside data).
-    [[nodiscard]] Status check_read_into(size_t size) const;
-    /// Checks a `read_tensor` of `current`, whose data totals `total` bytes
-    /// (`data_remaining()` when its descriptor was decoded; `current` null
-    /// when the reader has none): the sticky error, or `kInvalidArgument`
-    /// without a tensor, once part of its data was read, or above
-    /// `max_tensor_bytes`. Returns `total` as a size.
-    [[nodiscard]] Result<size_t> whole_tensor_size(const StreamTensor* current, uint64_t total) const;
 
     /// The current tensor, once its descriptor was decoded (until the next
     /// descriptor completes); nullptr before the first.
@@ -294,11 +259,6 @@ public:
     [[nodiscard]] Status finish() const;
     /// Records a transport failure; it becomes the sticky error.
     Status fail(Error e);
-    /// Checks the buffers given for `desc` as the next tensor, before any of
-    /// it is sent: the sticky error, or `kSizeMismatch` unless there is one
-    /// span per declared buffer, each exactly its declared size.
-    [[nodiscard]] Status check_given_buffers(const TensorDescriptor& desc,
-                                             std::span<const std::span<const uint8_t>> buffers) const;
 
     /// Whether a tensor was begun and not ended.
     [[nodiscard]] bool in_tensor() const noexcept { return in_tensor_; }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "hurray/core/result.hpp"
+#include "hurray/io/detail/stream_steps.hpp"
 #include "hurray/io/shared_buffer.hpp"
 #include "hurray/io/stream_decoder.hpp"
 #include "hurray/io/stream_reader.hpp"
@@ -159,7 +160,7 @@ private:
         });
     }
 
-    Status truncated() { return decoder_.input_ended_early(); }
+    Status truncated() { return hurray::detail::input_ended_early(decoder_); }
 
     // One read_some: 0 at the end of input. A transport error is sticky,
     // except a cancellation when `resumable` (nothing of the call was lost).
@@ -216,7 +217,7 @@ private:
         has_current_ = false;
         const uint64_t start = decoder_.offset();
         while (true) {
-            HURRAY_NET_CO_ASSIGN(const bool wanted, decoder_.wants_descriptor());
+            HURRAY_NET_CO_ASSIGN(const bool wanted, hurray::detail::wants_descriptor(decoder_));
             if (!wanted) {
                 co_return static_cast<const StreamTensor*>(nullptr);
             }
@@ -251,16 +252,11 @@ private:
     }
 
     asio::awaitable<Result<StreamChunk>> read_chunk_impl() {
-        if (decoder_.failure()) {
-            co_return *decoder_.failure();
-        }
         StreamChunk chunk;
-        if (!in_data()) {
+        HURRAY_NET_CO_ASSIGN(const std::span<uint8_t> dst, hurray::detail::start_chunk(decoder_, chunk_, chunk));
+        if (dst.empty()) {
             co_return chunk;
         }
-        chunk.buffer = decoder_.buffer_index();
-        chunk.offset = decoder_.buffer_offset();
-        const std::span<uint8_t> dst = decoder_.chunk_space(chunk_);
         const Status s = co_await fill(dst);
         HURRAY_NET_CO_TRY(s);
         chunk.bytes = dst;
@@ -268,7 +264,7 @@ private:
     }
 
     asio::awaitable<Result<size_t>> read_data_impl(std::span<uint8_t> out) {
-        HURRAY_NET_CO_ASSIGN(const size_t want, decoder_.data_want(out.size()));
+        HURRAY_NET_CO_ASSIGN(const size_t want, hurray::detail::data_want(decoder_, out.size()));
         if (want == 0) {
             co_return size_t{0};
         }
@@ -282,7 +278,7 @@ private:
     }
 
     asio::awaitable<Status> read_into_impl(std::span<uint8_t> out) {
-        HURRAY_NET_CO_TRY(decoder_.check_read_into(out.size()));
+        HURRAY_NET_CO_TRY(hurray::detail::check_read_into(decoder_, out.size()));
         if (out.empty()) {
             co_return Status::success();
         }
@@ -291,7 +287,7 @@ private:
 
     asio::awaitable<Result<std::vector<SharedBuffer>>> read_tensor_impl() {
         const StreamTensor* current = tensor();
-        HURRAY_NET_CO_ASSIGN(const size_t size, decoder_.whole_tensor_size(current, current_total_));
+        HURRAY_NET_CO_ASSIGN(const size_t size, hurray::detail::whole_tensor_size(decoder_, current, current_total_));
         if ((options_.validate_data || options_.check) && !options_.compute) {
             co_return Error(ErrorCode::kInvalidArgument,
                             "stream: validate_data or check asked without a compute executor");
@@ -321,7 +317,7 @@ private:
         }
         const uint32_t b = decoder_.buffer_index();
         while (in_data() && decoder_.buffer_index() == b) {
-            const Status s = co_await fill(decoder_.chunk_space(chunk_));
+            const Status s = co_await fill(hurray::detail::chunk_space(decoder_, chunk_));
             HURRAY_NET_CO_TRY(s);
         }
         co_return Status::success();

@@ -22,6 +22,7 @@
 
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
+#include "hurray/io/detail/stream_steps.hpp"
 #include "hurray/io/stream_decoder.hpp"
 #include "hurray/net/async_common.hpp"
 
@@ -139,7 +140,7 @@ private:
 
     asio::awaitable<Status> write_tensor_impl(const TensorDescriptor& desc,
                                               std::span<const std::span<const uint8_t>> buffers) {
-        HURRAY_NET_CO_TRY(encoder_.check_given_buffers(desc, buffers));
+        HURRAY_NET_CO_TRY(hurray::detail::check_given_buffers(encoder_, desc, buffers));
         co_return co_await write_checked(desc, buffers);
     }
 
