@@ -217,4 +217,18 @@ std::string describe(const TensorDescriptor& d, const std::string& indent) {
     return s;
 }
 
+std::string hex_bytes(std::span<const uint8_t> bytes, std::string_view separator) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string s;
+    s.reserve(bytes.size() * (2 + separator.size()));
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        if (i > 0) {
+            s.append(separator);
+        }
+        s += kHex[bytes[i] >> 4U];
+        s += kHex[bytes[i] & 0xFU];
+    }
+    return s;
+}
+
 }  // namespace hurray

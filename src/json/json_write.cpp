@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "core/text.hpp"
+#include "hurray/core/describe.hpp"
 #include "json/json_internal.hpp"
 
 namespace hurray::json_detail {
@@ -85,7 +86,7 @@ void put_layout_fields(Json& o, const L& l) {
         o["hilbert_rank"] = l.hilbert_rank;
     } else if constexpr (std::is_same_v<L, ExtensionLayout>) {
         o["extension_layout_id"] = l.layout_id;
-        o["extension_data"] = detail::hex_bytes(l.data);
+        o["extension_data"] = hex_bytes(l.data);
     }
     // RowMajorLayout, ColumnMajorLayout: no fields.
 }
@@ -138,7 +139,7 @@ void put_scheme_fields(Json& o, const S& s) {
     } else if constexpr (std::is_same_v<S, OpaqueQuantization>) {
         o["scheme_version"] = s.scheme_version;
         o["flags"] = s.flags;
-        o["payload"] = detail::hex_bytes(s.payload);
+        o["payload"] = hex_bytes(s.payload);
     } else {  // Nf4Quantization, MxfpQuantization
         o["axis"] = s.axis;
         o["block_size"] = s.block_size;
@@ -156,7 +157,7 @@ Json quantization_value(const QuantizationDescriptor& q) {
     }
     std::visit([&o](const auto& s) { put_scheme_fields(o, s); }, q.scheme);
     if (!q.trailing_padding.empty()) {
-        o["trailing_padding"] = detail::hex_bytes(q.trailing_padding);
+        o["trailing_padding"] = hex_bytes(q.trailing_padding);
     }
     return o;
 }
@@ -226,7 +227,7 @@ Json descriptor_to_document(const TensorDescriptor& d) {
             {{"member_role", enum_value(d.composite_member->role, member_role_name)}});
     }
     if (!d.unknown_trailing_bytes.empty()) {
-        doc["unknown_trailing_bytes"] = detail::hex_bytes(d.unknown_trailing_bytes);
+        doc["unknown_trailing_bytes"] = hex_bytes(d.unknown_trailing_bytes);
     }
     return doc;
 }

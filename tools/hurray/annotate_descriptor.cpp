@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "core/text.hpp"
+#include "hurray/core/describe.hpp"
 #include "hurray/annotate_walker.hpp"
 #include "hurray/core/buffer_handle.hpp"
 #include "hurray/core/descriptor_codec.hpp"
@@ -435,7 +435,7 @@ Result<uint64_t> annotate_descriptor(std::span<const uint8_t> bytes, uint64_t ba
     if (std::memcmp(magic.data(), kDescriptorMagic, 4) != 0) {
         head.last().value = "not \"HRRY\"";
         return Error(ErrorCode::kInvalidMagic,
-                     "magic: expected \"HRRY\" (48 52 52 59), got " + hurray::detail::hex_bytes(magic, " "), base);
+                     "magic: expected \"HRRY\" (48 52 52 59), got " + hurray::hex_bytes(magic, " "), base);
     }
     HURRAY_RETURN_IF_ERROR(head.u8("version_major"));
     HURRAY_ASSIGN_OR_RETURN(uint64_t minor, head.u8("version_minor"));

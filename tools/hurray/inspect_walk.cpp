@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "core/text.hpp"
+#include "hurray/core/describe.hpp"
 #include "hurray/annotate_walker.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/file_format.hpp"
@@ -154,7 +154,7 @@ void put_hex_lines(std::ostream& out, const Row& r) {
     for (size_t i = 0; i == 0 || i < kept; i += kBytesPerLine, ++line) {
         const size_t n = std::min(kBytesPerLine, kept - std::min(kept, i));
         const auto line_bytes = std::span<const uint8_t>(r.bytes).subspan(std::min(i, kept), n);
-        const std::string digits = hurray::detail::hex_bytes(line_bytes, " ");
+        const std::string digits = hurray::hex_bytes(line_bytes, " ");
         std::string text = offset_text(r.offset + i) + "  " + digits;
         if (line == 0) {
             text.resize(10 + kBytesPerLine * 3 - 1, ' ');
@@ -312,7 +312,7 @@ nlohmann::ordered_json annotation_json(const Annotation& a, std::optional<uint64
             if (r.data) {
                 jr["data"] = true;
             } else {
-                jr["hex"] = hurray::detail::hex_bytes(r.bytes, " ");
+                jr["hex"] = hurray::hex_bytes(r.bytes, " ");
             }
             jr["field"] = r.field;
             jr["value"] = r.value;

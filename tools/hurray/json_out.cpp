@@ -9,14 +9,13 @@
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/core/quantization.hpp"
-#include "core/text.hpp"
+#include "hurray/core/describe.hpp"
 #include "hurray/core/shape.hpp"
 
 namespace hurray::cli {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-using hurray::detail::hex_bytes;
 
 std::string tag_text(uint8_t tag) {
     char buf[16];

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <string>
+#include <cstdint>
+#include <string_view>
+#include <span>
 
 #include "hurray/core/tensor_descriptor.hpp"
 
@@ -25,5 +28,14 @@ std::string summarize(const TensorDescriptor& d);
 /// std::fputs(hurray::describe(d).c_str(), stdout);
 /// @endcode
 std::string describe(const TensorDescriptor& d, const std::string& indent = "  ");
+
+/// Lower-case hex of `bytes`, two digits a byte, `separator` between bytes.
+///
+/// @code
+/// const uint8_t magic[] = {0x48, 0x52, 0x52, 0x59};
+/// std::string a = hurray::hex_bytes(magic);        // "48525259"
+/// std::string b = hurray::hex_bytes(magic, " ");   // "48 52 52 59"
+/// @endcode
+std::string hex_bytes(std::span<const uint8_t> bytes, std::string_view separator = {});
 
 }  // namespace hurray
