@@ -173,25 +173,23 @@ else
         fi
     }
     # The conformance files plus files from the tests' own builder (written by
-    # the stage-1 test binary).
+    # hurray_fuzz_seeds of the stage-1 build, tests/fuzz_seeds.cpp).
     seed_files() {
         if compgen -G "$SHARED_DIR/conformance/files/*.hrry" >/dev/null; then
             cp "$SHARED_DIR"/conformance/files/*.hrry "$1/"
         else
             echo "warning: no $SHARED_DIR/conformance/files/*.hrry"
         fi
-        if [[ -x build/gcc/tests/hurray_io_tests ]]; then
-            HURRAY_FUZZ_SEED_DIR="$1" \
-                build/gcc/tests/hurray_io_tests --gtest_filter='FuzzSeeds.*' >/dev/null
+        if [[ -x build/gcc/tests/hurray_fuzz_seeds ]]; then
+            build/gcc/tests/hurray_fuzz_seeds files "$1" >/dev/null
         fi
     }
-    # Streams written by the stage-1 test binary (StreamFuzzSeeds).
+    # Streams written by hurray_fuzz_seeds of the stage-1 build.
     seed_streams() {
-        if [[ -x build/gcc/tests/hurray_io_tests ]]; then
-            HURRAY_FUZZ_SEED_DIR="$1" \
-                build/gcc/tests/hurray_io_tests --gtest_filter='StreamFuzzSeeds.*' >/dev/null
+        if [[ -x build/gcc/tests/hurray_fuzz_seeds ]]; then
+            build/gcc/tests/hurray_fuzz_seeds streams "$1" >/dev/null
         else
-            echo "warning: build/gcc/tests/hurray_io_tests missing; empty seed corpus"
+            echo "warning: build/gcc/tests/hurray_fuzz_seeds missing; empty seed corpus"
         fi
     }
     # run_fuzz TARGET MAX_LEN SEED_FUNCTION: TARGET for FUZZ_SECONDS seconds.

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/core/result.hpp"
 
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace hurray {
@@ -66,5 +69,47 @@ std::string Error::to_string() const {
     s += message_;
     return s;
 }
+
+namespace detail {
+
+namespace {
+
+// Writes `to_string()` of `e` to stderr without allocating (the process is about
+// to abort; the heap may be what went wrong).
+void write_error(const Error& e) noexcept {
+    const std::string_view name = error_code_name(e.code());
+    std::fwrite(name.data(), 1, name.size(), stderr);
+    if (e.has_offset()) {
+        std::fprintf(stderr, " at byte %" PRIu64, e.offset());
+    }
+    std::fputs(": ", stderr);
+    std::fwrite(e.message().data(), 1, e.message().size(), stderr);
+}
+
+}  // namespace
+
+void result_value_of_error(const char* accessor, const Error& error) noexcept {
+    std::fprintf(stderr, "hurray: %s called on an error Result: ", accessor);
+    write_error(error);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+    std::abort();
+}
+
+void result_error_of_success(const char* kind) noexcept {
+    std::fprintf(stderr, "hurray: error() called on a successful %s\n", kind);
+    std::fflush(stderr);
+    std::abort();
+}
+
+void result_from_ok_error(const char* kind, const Error& error) noexcept {
+    std::fprintf(stderr, "hurray: %s constructed from an Error with code ok (not an error): ", kind);
+    write_error(error);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+    std::abort();
+}
+
+}  // namespace detail
 
 }  // namespace hurray

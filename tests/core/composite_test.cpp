@@ -702,15 +702,6 @@ TensorDescriptor coo_member(ElementType t, Shape shape, uint64_t nnz, Shape pare
     return d;
 }
 
-/// Skips the test when dense members cannot be materialized yet.
-bool dense_views_work() {
-    const TensorDescriptor d = must(make_dense(kF32, {1}));
-    const Bytes b(4, 0);
-    const std::span<const uint8_t> spans[] = {b};
-    auto view = TensorView::make(d, spans);
-    return view.ok() && view->materialize().ok();
-}
-
 // A partition of sparse members: each box gets its stored values, zeros elsewhere.
 TEST(CompositeMaterialize, PartitionOfSparseMembers) {
     const TensorDescriptor h = head(kF32, {2, 4}, kPartition, 3);
@@ -795,9 +786,6 @@ TEST(CompositeMaterialize, AddInTheHeadType) {
 
 // Dense members go through TensorView::materialize (the addressing change).
 TEST(CompositeMaterialize, PartitionOfDenseMembers) {
-    if (!dense_views_work()) {
-        GTEST_SKIP() << "needs TensorView addressing";
-    }
     const TensorDescriptor h = head(kF32, {2, 3}, kPartition, 2);
     Members m;
     m.add(member(kF32, {2, 2}, {2, 3}, {0, 0}), {f32s({1, 2, 4, 5})});
@@ -810,9 +798,6 @@ TEST(CompositeMaterialize, PartitionOfDenseMembers) {
 
 // The SpQR shape: a dense base with sparse outliers; replace and add.
 TEST(CompositeMaterialize, DenseBaseWithSparseOutliers) {
-    if (!dense_views_work()) {
-        GTEST_SKIP() << "needs TensorView addressing";
-    }
     for (CombineOp op : {CombineOp::kReplace, CombineOp::kAdd}) {
         const TensorDescriptor h = head(kF32, {2, 2}, kOverlay, 3, op);
         Members m;

@@ -5,8 +5,10 @@
 
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "hurray/core/result.hpp"
@@ -33,6 +35,30 @@ struct Tracked {
     ~Tracked() { --live; }
 };
 int Tracked::live = 0;
+
+// A payload whose copy constructor throws on demand (its move cannot throw).
+struct ThrowingCopy {
+    static int live;
+    static bool throw_on_copy;
+    int value = 0;
+    explicit ThrowingCopy(int v) : value(v) { ++live; }
+    ThrowingCopy(const ThrowingCopy& o) : value(o.value) {
+        if (throw_on_copy) {
+            throw std::runtime_error("copy refused");
+        }
+        ++live;
+    }
+    ThrowingCopy(ThrowingCopy&& o) noexcept : value(o.value) { ++live; }
+    ThrowingCopy& operator=(const ThrowingCopy&) = default;
+    ThrowingCopy& operator=(ThrowingCopy&&) = default;
+    ~ThrowingCopy() { --live; }
+};
+int ThrowingCopy::live = 0;
+bool ThrowingCopy::throw_on_copy = false;
+
+static_assert(std::is_nothrow_move_constructible_v<Result<std::string>>);
+static_assert(std::is_nothrow_move_assignable_v<Result<std::string>>);
+static_assert(std::is_nothrow_move_constructible_v<Status>);
 
 constexpr ErrorCode kLastCode = ErrorCode::kTypeMismatch;
 
@@ -89,7 +115,7 @@ TEST(Error, EveryCodeHasADistinctName) {
     EXPECT_EQ(hurray::error_code_name(static_cast<ErrorCode>(0xFFFF)), "unknown_error");
 }
 
-// The numeric values are part of the C ABI and must not move.
+// The numeric values are stable (a planned C ABI will expose them) and must not move.
 TEST(Error, CodeValuesAreStable) {
     EXPECT_EQ(static_cast<int>(ErrorCode::kOk), 0);
     EXPECT_EQ(static_cast<int>(ErrorCode::kTruncated), 1);
@@ -201,6 +227,162 @@ TEST(Result, PayloadLifetimesBalance) {
         EXPECT_EQ(Tracked::live, 2);
     }
     EXPECT_EQ(Tracked::live, 0);
+}
+
+// Copy assignment between every pair of states: value <- value, value <- error,
+// error <- value, error <- error; payloads are destroyed exactly once.
+TEST(Result, CopyAssignmentBetweenStates) {
+    Tracked::live = 0;
+    {
+        const Result<Tracked> one(Tracked(1));
+        const Result<Tracked> two(Tracked(2));
+        const Result<Tracked> err_a(Error(ErrorCode::kIoError, "a"));
+        const Result<Tracked> err_b(Error(ErrorCode::kNotFound, "b", 4));
+        EXPECT_EQ(Tracked::live, 2);
+
+        Result<Tracked> r(one);
+        r = two;  // value <- value
+        ASSERT_TRUE(r.ok());
+        EXPECT_EQ(r->value, 2);
+        EXPECT_EQ(Tracked::live, 3);
+        r = err_a;  // value <- error
+        ASSERT_FALSE(r.ok());
+        EXPECT_EQ(r.error().message(), "a");
+        EXPECT_EQ(Tracked::live, 2);
+        r = err_b;  // error <- error
+        ASSERT_FALSE(r.ok());
+        EXPECT_EQ(r.error().code(), ErrorCode::kNotFound);
+        EXPECT_EQ(r.error().offset(), 4U);
+        r = one;  // error <- value
+        ASSERT_TRUE(r.ok());
+        EXPECT_EQ(r->value, 1);
+        EXPECT_EQ(Tracked::live, 3);
+        // The sources are untouched.
+        EXPECT_EQ(one->value, 1);
+        EXPECT_EQ(two->value, 2);
+        EXPECT_EQ(err_a.error().message(), "a");
+    }
+    EXPECT_EQ(Tracked::live, 0);
+}
+
+// A copy constructor that throws during copy assignment leaves the target as it
+// was (the copy is built before the target is touched), and nothing is
+// destroyed twice.
+TEST(Result, ThrowingCopyAssignmentLeavesTargetUnchanged) {
+    ThrowingCopy::live = 0;
+    ThrowingCopy::throw_on_copy = false;
+    {
+        const Result<ThrowingCopy> source(ThrowingCopy(2));
+        Result<ThrowingCopy> value(ThrowingCopy(1));
+        Result<ThrowingCopy> error(Error(ErrorCode::kIoError, "kept"));
+        EXPECT_EQ(ThrowingCopy::live, 2);
+
+        ThrowingCopy::throw_on_copy = true;
+        EXPECT_THROW(value = source, std::runtime_error);
+        EXPECT_THROW(error = source, std::runtime_error);
+        ThrowingCopy::throw_on_copy = false;
+
+        ASSERT_TRUE(value.ok());
+        EXPECT_EQ(value->value, 1);
+        ASSERT_FALSE(error.ok());
+        EXPECT_EQ(error.error().message(), "kept");
+        EXPECT_EQ(ThrowingCopy::live, 2);
+
+        value = source;  // works again once copies succeed
+        EXPECT_EQ(value->value, 2);
+        EXPECT_EQ(ThrowingCopy::live, 2);
+    }
+    EXPECT_EQ(ThrowingCopy::live, 0);
+}
+
+// value_unchecked: the value without the check, lvalue, const and rvalue.
+TEST(Result, ValueUnchecked) {
+    Result<std::string> r(std::string("fast"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.value_unchecked(), "fast");
+    r.value_unchecked() += "er";
+    const Result<std::string>& c = r;
+    EXPECT_EQ(c.value_unchecked(), "faster");
+    EXPECT_EQ(&c.value_unchecked(), &*r);
+    std::string moved = std::move(r).value_unchecked();
+    EXPECT_EQ(moved, "faster");
+}
+
+// value_or on an rvalue moves the value out (or returns the fallback).
+TEST(Result, ValueOrOnRvalues) {
+    Result<std::unique_ptr<int>> v(std::make_unique<int>(5));
+    std::unique_ptr<int> got = std::move(v).value_or(nullptr);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(*got, 5);
+    Result<std::unique_ptr<int>> e(Error(ErrorCode::kNotFound, "none"));
+    EXPECT_EQ(std::move(e).value_or(std::make_unique<int>(6)).operator*(), 6);
+}
+
+// --- Misuse aborts the process with a message, release builds included ---------
+
+class ResultDeathTest : public ::testing::Test {
+protected:
+    void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+Result<int> not_found() { return Error(ErrorCode::kNotFound, "tensor w", 9); }
+
+constexpr const char* kNotFoundText = "not_found at byte 9: tensor w";
+
+std::string value_misuse(const std::string& accessor) {
+    return "hurray: " + accessor + " called on an error Result: " + kNotFoundText;
+}
+
+TEST_F(ResultDeathTest, ValueOfAnError) {
+    Result<int> r = not_found();
+    const Result<int>& c = r;
+    EXPECT_DEATH((void)r.value(), value_misuse("value\\(\\)"));
+    EXPECT_DEATH((void)c.value(), value_misuse("value\\(\\)"));
+    EXPECT_DEATH((void)std::move(r).value(), value_misuse("value\\(\\)"));
+}
+
+TEST_F(ResultDeathTest, DereferenceOfAnError) {
+    Result<int> r = not_found();
+    const Result<int>& c = r;
+    EXPECT_DEATH((void)*r, value_misuse("operator\\*"));
+    EXPECT_DEATH((void)*c, value_misuse("operator\\*"));
+    EXPECT_DEATH((void)*std::move(r), value_misuse("operator\\*"));
+}
+
+TEST_F(ResultDeathTest, MemberAccessOfAnError) {
+    Result<std::string> r(Error(ErrorCode::kNotFound, "tensor w", 9));
+    const Result<std::string>& c = r;
+    EXPECT_DEATH((void)r->size(), value_misuse("operator->"));
+    EXPECT_DEATH((void)c->size(), value_misuse("operator->"));
+}
+
+TEST_F(ResultDeathTest, ErrorOfASuccess) {
+    Result<int> r(1);
+    const Result<int>& c = r;
+    EXPECT_DEATH((void)c.error(), "hurray: error\\(\\) called on a successful Result");
+    EXPECT_DEATH((void)std::move(r).error(), "hurray: error\\(\\) called on a successful Result");
+    Status s = Status::success();
+    const Status& cs = s;
+    EXPECT_DEATH((void)cs.error(), "hurray: error\\(\\) called on a successful Status");
+    EXPECT_DEATH((void)std::move(s).error(), "hurray: error\\(\\) called on a successful Status");
+}
+
+TEST_F(ResultDeathTest, ResultFromAnOkError) {
+    EXPECT_DEATH(
+        {
+            Result<int> r(Error(ErrorCode::kOk, "nothing wrong"));
+            (void)r.ok();
+        },
+        "hurray: Result constructed from an Error with code ok \\(not an error\\): ok: nothing wrong");
+}
+
+TEST_F(ResultDeathTest, StatusFromAnOkError) {
+    EXPECT_DEATH(
+        {
+            Status s(Error(ErrorCode::kOk, "nothing wrong", 3));
+            (void)s.ok();
+        },
+        "hurray: Status constructed from an Error with code ok \\(not an error\\): ok at byte 3: nothing wrong");
 }
 
 // Status: success by default and via success(); an error otherwise; copyable.

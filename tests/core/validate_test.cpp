@@ -737,12 +737,10 @@ TEST(ValidateElements, CurveLayoutE8m0ThroughLocate) {
     ASSERT_TRUE(DescriptorValid(t));
     std::vector<std::span<const uint8_t>> spans = {t.data[0]};
     auto view = TensorView::make(t.d, spans);
-    ASSERT_TRUE(view.ok());
+    ASSERT_TRUE(view.ok()) << view.error().to_string();
     const std::vector<uint64_t> origin = {0, 0};
-    if (auto loc = view->locate(origin); !loc.ok() && loc.error().code() == E::kUnsupported) {
-        EXPECT_TRUE(Valid(t.validate()));  // skipped until locate exists
-        GTEST_SKIP() << "needs TensorView addressing";
-    }
+    auto loc = view->locate(origin);
+    ASSERT_TRUE(loc.ok()) << loc.error().to_string();
     // Morton code 2 is element [1, 0] (dimension 0 takes the higher bit).
     EXPECT_TRUE(InvalidData(t.validate(), {"0xFF is reserved"}));
 }

@@ -28,6 +28,7 @@ using test::Bytes;
 using test::dense;
 using test::Fails;
 using test::must;
+using test::nested_composites;
 using test::Padding;
 using test::TempDir;
 using test::TestTensor;
@@ -574,26 +575,6 @@ TEST(FileReaderShapes, CrcFlagClearAndZero) {
 // Composites
 // ---------------------------------------------------------------------------
 
-TensorDescriptor head(ElementType t, Shape shape, CompositionRule rule, uint32_t members) {
-    return must(make_composite_head(t, std::move(shape), rule, members));
-}
-
-TestTensor member(std::string name, Shape shape, Shape parent, Shape offset) {
-    TestTensor t = dense(std::move(name), ElementType::kFloat32, std::move(shape));
-    t.desc.shard = ShardDescriptor{std::move(parent), std::move(offset)};
-    return t;
-}
-
-std::vector<TestTensor> nested_composites() {
-    // group(2) { partition(2) { p0, p1 }, g1 }, then a plain tensor.
-    return {TestTensor{"g", head(ElementType::kFloat32, {4, 4}, CompositionRule::kGroup, 2)},
-            TestTensor{"p", head(ElementType::kFloat32, {4, 4}, CompositionRule::kPartition, 2)},
-            member("p0", {4, 2}, {4, 4}, {0, 0}),
-            member("p1", {4, 2}, {4, 4}, {0, 2}),
-            dense("g1", ElementType::kInt32, {3}),
-            dense("plain", ElementType::kInt8, {2})};
-}
-
 TEST(FileReaderComposite, NestedCompositesBothPaddingRulesAnySortOrder) {
     for (const Padding pad : {Padding::kSpec, Padding::kReference}) {
         for (const bool sorted : {false, true}) {
@@ -656,40 +637,6 @@ TEST(FileReaderComposite, InvalidPartitionIsRejected) {
     const FileReader r = open_bytes(f.bytes);
     EXPECT_TRUE(Fails(r.composite(*r.find("p")), ErrorCode::kInvalidComposite, {"'p'"}));
     EXPECT_TRUE(Fails(r.check_all(), ErrorCode::kInvalidComposite));
-}
-
-// ---------------------------------------------------------------------------
-// Seeds for fuzz/fuzz_file_reader (scripts/test.sh stage 4c)
-// ---------------------------------------------------------------------------
-
-TEST(FuzzSeeds, WrittenWhenAsked) {
-    const char* dir = std::getenv("HURRAY_FUZZ_SEED_DIR");
-    if (dir == nullptr || *dir == 0) {
-        GTEST_SKIP() << "set HURRAY_FUZZ_SEED_DIR to write fuzz seeds there";
-    }
-    const auto save = [dir](const std::string& name, const Bytes& bytes) {
-        std::ofstream os(std::string(dir) + "/" + name, std::ios::binary | std::ios::trunc);
-        os.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-        ASSERT_TRUE(os.good()) << name;
-    };
-    BuildOptions sorted;
-    sorted.sort_index = true;
-    BuildOptions ref;
-    ref.after_data = ref.after_head = Padding::kReference;
-    BuildOptions no_crc;
-    no_crc.crc = false;
-    BuildOptions ref_no_crc = ref;
-    ref_no_crc.crc = false;
-    save("small.hrry", test::small_file().bytes);
-    save("small_sorted.hrry", test::small_file(sorted).bytes);
-    save("composites_ref.hrry", build_file(nested_composites(), nullptr, ref).bytes);
-    save("composites_spec_sorted.hrry", build_file(nested_composites(), nullptr, sorted).bytes);
-    save("empty_tensors_ref.hrry",
-         build_file({dense("e", ElementType::kFloat32, {0, 3}), dense("x", ElementType::kInt8, {1})}, nullptr, ref)
-             .bytes);
-    save("csr_ref_no_crc.hrry",
-         build_file({TestTensor{"csr", must(make_csr(ElementType::kFloat32, 3, 3, 2))}}, nullptr, ref_no_crc).bytes);
-    save("zero_tensors.hrry", build_file({}, nullptr, no_crc).bytes);
 }
 
 }  // namespace

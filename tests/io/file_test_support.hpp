@@ -191,6 +191,25 @@ inline TestTensor dense(std::string name, ElementType type, Shape shape) {
     return TestTensor{std::move(name), must(make_dense(type, std::move(shape)))};
 }
 
+/// Nested composites: group(2) { partition(2) { p0, p1 }, g1 }, then a plain
+/// tensor (file reader tests and the file_reader fuzz seeds).
+inline std::vector<TestTensor> nested_composites() {
+    const auto head = [](Shape shape, CompositionRule rule, uint32_t members) {
+        return must(make_composite_head(ElementType::kFloat32, std::move(shape), rule, members));
+    };
+    const auto member = [](std::string name, Shape shape, Shape parent, Shape offset) {
+        TestTensor t = dense(std::move(name), ElementType::kFloat32, std::move(shape));
+        t.desc.shard = ShardDescriptor{std::move(parent), std::move(offset)};
+        return t;
+    };
+    return {TestTensor{"g", head({4, 4}, CompositionRule::kGroup, 2)},
+            TestTensor{"p", head({4, 4}, CompositionRule::kPartition, 2)},
+            member("p0", {4, 2}, {4, 4}, {0, 0}),
+            member("p1", {4, 2}, {4, 4}, {0, 2}),
+            dense("g1", ElementType::kInt32, {3}),
+            dense("plain", ElementType::kInt8, {2})};
+}
+
 /// A file with three small dense tensors and a KV section.
 inline BuiltFile small_file(const BuildOptions& opt = {}) {
     KvMetadata kv;

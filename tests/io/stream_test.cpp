@@ -2,11 +2,10 @@
 // The streaming format in memory: StreamDecoder / StreamEncoder rules,
 // StreamReader / StreamWriter round trips over generated descriptors and
 // composites, every way of reading data, rejections with their codes and
-// offsets, truncation at every byte, and the fuzz seeds.
+// offsets, truncation at every byte. (The fuzz seeds are written by
+// tests/fuzz_seeds.cpp.)
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -688,34 +687,6 @@ TEST(StreamEncoder, AdmitsBytesBufferByBuffer) {
     EXPECT_TRUE(e.end_tensor().ok());
     EXPECT_TRUE(e.finish().ok());
     EXPECT_EQ(e.offset(), bytes->size() + total);
-}
-
-// --- Seeds for fuzz/fuzz_stream_reader (scripts/test.sh stage 4c) -------------
-
-TEST(StreamFuzzSeeds, WrittenWhenAsked) {
-    const char* dir = std::getenv("HURRAY_FUZZ_SEED_DIR");
-    if (dir == nullptr || *dir == 0) {
-        GTEST_SKIP() << "set HURRAY_FUZZ_SEED_DIR to write fuzz seeds there";
-    }
-    const auto save = [dir](const std::string& name, const std::vector<uint8_t>& bytes) {
-        std::ofstream os(std::string(dir) + "/" + name, std::ios::binary | std::ios::trunc);
-        os.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));  // NOLINT
-        ASSERT_TRUE(os.good()) << name;
-    };
-    save("stream_composites.hstr", streamtest::stream_bytes(streamtest::composite_items()));
-    save("stream_empty_tensors.hstr", streamtest::stream_bytes(streamtest::empty_items()));
-    for (uint64_t batch = 0; batch < 4; ++batch) {
-        Known known;
-        const auto items = streamtest::generated_items(batch * 77 + 5, 6, known, 2048);
-        bool plain = known.layouts.empty() && known.schemes.empty();
-        if (plain) {
-            save("stream_generated_" + std::to_string(batch) + ".hstr", streamtest::stream_bytes(items));
-        }
-        for (size_t i = 0; i < items.size(); ++i) {
-            save("stream_one_" + std::to_string(batch) + "_" + std::to_string(i) + ".hstr",
-                 streamtest::stream_bytes({items[i]}));
-        }
-    }
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 /// for operations that produce no value). Nothing in `hurray::core` throws or
 /// aborts on bad input; a rejected input yields an `Error` whose message names
 /// the offending field and, where one exists, the byte offset of that field.
+/// Misusing a result (taking the value of an error, the error of a success, or
+/// building one from an `ErrorCode::kOk` error) is a programming error and
+/// aborts the process with a message on stderr, in release builds too.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +22,12 @@ namespace hurray {
 
 /// Every reason libhurray can reject an input or a request.
 ///
-/// The numeric values are stable: they are exposed through the C ABI.
+/// The numeric values are stable and will not be renumbered (a planned C ABI
+/// will expose them; there is no C ABI yet).
 enum class ErrorCode : uint16_t {
-    kOk = 0,                             ///< Not an error (only used by the C ABI).
+    /// Not an error: the success code of the planned C ABI. A `Result` or
+    /// `Status` built from an `Error` with this code aborts.
+    kOk = 0,
     kTruncated = 1,                      ///< The input ends before a field that must be read.
     kInvalidMagic = 2,                   ///< The magic bytes are not "HRRY".
     kUnsupportedVersion = 3,             ///< `version_major` is not one this library reads.
@@ -112,11 +118,38 @@ private:
     std::string message_;
 };
 
+namespace detail {
+
+/// Reports a checked accessor (`accessor`, e.g. `"value()"`) used on an error
+/// `Result`: prints one line with the error's `to_string()` to stderr, then
+/// calls `std::abort()`. Called only from the misuse paths of `Result`.
+[[noreturn]] void result_value_of_error(const char* accessor, const Error& error) noexcept;
+
+/// Reports `error()` called on a successful `Result` (`kind` is `"Result"` or
+/// `"Status"`): prints one line to stderr, then calls `std::abort()`.
+[[noreturn]] void result_error_of_success(const char* kind) noexcept;
+
+/// Reports a `Result` or `Status` (`kind`) constructed from an `Error` whose
+/// code is `ErrorCode::kOk`: prints one line with the error's message to
+/// stderr, then calls `std::abort()`.
+[[noreturn]] void result_from_ok_error(const char* kind, const Error& error) noexcept;
+
+}  // namespace detail
+
 /// Either a value of type `T` or an `Error`.
 ///
 /// A minimal counterpart of `std::expected` (unavailable with the toolchains we
-/// support). Accessing the value of an error result is a programming error; it
-/// is checked by `ok()` and must not be done.
+/// support). Misuse fails loudly, in release builds too: the checked accessors
+/// (`value()`, `operator*`, `operator->`) called on an error, `error()` called on
+/// a value, and a `Result` built from an `Error` with code `ErrorCode::kOk` each
+/// print one line to stderr naming the misuse (and the error's `to_string()`,
+/// where there is one) and abort the process. A check is one predictable branch;
+/// the reporting is out of line. Hot paths that have already tested `ok()` may use
+/// `value_unchecked()`, whose precondition is not checked.
+///
+/// `T` must be nothrow move constructible, so that assignment never leaves a
+/// `Result` without a live value or error. Copy assignment builds the copy before
+/// touching `*this`: a throwing copy constructor leaves the target unchanged.
 ///
 /// @code
 /// hurray::Result<int> parse(std::string_view s);
@@ -128,12 +161,22 @@ template <typename T>
 class [[nodiscard]] Result {
     static_assert(!std::is_reference_v<T>, "Result<T&> is not supported");
     static_assert(!std::is_same_v<std::remove_cv_t<T>, Error>, "Result<Error> is ambiguous");
+    static_assert(std::is_nothrow_move_constructible_v<T>,
+                  "Result<T> needs a T whose move constructor is noexcept");
 
 public:
     /// A successful result holding `value`.
-    Result(T value) : has_value_(true) { ::new (&storage_.value) T(std::move(value)); }  // NOLINT
-    /// A failed result holding `error`.
-    Result(Error error) : has_value_(false) { ::new (&storage_.error) Error(std::move(error)); }  // NOLINT
+    Result(T value) noexcept : has_value_(true) {  // NOLINT
+        ::new (&storage_.value) T(std::move(value));
+    }
+    /// A failed result holding `error`. Aborts when `error.code()` is
+    /// `ErrorCode::kOk`: an error that is no error is a bug at the call site.
+    Result(Error error) noexcept : has_value_(false) {  // NOLINT
+        if (error.code() == ErrorCode::kOk) [[unlikely]] {
+            detail::result_from_ok_error("Result", error);
+        }
+        ::new (&storage_.error) Error(std::move(error));
+    }
 
     /// Copy constructor.
     Result(const Result& other) : has_value_(other.has_value_) {
@@ -144,31 +187,27 @@ public:
         }
     }
     /// Move constructor.
-    Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
-        : has_value_(other.has_value_) {
+    Result(Result&& other) noexcept : has_value_(other.has_value_) {
         if (has_value_) {
             ::new (&storage_.value) T(std::move(other.storage_.value));
         } else {
             ::new (&storage_.error) Error(std::move(other.storage_.error));
         }
     }
-    /// Copy assignment.
+    /// Copy assignment. The copy is made first; if it throws, `*this` is unchanged.
     Result& operator=(const Result& other) {
         if (this != &other) {
-            destroy();
-            has_value_ = other.has_value_;
-            if (has_value_) {
-                ::new (&storage_.value) T(other.storage_.value);
-            } else {
-                ::new (&storage_.error) Error(other.storage_.error);
-            }
+            Result copy(other);
+            *this = std::move(copy);
         }
         return *this;
     }
     /// Move assignment.
-    Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    Result& operator=(Result&& other) noexcept {
         if (this != &other) {
             destroy();
+            // Cannot throw (T and Error are nothrow move constructible), so the
+            // storage is never left without a live member.
             has_value_ = other.has_value_;
             if (has_value_) {
                 ::new (&storage_.value) T(std::move(other.storage_.value));
@@ -185,32 +224,85 @@ public:
     /// Same as `ok()`.
     explicit operator bool() const noexcept { return has_value_; }
 
-    /// The value. Precondition: `ok()`.
-    [[nodiscard]] T& value() & noexcept { return storage_.value; }
-    /// The value. Precondition: `ok()`.
-    [[nodiscard]] const T& value() const& noexcept { return storage_.value; }
-    /// The value, moved out. Precondition: `ok()`.
-    [[nodiscard]] T&& value() && noexcept { return std::move(storage_.value); }
-    /// The value. Precondition: `ok()`.
-    T& operator*() & noexcept { return storage_.value; }
-    /// The value. Precondition: `ok()`.
-    const T& operator*() const& noexcept { return storage_.value; }
-    /// The value, moved out. Precondition: `ok()`.
-    T&& operator*() && noexcept { return std::move(storage_.value); }
-    /// Member access to the value. Precondition: `ok()`.
-    T* operator->() noexcept { return &storage_.value; }
-    /// Member access to the value. Precondition: `ok()`.
-    const T* operator->() const noexcept { return &storage_.value; }
+    /// The value. Aborts with a message when this result is an error.
+    [[nodiscard]] T& value() & noexcept {
+        check_value("value()");
+        return storage_.value;
+    }
+    /// The value. Aborts with a message when this result is an error.
+    [[nodiscard]] const T& value() const& noexcept {
+        check_value("value()");
+        return storage_.value;
+    }
+    /// The value, moved out. Aborts with a message when this result is an error.
+    [[nodiscard]] T&& value() && noexcept {
+        check_value("value()");
+        return std::move(storage_.value);
+    }
+    /// The value. Aborts with a message when this result is an error.
+    [[nodiscard]] T& operator*() & noexcept {
+        check_value("operator*");
+        return storage_.value;
+    }
+    /// The value. Aborts with a message when this result is an error.
+    [[nodiscard]] const T& operator*() const& noexcept {
+        check_value("operator*");
+        return storage_.value;
+    }
+    /// The value, moved out. Aborts with a message when this result is an error.
+    [[nodiscard]] T&& operator*() && noexcept {
+        check_value("operator*");
+        return std::move(storage_.value);
+    }
+    /// Member access to the value. Aborts with a message when this result is an error.
+    [[nodiscard]] T* operator->() noexcept {
+        check_value("operator->");
+        return &storage_.value;
+    }
+    /// Member access to the value. Aborts with a message when this result is an error.
+    [[nodiscard]] const T* operator->() const noexcept {
+        check_value("operator->");
+        return &storage_.value;
+    }
 
-    /// The error. Precondition: `!ok()`.
-    [[nodiscard]] const Error& error() const& noexcept { return storage_.error; }
-    /// The error, moved out. Precondition: `!ok()`.
-    [[nodiscard]] Error&& error() && noexcept { return std::move(storage_.error); }
+    /// The value. Precondition `ok()`, not checked (undefined behaviour otherwise):
+    /// for hot paths that have just tested `ok()`.
+    [[nodiscard]] T& value_unchecked() & noexcept { return storage_.value; }
+    /// The value. Precondition `ok()`, not checked (undefined behaviour otherwise).
+    [[nodiscard]] const T& value_unchecked() const& noexcept { return storage_.value; }
+    /// The value, moved out. Precondition `ok()`, not checked (undefined behaviour
+    /// otherwise).
+    [[nodiscard]] T&& value_unchecked() && noexcept { return std::move(storage_.value); }
+
+    /// The error. Aborts with a message when this result holds a value.
+    [[nodiscard]] const Error& error() const& noexcept {
+        check_error();
+        return storage_.error;
+    }
+    /// The error, moved out. Aborts with a message when this result holds a value.
+    [[nodiscard]] Error&& error() && noexcept {
+        check_error();
+        return std::move(storage_.error);
+    }
 
     /// The value, or `fallback` when this result is an error.
     [[nodiscard]] T value_or(T fallback) const& { return has_value_ ? storage_.value : fallback; }
+    /// The value moved out, or `fallback` when this result is an error.
+    [[nodiscard]] T value_or(T fallback) && noexcept {
+        return has_value_ ? std::move(storage_.value) : std::move(fallback);
+    }
 
 private:
+    void check_value(const char* accessor) const noexcept {
+        if (!has_value_) [[unlikely]] {
+            detail::result_value_of_error(accessor, storage_.error);
+        }
+    }
+    void check_error() const noexcept {
+        if (has_value_) [[unlikely]] {
+            detail::result_error_of_success("Result");
+        }
+    }
     void destroy() noexcept {
         if (has_value_) {
             storage_.value.~T();
@@ -229,6 +321,10 @@ private:
 
 /// The result of an operation that produces no value: success or an `Error`.
 ///
+/// Misuse fails loudly like `Result<T>`: `error()` on a success, and a `Status`
+/// built from an `Error` with code `ErrorCode::kOk`, print one line to stderr and
+/// abort the process.
+///
 /// @code
 /// hurray::Status check(int v) {
 ///     if (v < 0) return hurray::Error(hurray::ErrorCode::kInvalidArgument, "v: negative");
@@ -240,21 +336,39 @@ class [[nodiscard]] Result<void> {
 public:
     /// A successful status.
     Result() = default;
-    /// A failed status holding `error`.
-    Result(Error error) : error_(std::move(error)), failed_(true) {}  // NOLINT
+    /// A failed status holding `error`. Aborts when `error.code()` is
+    /// `ErrorCode::kOk`: an error that is no error is a bug at the call site.
+    Result(Error error) noexcept : error_(std::move(error)), failed_(true) {  // NOLINT
+        if (error_.code() == ErrorCode::kOk) [[unlikely]] {
+            detail::result_from_ok_error("Status", error_);
+        }
+    }
     /// A successful status (reads better at call sites than `{}`).
-    static Result success() { return {}; }
+    [[nodiscard]] static Result success() noexcept { return {}; }
 
     /// Whether the operation succeeded.
     [[nodiscard]] bool ok() const noexcept { return !failed_; }
     /// Same as `ok()`.
     explicit operator bool() const noexcept { return !failed_; }
-    /// The error. Precondition: `!ok()`.
-    [[nodiscard]] const Error& error() const& noexcept { return error_; }
-    /// The error, moved out. Precondition: `!ok()`.
-    [[nodiscard]] Error&& error() && noexcept { return std::move(error_); }
+    /// The error. Aborts with a message when the operation succeeded.
+    [[nodiscard]] const Error& error() const& noexcept {
+        check_error();
+        return error_;
+    }
+    /// The error, moved out. Aborts with a message when the operation succeeded.
+    [[nodiscard]] Error&& error() && noexcept {
+        check_error();
+        return std::move(error_);
+    }
 
 private:
+    void check_error() const noexcept {
+        if (!failed_) [[unlikely]] {
+            detail::result_error_of_success("Status");
+        }
+    }
+    // Holds `kOk` and an empty message while the status is a success; never
+    // handed out then.
     Error error_{ErrorCode::kOk, std::string()};
     bool failed_ = false;
 };
@@ -278,10 +392,11 @@ using Status = Result<void>;
 #define HURRAY_CONCAT_(a, b) HURRAY_CONCAT_INNER_(a, b)
 
 /// `HURRAY_ASSIGN_OR_RETURN(auto x, f());` declares `x` from the value of
-/// `f()`, or returns its error from the enclosing function.
+/// `f()`, or returns its error from the enclosing function. (`ok()` is tested
+/// right before, so the value is taken with `value_unchecked()`.)
 #define HURRAY_ASSIGN_OR_RETURN(lhs, expr)                                    \
     auto HURRAY_CONCAT_(hurray_result_, __LINE__) = (expr);                   \
     if (!HURRAY_CONCAT_(hurray_result_, __LINE__).ok()) {                     \
         return std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).error();   \
     }                                                                         \
-    lhs = std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).value()  /* NOLINT(bugprone-macro-parentheses): lhs is a declaration */
+    lhs = std::move(HURRAY_CONCAT_(hurray_result_, __LINE__)).value_unchecked()  /* NOLINT(bugprone-macro-parentheses): lhs is a declaration */

@@ -70,7 +70,7 @@ struct SequentialTensor {
 /// if (!reader) return reader.error();
 /// std::vector<uint8_t> chunk(1 << 20);
 /// while (true) {
-///     auto t = reader->next();                 // nullopt at the end
+///     auto t = reader->next();                 // nullptr at the end
 ///     if (!t) return t.error();
 ///     if (!*t) break;
 ///     for (uint32_t b = 0; b < (*t)->descriptor.buffers.size(); ++b) {

@@ -69,8 +69,11 @@ namespace detail {
 /// operation (`operation_aborted`) says "cancelled" in the message.
 [[nodiscard]] Error transport_error(const std::error_code& ec, std::string_view op, uint64_t offset);
 
-/// An `Error` for an exception caught at the API boundary (`kIoError`, or
-/// `kInvalidArgument` for `std::bad_alloc`... see the source).
+/// An `Error` for an exception caught at the API boundary, always `kIoError`
+/// at `offset`: a `std::system_error` as `transport_error` would word its
+/// code, `std::bad_alloc` as "<op> ran out of memory", another
+/// `std::exception` with its `what()`, anything else as "unknown exception".
+/// If building the message throws in turn, the message is empty.
 [[nodiscard]] Error exception_error(const std::exception_ptr& e, std::string_view op, uint64_t offset) noexcept;
 
 /// Awaits `body` and returns its result; if it throws, returns
