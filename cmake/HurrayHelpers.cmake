@@ -26,3 +26,17 @@ function(hurray_enable_coverage target)
     # BUILD_INTERFACE keeps it out of the installed package.
     target_link_options(${target} PUBLIC "$<BUILD_INTERFACE:--coverage>")
 endfunction()
+
+# Symbol visibility of one library: hidden by default (-fvisibility=hidden
+# -fvisibility-inlines-hidden), exported only where its headers say so with the macros
+# of a generated hurray/<lib>/export.hpp (HURRAY_<LIB>_EXPORT, GenerateExportHeader).
+function(hurray_export_symbols target lib)
+    include(GenerateExportHeader)
+    string(TOUPPER "${lib}" _upper)
+    generate_export_header(${target}
+        BASE_NAME "HURRAY_${_upper}"
+        EXPORT_FILE_NAME "${HURRAY_GENERATED_INCLUDE_DIR}/hurray/${lib}/export.hpp")
+    set_target_properties(${target} PROPERTIES
+        CXX_VISIBILITY_PRESET hidden
+        VISIBILITY_INLINES_HIDDEN ON)
+endfunction()

@@ -4,6 +4,8 @@
 // untrusted bytes directly; everything else goes through ByteReader.
 #pragma once
 
+#include "hurray/core/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -17,7 +19,9 @@ namespace hurray::detail {
 /// Reads little-endian fields from a byte span, never past its end.
 /// Every read either succeeds or returns `kTruncated` naming the field and
 /// the offset at which it starts (relative to `base`).
-class ByteReader {
+// Exported (HURRAY_CORE_EXPORT) for hurray::io, which parses its sections with it;
+// not public API: the header is not installed.
+class HURRAY_CORE_EXPORT ByteReader {
 public:
     ByteReader(std::span<const uint8_t> bytes, uint64_t base = 0) : bytes_(bytes), base_(base) {}
 
@@ -99,7 +103,7 @@ private:
 /// bounds-checked: a write that does not fit is dropped and marks the writer
 /// as overflowed, which the encoder reports as an internal error. The encoder
 /// sizes the span exactly beforehand, so this never happens in practice.
-class ByteWriter {
+class HURRAY_CORE_EXPORT ByteWriter {
 public:
     explicit ByteWriter(std::span<uint8_t> out) : out_(out) {}
 

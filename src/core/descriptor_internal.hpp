@@ -2,6 +2,8 @@
 // Internal: what the descriptor encoder, decoder and checker share.
 #pragma once
 
+#include "hurray/core/export.hpp"
+
 #include <cstdint>
 
 #include "hurray/core/descriptor_codec.hpp"
@@ -32,13 +34,14 @@ struct SectionOffsets {
 };
 
 /// Encoded size of the layout-specific fields.
-uint64_t layout_fields_size(const LayoutDescriptor& layout) noexcept;
+// Exported (HURRAY_CORE_EXPORT) for the property tests; not public API.
+HURRAY_CORE_EXPORT uint64_t layout_fields_size(const LayoutDescriptor& layout) noexcept;
 
 /// Offsets of every section of `d`'s encoding.
-SectionOffsets section_offsets(const TensorDescriptor& d) noexcept;
+HURRAY_CORE_EXPORT SectionOffsets section_offsets(const TensorDescriptor& d) noexcept;
 
 /// `check_descriptor`, with error offsets taken from `off`.
-Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& options,
+HURRAY_CORE_EXPORT Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& options,
                            const SectionOffsets& off);
 
 }  // namespace hurray::detail

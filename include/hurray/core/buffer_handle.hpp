@@ -4,6 +4,7 @@
 /// descriptor's buffer table.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <string_view>
 
@@ -49,7 +50,7 @@ inline constexpr uint32_t kMinBufferAlignment = 64;
 /// @code
 /// hurray::BufferHandle h{.byte_size = 192, .alignment = 64};
 /// @endcode
-struct BufferHandle {
+struct HURRAY_CORE_EXPORT BufferHandle {
     uint64_t byte_size = 0;                           ///< Size of the buffer in bytes.
     uint32_t alignment = kMinBufferAlignment;         ///< Guaranteed base alignment (power of two).
     DeviceTag device_tag = DeviceTag::kCpu;           ///< Device holding the buffer.
@@ -74,13 +75,13 @@ constexpr bool is_private_memory_class(MemoryClass m) noexcept {
 }
 
 /// A stable name for a device tag (`"cpu"`, `"cuda"`, `"private"`, `"invalid"`).
-std::string_view device_name(DeviceTag d) noexcept;
+HURRAY_CORE_EXPORT std::string_view device_name(DeviceTag d) noexcept;
 
 /// Checks one buffer handle against buffer-protocol.md: alignment a power of
 /// two and >= 64 unless the buffer is empty; device tag, sync mode and memory
 /// class in their allowed ranges; the (device, memory class) pair valid for
 /// the device; a CPU buffer producer-synced. `offset` is the byte offset of
 /// the handle, used in the error; `index` its position in the table.
-Status check_buffer_handle(const BufferHandle& h, uint32_t index, uint64_t offset = Error::kNoOffset);
+HURRAY_CORE_EXPORT Status check_buffer_handle(const BufferHandle& h, uint32_t index, uint64_t offset = Error::kNoOffset);
 
 }  // namespace hurray

@@ -3,6 +3,7 @@
 /// One-line construction of common descriptors, with buffer sizes computed.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
 
@@ -12,7 +13,7 @@
 namespace hurray {
 
 /// Placement shared by every buffer a builder creates.
-struct BufferPlacement {
+struct HURRAY_CORE_EXPORT BufferPlacement {
     uint32_t alignment = kMinBufferAlignment;           ///< Alignment of non-empty buffers.
     DeviceTag device_tag = DeviceTag::kCpu;             ///< Device of every buffer.
     SyncMode sync_mode = SyncMode::kProducerSynced;     ///< Synchronisation of every buffer.
@@ -34,7 +35,7 @@ struct BufferPlacement {
 /// d.byte_offset = 12;
 /// auto sized = hurray::size_buffers(std::move(d));  // one 16-byte buffer
 /// @endcode
-Result<TensorDescriptor> size_buffers(TensorDescriptor d, const BufferPlacement& placement = {},
+HURRAY_CORE_EXPORT Result<TensorDescriptor> size_buffers(TensorDescriptor d, const BufferPlacement& placement = {},
                                       std::span<const uint64_t> data_dependent_sizes = {});
 
 /// A dense row-major tensor.
@@ -42,7 +43,7 @@ Result<TensorDescriptor> size_buffers(TensorDescriptor d, const BufferPlacement&
 /// @code
 /// auto d = hurray::make_dense(hurray::ElementType::kFloat16, {1, 32, 128, 128});
 /// @endcode
-Result<TensorDescriptor> make_dense(ElementType type, Shape shape,
+HURRAY_CORE_EXPORT Result<TensorDescriptor> make_dense(ElementType type, Shape shape,
                                     const BufferPlacement& placement = {});
 
 /// A row-major tensor quantized per block along `axis`: storage `type`
@@ -52,7 +53,7 @@ Result<TensorDescriptor> make_dense(ElementType type, Shape shape,
 /// @code
 /// auto d = hurray::make_per_block_quantized(hurray::ElementType::kInt4, {4096, 4096}, 1, 32);
 /// @endcode
-Result<TensorDescriptor> make_per_block_quantized(ElementType type, Shape shape, uint32_t axis,
+HURRAY_CORE_EXPORT Result<TensorDescriptor> make_per_block_quantized(ElementType type, Shape shape, uint32_t axis,
                                                   uint32_t block_size,
                                                   ElementType scale_type = ElementType::kFloat16,
                                                   bool symmetric = true,
@@ -63,11 +64,11 @@ Result<TensorDescriptor> make_per_block_quantized(ElementType type, Shape shape,
 /// @code
 /// auto d = hurray::make_csr(hurray::ElementType::kFloat32, 3, 3, 2);  // buffers 8, 16, 32 bytes
 /// @endcode
-Result<TensorDescriptor> make_csr(ElementType type, uint64_t rows, uint64_t cols, uint64_t nnz,
+HURRAY_CORE_EXPORT Result<TensorDescriptor> make_csr(ElementType type, uint64_t rows, uint64_t cols, uint64_t nnz,
                                   const BufferPlacement& placement = {});
 
 /// A COO tensor with `nnz` stored values.
-Result<TensorDescriptor> make_coo(ElementType type, Shape shape, uint64_t nnz, bool is_sorted,
+HURRAY_CORE_EXPORT Result<TensorDescriptor> make_coo(ElementType type, Shape shape, uint64_t nnz, bool is_sorted,
                                   const BufferPlacement& placement = {});
 
 /// A composite head (no buffers) with the given logical type and shape.
@@ -76,7 +77,7 @@ Result<TensorDescriptor> make_coo(ElementType type, Shape shape, uint64_t nnz, b
 /// auto head = hurray::make_composite_head(hurray::ElementType::kFloat32, {8, 8},
 ///                                         hurray::CompositionRule::kPartition, 2);
 /// @endcode
-Result<TensorDescriptor> make_composite_head(ElementType type, Shape shape, CompositionRule rule,
+HURRAY_CORE_EXPORT Result<TensorDescriptor> make_composite_head(ElementType type, Shape shape, CompositionRule rule,
                                              uint32_t member_count,
                                              CombineOp combine_op = CombineOp::kNone);
 

@@ -8,6 +8,7 @@
 /// arrive and when a composite closes.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -22,7 +23,7 @@ namespace hurray {
 inline constexpr uint32_t kMaxCompositeDepth = 8;
 
 /// What a `CompositeAssembler` enforces.
-struct CompositeOptions {
+struct HURRAY_CORE_EXPORT CompositeOptions {
     /// Strict (default): every rule. Permissive skips only what the spec lets
     /// a permissive reader skip: the partition exact-cover and non-overlap
     /// checks (a SHOULD), and it binds the members of an implementation-private
@@ -34,7 +35,7 @@ struct CompositeOptions {
 };
 
 /// A composite whose last member has arrived and whose close-time checks passed.
-struct CompletedComposite {
+struct HURRAY_CORE_EXPORT CompletedComposite {
     /// Position of the head in the sequence given to `add` (0-based).
     uint64_t head = 0;
     /// 0 for a top-level composite, 1 for one nested directly in it, ...
@@ -110,7 +111,7 @@ struct CompletedComposite {
 ///     if (c.depth == 0) use_composite(c.head, c.members);
 /// }
 /// @endcode
-class CompositeAssembler {
+class HURRAY_CORE_EXPORT CompositeAssembler {
 public:
     /// An assembler with nothing open.
     explicit CompositeAssembler(const CompositeOptions& options = {});

@@ -5,6 +5,7 @@
 /// logical tensor assembled from its members' data.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -54,7 +55,7 @@ namespace hurray {
 /// std::vector<uint8_t> merged(4096 * 4096 * 2);  // float16 head
 /// if (auto s = hurray::materialize_composite(head, views, merged); !s) return s;
 /// @endcode
-[[nodiscard]] Status materialize_composite(const TensorDescriptor& head, std::span<const TensorView> members,
+[[nodiscard]] HURRAY_CORE_EXPORT Status materialize_composite(const TensorDescriptor& head, std::span<const TensorView> members,
                                            std::span<uint8_t> out);
 
 /// `materialize_composite` into a new vector of the right size.
@@ -62,7 +63,7 @@ namespace hurray {
 /// @code
 /// auto merged = hurray::materialize_composite(head, views);
 /// @endcode
-[[nodiscard]] Result<std::vector<uint8_t>> materialize_composite(const TensorDescriptor& head,
+[[nodiscard]] HURRAY_CORE_EXPORT Result<std::vector<uint8_t>> materialize_composite(const TensorDescriptor& head,
                                                                  std::span<const TensorView> members);
 
 }  // namespace hurray

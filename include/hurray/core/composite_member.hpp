@@ -4,6 +4,7 @@
 /// carried by members of an overlay composite.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 
 namespace hurray {
@@ -18,7 +19,7 @@ enum class MemberRole : uint8_t {
 inline constexpr uint32_t kCompositeMemberSize = 16;
 
 /// The composite member section: a role and 15 reserved bytes.
-struct CompositeMember {
+struct HURRAY_CORE_EXPORT CompositeMember {
     MemberRole role = MemberRole::kBase;  ///< Base or correction.
     bool operator==(const CompositeMember&) const = default;
 };

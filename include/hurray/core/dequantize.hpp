@@ -35,6 +35,7 @@
 /// defined for block-paged tensors and fail with `kUnsupported`.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <span>
 #include <vector>
 
@@ -60,7 +61,7 @@ namespace hurray {
 ///     std::puts(st.error().to_string().c_str());
 /// }
 /// @endcode
-Status dequantize(const TensorView& view, std::span<float> out);
+HURRAY_CORE_EXPORT Status dequantize(const TensorView& view, std::span<float> out);
 
 /// `dequantize` into a new vector of `element_count(shape)` floats. Fails with
 /// `kSizeOverflow` when that many floats cannot be allocated (a sparse tensor
@@ -70,7 +71,7 @@ Status dequantize(const TensorView& view, std::span<float> out);
 /// auto values = hurray::dequantize(*view);
 /// if (values) std::printf("%f\n", (*values)[0]);
 /// @endcode
-Result<std::vector<float>> dequantize(const TensorView& view);
+HURRAY_CORE_EXPORT Result<std::vector<float>> dequantize(const TensorView& view);
 
 /// Every logical element of any tensor as float32, in row-major logical
 /// order: quantized tensors are dequantized (`dequantize`), others are
@@ -86,6 +87,6 @@ Result<std::vector<float>> dequantize(const TensorView& view);
 /// auto view = hurray::TensorView::make(desc, spans);
 /// auto values = hurray::to_float32(*view);   // Result<std::vector<float>>
 /// @endcode
-[[nodiscard]] Result<std::vector<float>> to_float32(const TensorView& view);
+[[nodiscard]] HURRAY_CORE_EXPORT Result<std::vector<float>> to_float32(const TensorView& view);
 
 }  // namespace hurray

@@ -3,6 +3,7 @@
 /// Human-readable text for descriptors, for logs, tools and the demo.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <string>
 #include <cstdint>
 #include <string_view>
@@ -18,7 +19,7 @@ namespace hurray {
 /// @code
 /// std::puts(hurray::summarize(d).c_str());
 /// @endcode
-std::string summarize(const TensorDescriptor& d);
+HURRAY_CORE_EXPORT std::string summarize(const TensorDescriptor& d);
 
 /// A multi-line listing of every field of a descriptor: header, layout
 /// fields, each buffer handle and each optional section, one per line,
@@ -27,7 +28,7 @@ std::string summarize(const TensorDescriptor& d);
 /// @code
 /// std::fputs(hurray::describe(d).c_str(), stdout);
 /// @endcode
-std::string describe(const TensorDescriptor& d, const std::string& indent = "  ");
+HURRAY_CORE_EXPORT std::string describe(const TensorDescriptor& d, const std::string& indent = "  ");
 
 /// Lower-case hex of `bytes`, two digits a byte, `separator` between bytes.
 ///
@@ -36,6 +37,6 @@ std::string describe(const TensorDescriptor& d, const std::string& indent = "  "
 /// std::string a = hurray::hex_bytes(magic);        // "48525259"
 /// std::string b = hurray::hex_bytes(magic, " ");   // "48 52 52 59"
 /// @endcode
-std::string hex_bytes(std::span<const uint8_t> bytes, std::string_view separator = {});
+HURRAY_CORE_EXPORT std::string hex_bytes(std::span<const uint8_t> bytes, std::string_view separator = {});
 
 }  // namespace hurray

@@ -3,6 +3,7 @@
 /// Encoding, decoding and validating tensor descriptors.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -24,7 +25,7 @@ namespace hurray {
 /// bytes other than 0/1, and the other rules listed in docs/descriptor.md.
 /// Structural rules (lengths, reserved bytes, tag ranges that make the rest of
 /// the descriptor unparseable) hold in both modes.
-struct DecodeOptions {
+struct HURRAY_CORE_EXPORT DecodeOptions {
     /// Enforce every checkable rule (default), or relax as described above.
     bool strict = true;
     /// Deepest recursive tiling accepted (the spec recommends 8).
@@ -49,7 +50,7 @@ struct DecodeOptions {
 /// auto len = hurray::peek_length(first_ten_bytes);
 /// if (len) read_more(*len - 10);
 /// @endcode
-Result<uint32_t> peek_length(std::span<const uint8_t> prefix);
+HURRAY_CORE_EXPORT Result<uint32_t> peek_length(std::span<const uint8_t> prefix);
 
 /// Decodes and validates one descriptor at the start of `bytes`.
 ///
@@ -62,14 +63,14 @@ Result<uint32_t> peek_length(std::span<const uint8_t> prefix);
 /// if (!d) { std::fprintf(stderr, "%s\n", d.error().to_string().c_str()); return; }
 /// std::printf("rank %u\n", d->rank());
 /// @endcode
-Result<TensorDescriptor> decode(std::span<const uint8_t> bytes, const DecodeOptions& options = {});
+HURRAY_CORE_EXPORT Result<TensorDescriptor> decode(std::span<const uint8_t> bytes, const DecodeOptions& options = {});
 
 /// Checks a descriptor model against every descriptor-level rule of the spec
 /// (the same checks `decode` runs after parsing). `encode` runs it too.
-Status check_descriptor(const TensorDescriptor& d, const DecodeOptions& options = {});
+HURRAY_CORE_EXPORT Status check_descriptor(const TensorDescriptor& d, const DecodeOptions& options = {});
 
 /// The exact encoded size of a descriptor. Fails if it would exceed 2^32-1.
-Result<uint32_t> encoded_size(const TensorDescriptor& d);
+HURRAY_CORE_EXPORT Result<uint32_t> encoded_size(const TensorDescriptor& d);
 
 /// Encodes a valid descriptor. Fails (without output) if `check_descriptor`
 /// rejects it in strict mode; private layouts and schemes are the writer's
@@ -79,18 +80,18 @@ Result<uint32_t> encoded_size(const TensorDescriptor& d);
 /// auto bytes = hurray::encode(d);
 /// if (bytes) sink.write(bytes->data(), bytes->size());
 /// @endcode
-Result<std::vector<uint8_t>> encode(const TensorDescriptor& d);
+HURRAY_CORE_EXPORT Result<std::vector<uint8_t>> encode(const TensorDescriptor& d);
 
 /// Encodes into a caller-provided buffer; returns the number of bytes written.
 /// Fails with `kInvalidArgument` if `out` is smaller than `encoded_size(d)`.
-Result<size_t> encode_to(const TensorDescriptor& d, std::span<uint8_t> out);
+HURRAY_CORE_EXPORT Result<size_t> encode_to(const TensorDescriptor& d, std::span<uint8_t> out);
 
 /// Encodes without validating. Only for tests and tools that must produce
 /// invalid descriptors on purpose (rejection tests, fuzz seeds).
-Result<std::vector<uint8_t>> encode_unchecked(const TensorDescriptor& d);
+HURRAY_CORE_EXPORT Result<std::vector<uint8_t>> encode_unchecked(const TensorDescriptor& d);
 
 /// What the descriptor alone says about the size of one buffer.
-struct BufferRequirement {
+struct HURRAY_CORE_EXPORT BufferRequirement {
     /// The smallest allowed byte size; `std::nullopt` where it depends on the
     /// data (inner CSF levels, the block table) or on a dynamic dimension.
     std::optional<uint64_t> min_size{};
@@ -113,6 +114,6 @@ struct BufferRequirement {
 /// @code
 /// auto req = hurray::required_buffer_sizes(d);  // CSR [3,3] nnz 2: {8}, {16}, {32}
 /// @endcode
-Result<std::vector<BufferRequirement>> required_buffer_sizes(const TensorDescriptor& d);
+HURRAY_CORE_EXPORT Result<std::vector<BufferRequirement>> required_buffer_sizes(const TensorDescriptor& d);
 
 }  // namespace hurray

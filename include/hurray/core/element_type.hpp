@@ -4,6 +4,7 @@
 /// buffer sizes.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -59,34 +60,34 @@ enum class TypeTagClass : uint8_t {
 /// assert(hurray::classify_type_tag(0x03) == hurray::TypeTagClass::kTier1);
 /// assert(hurray::classify_type_tag(0x47) == hurray::TypeTagClass::kReserved);
 /// @endcode
-TypeTagClass classify_type_tag(uint8_t tag) noexcept;
+HURRAY_CORE_EXPORT TypeTagClass classify_type_tag(uint8_t tag) noexcept;
 
 /// The raw tag byte of a type.
 constexpr uint8_t type_tag(ElementType t) noexcept { return static_cast<uint8_t>(t); }
 
 /// Whether `t` is one of the assigned Tier 1 or Tier 2 types.
-bool is_builtin(ElementType t) noexcept;
+HURRAY_CORE_EXPORT bool is_builtin(ElementType t) noexcept;
 
 /// Bits per element of a built-in type; 0 for a non-built-in tag.
-uint32_t bit_width(ElementType t) noexcept;
+HURRAY_CORE_EXPORT uint32_t bit_width(ElementType t) noexcept;
 
 /// Whether elements of a built-in type are narrower than a byte (1, 2, 4 or 6 bits).
-bool is_sub_byte(ElementType t) noexcept;
+HURRAY_CORE_EXPORT bool is_sub_byte(ElementType t) noexcept;
 
 /// Whether the built-in type is a floating-point type (complex types included).
-bool is_floating_point(ElementType t) noexcept;
+HURRAY_CORE_EXPORT bool is_floating_point(ElementType t) noexcept;
 
 /// Whether the built-in type is a signed integer type.
-bool is_signed_integer(ElementType t) noexcept;
+HURRAY_CORE_EXPORT bool is_signed_integer(ElementType t) noexcept;
 
 /// Whether the built-in type is an unsigned integer type (bool excluded).
-bool is_unsigned_integer(ElementType t) noexcept;
+HURRAY_CORE_EXPORT bool is_unsigned_integer(ElementType t) noexcept;
 
 /// The spec's name of a built-in type (`"float32"`, `"int4"`, ...); empty for others.
-std::string_view type_name(ElementType t) noexcept;
+HURRAY_CORE_EXPORT std::string_view type_name(ElementType t) noexcept;
 
 /// Looks a built-in type up by its spec name.
-std::optional<ElementType> type_from_name(std::string_view name) noexcept;
+HURRAY_CORE_EXPORT std::optional<ElementType> type_from_name(std::string_view name) noexcept;
 
 /// Bytes needed to store `count` contiguous elements of `bit_width` bits.
 ///
@@ -98,13 +99,13 @@ std::optional<ElementType> type_from_name(std::string_view name) noexcept;
 /// @code
 /// auto n = hurray::storage_bytes_for_bits(4, 5);  // 3 bytes
 /// @endcode
-Result<uint64_t> storage_bytes_for_bits(uint32_t bit_width, uint64_t count);
+HURRAY_CORE_EXPORT Result<uint64_t> storage_bytes_for_bits(uint32_t bit_width, uint64_t count);
 
 /// Bytes needed to store `count` contiguous elements of the built-in type `t`.
 ///
 /// @code
 /// auto n = hurray::storage_bytes(hurray::ElementType::kFloat6E2M3, 5);  // 6 bytes
 /// @endcode
-Result<uint64_t> storage_bytes(ElementType t, uint64_t count);
+HURRAY_CORE_EXPORT Result<uint64_t> storage_bytes(ElementType t, uint64_t count);
 
 }  // namespace hurray

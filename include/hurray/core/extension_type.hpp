@@ -4,6 +4,7 @@
 /// ADR-001): how to size elements of a private type tag 0xF0-0xFE.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 
 namespace hurray {
@@ -16,7 +17,7 @@ inline constexpr uint32_t kExtensionTypeSize = 20;
 /// @code
 /// hurray::ExtensionTypeDescriptor e{.bit_width = 16, .packing_factor = 1};
 /// @endcode
-struct ExtensionTypeDescriptor {
+struct HURRAY_CORE_EXPORT ExtensionTypeDescriptor {
     uint32_t bit_width = 8;       ///< Bits per element: 1, 2, 4 or a multiple of 8.
     uint8_t packing_factor = 1;   ///< Elements per byte: 8 / bit_width below 8 bits, else 1.
     bool is_float = false;        ///< Floating point.

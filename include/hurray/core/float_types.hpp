@@ -18,6 +18,7 @@
 /// @endcode
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -34,7 +35,7 @@ namespace hurray {
 /// float f = static_cast<float>(h);  // 1.5, exact
 /// uint16_t b = h.bits;              // 0x3E00
 /// @endcode
-struct float16_t {
+struct HURRAY_CORE_EXPORT float16_t {
     uint16_t bits = 0;  ///< The raw binary16 bits.
 
     /// Zero.
@@ -59,7 +60,7 @@ struct float16_t {
 /// hurray::bfloat16_t b(3.14159F);
 /// float f = static_cast<float>(b);  // 3.140625
 /// @endcode
-struct bfloat16_t {
+struct HURRAY_CORE_EXPORT bfloat16_t {
     uint16_t bits = 0;  ///< The raw bfloat16 bits (the upper half of a float32).
 
     /// Zero.
@@ -83,7 +84,7 @@ struct bfloat16_t {
 /// @code
 /// hurray::float8_e4m3_t q(1000.0F);  // saturates to 448
 /// @endcode
-struct float8_e4m3_t {
+struct HURRAY_CORE_EXPORT float8_e4m3_t {
     uint8_t bits = 0;  ///< The raw E4M3 bits.
 
     /// Zero.
@@ -108,7 +109,7 @@ struct float8_e4m3_t {
 /// hurray::float8_e5m2_t q(0.1F);
 /// float f = static_cast<float>(q);  // 0.09375
 /// @endcode
-struct float8_e5m2_t {
+struct HURRAY_CORE_EXPORT float8_e5m2_t {
     uint8_t bits = 0;  ///< The raw E5M2 bits.
 
     /// Zero.
@@ -137,41 +138,41 @@ static_assert(sizeof(float8_e4m3_t) == 1 && sizeof(float8_e5m2_t) == 1, "8-bit f
 /// std::vector<hurray::float16_t> h(w.size());
 /// if (auto st = hurray::convert(std::span<const float>(w), std::span<hurray::float16_t>(h)); !st) { ... }
 /// @endcode
-[[nodiscard]] Status convert(std::span<const float> in, std::span<float16_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<float16_t> out);
 /// Narrows `in` to bfloat16 into `out` (same length); bit-identical to `float_to_bfloat16`.
-[[nodiscard]] Status convert(std::span<const float> in, std::span<bfloat16_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<bfloat16_t> out);
 /// Narrows `in` to float8 E4M3 into `out` (same length); as `float_to_float8_e4m3`.
-[[nodiscard]] Status convert(std::span<const float> in, std::span<float8_e4m3_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<float8_e4m3_t> out);
 /// Narrows `in` to float8 E5M2 into `out` (same length); as `float_to_float8_e5m2`.
-[[nodiscard]] Status convert(std::span<const float> in, std::span<float8_e5m2_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<float8_e5m2_t> out);
 /// Widens float16 `in` to float32 `out` (same length), exactly; vectorised.
-[[nodiscard]] Status convert(std::span<const float16_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float16_t> in, std::span<float> out);
 /// Widens bfloat16 `in` to float32 `out` (same length), exactly; vectorised.
-[[nodiscard]] Status convert(std::span<const bfloat16_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const bfloat16_t> in, std::span<float> out);
 /// Widens float8 E4M3 `in` to float32 `out` (same length), exactly (table lookup).
-[[nodiscard]] Status convert(std::span<const float8_e4m3_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float8_e4m3_t> in, std::span<float> out);
 /// Widens float8 E5M2 `in` to float32 `out` (same length), exactly (table lookup).
-[[nodiscard]] Status convert(std::span<const float8_e5m2_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float8_e5m2_t> in, std::span<float> out);
 
 /// `in` narrowed to float16 (round to nearest even).
 ///
 /// @code
 /// std::vector<hurray::float16_t> h = hurray::to_float16(std::vector<float>{1, 2, 3});
 /// @endcode
-[[nodiscard]] std::vector<float16_t> to_float16(std::span<const float> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<float16_t> to_float16(std::span<const float> in);
 /// `in` narrowed to bfloat16 (round to nearest even).
-[[nodiscard]] std::vector<bfloat16_t> to_bfloat16(std::span<const float> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<bfloat16_t> to_bfloat16(std::span<const float> in);
 /// `in` narrowed to float8 E4M3 (round to nearest even, saturating).
-[[nodiscard]] std::vector<float8_e4m3_t> to_float8_e4m3(std::span<const float> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<float8_e4m3_t> to_float8_e4m3(std::span<const float> in);
 /// `in` narrowed to float8 E5M2 (round to nearest even).
-[[nodiscard]] std::vector<float8_e5m2_t> to_float8_e5m2(std::span<const float> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<float8_e5m2_t> to_float8_e5m2(std::span<const float> in);
 /// float16 values widened to float32, exactly.
-[[nodiscard]] std::vector<float> to_float32(std::span<const float16_t> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<float> to_float32(std::span<const float16_t> in);
 /// bfloat16 values widened to float32, exactly.
-[[nodiscard]] std::vector<float> to_float32(std::span<const bfloat16_t> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<float> to_float32(std::span<const bfloat16_t> in);
 /// float8 E4M3 values widened to float32, exactly.
-[[nodiscard]] std::vector<float> to_float32(std::span<const float8_e4m3_t> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<float> to_float32(std::span<const float8_e4m3_t> in);
 /// float8 E5M2 values widened to float32, exactly.
-[[nodiscard]] std::vector<float> to_float32(std::span<const float8_e5m2_t> in);
+[[nodiscard]] HURRAY_CORE_EXPORT std::vector<float> to_float32(std::span<const float8_e5m2_t> in);
 
 }  // namespace hurray

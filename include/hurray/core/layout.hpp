@@ -4,6 +4,7 @@
 /// one type per named layout, and `LayoutDescriptor`, the variant of them all.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <string_view>
 #include <variant>
@@ -37,24 +38,24 @@ enum class LayoutKind : uint8_t {
 };
 
 /// Row-major layout: no fields.
-struct RowMajorLayout {
+struct HURRAY_CORE_EXPORT RowMajorLayout {
     bool operator==(const RowMajorLayout&) const = default;
 };
 
 /// Column-major layout: no fields.
-struct ColumnMajorLayout {
+struct HURRAY_CORE_EXPORT ColumnMajorLayout {
     bool operator==(const ColumnMajorLayout&) const = default;
 };
 
 /// Strided layout: one stride per dimension, in logical elements; negative
 /// and zero strides allowed.
-struct StridedLayout {
+struct HURRAY_CORE_EXPORT StridedLayout {
     std::vector<int64_t> strides{};  ///< `int64[rank]`.
     bool operator==(const StridedLayout&) const = default;
 };
 
 /// One level of a tiled layout.
-struct TiledLevel {
+struct HURRAY_CORE_EXPORT TiledLevel {
     std::vector<uint64_t> tile_shape{};                ///< `uint64[rank]`, each > 0.
     LayoutTag outer_layout = LayoutTag::kRowMajor;   ///< Tile-grid order: row/column-major or strided.
     LayoutTag inner_layout = LayoutTag::kRowMajor;   ///< In-tile order: row/column-major, strided or tiled.
@@ -70,38 +71,38 @@ struct TiledLevel {
 /// @code
 /// hurray::TiledLayout t{{{.tile_shape = {2, 4}}}};  // 2x4 tiles, row-major both ways
 /// @endcode
-struct TiledLayout {
+struct HURRAY_CORE_EXPORT TiledLayout {
     std::vector<TiledLevel> levels;  ///< At least one level.
     bool operator==(const TiledLayout&) const = default;
 };
 
 /// Morton (Z-order) layout: bits per dimension.
-struct MortonLayout {
+struct HURRAY_CORE_EXPORT MortonLayout {
     std::vector<uint32_t> morton_bits{};  ///< `uint32[rank]`, each > 0.
     bool operator==(const MortonLayout&) const = default;
 };
 
 /// COO sparse layout.
-struct CooLayout {
+struct HURRAY_CORE_EXPORT CooLayout {
     uint64_t nnz = 0;        ///< Stored elements.
     bool is_sorted = false;  ///< Lexicographically sorted, dimension 0 major.
     bool operator==(const CooLayout&) const = default;
 };
 
 /// CSR sparse layout (rank 2).
-struct CsrLayout {
+struct HURRAY_CORE_EXPORT CsrLayout {
     uint64_t nnz = 0;  ///< Stored elements.
     bool operator==(const CsrLayout&) const = default;
 };
 
 /// CSC sparse layout (rank 2).
-struct CscLayout {
+struct HURRAY_CORE_EXPORT CscLayout {
     uint64_t nnz = 0;  ///< Stored elements.
     bool operator==(const CscLayout&) const = default;
 };
 
 /// CSF sparse layout (rank >= 3).
-struct CsfLayout {
+struct HURRAY_CORE_EXPORT CsfLayout {
     uint64_t nnz = 0;                 ///< Stored elements.
     std::vector<uint32_t> mode_order{}; ///< Permutation of 0..rank-1; level L stores dimension mode_order[L].
     bool operator==(const CsfLayout&) const = default;
@@ -126,7 +127,7 @@ inline constexpr uint32_t kNoLayerIndex = 0xFFFFFFFF;
 /// Block-paged layout (rank 3: `[total_tokens, num_heads, head_dim]`).
 /// Wire order: `page_size u32 | num_pages u64 | paged_axis u32 | num_seqs u32 |
 /// kv_role u8 | layer_index u32 | block_table_index_type u8 | reserved u8[6]`.
-struct BlockPagedLayout {
+struct HURRAY_CORE_EXPORT BlockPagedLayout {
     uint32_t page_size = 16;                                    ///< Tokens per page, >= 1.
     uint64_t num_pages = 0;                                     ///< Pages in the pool.
     uint32_t paged_axis = 0;                                    ///< Must be 0.
@@ -156,7 +157,7 @@ inline constexpr uint32_t kOpenCompositeMemberCount = 0xFFFFFFFF;
 
 /// Composite head layout (virtual: the head owns no buffers). A private
 /// composition rule (0xF0-0xFE) is carried as its raw byte.
-struct CompositeLayout {
+struct HURRAY_CORE_EXPORT CompositeLayout {
     CompositionRule rule = CompositionRule::kGroup;  ///< Composition rule.
     CombineOp combine_op = CombineOp::kNone;         ///< Overlay only.
     uint32_t member_count = 0;                       ///< Members that follow the head.
@@ -164,14 +165,14 @@ struct CompositeLayout {
 };
 
 /// Hilbert curve layout (Tier 2).
-struct HilbertLayout {
+struct HURRAY_CORE_EXPORT HilbertLayout {
     uint32_t hilbert_order = 1;  ///< Each dimension is 2^order.
     uint32_t hilbert_rank = 2;   ///< Must equal the tensor rank, >= 2.
     bool operator==(const HilbertLayout&) const = default;
 };
 
 /// Implementation-private layout (tags 0xF0-0xFE): an id and opaque bytes.
-struct ExtensionLayout {
+struct HURRAY_CORE_EXPORT ExtensionLayout {
     uint8_t tag = 0xF0;           ///< Layout tag, 0xF0-0xFE.
     uint64_t layout_id = 0;       ///< Implementation-defined id.
     std::vector<uint8_t> data{};    ///< Opaque metadata.
@@ -185,18 +186,18 @@ using LayoutDescriptor =
                  HilbertLayout, ExtensionLayout>;
 
 /// The wire tag of a layout.
-uint8_t layout_tag(const LayoutDescriptor& layout) noexcept;
+HURRAY_CORE_EXPORT uint8_t layout_tag(const LayoutDescriptor& layout) noexcept;
 
 /// The addressing model of a layout.
-LayoutKind layout_kind(const LayoutDescriptor& layout) noexcept;
+HURRAY_CORE_EXPORT LayoutKind layout_kind(const LayoutDescriptor& layout) noexcept;
 
 /// The spec's name of a layout tag (`"row_major"`, `"csr"`, ...); `"extension"`
 /// for 0xF0-0xFE, empty for an unassigned tag.
-std::string_view layout_name(uint8_t tag) noexcept;
+HURRAY_CORE_EXPORT std::string_view layout_name(uint8_t tag) noexcept;
 
 /// How many buffers the layout itself uses (before quantization-parameter
 /// buffers): 1 for dense, 2 for COO, 3 for CSR/CSC and block-paged,
 /// `2 * rank + 1` for CSF, 0 for a composite head, 1 for extension layouts.
-uint32_t layout_buffer_count(const LayoutDescriptor& layout, uint32_t rank) noexcept;
+HURRAY_CORE_EXPORT uint32_t layout_buffer_count(const LayoutDescriptor& layout, uint32_t rank) noexcept;
 
 }  // namespace hurray

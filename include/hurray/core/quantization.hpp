@@ -5,6 +5,7 @@
 /// section.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <optional>
 #include <variant>
@@ -30,7 +31,7 @@ inline constexpr uint8_t kQuantSchemeVersion = 0x01;
 inline constexpr uint32_t kQuantHeaderSize = 4;
 
 /// Per-tensor affine (0x01): `x = scale * (q - zero_point)`. 16 bytes.
-struct PerTensorAffine {
+struct HURRAY_CORE_EXPORT PerTensorAffine {
     float scale = 1.0F;       ///< Finite, non-zero.
     int32_t zero_point = 0;   ///< In the storage type's range; 0 when symmetric.
     bool operator==(const PerTensorAffine& o) const;
@@ -38,7 +39,7 @@ struct PerTensorAffine {
 
 /// Per-channel affine (0x02): one float32 scale and int32 zero point per
 /// index along `axis`. 20 bytes.
-struct PerChannelAffine {
+struct HURRAY_CORE_EXPORT PerChannelAffine {
     uint32_t axis = 0;                                   ///< Quantized axis, < rank.
     uint32_t scale_buffer_index = 1;                     ///< Buffer of `shape[axis]` float32.
     std::optional<uint32_t> zero_point_buffer_index{};     ///< Buffer of int32; none when symmetric.
@@ -48,7 +49,7 @@ struct PerChannelAffine {
 
 /// Per-block affine (0x03): one scale (and zero point) per block of
 /// `block_size` elements along `axis`. 24 bytes.
-struct PerBlockAffine {
+struct HURRAY_CORE_EXPORT PerBlockAffine {
     uint32_t axis = 0;                                   ///< Blocked axis, < rank.
     uint32_t block_size = 32;                            ///< Power of two, >= 2.
     uint32_t scale_buffer_index = 1;                     ///< Buffer of num_blocks scales.
@@ -58,7 +59,7 @@ struct PerBlockAffine {
 };
 
 /// NF4 (0x04): `x = absmax[b] * nf4[q]`, uint4 storage. 16 bytes.
-struct Nf4Quantization {
+struct HURRAY_CORE_EXPORT Nf4Quantization {
     uint32_t axis = 0;                ///< Blocked axis, < rank.
     uint32_t block_size = 64;         ///< Power of two, >= 8.
     uint32_t scale_buffer_index = 1;  ///< Buffer of num_blocks float32 absmax.
@@ -66,7 +67,7 @@ struct Nf4Quantization {
 };
 
 /// MXFP (0x05): `x = 2^(e - 127) * value(q)`, e8m0 block scales. 16 bytes.
-struct MxfpQuantization {
+struct HURRAY_CORE_EXPORT MxfpQuantization {
     uint32_t axis = 0;                ///< Blocked axis, < rank.
     uint32_t block_size = 32;         ///< Power of two in [16, 2048].
     uint32_t scale_buffer_index = 1;  ///< Buffer of num_blocks e8m0 bytes.
@@ -75,7 +76,7 @@ struct MxfpQuantization {
 
 /// A scheme this library does not interpret (a private 0xF0-0xFE scheme, or
 /// an unassigned one accepted in permissive mode), carried byte for byte.
-struct OpaqueQuantization {
+struct HURRAY_CORE_EXPORT OpaqueQuantization {
     uint8_t scheme_tag = 0xF0;        ///< Raw scheme tag.
     uint8_t scheme_version = 1;       ///< Raw scheme version.
     uint16_t flags = 0;               ///< Raw flags.
@@ -92,20 +93,20 @@ using QuantizationScheme = std::variant<PerTensorAffine, PerChannelAffine, PerBl
 /// @code
 /// hurray::QuantizationDescriptor q{hurray::PerBlockAffine{.axis = 1, .block_size = 128}};
 /// @endcode
-struct QuantizationDescriptor {
+struct HURRAY_CORE_EXPORT QuantizationDescriptor {
     QuantizationScheme scheme{};              ///< The scheme and its parameters.
     std::vector<uint8_t> trailing_padding{};  ///< Writer padding after the scheme's fields.
     bool operator==(const QuantizationDescriptor&) const = default;
 };
 
 /// The scheme tag byte of a scheme.
-uint8_t scheme_tag(const QuantizationScheme& scheme) noexcept;
+HURRAY_CORE_EXPORT uint8_t scheme_tag(const QuantizationScheme& scheme) noexcept;
 
 /// The spec's name of a scheme tag (`"per_block_affine"`, ...), `"private"` or empty.
-std::string_view scheme_name(uint8_t tag) noexcept;
+HURRAY_CORE_EXPORT std::string_view scheme_name(uint8_t tag) noexcept;
 
 /// The encoded size of a scheme's fields (header included), without padding.
-uint32_t scheme_encoded_size(const QuantizationScheme& scheme) noexcept;
+HURRAY_CORE_EXPORT uint32_t scheme_encoded_size(const QuantizationScheme& scheme) noexcept;
 
 /// The 16 NF4 levels, indexed by the 4-bit code (quantization/nf4.md).
 extern const float kNf4Levels[16];

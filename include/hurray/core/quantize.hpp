@@ -33,6 +33,7 @@
 /// and passes `check_descriptor`.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -50,7 +51,7 @@ namespace hurray {
 /// auto spans = q->spans();
 /// auto view = hurray::TensorView::make(q->descriptor, spans);
 /// @endcode
-struct QuantizedTensor {
+struct HURRAY_CORE_EXPORT QuantizedTensor {
     TensorDescriptor descriptor;                ///< Row-major, quantized, buffers sized.
     std::vector<std::vector<uint8_t>> buffers;  ///< Data buffer first, then the parameters.
 
@@ -65,7 +66,7 @@ struct QuantizedTensor {
 /// std::vector<float> x = {-1.0F, 0.5F, 2.0F, 0.0F};
 /// auto q = hurray::quantize_per_tensor(x, {4}, hurray::ElementType::kUInt8, false);
 /// @endcode
-Result<QuantizedTensor> quantize_per_tensor(std::span<const float> values, const Shape& shape,
+HURRAY_CORE_EXPORT Result<QuantizedTensor> quantize_per_tensor(std::span<const float> values, const Shape& shape,
                                             ElementType storage, bool symmetric);
 
 /// Per-channel affine (0x02): float32 scales per index along `axis` in buffer
@@ -75,7 +76,7 @@ Result<QuantizedTensor> quantize_per_tensor(std::span<const float> values, const
 /// @code
 /// auto q = hurray::quantize_per_channel(w, {768, 1024}, hurray::ElementType::kInt8, 0, true);
 /// @endcode
-Result<QuantizedTensor> quantize_per_channel(std::span<const float> values, const Shape& shape,
+HURRAY_CORE_EXPORT Result<QuantizedTensor> quantize_per_channel(std::span<const float> values, const Shape& shape,
                                              ElementType storage, uint32_t axis, bool symmetric);
 
 /// Per-block affine (0x03): blocks of `block_size` (a power of two >= 2, at
@@ -87,7 +88,7 @@ Result<QuantizedTensor> quantize_per_channel(std::span<const float> values, cons
 /// auto q = hurray::quantize_per_block(w, {4096, 4096}, hurray::ElementType::kInt4, 1, 32,
 ///                                     hurray::ElementType::kFloat16, true);
 /// @endcode
-Result<QuantizedTensor> quantize_per_block(std::span<const float> values, const Shape& shape,
+HURRAY_CORE_EXPORT Result<QuantizedTensor> quantize_per_block(std::span<const float> values, const Shape& shape,
                                            ElementType storage, uint32_t axis, uint32_t block_size,
                                            ElementType scale_type, bool symmetric);
 
@@ -97,7 +98,7 @@ Result<QuantizedTensor> quantize_per_block(std::span<const float> values, const 
 /// @code
 /// auto q = hurray::quantize_nf4(w, {4096, 4096}, 1, 64);
 /// @endcode
-Result<QuantizedTensor> quantize_nf4(std::span<const float> values, const Shape& shape, uint32_t axis,
+HURRAY_CORE_EXPORT Result<QuantizedTensor> quantize_nf4(std::span<const float> values, const Shape& shape, uint32_t axis,
                                      uint32_t block_size);
 
 /// MXFP (0x05): e8m0 scales per block of `block_size` (a power of two in
@@ -107,7 +108,7 @@ Result<QuantizedTensor> quantize_nf4(std::span<const float> values, const Shape&
 /// @code
 /// auto q = hurray::quantize_mxfp(w, {128, 256}, hurray::ElementType::kFloat4E2M1, 1, 32);
 /// @endcode
-Result<QuantizedTensor> quantize_mxfp(std::span<const float> values, const Shape& shape, ElementType storage,
+HURRAY_CORE_EXPORT Result<QuantizedTensor> quantize_mxfp(std::span<const float> values, const Shape& shape, ElementType storage,
                                       uint32_t axis, uint32_t block_size);
 
 }  // namespace hurray

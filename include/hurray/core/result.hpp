@@ -11,6 +11,7 @@
 /// aborts the process with a message on stderr, in release builds too.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <new>
 #include <string>
@@ -75,7 +76,7 @@ enum class ErrorCode : uint16_t {
 };
 
 /// A stable, human-readable name for an error code, e.g. `"truncated"`.
-std::string_view error_code_name(ErrorCode code) noexcept;
+HURRAY_CORE_EXPORT std::string_view error_code_name(ErrorCode code) noexcept;
 
 /// An error: a code, a message naming the field, and the byte offset when known.
 ///
@@ -83,7 +84,7 @@ std::string_view error_code_name(ErrorCode code) noexcept;
 /// hurray::Error e(hurray::ErrorCode::kInvalidMagic, "magic: expected HRRY", 0);
 /// std::string text = e.to_string();  // "invalid_magic at byte 0: magic: expected HRRY"
 /// @endcode
-class Error {
+class HURRAY_CORE_EXPORT Error {
 public:
     /// Marker for "no byte offset applies".
     static constexpr uint64_t kNoOffset = UINT64_MAX;
@@ -123,16 +124,16 @@ namespace detail {
 /// Reports a checked accessor (`accessor`, e.g. `"value()"`) used on an error
 /// `Result`: prints one line with the error's `to_string()` to stderr, then
 /// calls `std::abort()`. Called only from the misuse paths of `Result`.
-[[noreturn]] void result_value_of_error(const char* accessor, const Error& error) noexcept;
+[[noreturn]] HURRAY_CORE_EXPORT void result_value_of_error(const char* accessor, const Error& error) noexcept;
 
 /// Reports `error()` called on a successful `Result` (`kind` is `"Result"` or
 /// `"Status"`): prints one line to stderr, then calls `std::abort()`.
-[[noreturn]] void result_error_of_success(const char* kind) noexcept;
+[[noreturn]] HURRAY_CORE_EXPORT void result_error_of_success(const char* kind) noexcept;
 
 /// Reports a `Result` or `Status` (`kind`) constructed from an `Error` whose
 /// code is `ErrorCode::kOk`: prints one line with the error's message to
 /// stderr, then calls `std::abort()`.
-[[noreturn]] void result_from_ok_error(const char* kind, const Error& error) noexcept;
+[[noreturn]] HURRAY_CORE_EXPORT void result_from_ok_error(const char* kind, const Error& error) noexcept;
 
 }  // namespace detail
 

@@ -3,6 +3,7 @@
 /// Shapes (docs/spec/data-model.md): rank cap, dynamic dimensions, element counts.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -21,7 +22,7 @@ inline constexpr uint64_t kDynamicDim = UINT64_MAX;
 using Shape = std::vector<uint64_t>;
 
 /// Whether any dimension is the dynamic sentinel.
-bool has_dynamic_dim(std::span<const uint64_t> shape) noexcept;
+HURRAY_CORE_EXPORT bool has_dynamic_dim(std::span<const uint64_t> shape) noexcept;
 
 /// The number of elements: the product of the dimensions (1 for a scalar).
 ///
@@ -32,6 +33,6 @@ bool has_dynamic_dim(std::span<const uint64_t> shape) noexcept;
 /// @code
 /// auto n = hurray::element_count(hurray::Shape{3, 0, 5});  // 0
 /// @endcode
-Result<uint64_t> element_count(std::span<const uint64_t> shape);
+HURRAY_CORE_EXPORT Result<uint64_t> element_count(std::span<const uint64_t> shape);
 
 }  // namespace hurray

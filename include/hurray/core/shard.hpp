@@ -3,6 +3,7 @@
 /// Shard section (docs/spec/metadata.md § Shard Section, ADR-004).
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace hurray {
 /// @code
 /// hurray::ShardDescriptor s{.parent_shape = {8, 8}, .shard_offset = {0, 4}};
 /// @endcode
-struct ShardDescriptor {
+struct HURRAY_CORE_EXPORT ShardDescriptor {
     std::vector<uint64_t> parent_shape{};  ///< Shape of the parent tensor.
     std::vector<uint64_t> shard_offset{};  ///< Start of this shard in the parent, per dimension.
     bool operator==(const ShardDescriptor&) const = default;

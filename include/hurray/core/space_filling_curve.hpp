@@ -5,6 +5,7 @@
 /// Skilling's algorithm, ADR-006).
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
 
@@ -27,7 +28,7 @@ namespace hurray {
 /// std::vector<uint32_t> bits = {2, 2};
 /// uint64_t code = hurray::morton_encode(idx, bits);  // 14 (morton.md § Example)
 /// @endcode
-uint64_t morton_encode(std::span<const uint64_t> index, std::span<const uint32_t> morton_bits) noexcept;
+HURRAY_CORE_EXPORT uint64_t morton_encode(std::span<const uint64_t> index, std::span<const uint32_t> morton_bits) noexcept;
 
 /// The Hilbert index of `coords` on the curve of rank `coords.size()` and
 /// `order` bits per coordinate: `CoordsToHilbert` of layouts/hilbert.md
@@ -40,7 +41,7 @@ uint64_t morton_encode(std::span<const uint64_t> index, std::span<const uint32_t
 /// std::vector<uint64_t> x = {1, 3};
 /// uint64_t h = hurray::hilbert_encode(x, 2);  // 6 (hilbert.md § Conformance Check)
 /// @endcode
-uint64_t hilbert_encode(std::span<const uint64_t> coords, uint32_t order) noexcept;
+HURRAY_CORE_EXPORT uint64_t hilbert_encode(std::span<const uint64_t> coords, uint32_t order) noexcept;
 
 /// Inverse of `hilbert_encode`: writes the `coords.size()` coordinates of
 /// Hilbert index `h` (`HilbertToCoords` of layouts/hilbert.md). Writes zeros
@@ -50,6 +51,6 @@ uint64_t hilbert_encode(std::span<const uint64_t> coords, uint32_t order) noexce
 /// std::vector<uint64_t> x(2);
 /// hurray::hilbert_decode(6, 2, x);  // x == {1, 3}
 /// @endcode
-void hilbert_decode(uint64_t h, uint32_t order, std::span<uint64_t> coords) noexcept;
+HURRAY_CORE_EXPORT void hilbert_decode(uint64_t h, uint32_t order, std::span<uint64_t> coords) noexcept;
 
 }  // namespace hurray

@@ -3,6 +3,7 @@
 /// Statistics section (docs/spec/metadata.md § Statistics Section): 72 advisory bytes.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 
 namespace hurray {
@@ -24,7 +25,7 @@ inline constexpr uint32_t kStatisticsSize = 72;
 /// Advisory statistics of the tensor's values. A field is meaningful only
 /// when its bit of `computed_mask` is set. Floating-point fields keep their
 /// exact bit patterns through encode and decode.
-struct Statistics {
+struct HURRAY_CORE_EXPORT Statistics {
     uint32_t computed_mask = 0;   ///< Which fields are valid (`StatisticsMask`).
     uint64_t nnz = 0;             ///< Non-zero elements.
     double sparsity_ratio = 0;    ///< Fraction of zeros, in [0, 1].

@@ -4,6 +4,7 @@
 /// (docs/spec/metadata.md), with every field and optional section.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -55,7 +56,7 @@ enum DescriptorFlag : uint32_t {
 /// d.buffers = {hurray::BufferHandle{.byte_size = 48}};
 /// auto bytes = hurray::encode(d);  // 61 bytes, see metadata.md § Worked Example
 /// @endcode
-struct TensorDescriptor {
+struct HURRAY_CORE_EXPORT TensorDescriptor {
     uint8_t version_major = kDescriptorVersionMajor;    ///< Always 1.
     uint8_t version_minor = kDescriptorVersionMinor;    ///< 0, or newer when decoded from a newer writer.
     ElementType element_type = ElementType::kFloat32;   ///< Storage element type.

@@ -5,6 +5,7 @@
 /// plus its buffers for any layout and quantization.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,7 +41,7 @@ namespace hurray {
 /// hurray::TensorRef c(h, {3, 2});                 // float16[3, 2]
 /// auto d = hurray::TensorRef::from_bytes(hurray::ElementType::kInt4, {4}, packed);  // 2 bytes
 /// @endcode
-class TensorRef {
+class HURRAY_CORE_EXPORT TensorRef {
 public:
     /// An empty float32 tensor of shape [0].
     TensorRef() = default;

@@ -6,6 +6,7 @@
 /// (docs/spec/memory-layout.md, docs/spec/layouts/*.md).
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -34,7 +35,7 @@ namespace hurray {
 ///     double v = *hurray::element_as_double(desc.element_type, bytes, loc->element);
 /// }
 /// @endcode
-struct ElementLocation {
+struct HURRAY_CORE_EXPORT ElementLocation {
     /// False when a sparse layout stores no value at that index (it is zero).
     bool stored = false;
     /// The buffer holding the element (0 for dense and paged layouts, the
@@ -76,7 +77,7 @@ struct ElementLocation {
 /// double x = *view->read_double(std::vector<uint64_t>{1, 2});
 /// std::vector<uint8_t> dense = *view->materialize();  // row-major copy
 /// @endcode
-class TensorView {
+class HURRAY_CORE_EXPORT TensorView {
 public:
     /// Checks `buffers` against `d` and builds the view.
     ///

@@ -11,6 +11,7 @@
 /// values, reserved `float8_e8m0` bytes and packing padding bits.
 #pragma once
 
+#include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
 
@@ -30,7 +31,7 @@ namespace hurray {
 /// rules that hold for every reader: buffer sizes the data must agree with
 /// (CSF levels, the block table), quantization parameter values and
 /// `float8_e8m0` bytes.
-struct ValidateOptions {
+struct HURRAY_CORE_EXPORT ValidateOptions {
     /// Enforce every data rule (default), or only those without a permissive exemption.
     bool strict = true;
 };
@@ -81,7 +82,7 @@ struct ValidateOptions {
 ///     std::fprintf(stderr, "%s\n", s.error().to_string().c_str());
 /// }
 /// @endcode
-[[nodiscard]] Status validate_data(const TensorView& view, const ValidateOptions& options = {});
+[[nodiscard]] HURRAY_CORE_EXPORT Status validate_data(const TensorView& view, const ValidateOptions& options = {});
 
 /// `validate_data` for a descriptor and one byte span per buffer: builds the
 /// `TensorView` (which checks the span count and sizes) and validates it.
@@ -90,7 +91,7 @@ struct ValidateOptions {
 /// std::vector<std::span<const uint8_t>> spans = {values, col_indices, row_ptr};
 /// hurray::Status s = hurray::validate_data(csr_desc, spans);
 /// @endcode
-[[nodiscard]] Status validate_data(const TensorDescriptor& d,
+[[nodiscard]] HURRAY_CORE_EXPORT Status validate_data(const TensorDescriptor& d,
                                    std::span<const std::span<const uint8_t>> buffers,
                                    const ValidateOptions& options = {});
 

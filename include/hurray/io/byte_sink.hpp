@@ -5,6 +5,7 @@
 /// an atomic, durable file replacement (`AtomicFileSink`).
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <cstdio>
@@ -29,7 +30,7 @@ namespace hurray {
 ///     uint64_t n = 0;
 /// };
 /// @endcode
-class ByteSink {
+class HURRAY_IO_EXPORT ByteSink {
 public:
     virtual ~ByteSink() = default;
     /// Appends all of `bytes` or fails (`kIoError` naming the OS error).
@@ -52,7 +53,7 @@ public:
 /// @code
 /// hurray::FdSink out(STDOUT_FILENO);
 /// @endcode
-class FdSink final : public ByteSink {
+class HURRAY_IO_EXPORT FdSink final : public ByteSink {
 public:
     /// Writes to `fd`; closes it on destruction when `owns` is true.
     explicit FdSink(int fd, bool owns = false) noexcept : fd_(fd), owns_(owns) {}
@@ -73,7 +74,7 @@ private:
 };
 
 /// Writes to a C stream; `flush` calls `fflush`. Does not close it.
-class StdioSink final : public ByteSink {
+class HURRAY_IO_EXPORT StdioSink final : public ByteSink {
 public:
     /// Writes to `file` (not owned).
     explicit StdioSink(std::FILE* file) noexcept : file_(file) {}
@@ -91,7 +92,7 @@ private:
 /// // ... write a file through it ...
 /// std::vector<uint8_t> bytes = std::move(sink).take();
 /// @endcode
-class MemorySink final : public ByteSink {
+class HURRAY_IO_EXPORT MemorySink final : public ByteSink {
 public:
     Status write(std::span<const uint8_t> bytes) override;
     /// The bytes written so far.
@@ -120,7 +121,7 @@ private:
 /// // ... write through **sink ...
 /// if (auto s = (*sink)->commit(); !s) return s;
 /// @endcode
-class AtomicFileSink final : public ByteSink {
+class HURRAY_IO_EXPORT AtomicFileSink final : public ByteSink {
 public:
     /// Creates the temporary file next to `target_path` with mode 0644 (minus umask).
     static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& target_path);

@@ -5,6 +5,7 @@
 /// memory. Sources are forward-only: readers never seek.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <cstdio>
 #include <span>
@@ -19,7 +20,7 @@ namespace hurray {
 /// std::vector<uint8_t> buf(4096);
 /// auto n = source.read_some(buf);   // 0 means end of input
 /// @endcode
-class ByteSource {
+class HURRAY_IO_EXPORT ByteSource {
 public:
     virtual ~ByteSource() = default;
     /// Reads at least one byte into `out` (at most `out.size()`), or returns 0
@@ -51,7 +52,7 @@ protected:
 };
 
 /// Reads from a POSIX file descriptor; retries `EINTR`.
-class FdSource final : public ByteSource {
+class HURRAY_IO_EXPORT FdSource final : public ByteSource {
 public:
     /// Reads from `fd`; closes it on destruction when `owns` is true.
     explicit FdSource(int fd, bool owns = false) noexcept : fd_(fd), owns_(owns) {}
@@ -74,7 +75,7 @@ private:
 };
 
 /// Reads from a C stream (not owned, not closed).
-class StdioSource final : public ByteSource {
+class HURRAY_IO_EXPORT StdioSource final : public ByteSource {
 public:
     /// Reads from `file`.
     explicit StdioSource(std::FILE* file) noexcept : file_(file) {}
@@ -86,7 +87,7 @@ private:
 
 /// Reads from bytes in memory (not owned: they must outlive the source).
 /// `max_chunk` limits each `read_some`, to exercise short reads in tests.
-class MemorySource final : public ByteSource {
+class HURRAY_IO_EXPORT MemorySource final : public ByteSource {
 public:
     /// Reads `bytes`, at most `max_chunk` bytes per call.
     explicit MemorySource(std::span<const uint8_t> bytes, size_t max_chunk = SIZE_MAX) noexcept

@@ -5,6 +5,7 @@
 /// routine.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <span>
 
@@ -16,10 +17,10 @@ namespace hurray {
 /// @code
 /// uint32_t crc = hurray::crc32c(index_bytes);
 /// @endcode
-uint32_t crc32c(std::span<const uint8_t> bytes) noexcept;
+HURRAY_IO_EXPORT uint32_t crc32c(std::span<const uint8_t> bytes) noexcept;
 
 /// Continues a CRC-32C: `crc32c_extend(crc32c(a), b) == crc32c(a followed by b)`.
 /// Start with `crc32c_extend(0, first_piece)`.
-uint32_t crc32c_extend(uint32_t crc, std::span<const uint8_t> bytes) noexcept;
+HURRAY_IO_EXPORT uint32_t crc32c_extend(uint32_t crc, std::span<const uint8_t> bytes) noexcept;
 
 }  // namespace hurray

@@ -8,6 +8,7 @@
 /// all go through these functions, so every rule lives in one place.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <array>
 #include <cstdint>
 #include <span>
@@ -99,7 +100,7 @@ inline constexpr uint64_t kMagic = 36;
 
 
 /// The 64-byte file header, decoded.
-struct FileHeader {
+struct HURRAY_IO_EXPORT FileHeader {
     /// `container_version_major` (byte 8).
     uint8_t version_major = kContainerVersionMajor;
     /// `container_version_minor` (byte 9).
@@ -117,7 +118,7 @@ struct FileHeader {
 };
 
 /// The 40-byte trailer at the end of the file, decoded.
-struct FileTrailer {
+struct HURRAY_IO_EXPORT FileTrailer {
     /// Absolute offset of the index section.
     uint64_t index_offset = 0;
     /// Length of the index section in bytes.
@@ -133,7 +134,7 @@ struct FileTrailer {
 };
 
 /// One entry of the index section: where a named tensor lives in the file.
-struct IndexEntry {
+struct HURRAY_IO_EXPORT IndexEntry {
     /// The tensor's name (valid UTF-8, 1 .. 65,535 bytes, unique in the file).
     std::string name;
     /// Absolute offset of the tensor's descriptor (a multiple of 8).
@@ -155,13 +156,13 @@ struct IndexEntry {
 
 /// Writes `header` as the 64 bytes of a file header (reserved bytes zero).
 /// Does not check the fields; `check_file_header` does.
-void encode_file_header(const FileHeader& header, std::span<uint8_t, kFileHeaderSize> out) noexcept;
+HURRAY_IO_EXPORT void encode_file_header(const FileHeader& header, std::span<uint8_t, kFileHeaderSize> out) noexcept;
 
 /// Checks the rules of file-format.md § File Header on a decoded header:
 /// supported major version, no reserved flag bit, alignment a power of two in
 /// 4096 .. 2 MiB, `first_descriptor_offset` >= 64 and a multiple of 8.
 /// Errors carry the byte offset of the field inside the header.
-Status check_file_header(const FileHeader& header);
+HURRAY_IO_EXPORT Status check_file_header(const FileHeader& header);
 
 /// Decodes and checks the first 64 bytes of a file.
 ///
@@ -175,11 +176,11 @@ Status check_file_header(const FileHeader& header);
 /// if (!header) return header.error();
 /// uint32_t align = header->data_buffer_alignment;
 /// @endcode
-Result<FileHeader> decode_file_header(std::span<const uint8_t> bytes);
+HURRAY_IO_EXPORT Result<FileHeader> decode_file_header(std::span<const uint8_t> bytes);
 
 /// Writes `trailer` as the 40 bytes at the end of a file (reserved bytes zero,
 /// trailer magic last).
-void encode_file_trailer(const FileTrailer& trailer, std::span<uint8_t, kFileTrailerSize> out) noexcept;
+HURRAY_IO_EXPORT void encode_file_trailer(const FileTrailer& trailer, std::span<uint8_t, kFileTrailerSize> out) noexcept;
 
 /// Decodes the 40 trailer bytes of a file whose trailer starts at absolute
 /// offset `trailer_offset` (used for the byte offsets in errors).
@@ -187,16 +188,16 @@ void encode_file_trailer(const FileTrailer& trailer, std::span<uint8_t, kFileTra
 /// Checks only what the trailer alone determines: the trailer magic (first,
 /// as the spec requires) and the reserved bytes. Where the sections lie is
 /// checked against the file by the readers.
-Result<FileTrailer> decode_file_trailer(std::span<const uint8_t> bytes, uint64_t trailer_offset);
+HURRAY_IO_EXPORT Result<FileTrailer> decode_file_trailer(std::span<const uint8_t> bytes, uint64_t trailer_offset);
 
 /// Whether `bytes` is well-formed UTF-8 (no overlong forms, no surrogates,
 /// nothing above U+10FFFF).
-bool is_valid_utf8(std::string_view bytes) noexcept;
+HURRAY_IO_EXPORT bool is_valid_utf8(std::string_view bytes) noexcept;
 
 /// Checks a tensor name or KV key: valid UTF-8, 1 .. 65,535 bytes.
 /// `what` names it in the error ("tensor name", "KV key").
 /// Fails with `kInvalidName`.
-Status check_name(std::string_view name, std::string_view what);
+HURRAY_IO_EXPORT Status check_name(std::string_view name, std::string_view what);
 
 /// `offset` rounded up to a multiple of `alignment` (a power of two); fails
 /// with `kSizeOverflow` when that does not fit in 64 bits.
@@ -204,6 +205,6 @@ Status check_name(std::string_view name, std::string_view what);
 /// @code
 /// auto next = hurray::align_up(4097, 4096);  // 8192
 /// @endcode
-Result<uint64_t> align_up(uint64_t offset, uint64_t alignment);
+HURRAY_IO_EXPORT Result<uint64_t> align_up(uint64_t offset, uint64_t alignment);
 
 }  // namespace hurray

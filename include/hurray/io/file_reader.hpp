@@ -5,6 +5,7 @@
 /// descriptors, KV metadata and zero-copy views of tensor data.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -37,7 +38,7 @@ enum class AccessPattern : uint8_t {
 };
 
 /// How `FileReader` opens and checks a file.
-struct FileReadOptions {
+struct HURRAY_IO_EXPORT FileReadOptions {
     /// Strict (default): every rule of file-format.md and SPEC-NOTES 9-17,
     /// including those the reference skips. Permissive accepts a non-zero
     /// `index_crc32c` with the CRC flag clear, `HAS_KV_METADATA` set without a
@@ -59,7 +60,7 @@ class FileTensorResult;
 
 /// A composite recovered from a file: its head and its direct members, in
 /// descriptor-offset order (file-format.md § Composite Tensors).
-struct FileComposite {
+struct HURRAY_IO_EXPORT FileComposite {
     /// Position of the head in the index.
     size_t head = 0;
     /// Index positions of the direct members (a nested head is one member).
@@ -104,7 +105,7 @@ struct FileComposite {
 /// auto w = file->tensor("w");                     // zero-copy
 /// auto arch = file->kv().get_string("general.architecture");
 /// @endcode
-class FileReader {
+class HURRAY_IO_EXPORT FileReader {
 public:
     /// Opens and validates the file at `path`.
     static Result<FileReader> open(const std::filesystem::path& path, const FileReadOptions& options = {});
@@ -197,7 +198,7 @@ private:
 /// auto values = w.as<float>();                // Result<std::span<const float>>
 /// auto all = w.to_float32();                  // any type, layout, quantization
 /// @endcode
-class FileTensor {
+class HURRAY_IO_EXPORT FileTensor {
 public:
     /// Position of the tensor in the index.
     [[nodiscard]] size_t index() const noexcept { return index_; }
@@ -289,7 +290,7 @@ private:
 /// auto w = file.tensor("w").as<float>();   // kNotFound if there is no "w"
 /// if (!w) return w.error();
 /// @endcode
-class FileTensorResult : public Result<FileTensor> {
+class HURRAY_IO_EXPORT FileTensorResult : public Result<FileTensor> {
 public:
     using Result<FileTensor>::Result;
 

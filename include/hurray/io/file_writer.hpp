@@ -4,6 +4,7 @@
 /// `ByteSink` (file-format.md § Writer Protocol), or atomically to a path.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -26,7 +27,7 @@ struct FileWriterState;
 }  // namespace detail
 
 /// How a `FileWriter` lays the file out.
-struct FileWriterOptions {
+struct HURRAY_IO_EXPORT FileWriterOptions {
     /// `data_buffer_alignment`: a power of two in 4096 .. 2 MiB.
     uint32_t data_buffer_alignment = kDefaultDataBufferAlignment;
     /// Sort the index by the raw UTF-8 bytes of the names and set
@@ -43,7 +44,7 @@ struct FileWriterOptions {
 
 /// One tensor of `FileWriter::add_composite`: a name, a descriptor and its
 /// buffers' bytes (none for a nested head).
-struct FileTensorInput {
+struct HURRAY_IO_EXPORT FileTensorInput {
     /// The tensor's name.
     std::string_view name;
     /// Its descriptor.
@@ -88,7 +89,7 @@ struct FileTensorInput {
 /// if (auto s = writer->kv().set("general.architecture", hurray::KvValue::string("llama")); !s) return s;
 /// if (auto s = writer->finish(); !s) return s;   // index, trailer, fsync, rename
 /// @endcode
-class FileWriter {
+class HURRAY_IO_EXPORT FileWriter {
 public:
     /// Starts a file on `sink` (not owned; must outlive the writer) and writes
     /// its header. Fails with `kInvalidArgument` for bad options.

@@ -7,6 +7,7 @@
 /// call these for everyone else.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -28,7 +29,7 @@ inline constexpr uint64_t kIndexEntryFixedSize = 2 + 8 + 4 + 8 + 8 + 4;
 /// auto bytes = hurray::encode_index(entries);   // 8 + 35 + 1 bytes
 /// auto back = hurray::decode_index(*bytes, 0);  // the same entries
 /// @endcode
-Result<std::vector<uint8_t>> encode_index(std::span<const IndexEntry> entries);
+HURRAY_IO_EXPORT Result<std::vector<uint8_t>> encode_index(std::span<const IndexEntry> entries);
 
 /// Decodes an index section that starts at absolute file offset `base`.
 /// Checks: the count fits the section (each entry takes >= 35 bytes, so the
@@ -36,13 +37,13 @@ Result<std::vector<uint8_t>> encode_index(std::span<const IndexEntry> entries);
 /// the section, names are 1 .. 65,535 bytes of valid UTF-8, entry flags are
 /// 0, no byte is left over. Errors carry the absolute offset of the field.
 /// `entry_offsets`, when given, receives the absolute offset of each entry.
-Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uint64_t base,
+HURRAY_IO_EXPORT Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uint64_t base,
                                              std::vector<uint64_t>* entry_offsets = nullptr);
 
 /// Checks that names are unique (kDuplicateName) and, when `sorted`, in
 /// strictly ascending raw-byte order (kInvalidFile). O(n log n). `entry_offsets`
 /// (optional, from decode_index) gives the offsets named in errors.
-Status check_index_names(std::span<const IndexEntry> entries, bool sorted,
+HURRAY_IO_EXPORT Status check_index_names(std::span<const IndexEntry> entries, bool sorted,
                          std::span<const uint64_t> entry_offsets = {});
 
 }  // namespace hurray

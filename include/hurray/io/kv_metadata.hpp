@@ -6,6 +6,7 @@
 /// validating decoder.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -32,7 +33,7 @@ enum class KvType : uint8_t {
 
 /// The spec's name of a KV type: "string", "int64", "uint64", "float64",
 /// "bool", "bytes", "array"; "private" for 0xF0-0xFE, "unknown" otherwise.
-std::string_view kv_type_name(uint8_t tag) noexcept;
+HURRAY_IO_EXPORT std::string_view kv_type_name(uint8_t tag) noexcept;
 
 /// A homogeneous array value, stored compactly by element type. The
 /// alternative held gives the element type, so an empty array still has one.
@@ -41,7 +42,7 @@ std::string_view kv_type_name(uint8_t tag) noexcept;
 /// hurray::KvArray dims{std::vector<int64_t>{4096, 11008}};
 /// auto* v = std::get_if<std::vector<int64_t>>(&dims.values);
 /// @endcode
-struct KvArray {
+struct HURRAY_IO_EXPORT KvArray {
     /// The elements; the alternative is the element type (string, int64,
     /// uint64, float64, bool, bytes, in tag order 0x01 .. 0x06).
     using Storage = std::variant<std::vector<std::string>, std::vector<int64_t>, std::vector<uint64_t>,
@@ -58,7 +59,7 @@ struct KvArray {
 
 /// A value with an implementation-private tag (0xF0-0xFE): its tag and raw
 /// payload bytes. Written and read only when the caller opts in.
-struct KvPrivateValue {
+struct HURRAY_IO_EXPORT KvPrivateValue {
     /// The tag, 0xF0 .. 0xFE.
     uint8_t tag = 0xF0;
     /// The payload bytes, exactly as stored after the tag.
@@ -74,7 +75,7 @@ struct KvPrivateValue {
 /// hurray::KvValue vocab = hurray::KvValue::uint64(32000);
 /// hurray::KvValue dims = hurray::KvValue::int64_array({4096, 11008});
 /// @endcode
-class KvValue {
+class HURRAY_IO_EXPORT KvValue {
 public:
     /// What a value holds.
     using Storage = std::variant<std::string, int64_t, uint64_t, double, bool, std::vector<uint8_t>,
@@ -148,7 +149,7 @@ private:
 };
 
 /// One key and its value.
-struct KvEntry {
+struct HURRAY_IO_EXPORT KvEntry {
     /// The key: valid UTF-8, 1 .. 65,535 bytes, unique in the section.
     std::string key;
     /// The value.
@@ -163,7 +164,7 @@ struct KvEntry {
 using KvPrivateLengthFn = std::function<Result<uint64_t>(uint8_t tag, std::span<const uint8_t> rest)>;
 
 /// How KV sections are decoded.
-struct KvDecodeOptions {
+struct HURRAY_IO_EXPORT KvDecodeOptions {
     /// Accept private tags 0xF0-0xFE; `private_length` must then say how long
     /// each payload is (a private payload cannot be skipped otherwise).
     /// Rejected by default (SPEC-NOTES 17).
@@ -181,7 +182,7 @@ struct KvDecodeOptions {
 /// kv.set("llama.vocab_size", hurray::KvValue::uint64(32000));
 /// auto vocab = kv.get_uint64("llama.vocab_size");  // Result<uint64_t>
 /// @endcode
-class KvMetadata {
+class HURRAY_IO_EXPORT KvMetadata {
 public:
     /// Adds `key` or replaces its value (keeping its position). Fails with
     /// `kInvalidName` for a key that is not valid UTF-8 of 1 .. 65,535 bytes.
@@ -235,12 +236,12 @@ private:
 /// Checks a KV collection for writing: keys (`check_name`), string values and
 /// string array elements valid UTF-8, lengths and counts that fit their
 /// `uint32` fields, private tags (0xF0-0xFE) only with `allow_private`.
-Status check_kv(const KvMetadata& kv, bool allow_private = false);
+HURRAY_IO_EXPORT Status check_kv(const KvMetadata& kv, bool allow_private = false);
 
 /// Encodes the KV section (`u32 count`, then `u16 key_len | key | u8 tag |
 /// payload` per entry) after `check_kv`. Fails with `kSizeOverflow` when the
 /// section would exceed 4 GiB - 1 (`kv_length` is a `uint32`).
-Result<std::vector<uint8_t>> encode_kv_section(const KvMetadata& kv, bool allow_private = false);
+HURRAY_IO_EXPORT Result<std::vector<uint8_t>> encode_kv_section(const KvMetadata& kv, bool allow_private = false);
 
 /// Decodes and validates a KV section that starts at absolute file offset
 /// `base` (for the offsets in errors): every entry inside the section, keys
@@ -249,7 +250,7 @@ Result<std::vector<uint8_t>> encode_kv_section(const KvMetadata& kv, bool allow_
 /// byte left over after the last entry. Counts are bounded by the bytes left
 /// before anything is reserved; memory stays within a small constant times
 /// the section's size.
-Result<KvMetadata> decode_kv_section(std::span<const uint8_t> bytes, uint64_t base,
+HURRAY_IO_EXPORT Result<KvMetadata> decode_kv_section(std::span<const uint8_t> bytes, uint64_t base,
                                      const KvDecodeOptions& options = {});
 
 }  // namespace hurray

@@ -4,6 +4,7 @@
 /// call, atomically to a path or to any `ByteSink`.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <concepts>
 #include <filesystem>
 #include <initializer_list>
@@ -22,7 +23,7 @@
 namespace hurray {
 
 /// A tensor to save and its name.
-struct NamedTensor {
+struct HURRAY_IO_EXPORT NamedTensor {
     std::string_view name;  ///< Its name in the file (UTF-8, 1 .. 65,535 bytes, unique).
     TensorRef tensor;       ///< Its descriptor and data.
 };
@@ -33,7 +34,7 @@ struct NamedTensor {
 /// (`std::map<std::string, TensorRef>`, a vector of pairs, ...). Tensors are
 /// written in this order. It refers to the caller's names and tensors, which
 /// must outlive the call (they do in `save(path, {...})`).
-class TensorList {
+class HURRAY_IO_EXPORT TensorList {
 public:
     /// No tensor.
     TensorList() = default;
@@ -69,7 +70,7 @@ private:
 /// hurray::KvList kv = {{"general.architecture", hurray::KvValue::string("llama")},
 ///                      {"llama.context_length", hurray::KvValue::uint64(4096)}};
 /// @endcode
-class KvList {
+class HURRAY_IO_EXPORT KvList {
 public:
     /// No metadata.
     KvList() = default;
@@ -88,7 +89,7 @@ private:
 };
 
 /// How `save` writes.
-struct SaveOptions {
+struct HURRAY_IO_EXPORT SaveOptions {
     /// Layout of the file (alignment, sorted index, ...).
     FileWriterOptions writer{};
 };
@@ -106,13 +107,13 @@ struct SaveOptions {
 ///     {{"general.architecture", hurray::KvValue::string("demo")}});
 /// if (!st) std::fprintf(stderr, "%s\n", st.error().to_string().c_str());
 /// @endcode
-[[nodiscard]] Status save(const std::filesystem::path& path, const TensorList& tensors, const KvList& kv = {},
+[[nodiscard]] HURRAY_IO_EXPORT Status save(const std::filesystem::path& path, const TensorList& tensors, const KvList& kv = {},
                           const SaveOptions& options = {});
 
 /// Writes `tensors` and `kv` as an HRRYFILE to `sink` (not flushed beyond
 /// what `FileWriter::finish` does; the caller owns the sink). On error the
 /// sink holds an incomplete file.
-[[nodiscard]] Status save(ByteSink& sink, const TensorList& tensors, const KvList& kv = {},
+[[nodiscard]] HURRAY_IO_EXPORT Status save(ByteSink& sink, const TensorList& tensors, const KvList& kv = {},
                           const SaveOptions& options = {});
 
 }  // namespace hurray

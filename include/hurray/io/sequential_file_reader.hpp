@@ -5,6 +5,7 @@
 /// file-format.md § Sequential Reader.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -21,7 +22,7 @@
 namespace hurray {
 
 /// How `SequentialFileReader` reads.
-struct SequentialReadOptions {
+struct HURRAY_IO_EXPORT SequentialReadOptions {
     /// Strict rules (see `FileReadOptions::strict`).
     bool strict = true;
     /// How descriptors are decoded.
@@ -36,7 +37,7 @@ struct SequentialReadOptions {
 };
 
 /// One tensor met while reading sequentially.
-struct SequentialTensor {
+struct HURRAY_IO_EXPORT SequentialTensor {
     /// Position in the file, 0-based, in write order.
     uint64_t position = 0;
     /// Absolute offset of the descriptor.
@@ -84,7 +85,7 @@ struct SequentialTensor {
 /// }
 /// const hurray::KvMetadata& kv = reader->kv();  // after the end
 /// @endcode
-class SequentialFileReader {
+class HURRAY_IO_EXPORT SequentialFileReader {
 public:
     /// Reads and checks the file header from `source` (not owned).
     static Result<SequentialFileReader> open(ByteSource& source, const SequentialReadOptions& options = {});

@@ -4,6 +4,7 @@
 /// mapping, a heap block) alive, like Arrow's buffers keep their parent.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -22,7 +23,7 @@ namespace hurray {
 /// reader = {};                       // the mapping stays alive through w
 /// const float* f = reinterpret_cast<const float*>(w.data());
 /// @endcode
-class SharedBuffer {
+class HURRAY_IO_EXPORT SharedBuffer {
 public:
     /// An empty buffer.
     SharedBuffer() = default;

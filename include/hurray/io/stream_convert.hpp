@@ -4,6 +4,7 @@
 /// directions, streaming and in bounded memory.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <span>
 #include <string>
@@ -29,7 +30,7 @@ namespace hurray {
 /// hurray::FdSink out(STDOUT_FILENO);
 /// if (auto s = hurray::file_to_stream(*file, out); !s) return s;
 /// @endcode
-Status file_to_stream(const FileReader& file, ByteSink& sink, const StreamWriteOptions& options = {});
+HURRAY_IO_EXPORT Status file_to_stream(const FileReader& file, ByteSink& sink, const StreamWriteOptions& options = {});
 
 /// Reads a stream from `source` until its clean end and adds each tensor to
 /// `writer` (which the caller created and later finishes, after setting KV
@@ -44,7 +45,7 @@ Status file_to_stream(const FileReader& file, ByteSink& sink, const StreamWriteO
 /// if (!n) return n.error();
 /// if (auto s = writer->finish(); !s) return s;
 /// @endcode
-Result<uint64_t> stream_to_file(ByteSource& source, FileWriter& writer, std::span<const std::string> names = {},
+HURRAY_IO_EXPORT Result<uint64_t> stream_to_file(ByteSource& source, FileWriter& writer, std::span<const std::string> names = {},
                                 const StreamReadOptions& options = {});
 
 }  // namespace hurray

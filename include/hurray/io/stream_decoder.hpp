@@ -9,6 +9,7 @@
 /// transport.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -26,7 +27,7 @@ namespace hurray {
 inline constexpr uint32_t kDefaultMaxStreamDescriptor = 16U * 1024U * 1024U;
 
 /// What a stream reader accepts.
-struct StreamReadOptions {
+struct HURRAY_IO_EXPORT StreamReadOptions {
     /// How descriptors are decoded (strict by default).
     DecodeOptions descriptor{};
     /// Largest `descriptor_length` accepted, checked on the 10-byte prefix
@@ -70,7 +71,7 @@ enum class StreamEvent : uint8_t {
 };
 
 /// The tensor a decoder (or reader) is on.
-struct StreamTensor {
+struct HURRAY_IO_EXPORT StreamTensor {
     /// Position in the stream, 0-based.
     uint64_t index = 0;
     /// Absolute stream offset of its descriptor.
@@ -127,7 +128,7 @@ struct StreamTensor {
 ///     }
 /// }
 /// @endcode
-class StreamDecoder {
+class HURRAY_IO_EXPORT StreamDecoder {
 public:
     /// A decoder at the start of a stream. The spans in
     /// `options.descriptor` must outlive it.
@@ -205,7 +206,7 @@ private:
 };
 
 /// What a stream writer enforces.
-struct StreamWriteOptions {
+struct HURRAY_IO_EXPORT StreamWriteOptions {
     /// Refuse a buffer whose `sync_mode` is not producer-synced
     /// (`kInvalidBufferHandle`), for streams that cross machines.
     bool require_producer_synced = false;
@@ -217,7 +218,7 @@ struct StreamWriteOptions {
 
 /// One tensor of a composite given whole to a writer: its descriptor and one
 /// span per buffer (none for a nested head). Members are listed in pre-order.
-struct StreamTensorInput {
+struct HURRAY_IO_EXPORT StreamTensorInput {
     /// Its descriptor.
     const TensorDescriptor* descriptor = nullptr;
     /// One span per buffer of the descriptor, each exactly its declared size.
@@ -236,7 +237,7 @@ struct StreamTensorInput {
 /// composite on a copy of the state before any of it is sent. `finish`
 /// refuses to end inside a tensor or a composite. After `fail`, every call
 /// returns that error.
-class StreamEncoder {
+class HURRAY_IO_EXPORT StreamEncoder {
 public:
     /// An encoder at the start of a stream.
     explicit StreamEncoder(const StreamWriteOptions& options = {});

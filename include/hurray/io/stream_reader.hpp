@@ -4,6 +4,7 @@
 /// `stream_decoder.hpp`) from any `ByteSource`, blocking, in bounded memory.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -17,7 +18,7 @@
 namespace hurray {
 
 /// A piece of a tensor's data handed out by `StreamReader::read_chunk`.
-struct StreamChunk {
+struct HURRAY_IO_EXPORT StreamChunk {
     /// The buffer the bytes belong to (its index in the buffer table).
     uint32_t buffer = 0;
     /// Offset of the first byte inside that buffer.
@@ -69,7 +70,7 @@ struct StreamChunk {
 ///     }
 /// }
 /// @endcode
-class StreamReader {
+class HURRAY_IO_EXPORT StreamReader {
 public:
     /// Reads from `source` (not owned; must outlive the reader). The spans in
     /// `options.descriptor` must outlive it too.

@@ -4,6 +4,7 @@
 /// `stream_decoder.hpp`) to any `ByteSink`, blocking.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <span>
 
@@ -39,7 +40,7 @@ namespace hurray {
 /// if (auto s = writer.write_tensor(*desc, bufs); !s) return s;
 /// if (auto s = writer.finish(); !s) return s;   // checks, flushes
 /// @endcode
-class StreamWriter {
+class HURRAY_IO_EXPORT StreamWriter {
 public:
     /// Writes to `sink` (not owned; must outlive the writer).
     explicit StreamWriter(ByteSink& sink, const StreamWriteOptions& options = {});

@@ -4,6 +4,7 @@
 /// of named tensors, with typed zero-copy access and KV metadata.
 #pragma once
 
+#include "hurray/io/export.hpp"
 #include <cstddef>
 #include <filesystem>
 #include <iterator>
@@ -33,7 +34,7 @@ namespace hurray {
 /// for (const auto& [name, t] : *file) { ... }  // every tensor, in index order
 /// auto arch = file->kv().get_string("general.architecture");
 /// @endcode
-class TensorFile {
+class HURRAY_IO_EXPORT TensorFile {
 public:
     /// Opens and validates the file at `path` (see `FileReader::open`).
     static Result<TensorFile> open(const std::filesystem::path& path, const FileReadOptions& options = {});
@@ -122,6 +123,6 @@ private:
 /// hurray::TensorFile& f = *file;
 /// std::span<const float> w = f["w"].as<float>().value();   // aborts if "w" is not float32
 /// @endcode
-[[nodiscard]] Result<TensorFile> load(const std::filesystem::path& path, const FileReadOptions& options = {});
+[[nodiscard]] HURRAY_IO_EXPORT Result<TensorFile> load(const std::filesystem::path& path, const FileReadOptions& options = {});
 
 }  // namespace hurray

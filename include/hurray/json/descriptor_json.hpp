@@ -19,6 +19,7 @@
 /// This header does not expose the JSON library the implementation uses.
 #pragma once
 
+#include "hurray/json/export.hpp"
 #include <cstdint>
 #include <span>
 #include <string>
@@ -50,7 +51,7 @@ inline constexpr int kMaxJsonIndent = 64;
 /// std::string text = hurray::to_json(*d);
 /// // {"version_major":1,"version_minor":0,"element_type":"float32","shape":[3,4],...}
 /// @endcode
-std::string to_json(const TensorDescriptor& d, int indent = -1) noexcept;  // NOLINT(bugprone-exception-escape)
+HURRAY_JSON_EXPORT std::string to_json(const TensorDescriptor& d, int indent = -1) noexcept;  // NOLINT(bugprone-exception-escape)
 
 /// Reads a descriptor from the JSON form that `to_json` writes.
 ///
@@ -66,7 +67,7 @@ std::string to_json(const TensorDescriptor& d, int indent = -1) noexcept;  // NO
 /// if (!d) { std::puts(d.error().to_string().c_str()); return; }
 /// if (auto ok = hurray::check_descriptor(*d); !ok) { /* structurally fine, but invalid */ }
 /// @endcode
-Result<TensorDescriptor> from_json(std::string_view text);
+HURRAY_JSON_EXPORT Result<TensorDescriptor> from_json(std::string_view text);
 
 /// Writes `d` as CBOR (RFC 8949): the same document as `to_json`, with the
 /// same keys and values, in binary form. Allocation failure terminates.
@@ -75,7 +76,7 @@ Result<TensorDescriptor> from_json(std::string_view text);
 /// std::vector<uint8_t> bytes = hurray::to_cbor(d);
 /// auto back = hurray::from_cbor(bytes);  // *back == d
 /// @endcode
-std::vector<uint8_t> to_cbor(const TensorDescriptor& d) noexcept;  // NOLINT(bugprone-exception-escape)
+HURRAY_JSON_EXPORT std::vector<uint8_t> to_cbor(const TensorDescriptor& d) noexcept;  // NOLINT(bugprone-exception-escape)
 
 /// Reads a descriptor from the CBOR form that `to_cbor` writes. The rules and
 /// errors are those of `from_json`; CBOR tags and byte strings are not part
@@ -85,6 +86,6 @@ std::vector<uint8_t> to_cbor(const TensorDescriptor& d) noexcept;  // NOLINT(bug
 /// auto d = hurray::from_cbor(bytes);
 /// if (!d) { std::puts(d.error().to_string().c_str()); }
 /// @endcode
-Result<TensorDescriptor> from_cbor(std::span<const uint8_t> bytes);
+HURRAY_JSON_EXPORT Result<TensorDescriptor> from_cbor(std::span<const uint8_t> bytes);
 
 }  // namespace hurray

@@ -11,6 +11,7 @@
 /// or a `Status`.
 #pragma once
 
+#include "hurray/net/export.hpp"
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 
@@ -43,7 +44,7 @@ using TensorCheck = std::function<Status(const StreamTensor&, std::span<const Sh
 /// o.validate_data = true;                    // sparse indices etc., on the pool
 /// o.compute = pool.get_executor();
 /// @endcode
-struct AsyncReadOptions {
+struct HURRAY_NET_EXPORT AsyncReadOptions {
     /// The stream options of the blocking reader (descriptor decoding,
     /// `max_descriptor_length`, `max_buffer_size`, `require_producer_synced`,
     /// composite rules and depth, `chunk_size`, `max_tensor_bytes`).
@@ -67,14 +68,14 @@ namespace detail {
 /// An `Error` for a failed Asio operation (`kIoError`). `op` says what was
 /// being done ("read", "write"); `offset` is the stream offset. A cancelled
 /// operation (`operation_aborted`) says "cancelled" in the message.
-[[nodiscard]] Error transport_error(const std::error_code& ec, std::string_view op, uint64_t offset);
+[[nodiscard]] HURRAY_NET_EXPORT Error transport_error(const std::error_code& ec, std::string_view op, uint64_t offset);
 
 /// An `Error` for an exception caught at the API boundary, always `kIoError`
 /// at `offset`: a `std::system_error` as `transport_error` would word its
 /// code, `std::bad_alloc` as "<op> ran out of memory", another
 /// `std::exception` with its `what()`, anything else as "unknown exception".
 /// If building the message throws in turn, the message is empty.
-[[nodiscard]] Error exception_error(const std::exception_ptr& e, std::string_view op, uint64_t offset) noexcept;
+[[nodiscard]] HURRAY_NET_EXPORT Error exception_error(const std::exception_ptr& e, std::string_view op, uint64_t offset) noexcept;
 
 /// Awaits `body` and returns its result; if it throws, returns
 /// `on_exception(the exception)` instead, so that no exception leaves the async API.
@@ -90,12 +91,12 @@ asio::awaitable<T> guarded(asio::awaitable<T> body, OnException on_exception) {
 }
 
 /// Whether `ec` means the operation was cancelled.
-[[nodiscard]] bool is_cancellation(const std::error_code& ec) noexcept;
+[[nodiscard]] HURRAY_NET_EXPORT bool is_cancellation(const std::error_code& ec) noexcept;
 
 /// Runs `validate_data` (when asked) and `check` (when set) on `tensor` and
 /// `buffers`, on `options.compute`, and resumes the caller on its own
 /// executor. Success when neither is asked.
-asio::awaitable<Status> run_tensor_checks(const AsyncReadOptions& options, const StreamTensor& tensor,
+HURRAY_NET_EXPORT asio::awaitable<Status> run_tensor_checks(const AsyncReadOptions& options, const StreamTensor& tensor,
                                           std::span<const SharedBuffer> buffers);
 
 }  // namespace detail
