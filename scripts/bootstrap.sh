@@ -27,6 +27,7 @@ HURRAY_APT_PACKAGES=(
     libasio-dev         # hurray::net: async streams on standalone Asio (header-only)
     libcli11-dev        # the `hurray` command-line tool's argument parsing (header-only)
     libfmt-dev          # the `hurray` tool's formatted output
+    ccache              # compiler cache: rebuilds of unchanged sources in the test command
 )
 
 # Needed by later work; move a name into HURRAY_APT_PACKAGES when the code starts

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Checks that every README code block marked `<!-- readme-example: PATH -->` is the
-file PATH (minus its leading `//` comment lines and the blank line after them), so the
-README's code cannot drift from the examples the test command builds and runs.
+file PATH (minus its leading `//` comment lines and the blank line after them), and
+every block marked `<!-- readme-example: PATH#NAME -->` the lines of PATH between
+`// readme:begin NAME` and `// readme:end NAME` (their common indentation removed), so
+the README's code cannot drift from the examples the test command builds and runs.
 
 Usage: check_readme_examples.py README.md   (paths are relative to the README's folder)
 Exit status 0 when every marked block matches, 1 otherwise (with a diff)."""
@@ -20,6 +22,18 @@ def body_of(path: pathlib.Path) -> list[str]:
     while i < len(lines) and not lines[i].strip():
         i += 1
     return lines[i:]
+
+
+def region_of(path: pathlib.Path, name: str) -> list[str] | None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    begin = [i for i, l in enumerate(lines) if l.strip() == f"// readme:begin {name}"]
+    end = [i for i, l in enumerate(lines) if l.strip() == f"// readme:end {name}"]
+    if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
+        return None
+    body = lines[begin[0] + 1:end[0]]
+    indents = [len(l) - len(l.lstrip(" ")) for l in body if l.strip()]
+    cut = min(indents) if indents else 0
+    return [l[cut:] if l.strip() else "" for l in body]
 
 
 def main() -> int:
@@ -40,12 +54,17 @@ def main() -> int:
         while end < len(text) and not text[end].startswith("```"):
             end += 1
         block = text[n + 2:end]
-        path = readme.parent / m.group(1)
+        file_name, _, region = m.group(1).partition("#")
+        path = readme.parent / file_name
         if not path.is_file():
-            print(f"{readme}:{n + 1}: {m.group(1)} does not exist")
+            print(f"{readme}:{n + 1}: {file_name} does not exist")
             failed += 1
             continue
-        want = body_of(path)
+        want = region_of(path, region) if region else body_of(path)
+        if want is None:
+            print(f"{readme}:{n + 1}: {file_name} has no single region '{region}'")
+            failed += 1
+            continue
         checked += 1
         if block != want:
             failed += 1

@@ -16,6 +16,7 @@ banner() {
 HURRAY_GCC_RELEASE_ARGS=(
     -G Ninja
     -DCMAKE_BUILD_TYPE=Release
+    -DBUILD_SHARED_LIBS=ON
     -DCMAKE_CXX_COMPILER=g++
     -DHURRAY_WERROR=ON
     -DHURRAY_BUILD_TESTS=ON
@@ -23,3 +24,13 @@ HURRAY_GCC_RELEASE_ARGS=(
     -DHURRAY_BUILD_EXAMPLES=ON
     -DCMAKE_INSTALL_PREFIX="${HURRAY_ROOT}/build/install"
 )
+
+# ccache, when installed, for every build but the coverage one (gcov notes and ccache
+# do not mix well). CCACHE_BASEDIR makes paths relative, so clones in other folders
+# (CI's) share the cache.
+HURRAY_LAUNCHER_ARGS=()
+if command -v ccache >/dev/null 2>&1 && [[ "${HURRAY_NO_CCACHE:-0}" != 1 ]]; then
+    export CCACHE_BASEDIR="$HURRAY_ROOT"
+    HURRAY_LAUNCHER_ARGS=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+HURRAY_GCC_RELEASE_ARGS+=("${HURRAY_LAUNCHER_ARGS[@]}")

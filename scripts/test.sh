@@ -3,8 +3,8 @@
 # every check. The last thing it prints is the ctest summary of the main GCC build.
 #
 # Stages (each can be skipped for local iteration; the default runs everything):
-#   1. GCC Release, -Werror: core, tests, bench, examples; ctest       (always)
-#   2. install + build examples/consumer against the install           HURRAY_SKIP_INSTALL=1
+#   1. GCC Release, shared libraries, -Werror: all, tests, bench, examples; ctest (always)
+#   2. install; consumers, quickstart and the CLI built against it       HURRAY_SKIP_INSTALL=1
 #   3. GCC ASan+UBSan Debug -O1 tests; ctest                           HURRAY_SKIP_ASAN=1
 #   4. Clang 14 -Werror core, io, json + fuzz; clang-tidy; fuzz_decode, HURRAY_SKIP_CLANG=1
 #      fuzz_file_reader, fuzz_stream_reader; the hurray CLI over their corpora
@@ -48,7 +48,7 @@ fi
 stage_end
 
 # --------------------------------------------------------------------------
-stage_start "1. GCC Release -Werror build + ctest (build/gcc)"
+stage_start "1. GCC Release -Werror build, shared libraries + ctest (build/gcc)"
 cmake -S . -B build/gcc "${HURRAY_GCC_RELEASE_ARGS[@]}"
 cmake --build build/gcc -j "$HURRAY_JOBS"
 ctest --test-dir build/gcc "${CTEST_ARGS[@]}"
@@ -58,57 +58,83 @@ stage_end
 if [[ "${HURRAY_SKIP_INSTALL:-0}" == 1 ]]; then
     stage_skip "2. install + examples/consumer" "HURRAY_SKIP_INSTALL=1"
 else
-    stage_start "2. install (build/install) + examples/consumer against it"
-    rm -rf build/install build/consumer build/consumer-pc
+    stage_start "2. install the shared libraries (build/install); consumers and the CLI against them"
+    rm -rf build/install build/consumer build/consumer-pc build/net-consumer build/cli-installed
     cmake --install build/gcc --prefix "$HURRAY_ROOT/build/install"
     echo "--- installed files:"
     (cd build/install && find . -type f | sort)
+    lib_dir="$(dirname "$(find "$HURRAY_ROOT/build/install" -name 'libhurray.so' -print -quit)")"
+    [[ -f "$lib_dir/libhurray.so" && -f "$lib_dir/libhurray_io.so" ]] ||
+        { echo "shared libhurray.so / libhurray_io.so were not installed" >&2; exit 1; }
     # hurray::json keeps nlohmann/json private: no installed header may need it.
     if grep -rl "nlohmann" build/install/include; then
         echo "an installed header refers to nlohmann/json (see above)" >&2
         exit 1
     fi
+    # Installed headers define only HURRAY_-prefixed macros (no internal helpers leak).
+    if grep -rhoE '^\s*#\s*define\s+[A-Za-z_][A-Za-z0-9_]*' build/install/include |
+        awk '{print $NF}' | grep -v '^HURRAY_'; then
+        echo "an installed header defines a macro without the HURRAY_ prefix (see above)" >&2
+        exit 1
+    fi
+    # The libraries export their API, not their internals (-fvisibility=hidden): e.g.
+    # detail::paged_token_starts, declared in an internal header, is defined but hidden.
+    exported="$(nm -DC --defined-only "$lib_dir/libhurray.so" | grep -c ' T hurray::' || true)"
+    leaked="$(nm -DC --defined-only "$lib_dir/libhurray.so" | grep -c 'paged_token_starts' || true)"
+    echo "libhurray.so exports $exported functions of namespace hurray"
+    ((exported > 50 && leaked == 0)) || { echo "libhurray.so's exported symbols are wrong" >&2; exit 1; }
 
-    echo "--- CMake consumer: find_package(hurray)"
+    echo "--- CMake consumer: find_package(hurray), shared libraries"
     cmake -S examples/consumer -B build/consumer -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CXX_COMPILER=g++ -DCMAKE_PREFIX_PATH="$HURRAY_ROOT/build/install" \
-        -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror"
+        -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror" "${HURRAY_LAUNCHER_ARGS[@]}"
     cmake --build build/consumer -j "$HURRAY_JOBS"
     ./build/consumer/hurray_consumer
+    ldd build/consumer/hurray_consumer | grep -q 'libhurray_io.so' ||
+        { echo "hurray_consumer is not linked to the shared libhurray_io.so" >&2; exit 1; }
 
-    echo "--- pkg-config consumer: hurray-json.pc and hurray-io.pc (both require hurray.pc)"
-    pc_file="$(find "$HURRAY_ROOT/build/install" -name hurray.pc -print -quit)"
-    [[ -n "$pc_file" ]] || { echo "hurray.pc was not installed" >&2; exit 1; }
-    for pc in hurray-json hurray-io; do
-        [[ -f "$(dirname "$pc_file")/$pc.pc" ]] || { echo "$pc.pc was not installed" >&2; exit 1; }
+    echo "--- pkg-config consumers: hurray-json.pc and hurray-io.pc (both require hurray.pc)"
+    pc_dir="$lib_dir/pkgconfig"
+    for pc in hurray hurray-json hurray-io; do
+        [[ -f "$pc_dir/$pc.pc" ]] || { echo "$pc.pc was not installed" >&2; exit 1; }
     done
     mkdir -p build/consumer-pc
-    # --static: the libraries are static, and a static hurray_io needs ISA-L too.
-    pc_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs --static hurray-json hurray-io)"
-    echo "pkg-config --cflags --libs --static hurray-json hurray-io: $pc_flags"
+    pc_flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs hurray-json hurray-io)"
+    echo "pkg-config --cflags --libs hurray-json hurray-io: $pc_flags"
     # shellcheck disable=SC2086  # the flags must be split
-    g++ -Wall -Wextra -Wpedantic -Werror examples/consumer/main.cpp $pc_flags \
+    g++ -Wall -Wextra -Wpedantic -Werror examples/consumer/main.cpp $pc_flags -Wl,-rpath,"$lib_dir" \
         -o build/consumer-pc/hurray_consumer
     ./build/consumer-pc/hurray_consumer
+    # The README's quick start, built by hand against the install as a user would.
+    # shellcheck disable=SC2086
+    g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror examples/quickstart.cpp $pc_flags \
+        -Wl,-rpath,"$lib_dir" -o build/consumer-pc/quickstart
+    (cd build/consumer-pc && ./quickstart)
 
     # hurray::net (async streams on Asio) exists in GCC builds only.
-    if [[ -f "$(dirname "$pc_file")/hurray-net.pc" ]]; then
+    if [[ -f "$pc_dir/hurray-net.pc" ]]; then
         echo "--- async consumer: find_package(hurray COMPONENTS net) and hurray-net.pc"
-        rm -rf build/net-consumer
         cmake -S examples/net_consumer -B build/net-consumer -G Ninja -DCMAKE_BUILD_TYPE=Release \
             -DCMAKE_CXX_COMPILER=g++ -DCMAKE_PREFIX_PATH="$HURRAY_ROOT/build/install" \
-            -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror"
+            -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror" "${HURRAY_LAUNCHER_ARGS[@]}"
         cmake --build build/net-consumer -j "$HURRAY_JOBS"
         ./build/net-consumer/hurray_net_consumer
-        net_flags="$(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs --static hurray-net)"
-        echo "pkg-config --cflags --libs --static hurray-net: $net_flags"
+        net_flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs hurray-net)"
+        echo "pkg-config --cflags --libs hurray-net: $net_flags"
         # shellcheck disable=SC2086  # the flags must be split
         g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror examples/net_consumer/main.cpp $net_flags \
-            -o build/consumer-pc/hurray_net_consumer
+            -Wl,-rpath,"$lib_dir" -o build/consumer-pc/hurray_net_consumer
         ./build/consumer-pc/hurray_net_consumer
     else
         echo "--- hurray-net.pc not installed (hurray::net not built): async consumer skipped"
     fi
+
+    echo "--- the hurray tool built on its own against the install (public API only)"
+    cmake -S tools -B build/cli-installed -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CXX_COMPILER=g++ -DCMAKE_PREFIX_PATH="$HURRAY_ROOT/build/install" \
+        "${HURRAY_LAUNCHER_ARGS[@]}"
+    cmake --build build/cli-installed -j "$HURRAY_JOBS" --target hurray
+    build/cli-installed/hurray verify "$SHARED_DIR/conformance/files/basic.hrry"
     [[ -x build/install/bin/hurray ]] || { echo "the hurray tool was not installed" >&2; exit 1; }
     build/install/bin/hurray verify "$SHARED_DIR/conformance/files/basic.hrry"
     stage_end
@@ -122,7 +148,7 @@ else
     cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
         -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DHURRAY_SANITIZE=ON -DHURRAY_WERROR=ON \
         -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
-        -DHURRAY_INSTALL=OFF
+        -DHURRAY_INSTALL=OFF "${HURRAY_LAUNCHER_ARGS[@]}"
     cmake --build build/asan -j "$HURRAY_JOBS"
     ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
@@ -139,7 +165,7 @@ else
         -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
         -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=OFF -DHURRAY_BUILD_BENCH=OFF \
         -DHURRAY_BUILD_EXAMPLES=OFF -DHURRAY_BUILD_FUZZ=ON -DHURRAY_INSTALL=OFF \
-        -DHURRAY_BUILD_TOOLS=OFF
+        -DHURRAY_BUILD_TOOLS=OFF "${HURRAY_LAUNCHER_ARGS[@]}"
     cmake --build build/clang -j "$HURRAY_JOBS"
     stage_end
 

@@ -30,6 +30,7 @@ asio::awaitable<hurray::Status> produce(Socket& out, const hurray::TensorDescrip
     co_return done;
 }
 
+// readme:begin net
 asio::awaitable<hurray::Result<uint64_t>> consume(Socket& in, std::span<const uint8_t> expected) {
     hurray::net::AsyncStreamReader<Socket> reader(in);
     uint64_t tensors = 0;
@@ -58,6 +59,7 @@ asio::awaitable<hurray::Result<uint64_t>> consume(Socket& in, std::span<const ui
         ++tensors;
     }
 }
+// readme:end net
 
 }  // namespace
 

@@ -21,12 +21,36 @@
 #include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/result.hpp"
 
 namespace hurray {
+
+namespace detail {
+
+/// What the narrow float value types share: exactly their `bits`, built from
+/// raw bits, widened to float exactly, compared bitwise (so +0 != -0 and a NaN
+/// equals the same NaN). `Derived` adds the rounding constructor from float.
+template <typename Derived, typename Bits, float (*Widen)(Bits) noexcept>
+struct NarrowFloat {
+    Bits bits = 0;  ///< The raw bits.
+
+    /// The value with these raw bits.
+    static constexpr Derived from_bits(Bits b) noexcept {
+        Derived v;
+        v.bits = b;
+        return v;
+    }
+    /// The value as a float (exact).
+    explicit operator float() const noexcept { return Widen(bits); }
+    /// Bitwise equality.
+    friend constexpr bool operator==(Derived a, Derived b) noexcept { return a.bits == b.bits; }
+};
+
+}  // namespace detail
 
 /// An IEEE 754 binary16 value (`float16`), stored as its 16 bits.
 ///
@@ -35,23 +59,11 @@ namespace hurray {
 /// float f = static_cast<float>(h);  // 1.5, exact
 /// uint16_t b = h.bits;              // 0x3E00
 /// @endcode
-struct HURRAY_CORE_EXPORT float16_t {
-    uint16_t bits = 0;  ///< The raw binary16 bits.
-
+struct float16_t : detail::NarrowFloat<float16_t, uint16_t, float16_to_float> {
     /// Zero.
     constexpr float16_t() noexcept = default;
     /// `value` rounded to the nearest float16 (ties to even; overflow gives infinity).
-    explicit float16_t(float value) noexcept : bits(float_to_float16(value)) {}
-    /// The value with these raw bits.
-    static constexpr float16_t from_bits(uint16_t b) noexcept {
-        float16_t h;
-        h.bits = b;
-        return h;
-    }
-    /// The value as a float (exact).
-    explicit operator float() const noexcept { return float16_to_float(bits); }
-    /// Bitwise equality (so +0 != -0 and NaN == NaN with the same bits).
-    friend constexpr bool operator==(float16_t a, float16_t b) noexcept { return a.bits == b.bits; }
+    explicit float16_t(float value) noexcept { bits = float_to_float16(value); }
 };
 
 /// A bfloat16 value (1 sign, 8 exponent, 7 mantissa bits), stored as its 16 bits.
@@ -60,23 +72,11 @@ struct HURRAY_CORE_EXPORT float16_t {
 /// hurray::bfloat16_t b(3.14159F);
 /// float f = static_cast<float>(b);  // 3.140625
 /// @endcode
-struct HURRAY_CORE_EXPORT bfloat16_t {
-    uint16_t bits = 0;  ///< The raw bfloat16 bits (the upper half of a float32).
-
+struct bfloat16_t : detail::NarrowFloat<bfloat16_t, uint16_t, bfloat16_to_float> {
     /// Zero.
     constexpr bfloat16_t() noexcept = default;
     /// `value` rounded to the nearest bfloat16 (ties to even; NaN stays NaN).
-    explicit bfloat16_t(float value) noexcept : bits(float_to_bfloat16(value)) {}
-    /// The value with these raw bits.
-    static constexpr bfloat16_t from_bits(uint16_t b) noexcept {
-        bfloat16_t h;
-        h.bits = b;
-        return h;
-    }
-    /// The value as a float (exact).
-    explicit operator float() const noexcept { return bfloat16_to_float(bits); }
-    /// Bitwise equality.
-    friend constexpr bool operator==(bfloat16_t a, bfloat16_t b) noexcept { return a.bits == b.bits; }
+    explicit bfloat16_t(float value) noexcept { bits = float_to_bfloat16(value); }
 };
 
 /// An OCP OFP8 E4M3 value (no infinities, max 448), stored as its 8 bits.
@@ -84,23 +84,11 @@ struct HURRAY_CORE_EXPORT bfloat16_t {
 /// @code
 /// hurray::float8_e4m3_t q(1000.0F);  // saturates to 448
 /// @endcode
-struct HURRAY_CORE_EXPORT float8_e4m3_t {
-    uint8_t bits = 0;  ///< The raw E4M3 bits.
-
+struct float8_e4m3_t : detail::NarrowFloat<float8_e4m3_t, uint8_t, float8_e4m3_to_float> {
     /// Zero.
     constexpr float8_e4m3_t() noexcept = default;
     /// `value` rounded to nearest even, saturating to +-448; NaN gives NaN.
-    explicit float8_e4m3_t(float value) noexcept : bits(float_to_float8_e4m3(value)) {}
-    /// The value with these raw bits.
-    static constexpr float8_e4m3_t from_bits(uint8_t b) noexcept {
-        float8_e4m3_t h;
-        h.bits = b;
-        return h;
-    }
-    /// The value as a float (exact).
-    explicit operator float() const noexcept { return float8_e4m3_to_float(bits); }
-    /// Bitwise equality.
-    friend constexpr bool operator==(float8_e4m3_t a, float8_e4m3_t b) noexcept { return a.bits == b.bits; }
+    explicit float8_e4m3_t(float value) noexcept { bits = float_to_float8_e4m3(value); }
 };
 
 /// An OCP OFP8 E5M2 value (with infinities), stored as its 8 bits.
@@ -109,27 +97,17 @@ struct HURRAY_CORE_EXPORT float8_e4m3_t {
 /// hurray::float8_e5m2_t q(0.1F);
 /// float f = static_cast<float>(q);  // 0.09375
 /// @endcode
-struct HURRAY_CORE_EXPORT float8_e5m2_t {
-    uint8_t bits = 0;  ///< The raw E5M2 bits.
-
+struct float8_e5m2_t : detail::NarrowFloat<float8_e5m2_t, uint8_t, float8_e5m2_to_float> {
     /// Zero.
     constexpr float8_e5m2_t() noexcept = default;
     /// `value` rounded to nearest even; overflow gives infinity.
-    explicit float8_e5m2_t(float value) noexcept : bits(float_to_float8_e5m2(value)) {}
-    /// The value with these raw bits.
-    static constexpr float8_e5m2_t from_bits(uint8_t b) noexcept {
-        float8_e5m2_t h;
-        h.bits = b;
-        return h;
-    }
-    /// The value as a float (exact).
-    explicit operator float() const noexcept { return float8_e5m2_to_float(bits); }
-    /// Bitwise equality.
-    friend constexpr bool operator==(float8_e5m2_t a, float8_e5m2_t b) noexcept { return a.bits == b.bits; }
+    explicit float8_e5m2_t(float value) noexcept { bits = float_to_float8_e5m2(value); }
 };
 
 static_assert(sizeof(float16_t) == 2 && sizeof(bfloat16_t) == 2, "16-bit float types must be their bits");
 static_assert(sizeof(float8_e4m3_t) == 1 && sizeof(float8_e5m2_t) == 1, "8-bit float types must be their bits");
+static_assert(std::is_trivially_copyable_v<float16_t> && std::is_standard_layout_v<float16_t>,
+              "a span of values must view the stored bytes");
 
 /// Narrows `in` to float16 into `out` (same length, else `kSizeMismatch`).
 /// Branch-free and vectorised; bit-identical to `float_to_float16` per element.

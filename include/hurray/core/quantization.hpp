@@ -109,6 +109,6 @@ HURRAY_CORE_EXPORT std::string_view scheme_name(uint8_t tag) noexcept;
 HURRAY_CORE_EXPORT uint32_t scheme_encoded_size(const QuantizationScheme& scheme) noexcept;
 
 /// The 16 NF4 levels, indexed by the 4-bit code (quantization/nf4.md).
-extern const float kNf4Levels[16];
+HURRAY_CORE_EXPORT extern const float kNf4Levels[16];
 
 }  // namespace hurray

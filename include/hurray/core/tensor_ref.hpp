@@ -21,6 +21,24 @@
 
 namespace hurray {
 
+/// The bytes of a contiguous range of elements (not `bool`, whose C++ layout is
+/// not Hurray's bit-packed one), as the `std::span<const uint8_t>` buffer spans
+/// of `FileWriter`, `StreamWriter` and `TensorView` take them. No copy.
+///
+/// @code
+/// std::vector<hurray::float16_t> scales = hurray::to_float16(s);
+/// const std::span<const uint8_t> bufs[] = {codes, hurray::byte_span(scales)};
+/// @endcode
+template <std::ranges::contiguous_range R>
+    requires TensorElement<std::ranges::range_value_t<R>> && std::ranges::sized_range<R> &&
+             (!std::is_same_v<std::remove_cv_t<std::ranges::range_value_t<R>>, bool>)
+std::span<const uint8_t> byte_span(const R& values) noexcept {
+    // SAFETY: TensorElement types other than bool are trivially copyable with no
+    // padding; their object representation viewed as bytes is defined.
+    return {reinterpret_cast<const uint8_t*>(std::ranges::data(values)),
+            std::ranges::size(values) * sizeof(std::ranges::range_value_t<R>)};
+}
+
 /// A tensor to be written (by `hurray::save`, a `FileWriter` or a
 /// `StreamWriter`): its descriptor and the bytes of its buffers.
 ///
