@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file
+ * The C ABI of libhurray (`hurray::c`, library `libhurray_c`).
+ *
+ * A C99 header, usable from C++ as well. Every function returns a
+ * `HurrayStatus` (0 on success, a negative `HURRAY_ERR_*` code otherwise) or
+ * is documented as infallible; none throws, aborts or crashes on bad input.
+ * A NULL required pointer gives `HURRAY_ERR_NULL_POINTER`. After a failure,
+ * `hurray_last_error_message()` describes it.
+ *
+ * Names, signatures, status values and semantics of the functions that also
+ * exist in the reference implementation's `hurray.h` (`pgillet/hurray`,
+ * `hurray-ffi`) are the same; the `hurray_file_*` functions and the status
+ * codes after `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` are this library's own.
+ * Ownership, threading and the error mapping: docs/c-api.md.
+ */
+#ifndef HURRAY_H
+#define HURRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * Marks a function exported by libhurray_c. The library is built with hidden
+ * visibility: only functions carrying this attribute are visible to callers.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define HURRAY_C_API __attribute__((visibility("default")))
+#else
+#define HURRAY_C_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Version of the C ABI this header declares (the reference implementation's
+ * numbering). Compare it with `hurray_c_abi_version()` at run time. It is also
+ * the SOVERSION of libhurray_c: `libhurray_c.so.4`.
+ */
+#define HURRAY_C_ABI_VERSION 4
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** Result of every fallible function: `HURRAY_OK` or a negative error code. */
+typedef int32_t HurrayStatus;
+
+/** Success. */
+#define HURRAY_OK 0
+/** Bad magic bytes: not "HRRY" (descriptor) or not "HRRYFILE" (file). */
+#define HURRAY_ERR_INVALID_MAGIC -1
+/** A descriptor or file version this library does not read. */
+#define HURRAY_ERR_VERSION_MISMATCH -2
+/** A structural field of a descriptor (layout, shape, sections, sizes) is invalid. */
+#define HURRAY_ERR_INVALID_LAYOUT -3
+/** An element type tag, device tag or memory class is invalid. */
+#define HURRAY_ERR_INVALID_TYPE -4
+/** A caller-provided output array is too small (see `hurray_descriptor_shape`). */
+#define HURRAY_ERR_BUFFER_TOO_SMALL -5
+/** A required pointer argument is NULL. */
+#define HURRAY_ERR_NULL_POINTER -6
+/** An unexpected exception was caught inside the library; do not reuse the handle. */
+#define HURRAY_ERR_INTERNAL_PANIC -7
+/** A sync mode byte is not a defined value. */
+#define HURRAY_ERR_INVALID_SYNC_MODE -8
+/** A sync-mode handoff payload does not match the buffer's sync mode. */
+#define HURRAY_ERR_SYNC_MODE_MISMATCH -9
+/** An internal error that fits no other code. */
+#define HURRAY_ERR_INTERNAL -10
+/** An index argument is outside its collection. */
+#define HURRAY_ERR_INDEX_OUT_OF_BOUNDS -11
+/** An operating-system I/O call failed (open, read, map). */
+#define HURRAY_ERR_IO -12
+/** A named tensor or KV key does not exist. */
+#define HURRAY_ERR_NOT_FOUND -13
+/** Valid input that this build does not support. */
+#define HURRAY_ERR_UNSUPPORTED -14
+/** Memory could not be allocated. */
+#define HURRAY_ERR_OUT_OF_MEMORY -15
+/** The input ends before a field that must be read. */
+#define HURRAY_ERR_TRUNCATED -16
+/** A container file or its data is invalid (index, checksums, names, KV, data bytes). */
+#define HURRAY_ERR_INVALID_FILE -17
+/** The input is another Hurray format (a stream or a bare descriptor given to a file entry point). */
+#define HURRAY_ERR_WRONG_FORMAT -18
+/** An argument has a value that cannot be honoured (unknown flag bits, say). */
+#define HURRAY_ERR_INVALID_ARGUMENT -19
+/** A KV value has another type than the getter asks for. */
+#define HURRAY_ERR_TYPE_MISMATCH -20
+
+/* ------------------------------------------------------------------------ */
+/* Opaque handles                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** An open HRRYFILE container (`hurray_file_open`, `hurray_file_close`). */
+typedef struct HurrayFile HurrayFile;
+/** A decoded tensor descriptor, owned by the caller (`hurray_descriptor_destroy`). */
+typedef struct HurrayDescriptor HurrayDescriptor;
+/** A data buffer with its metadata, owned by the caller (`hurray_buffer_destroy`). */
+typedef struct HurrayBuffer HurrayBuffer;
+
+/* ------------------------------------------------------------------------ */
+/* Version and errors                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** The C ABI version of the loaded library (`HURRAY_C_ABI_VERSION` of its build). Infallible. */
+HURRAY_C_API uint32_t hurray_c_abi_version(void);
+
+/**
+ * The message of the last failure on the calling thread: the library's full
+ * error text (code name, byte offset when known, what is wrong), or "" when no
+ * call on this thread has failed. Never NULL. Successful calls leave it as it
+ * is. The pointer is valid until the next failing call on the same thread.
+ */
+HURRAY_C_API const char* hurray_last_error_message(void);
+
+/* ------------------------------------------------------------------------ */
+/* Files (read side)                                                        */
+/* ------------------------------------------------------------------------ */
+
+/** `hurray_file_open` flag: read with pread into memory instead of mapping the file. */
+#define HURRAY_FILE_NO_MMAP 0x1u
+/**
+ * `hurray_file_open` flag: permissive reading (the relaxations of docs/file.md
+ * and docs/descriptor.md) instead of the default strict checks.
+ */
+#define HURRAY_FILE_PERMISSIVE 0x2u
+
+/**
+ * Opens and validates the HRRYFILE container at `path` (NUL-terminated).
+ * `flags`: 0 (strict, memory-mapped) or an OR of `HURRAY_FILE_*`; other bits
+ * give `HURRAY_ERR_INVALID_ARGUMENT`. On success `*out` is a new handle that
+ * the caller releases with `hurray_file_close`; on failure `*out` is set to NULL.
+ * A stream or a bare descriptor gives `HURRAY_ERR_WRONG_FORMAT`, other
+ * non-container input `HURRAY_ERR_INVALID_MAGIC` or `HURRAY_ERR_TRUNCATED`;
+ * the message says what the input looks like.
+ */
+HURRAY_C_API HurrayStatus hurray_file_open(const char* path, uint32_t flags, HurrayFile** out);
+
+/**
+ * Validates an HRRYFILE container held in memory (`len` bytes at `bytes`),
+ * without copying it. The caller keeps the bytes alive and unchanged until the
+ * file and every buffer obtained from it are released. `flags` as for
+ * `hurray_file_open` (`HURRAY_FILE_NO_MMAP` has no effect here).
+ */
+HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t len, uint32_t flags,
+                                                  HurrayFile** out);
+
+/**
+ * Releases a file handle (NULL is a no-op). Buffers obtained from it stay
+ * valid: each keeps the file's memory alive until it is destroyed.
+ */
+HURRAY_C_API void hurray_file_close(HurrayFile* file);
+
+/** Number of tensors in the file. */
+HURRAY_C_API HurrayStatus hurray_file_tensor_count(const HurrayFile* file, uint64_t* out);
+
+/**
+ * Name of tensor `index` (index order): `*name` points to `*len` bytes of UTF-8,
+ * followed by a NUL (the name itself may contain NULs: trust `*len`). Valid
+ * while the file is open. `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` past the last tensor.
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_name(const HurrayFile* file, uint64_t index, const char** name,
+                                                  size_t* len);
+
+/**
+ * Index of the tensor named by the `name_len` bytes at `name` (no NUL needed),
+ * or `HURRAY_ERR_NOT_FOUND`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_find(const HurrayFile* file, const char* name, size_t name_len,
+                                           uint64_t* index);
+
+/**
+ * The descriptor of tensor `index`, decoded and checked: a new handle, owned
+ * by the caller (`hurray_descriptor_destroy`), independent of the file.
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, uint64_t index,
+                                                        HurrayDescriptor** out);
+
+/**
+ * Buffer `buffer` of tensor `index` (its descriptor's buffer table order):
+ * a new handle, owned by the caller (`hurray_buffer_destroy`), pointing into
+ * the file without a copy. It keeps the file's memory alive, so it stays valid
+ * after `hurray_file_close`. The bytes are read-only: never write through
+ * `hurray_buffer_data_ptr`. `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` for a tensor or
+ * buffer index out of range (a composite head has no buffers).
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint64_t index, uint32_t buffer,
+                                                    HurrayBuffer** out);
+
+/* KV metadata of a file. Value type tags (the file format's wire tags). */
+
+/** KV value type tag: UTF-8 string. */
+#define HURRAY_KV_STRING 0x01
+/** KV value type tag: signed 64-bit integer. */
+#define HURRAY_KV_INT64 0x02
+/** KV value type tag: unsigned 64-bit integer. */
+#define HURRAY_KV_UINT64 0x03
+/** KV value type tag: IEEE 754 binary64. */
+#define HURRAY_KV_FLOAT64 0x04
+/** KV value type tag: boolean. */
+#define HURRAY_KV_BOOL 0x05
+/** KV value type tag: opaque bytes. */
+#define HURRAY_KV_BYTES 0x06
+/** KV value type tag: homogeneous array. */
+#define HURRAY_KV_ARRAY 0x07
+
+/** Number of KV entries of the file (0 when it has none). */
+HURRAY_C_API HurrayStatus hurray_file_kv_count(const HurrayFile* file, uint64_t* out);
+
+/**
+ * Key of KV entry `index` (file order): `*key` points to `*len` bytes of UTF-8
+ * followed by a NUL, valid while the file is open.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_key(const HurrayFile* file, uint64_t index, const char** key,
+                                             size_t* len);
+
+/**
+ * Type tag (`HURRAY_KV_*`, or a private tag 0xF0-0xFE) of the value of the key
+ * given as `key_len` bytes at `key`; `HURRAY_ERR_NOT_FOUND` when absent.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_type(const HurrayFile* file, const char* key, size_t key_len,
+                                              uint8_t* type);
+
+/**
+ * String value of a key: `*value` points to `*len` bytes of UTF-8 followed by a
+ * NUL, valid while the file is open. `HURRAY_ERR_NOT_FOUND` when the key is
+ * absent, `HURRAY_ERR_TYPE_MISMATCH` when the value is not a string.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_string(const HurrayFile* file, const char* key, size_t key_len,
+                                                    const char** value, size_t* len);
+
+/** int64 value of a key (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_int64(const HurrayFile* file, const char* key, size_t key_len,
+                                                   int64_t* value);
+
+/** uint64 value of a key (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_uint64(const HurrayFile* file, const char* key, size_t key_len,
+                                                    uint64_t* value);
+
+/** float64 value of a key (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_float64(const HurrayFile* file, const char* key, size_t key_len,
+                                                     double* value);
+
+/** bool value of a key, as 0 or 1 (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bool(const HurrayFile* file, const char* key, size_t key_len,
+                                                  uint8_t* value);
+
+/* ------------------------------------------------------------------------ */
+/* Descriptors (same functions as the reference implementation)             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Decodes and validates (strictly) the binary tensor descriptor at the start of
+ * the `len` bytes at `bytes`. On success `*out_handle` is a new handle that the
+ * caller releases with `hurray_descriptor_destroy`.
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_decode(const uint8_t* bytes, uintptr_t len,
+                                                   HurrayDescriptor** out_handle);
+
+/** Releases a descriptor handle. NULL gives `HURRAY_ERR_NULL_POINTER`. */
+HURRAY_C_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor* handle);
+
+/** The element type tag byte (e.g. 0x03 float32, 0x10 int8). */
+HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor* handle, uint8_t* out_tag);
+
+/** The layout tag byte (e.g. 0x01 row-major). */
+HURRAY_C_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor* handle, uint8_t* out_tag);
+
+/** The rank (number of dimensions). */
+HURRAY_C_API HurrayStatus hurray_descriptor_rank(const HurrayDescriptor* handle, uint32_t* out_rank);
+
+/**
+ * The dimensions. On entry `*out_rank` is the number of `uint64_t` that
+ * `out_dims` can hold (0 when `out_dims` is NULL); on return it is the true
+ * rank. When `out_dims` is NULL or too small the result is
+ * `HURRAY_ERR_BUFFER_TOO_SMALL` and nothing is written to `out_dims`: allocate
+ * `*out_rank` elements and call again. Otherwise the first `*out_rank`
+ * elements of `out_dims` are written and the result is `HURRAY_OK`.
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_shape(const HurrayDescriptor* handle, uint64_t* out_dims,
+                                                  uintptr_t* out_rank);
+
+/** Byte offset of element [0, ..., 0] from the start of buffer 0. */
+HURRAY_C_API HurrayStatus hurray_descriptor_byte_offset(const HurrayDescriptor* handle, uint64_t* out_offset);
+
+/** Number of entries of the descriptor's buffer table. */
+HURRAY_C_API HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor* handle, uint32_t* out_count);
+
+/* ------------------------------------------------------------------------ */
+/* Buffers (same functions as the reference implementation)                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Releases a buffer handle: drops its share of the file it came from (the file's
+ * memory is released with its last handle or buffer). NULL gives
+ * `HURRAY_ERR_NULL_POINTER`. Must be called exactly once per handle.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_destroy(HurrayBuffer* buffer);
+
+/**
+ * Address of the first byte. For a buffer from a file the bytes are read-only
+ * (the pointer type follows the reference ABI). An empty buffer may report any
+ * address, NULL included.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_data_ptr(const HurrayBuffer* buffer, void** out_data);
+
+/** Size in bytes (the size declared in the descriptor's buffer table). */
+HURRAY_C_API HurrayStatus hurray_buffer_byte_size(const HurrayBuffer* buffer, uint64_t* out_byte_size);
+
+/**
+ * Alignment of the data address in bytes: the descriptor's declared alignment,
+ * or, when the address does not honour it (memory given to
+ * `hurray_file_open_memory` at an unaligned address), the largest power of two
+ * that divides the address.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_alignment(const HurrayBuffer* buffer, uint32_t* out_alignment);
+
+/** Device tag byte of the buffer (for a file buffer, the one its descriptor declares). */
+HURRAY_C_API HurrayStatus hurray_buffer_device_tag(const HurrayBuffer* buffer, uint8_t* out_device_tag);
+
+/** Sync mode byte of the buffer (for a file buffer, the one its descriptor declares). */
+HURRAY_C_API HurrayStatus hurray_buffer_sync_mode(const HurrayBuffer* buffer, uint8_t* out_sync_mode);
+
+/** Memory class byte of the buffer (for a file buffer, the one its descriptor declares). */
+HURRAY_C_API HurrayStatus hurray_buffer_memory_class(const HurrayBuffer* buffer, uint8_t* out_memory_class);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_H */

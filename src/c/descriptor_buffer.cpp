@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C ABI's descriptor and buffer accessors: the functions of the reference
+// implementation's hurray.h, with its signatures and semantics.
+#include "c/c_internal.hpp"
+
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "hurray/core/descriptor_codec.hpp"
+
+using hurray::c::fail;
+using hurray::c::guarded;
+using hurray::c::null_argument;
+
+namespace {
+
+// Reads one field of a live handle into `*out` (both checked for NULL).
+template <typename Handle, typename Out, typename Read>
+HurrayStatus read_field(const char* function, const Handle* handle, Out* out, const char* out_name,
+                        Read&& read) {
+    return guarded(function, [&]() -> HurrayStatus {
+        if (handle == nullptr) {
+            return null_argument(function, "handle");
+        }
+        if (out == nullptr) {
+            return null_argument(function, out_name);
+        }
+        // SAFETY: `handle` is a live handle of this library (caller contract)
+        // and `out` a writable pointer to one `Out`.
+        *out = read(*handle);
+        return HURRAY_OK;
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---------------------------------------------------------------------------
+// Descriptors
+// ---------------------------------------------------------------------------
+
+HURRAY_C_API HurrayStatus hurray_descriptor_decode(const uint8_t* bytes, uintptr_t len,
+                                                   HurrayDescriptor** out_handle) {
+    static constexpr const char* kFn = "hurray_descriptor_decode";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (out_handle == nullptr) {
+            return null_argument(kFn, "out_handle");
+        }
+        *out_handle = nullptr;
+        if (bytes == nullptr) {
+            return null_argument(kFn, "bytes");
+        }
+        // SAFETY: the caller guarantees `len` readable bytes at `bytes` for the
+        // duration of the call; the decoded descriptor copies what it keeps.
+        auto decoded = hurray::decode(std::span<const uint8_t>(bytes, static_cast<size_t>(len)));
+        if (!decoded.ok()) {
+            const HurrayStatus status = fail(decoded.error());
+            // The reference reports a descriptor cut short as a structural
+            // (layout) error; keep its code for this reference function.
+            return status == HURRAY_ERR_TRUNCATED ? HURRAY_ERR_INVALID_LAYOUT : status;
+        }
+        auto handle = std::make_unique<HurrayDescriptor>(HurrayDescriptor{std::move(decoded).value_unchecked()});
+        *out_handle = handle.release();
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor* handle) {
+    if (handle == nullptr) {
+        return null_argument("hurray_descriptor_destroy", "handle");
+    }
+    // SAFETY: a live handle from this library, destroyed once (caller contract).
+    delete handle;
+    return HURRAY_OK;
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor* handle, uint8_t* out_tag) {
+    return read_field("hurray_descriptor_element_type_tag", handle, out_tag, "out_tag",
+                      [](const HurrayDescriptor& d) { return hurray::type_tag(d.descriptor.element_type); });
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor* handle, uint8_t* out_tag) {
+    return read_field("hurray_descriptor_layout_tag", handle, out_tag, "out_tag",
+                      [](const HurrayDescriptor& d) { return d.descriptor.layout_tag(); });
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_rank(const HurrayDescriptor* handle, uint32_t* out_rank) {
+    return read_field("hurray_descriptor_rank", handle, out_rank, "out_rank",
+                      [](const HurrayDescriptor& d) { return d.descriptor.rank(); });
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_shape(const HurrayDescriptor* handle, uint64_t* out_dims,
+                                                  uintptr_t* out_rank) {
+    static constexpr const char* kFn = "hurray_descriptor_shape";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (handle == nullptr) {
+            return null_argument(kFn, "handle");
+        }
+        if (out_rank == nullptr) {
+            return null_argument(kFn, "out_rank");
+        }
+        const hurray::Shape& shape = handle->descriptor.shape;
+        const uintptr_t capacity = *out_rank;
+        *out_rank = shape.size();
+        if (out_dims == nullptr || capacity < shape.size()) {
+            return fail(HURRAY_ERR_BUFFER_TOO_SMALL, kFn,
+                        "out_dims holds " + std::to_string(out_dims == nullptr ? 0 : capacity) +
+                            " dimension(s), the rank is " + std::to_string(shape.size()) +
+                            " (*out_rank now holds the rank)");
+        }
+        if (!shape.empty()) {
+            // SAFETY: the caller guarantees `capacity` writable uint64_t at
+            // `out_dims`, and capacity >= shape.size().
+            std::memcpy(out_dims, shape.data(), shape.size() * sizeof(uint64_t));
+        }
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_byte_offset(const HurrayDescriptor* handle, uint64_t* out_offset) {
+    return read_field("hurray_descriptor_byte_offset", handle, out_offset, "out_offset",
+                      [](const HurrayDescriptor& d) { return d.descriptor.byte_offset; });
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor* handle, uint32_t* out_count) {
+    return read_field("hurray_descriptor_buffer_count", handle, out_count, "out_count",
+                      [](const HurrayDescriptor& d) { return static_cast<uint32_t>(d.descriptor.buffers.size()); });
+}
+
+// ---------------------------------------------------------------------------
+// Buffers
+// ---------------------------------------------------------------------------
+
+HURRAY_C_API HurrayStatus hurray_buffer_destroy(HurrayBuffer* buffer) {
+    if (buffer == nullptr) {
+        return null_argument("hurray_buffer_destroy", "buffer");
+    }
+    // SAFETY: a live handle from this library, destroyed once (caller
+    // contract). Dropping the SharedBuffer releases one share of the file
+    // (an atomic reference count); it does not throw.
+    delete buffer;
+    return HURRAY_OK;
+}
+
+HURRAY_C_API HurrayStatus hurray_buffer_data_ptr(const HurrayBuffer* buffer, void** out_data) {
+    return read_field("hurray_buffer_data_ptr", buffer, out_data, "out_data",
+                      [](const HurrayBuffer& b) { return b.data; });
+}
+
+HURRAY_C_API HurrayStatus hurray_buffer_byte_size(const HurrayBuffer* buffer, uint64_t* out_byte_size) {
+    return read_field("hurray_buffer_byte_size", buffer, out_byte_size, "out_byte_size",
+                      [](const HurrayBuffer& b) { return b.meta.byte_size; });
+}
+
+HURRAY_C_API HurrayStatus hurray_buffer_alignment(const HurrayBuffer* buffer, uint32_t* out_alignment) {
+    return read_field("hurray_buffer_alignment", buffer, out_alignment, "out_alignment", [](const HurrayBuffer& b) {
+        const uint32_t declared = b.meta.alignment;
+        // SAFETY: only the address's value is used, never dereferenced.
+        const auto address = reinterpret_cast<uintptr_t>(b.data);
+        if (b.meta.byte_size == 0 || declared == 0 || address % declared == 0) {
+            return declared;
+        }
+        // The largest power of two dividing the address (below `declared`,
+        // since the address is not a multiple of it).
+        return static_cast<uint32_t>(address & (~address + 1));
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_buffer_device_tag(const HurrayBuffer* buffer, uint8_t* out_device_tag) {
+    return read_field("hurray_buffer_device_tag", buffer, out_device_tag, "out_device_tag",
+                      [](const HurrayBuffer& b) { return static_cast<uint8_t>(b.meta.device_tag); });
+}
+
+HURRAY_C_API HurrayStatus hurray_buffer_sync_mode(const HurrayBuffer* buffer, uint8_t* out_sync_mode) {
+    return read_field("hurray_buffer_sync_mode", buffer, out_sync_mode, "out_sync_mode",
+                      [](const HurrayBuffer& b) { return static_cast<uint8_t>(b.meta.sync_mode); });
+}
+
+HURRAY_C_API HurrayStatus hurray_buffer_memory_class(const HurrayBuffer* buffer, uint8_t* out_memory_class) {
+    return read_field("hurray_buffer_memory_class", buffer, out_memory_class, "out_memory_class",
+                      [](const HurrayBuffer& b) { return static_cast<uint8_t>(b.meta.memory_class); });
+}
+
+}  // extern "C"
