@@ -268,6 +268,13 @@ HURRAY_C_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor* handle);
 /** The element type tag byte (e.g. 0x03 float32, 0x10 int8). */
 HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor* handle, uint8_t* out_tag);
 
+/**
+ * The format's name of an element type tag ("float32", "int8", "bfloat16",
+ * ...), or "" for a tag that is not a built-in type. Infallible; the string is
+ * static. (This library's own addition.)
+ */
+HURRAY_C_API const char* hurray_element_type_name(uint8_t tag);
+
 /** The layout tag byte (e.g. 0x01 row-major). */
 HURRAY_C_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor* handle, uint8_t* out_tag);
 

@@ -3,6 +3,7 @@
 // implementation's hurray.h, with its signatures and semantics.
 #include "c/c_internal.hpp"
 
+#include <array>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -80,6 +81,28 @@ HURRAY_C_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor* handle) {
 HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor* handle, uint8_t* out_tag) {
     return read_field("hurray_descriptor_element_type_tag", handle, out_tag, "out_tag",
                       [](const HurrayDescriptor& d) { return hurray::type_tag(d.descriptor.element_type); });
+}
+
+HURRAY_C_API const char* hurray_element_type_name(uint8_t tag) {
+    // The names as NUL-terminated strings, built once (thread-safe static
+    // initialisation). Only allocation can fail: then every name is "".
+    struct Names {
+        std::array<std::string, 256> text;
+        bool ok = false;
+    };
+    static const Names names = [] {
+        Names n;
+        try {
+            for (size_t t = 0; t < n.text.size(); ++t) {
+                n.text[t] = std::string(hurray::type_name(static_cast<hurray::ElementType>(t)));
+            }
+            n.ok = true;
+        } catch (...) {
+            n.ok = false;
+        }
+        return n;
+    }();
+    return names.ok ? names.text[tag].c_str() : "";
 }
 
 HURRAY_C_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor* handle, uint8_t* out_tag) {

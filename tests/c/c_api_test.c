@@ -103,6 +103,10 @@ static void test_version(void) {
     // Nothing has failed on this thread yet.
     CHECK(hurray_last_error_message() != NULL);
     CHECK(strcmp(hurray_last_error_message(), "") == 0);
+    CHECK(strcmp(hurray_element_type_name(0x03), "float32") == 0);
+    CHECK(strcmp(hurray_element_type_name(0x10), "int8") == 0);
+    CHECK(strcmp(hurray_element_type_name(0x00), "") == 0);
+    CHECK(strcmp(hurray_element_type_name(0xFF), "") == 0);
 }
 
 // One tensor of basic.hrry (files/basic.hrry in manifest.json).
