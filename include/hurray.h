@@ -103,6 +103,13 @@ typedef struct HurrayDescriptor HurrayDescriptor;
 /** A data buffer with its metadata, owned by the caller (`hurray_buffer_destroy`). */
 typedef struct HurrayBuffer HurrayBuffer;
 
+/**
+ * Release callback of a caller-owned buffer (`hurray_buffer_from_ptr`): called
+ * exactly once, by `hurray_buffer_destroy`, with the `data` and
+ * `release_context` given at creation. It must not call back into this library.
+ */
+typedef void (*HurrayReleaseCallback)(void* data, void* release_context);
+
 /* ------------------------------------------------------------------------ */
 /* Version and errors                                                       */
 /* ------------------------------------------------------------------------ */
@@ -303,8 +310,28 @@ HURRAY_C_API HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor*
 /* ------------------------------------------------------------------------ */
 
 /**
- * Releases a buffer handle: drops its share of the file it came from (the file's
- * memory is released with its last handle or buffer). NULL gives
+ * Wraps caller-owned memory in a buffer handle, without copying: `byte_size`
+ * bytes at `data` (non-NULL), aligned to `alignment` bytes, with the buffer
+ * protocol's `device_tag`, `sync_mode` and `memory_class` bytes. The values are
+ * checked as in a descriptor's buffer table (alignment a power of two, at
+ * least 64 unless the buffer is empty, and honoured by `data`; tags in their
+ * ranges; a CPU buffer producer-synced): `HURRAY_ERR_INVALID_SYNC_MODE` for an
+ * undefined sync mode, `HURRAY_ERR_INVALID_TYPE` for an invalid device tag or
+ * memory class, `HURRAY_ERR_INVALID_LAYOUT` for the other rules. On success
+ * `*out_handle` is a new handle, released with `hurray_buffer_destroy`, which
+ * then calls `release(data, release_context)` if `release` is not NULL; the
+ * memory must stay valid until then. On failure nothing is called and the
+ * memory stays the caller's.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_from_ptr(void* data, uint64_t byte_size, uint32_t alignment,
+                                                 uint8_t device_tag, uint8_t sync_mode, uint8_t memory_class,
+                                                 HurrayReleaseCallback release, void* release_context,
+                                                 HurrayBuffer** out_handle);
+
+/**
+ * Releases a buffer handle: for a buffer from a file, drops its share of the
+ * file (the file's memory is released with its last handle or buffer); for one
+ * from `hurray_buffer_from_ptr`, calls its release callback once. NULL gives
  * `HURRAY_ERR_NULL_POINTER`. Must be called exactly once per handle.
  */
 HURRAY_C_API HurrayStatus hurray_buffer_destroy(HurrayBuffer* buffer);

@@ -38,8 +38,13 @@ struct HurrayBuffer {
     void* data = nullptr;
     /// Size, alignment, device, sync mode and memory class.
     hurray::BufferHandle meta{};
-    /// Share of the file mapping or owned memory the bytes live in.
+    /// Share of the file mapping or owned memory the bytes live in (file
+    /// buffers).
     hurray::SharedBuffer keep{};
+    /// Called once by hurray_buffer_destroy (buffers from hurray_buffer_from_ptr).
+    HurrayReleaseCallback release = nullptr;
+    /// Second argument of `release`.
+    void* release_context = nullptr;
 };
 
 namespace hurray::c {

@@ -157,15 +157,81 @@ HURRAY_C_API HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor*
 // Buffers
 // ---------------------------------------------------------------------------
 
+HURRAY_C_API HurrayStatus hurray_buffer_from_ptr(void* data, uint64_t byte_size, uint32_t alignment,
+                                                 uint8_t device_tag, uint8_t sync_mode, uint8_t memory_class,
+                                                 HurrayReleaseCallback release, void* release_context,
+                                                 HurrayBuffer** out_handle) {
+    static constexpr const char* kFn = "hurray_buffer_from_ptr";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (out_handle == nullptr) {
+            return null_argument(kFn, "out_handle");
+        }
+        *out_handle = nullptr;
+        if (data == nullptr) {
+            return null_argument(kFn, "data");
+        }
+        // The reference's codes for the three tag bytes, before the other rules.
+        if (sync_mode > static_cast<uint8_t>(hurray::SyncMode::kConsumerStream)) {
+            return fail(HURRAY_ERR_INVALID_SYNC_MODE, kFn, "sync_mode " + std::to_string(sync_mode) + " is not defined");
+        }
+        const bool private_device = device_tag >= 0xF0 && device_tag <= 0xFE;
+        if (device_tag > static_cast<uint8_t>(hurray::DeviceTag::kOpenCl) && !private_device) {
+            return fail(HURRAY_ERR_INVALID_TYPE, kFn, "device_tag " + std::to_string(device_tag) + " is not defined");
+        }
+        const bool private_class = memory_class >= 0xF0 && memory_class <= 0xFE;
+        if (memory_class > static_cast<uint8_t>(hurray::MemoryClass::kPeer) && !private_class) {
+            return fail(HURRAY_ERR_INVALID_TYPE, kFn,
+                        "memory_class " + std::to_string(memory_class) + " is not defined");
+        }
+        hurray::BufferHandle meta{};
+        meta.byte_size = byte_size;
+        meta.alignment = alignment;
+        meta.device_tag = static_cast<hurray::DeviceTag>(device_tag);
+        meta.sync_mode = static_cast<hurray::SyncMode>(sync_mode);
+        meta.memory_class = static_cast<hurray::MemoryClass>(memory_class);
+        const hurray::Status checked = hurray::check_buffer_handle(meta, 0);
+        if (!checked.ok()) {
+            return fail(checked.error());  // kInvalidBufferHandle: HURRAY_ERR_INVALID_LAYOUT
+        }
+        // SAFETY: only the address's value is used, never dereferenced.
+        const auto address = reinterpret_cast<uintptr_t>(data);
+        if (byte_size > 0 && address % alignment != 0) {
+            return fail(HURRAY_ERR_INVALID_LAYOUT, kFn,
+                        "data is not aligned to the declared alignment of " + std::to_string(alignment));
+        }
+        auto handle = std::make_unique<HurrayBuffer>();
+        handle->data = data;
+        handle->meta = meta;
+        handle->release = release;
+        handle->release_context = release_context;
+        *out_handle = handle.release();
+        return HURRAY_OK;
+    });
+}
+
 HURRAY_C_API HurrayStatus hurray_buffer_destroy(HurrayBuffer* buffer) {
+    static constexpr const char* kFn = "hurray_buffer_destroy";
     if (buffer == nullptr) {
-        return null_argument("hurray_buffer_destroy", "buffer");
+        return null_argument(kFn, "buffer");
     }
+    const HurrayReleaseCallback release = buffer->release;
+    void* const data = buffer->data;
+    void* const context = buffer->release_context;
     // SAFETY: a live handle from this library, destroyed once (caller
     // contract). Dropping the SharedBuffer releases one share of the file
     // (an atomic reference count); it does not throw.
     delete buffer;
-    return HURRAY_OK;
+    if (release == nullptr) {
+        return HURRAY_OK;
+    }
+    // The handle is gone before the callback runs, so even a callback that
+    // unwinds cannot lead to a second release.
+    return guarded(kFn, [&]() -> HurrayStatus {
+        // SAFETY: the callback and its arguments are exactly those given to
+        // hurray_buffer_from_ptr, which the caller vouched for.
+        release(data, context);
+        return HURRAY_OK;
+    });
 }
 
 HURRAY_C_API HurrayStatus hurray_buffer_data_ptr(const HurrayBuffer* buffer, void** out_data) {

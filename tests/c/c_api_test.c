@@ -657,6 +657,75 @@ static void test_null_arguments(void) {
     hurray_file_close(file);
 }
 
+// Release callback of test_buffer_from_ptr: counts its calls, checks its arguments.
+static int g_releases = 0;
+static void* g_released_data = NULL;
+static void count_release(void* data, void* context) {
+    ++g_releases;
+    g_released_data = data;
+    CHECK(context == (void*)&g_releases);
+}
+
+static void test_buffer_from_ptr(void) {
+    unsigned char* block = (unsigned char*)malloc(256 + 64);
+    unsigned char* aligned;
+    HurrayBuffer* b = NULL;
+    void* data = NULL;
+    uint64_t size = 0;
+    uint32_t alignment = 0;
+    uint8_t tag = 0xAA;
+    CHECK(block != NULL);
+    if (block == NULL) {
+        return;
+    }
+    aligned = block + (64 - (uintptr_t)block % 64) % 64;
+
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 256, 64, 0, 0, 0, count_release, &g_releases, &b), HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_data_ptr(b, &data), HURRAY_OK);
+    CHECK(data == aligned);
+    CHECK_STATUS(hurray_buffer_byte_size(b, &size), HURRAY_OK);
+    CHECK(size == 256);
+    CHECK_STATUS(hurray_buffer_alignment(b, &alignment), HURRAY_OK);
+    CHECK(alignment == 64);
+    CHECK_STATUS(hurray_buffer_device_tag(b, &tag), HURRAY_OK);
+    CHECK(tag == 0);
+    CHECK(g_releases == 0);
+    CHECK_STATUS(hurray_buffer_destroy(b), HURRAY_OK);
+    CHECK(g_releases == 1);  // exactly once, with the creation arguments
+    CHECK(g_released_data == aligned);
+
+    // A CUDA buffer that the consumer synchronises with an event: metadata only.
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 64, 64, 0x01, 0x01, 0x00, NULL, NULL, &b),
+                 HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_sync_mode(b, &tag), HURRAY_OK);
+    CHECK(tag == 0x01);
+    CHECK_STATUS(hurray_buffer_destroy(b), HURRAY_OK);  // no callback: nothing called
+    CHECK(g_releases == 1);
+
+    // Rejected: nothing is called, the memory stays the caller's.
+    b = (HurrayBuffer*)&g_passed;
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 64, 64, 0, 3, 0, count_release, &g_releases, &b),
+                 HURRAY_ERR_INVALID_SYNC_MODE);
+    CHECK(b == NULL);
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 64, 64, 0x09, 0, 0, count_release, &g_releases, &b),
+                 HURRAY_ERR_INVALID_TYPE);
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 64, 64, 0, 0, 0x04, count_release, &g_releases, &b),
+                 HURRAY_ERR_INVALID_TYPE);
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 64, 48, 0, 0, 0, count_release, &g_releases, &b),
+                 HURRAY_ERR_INVALID_LAYOUT);  // not a power of two
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 64, 32, 0, 0, 0, count_release, &g_releases, &b),
+                 HURRAY_ERR_INVALID_LAYOUT);  // below 64
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned + 8, 64, 64, 0, 0, 0, count_release, &g_releases, &b),
+                 HURRAY_ERR_INVALID_LAYOUT);  // data not aligned as declared
+    CHECK(strstr(hurray_last_error_message(), "aligned") != NULL);
+    CHECK(hurray_buffer_from_ptr(aligned, 64, 64, 0, 0x01, 0, count_release, &g_releases, &b) < 0);  // CPU + event
+    CHECK(b == NULL);
+    CHECK_NULL_ARG(hurray_buffer_from_ptr(NULL, 64, 64, 0, 0, 0, count_release, &g_releases, &b));
+    CHECK_NULL_ARG(hurray_buffer_from_ptr(aligned, 64, 64, 0, 0, 0, count_release, &g_releases, NULL));
+    CHECK(g_releases == 1);
+    free(block);
+}
+
 int main(int argc, char** argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: hurray_c_tests CONFORMANCE_DIR KV_FILE TMP_DIR\n");
@@ -677,6 +746,7 @@ int main(int argc, char** argv) {
     test_descriptor_decode();
     test_kv_file();
     test_null_arguments();
+    test_buffer_from_ptr();
 
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
