@@ -104,6 +104,12 @@ typedef struct HurrayDescriptor HurrayDescriptor;
 typedef struct HurrayBuffer HurrayBuffer;
 
 /**
+ * An ordered list that owns buffer handles: the buffers of one tensor, in its
+ * buffer table order (`hurray_buffer_list_new`, `hurray_buffer_list_destroy`).
+ */
+typedef struct HurrayBufferList HurrayBufferList;
+
+/**
  * Release callback of a caller-owned buffer (`hurray_buffer_from_ptr`): called
  * exactly once, by `hurray_buffer_destroy`, with the `data` and
  * `release_context` given at creation. It must not call back into this library.
@@ -362,6 +368,42 @@ HURRAY_C_API HurrayStatus hurray_buffer_sync_mode(const HurrayBuffer* buffer, ui
 
 /** Memory class byte of the buffer (for a file buffer, the one its descriptor declares). */
 HURRAY_C_API HurrayStatus hurray_buffer_memory_class(const HurrayBuffer* buffer, uint8_t* out_memory_class);
+
+/* ------------------------------------------------------------------------ */
+/* Buffer lists (same functions as the reference implementation)            */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Creates an empty buffer list; `capacity` is only a hint. The caller releases
+ * it with `hurray_buffer_list_destroy`.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBufferList** out_list);
+
+/**
+ * Appends `buffer` to `list`. On success the list owns it (destroying the
+ * list destroys it; the caller must not); on failure the caller still does.
+ * Push a tensor's buffers in its buffer table order.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_push(HurrayBufferList* list, HurrayBuffer* buffer);
+
+/** Number of buffers in `list`. */
+HURRAY_C_API HurrayStatus hurray_buffer_list_len(const HurrayBufferList* list, uint64_t* out_len);
+
+/**
+ * Borrows buffer `index` of `list`: the list keeps owning it (never pass it to
+ * `hurray_buffer_destroy`); valid until the list is destroyed.
+ * `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` past the end.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_get(const HurrayBufferList* list, uint64_t index,
+                                                 HurrayBuffer** out_buffer);
+
+/**
+ * Destroys `*list` and every buffer it owns (each exactly once, release
+ * callbacks included), then sets `*list` to NULL. `*list` NULL is a no-op
+ * (`HURRAY_OK`), so a second call is harmless; `list` NULL gives
+ * `HURRAY_ERR_NULL_POINTER`.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList** list);
 
 #ifdef __cplusplus
 }

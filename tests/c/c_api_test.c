@@ -726,6 +726,61 @@ static void test_buffer_from_ptr(void) {
     free(block);
 }
 
+static void test_buffer_list(void) {
+    HurrayFile* file = open_basic(0);
+    HurrayBufferList* list = NULL;
+    HurrayBuffer* from_file = NULL;
+    HurrayBuffer* owned = NULL;
+    HurrayBuffer* got = NULL;
+    uint64_t len = 99;
+    uint64_t size = 0;
+    unsigned char* block = (unsigned char*)malloc(64 + 64);
+    unsigned char* aligned;
+    const int releases_before = g_releases;
+    if (file == NULL || block == NULL) {
+        hurray_file_close(file);
+        free(block);
+        return;
+    }
+    aligned = block + (64 - (uintptr_t)block % 64) % 64;
+    CHECK_STATUS(hurray_buffer_list_new(2, &list), HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_list_len(list, &len), HURRAY_OK);
+    CHECK(len == 0);
+    CHECK_STATUS(hurray_buffer_list_get(list, 0, &got), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+    CHECK_STATUS(hurray_file_tensor_buffer(file, 0, 0, &from_file), HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_from_ptr(aligned, 64, 64, 0, 0, 0, count_release, &g_releases, &owned), HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_list_push(list, from_file), HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_list_push(list, owned), HURRAY_OK);
+    hurray_file_close(file);  // the list's file buffer keeps the file alive
+    CHECK_STATUS(hurray_buffer_list_len(list, &len), HURRAY_OK);
+    CHECK(len == 2);
+    CHECK_STATUS(hurray_buffer_list_get(list, 0, &got), HURRAY_OK);
+    CHECK(got == from_file);
+    CHECK_STATUS(hurray_buffer_byte_size(got, &size), HURRAY_OK);
+    CHECK(size == 16 || size == 3);
+    CHECK_STATUS(hurray_buffer_list_get(list, 1, &got), HURRAY_OK);
+    CHECK(got == owned);
+    CHECK_STATUS(hurray_buffer_list_get(list, 2, &got), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+    CHECK_STATUS(hurray_buffer_list_get(list, UINT64_MAX, &got), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+
+    CHECK_NULL_ARG(hurray_buffer_list_new(0, NULL));
+    CHECK_NULL_ARG(hurray_buffer_list_push(NULL, owned));
+    CHECK_NULL_ARG(hurray_buffer_list_push(list, NULL));
+    CHECK_NULL_ARG(hurray_buffer_list_len(NULL, &len));
+    CHECK_NULL_ARG(hurray_buffer_list_len(list, NULL));
+    CHECK_NULL_ARG(hurray_buffer_list_get(NULL, 0, &got));
+    CHECK_NULL_ARG(hurray_buffer_list_get(list, 0, NULL));
+    CHECK_NULL_ARG(hurray_buffer_list_destroy(NULL));
+
+    CHECK(g_releases == releases_before);
+    CHECK_STATUS(hurray_buffer_list_destroy(&list), HURRAY_OK);
+    CHECK(list == NULL);
+    CHECK(g_releases == releases_before + 1);  // the owned buffer's callback, once
+    CHECK_STATUS(hurray_buffer_list_destroy(&list), HURRAY_OK);  // a no-op now
+    CHECK(g_releases == releases_before + 1);
+    free(block);
+}
+
 int main(int argc, char** argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: hurray_c_tests CONFORMANCE_DIR KV_FILE TMP_DIR\n");
@@ -747,6 +802,7 @@ int main(int argc, char** argv) {
     test_kv_file();
     test_null_arguments();
     test_buffer_from_ptr();
+    test_buffer_list();
 
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
