@@ -191,9 +191,9 @@ else
     if [[ "${HURRAY_SKIP_TIDY:-0}" == 1 ]]; then
         stage_skip "4b. clang-tidy" "HURRAY_SKIP_TIDY=1"
     else
-        stage_start "4b. clang-tidy-14 on src/core, src/io and src/json"
+        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json and src/c"
         shopt -s nullglob
-        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp)
+        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp src/c/*.cpp)
         shopt -u nullglob
         if ((${#tidy_files[@]} == 0)); then
             echo "no src/core/*.cpp or src/json/*.cpp files: nothing to lint"

@@ -17,13 +17,17 @@ using hurray::c::null_argument;
 
 namespace {
 
+// The parameter name of a handle argument, for messages: as in <hurray.h>.
+constexpr const char* handle_name(const HurrayDescriptor* /*handle*/) noexcept { return "handle"; }
+constexpr const char* handle_name(const HurrayBuffer* /*buffer*/) noexcept { return "buffer"; }
+
 // Reads one field of a live handle into `*out` (both checked for NULL).
 template <typename Handle, typename Out, typename Read>
 HurrayStatus read_field(const char* function, const Handle* handle, Out* out, const char* out_name,
                         Read&& read) {
     return guarded(function, [&]() -> HurrayStatus {
         if (handle == nullptr) {
-            return null_argument(function, "handle");
+            return null_argument(function, handle_name(handle));
         }
         if (out == nullptr) {
             return null_argument(function, out_name);
