@@ -11,9 +11,12 @@
  *
  * Names, signatures, status values and semantics of the functions that also
  * exist in the reference implementation's `hurray.h` (`pgillet/hurray`,
- * `hurray-ffi`) are the same; the `hurray_file_*` functions and the status
- * codes after `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` are this library's own.
- * Ownership, threading and the error mapping: docs/c-api.md.
+ * `hurray-ffi`) are the same. This library's own additions: the
+ * `hurray_file_*` functions and their `HURRAY_FILE_*` and `HURRAY_KV_*`
+ * constants, `hurray_last_error_message`, `hurray_element_type_name`, and the
+ * status codes after `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`. Not yet declared: the
+ * reference's tensor context and sync handoff functions. Ownership, threading
+ * and the error mapping: docs/c-api.md.
  */
 #ifndef HURRAY_H
 #define HURRAY_H
