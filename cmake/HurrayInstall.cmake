@@ -1,6 +1,6 @@
 # Install rules: libraries, public headers, CMake package (hurray::core,
-# hurray::io and, when built, hurray::json and hurray::net), hurray.pc,
-# hurray-io.pc, hurray-json.pc and hurray-net.pc.
+# hurray::io and, when built, hurray::json, hurray::net and hurray::c),
+# hurray.pc, hurray-io.pc, hurray-json.pc, hurray-net.pc and hurray-c.pc.
 include(CMakePackageConfigHelpers)
 
 set(HURRAY_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/hurray"
@@ -14,6 +14,9 @@ if(TARGET hurray_json)
 endif()
 if(TARGET hurray_net)
     list(APPEND HURRAY_INSTALLED_TARGETS hurray_net)
+endif()
+if(TARGET hurray_c)
+    list(APPEND HURRAY_INSTALLED_TARGETS hurray_c)
 endif()
 install(TARGETS ${HURRAY_INSTALLED_TARGETS}
     EXPORT hurrayTargets
@@ -33,6 +36,10 @@ endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" ${_hurray_header_excludes})
+if(TARGET hurray_c)
+    # The C ABI's one header, <hurray.h>, at the top of the include directory.
+    install(FILES "${PROJECT_SOURCE_DIR}/include/hurray.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
 install(DIRECTORY "${HURRAY_GENERATED_INCLUDE_DIR}/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     FILES_MATCHING PATTERN "*.hpp")
@@ -100,5 +107,14 @@ if(TARGET hurray_net)
     configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-net.pc.in"
                    "${PROJECT_BINARY_DIR}/hurray-net.pc" @ONLY)
     install(FILES "${PROJECT_BINARY_DIR}/hurray-net.pc"
+        DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
+endif()
+if(TARGET hurray_c)
+    # The C ABI: a C program needs only -lhurray_c with a shared library; a static
+    # one also needs hurray-io, hurray, ISA-L and the C++ runtime (Libs.private).
+    # No Requires on hurray.pc: its Cflags (-std=c++20) would break C compilers.
+    configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-c.pc.in"
+                   "${PROJECT_BINARY_DIR}/hurray-c.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/hurray-c.pc"
         DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
 endif()

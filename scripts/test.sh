@@ -4,7 +4,7 @@
 #
 # Stages (each can be skipped for local iteration; the default runs everything):
 #   1. GCC Release, shared libraries, -Werror: all, tests, bench, examples; ctest (always)
-#   2. install; consumers, quickstart and the CLI built against it       HURRAY_SKIP_INSTALL=1
+#   2. install; consumers, quickstart, C example, CLI built against it   HURRAY_SKIP_INSTALL=1
 #   3. GCC ASan+UBSan Debug -O1 tests; ctest                           HURRAY_SKIP_ASAN=1
 #   4. Clang 14 -Werror core, io, json + fuzz; clang-tidy; fuzz_decode, HURRAY_SKIP_CLANG=1
 #      fuzz_file_reader, fuzz_stream_reader; the hurray CLI over their corpora
@@ -90,7 +90,9 @@ else
         -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror" "${HURRAY_LAUNCHER_ARGS[@]}"
     cmake --build build/consumer -j "$HURRAY_JOBS"
     ./build/consumer/hurray_consumer
-    ldd build/consumer/hurray_consumer | grep -q 'libhurray_io.so' ||
+    # ldd's output is captured first: `ldd | grep -q` fails under pipefail when grep
+    # exits at its first match and ldd gets SIGPIPE.
+    [[ "$(ldd build/consumer/hurray_consumer)" == *libhurray_io.so* ]] ||
         { echo "hurray_consumer is not linked to the shared libhurray_io.so" >&2; exit 1; }
 
     echo "--- pkg-config consumers: hurray-json.pc and hurray-io.pc (both require hurray.pc)"
@@ -110,6 +112,23 @@ else
     g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror examples/quickstart.cpp $pc_flags \
         -Wl,-rpath,"$lib_dir" -o build/consumer-pc/quickstart
     (cd build/consumer-pc && ./quickstart)
+
+    # The C ABI (hurray::c): <hurray.h> and libhurray_c.so, which exports hurray_* only.
+    echo "--- C consumer: examples/c_list.c (C99) against hurray-c.pc and the shared libhurray_c"
+    [[ -f "$pc_dir/hurray-c.pc" && -f build/install/include/hurray.h && -f "$lib_dir/libhurray_c.so" ]] ||
+        { echo "hurray-c.pc, hurray.h or libhurray_c.so was not installed" >&2; exit 1; }
+    if nm -D --defined-only "$lib_dir/libhurray_c.so" | awk '{print $NF}' | grep -v '^hurray_'; then
+        echo "libhurray_c.so exports symbols outside the C ABI (see above)" >&2
+        exit 1
+    fi
+    c_flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs hurray-c)"
+    echo "pkg-config --cflags --libs hurray-c: $c_flags"
+    # shellcheck disable=SC2086  # the flags must be split
+    gcc -std=c99 -Wall -Wextra -pedantic -Werror examples/c_list.c $c_flags -Wl,-rpath,"$lib_dir" \
+        -o build/consumer-pc/hurray_c_list
+    ./build/consumer-pc/hurray_c_list "$SHARED_DIR/conformance/files/basic.hrry"
+    [[ "$(ldd build/consumer-pc/hurray_c_list)" == *libhurray_c.so.4* ]] ||
+        { echo "hurray_c_list is not linked to the shared libhurray_c.so.4" >&2; exit 1; }
 
     # hurray::net (async streams on Asio) exists in GCC builds only.
     if [[ -f "$pc_dir/hurray-net.pc" ]]; then
@@ -172,9 +191,9 @@ else
     if [[ "${HURRAY_SKIP_TIDY:-0}" == 1 ]]; then
         stage_skip "4b. clang-tidy" "HURRAY_SKIP_TIDY=1"
     else
-        stage_start "4b. clang-tidy-14 on src/core, src/io and src/json"
+        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json and src/c"
         shopt -s nullglob
-        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp)
+        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp src/c/*.cpp)
         shopt -u nullglob
         if ((${#tidy_files[@]} == 0)); then
             echo "no src/core/*.cpp or src/json/*.cpp files: nothing to lint"

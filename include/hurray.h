@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file
+ * The C ABI of libhurray (`hurray::c`, library `libhurray_c`).
+ *
+ * A C99 header, usable from C++ as well. Every function returns a
+ * `HurrayStatus` (0 on success, a negative `HURRAY_ERR_*` code otherwise) or
+ * is documented as infallible; none throws, aborts or crashes on bad input.
+ * A NULL required pointer gives `HURRAY_ERR_NULL_POINTER`. After a failure,
+ * `hurray_last_error_message()` describes it.
+ *
+ * Names, signatures, status values and semantics of the functions that also
+ * exist in the reference implementation's `hurray.h` (`pgillet/hurray`,
+ * `hurray-ffi`) are the same. This library's own additions: the
+ * `hurray_file_*` functions and their `HURRAY_FILE_*` and `HURRAY_KV_*`
+ * constants, `hurray_last_error_message`, `hurray_element_type_name`, and the
+ * status codes after `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`. Not yet declared: the
+ * reference's tensor context and sync handoff functions. Ownership, threading
+ * and the error mapping: docs/c-api.md.
+ */
+#ifndef HURRAY_H
+#define HURRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * Marks a function exported by libhurray_c. The library is built with hidden
+ * visibility: only functions carrying this attribute are visible to callers.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define HURRAY_C_API __attribute__((visibility("default")))
+#else
+#define HURRAY_C_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Version of the C ABI this header declares (the reference implementation's
+ * numbering). Compare it with `hurray_c_abi_version()` at run time. It is also
+ * the SOVERSION of libhurray_c: `libhurray_c.so.4`.
+ */
+#define HURRAY_C_ABI_VERSION 4
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** Result of every fallible function: `HURRAY_OK` or a negative error code. */
+typedef int32_t HurrayStatus;
+
+/** Success. */
+#define HURRAY_OK 0
+/** Bad magic bytes: not "HRRY" (descriptor) or not "HRRYFILE" (file). */
+#define HURRAY_ERR_INVALID_MAGIC -1
+/** A descriptor or file version this library does not read. */
+#define HURRAY_ERR_VERSION_MISMATCH -2
+/** A structural field of a descriptor (layout, shape, sections, sizes) is invalid. */
+#define HURRAY_ERR_INVALID_LAYOUT -3
+/** An element type tag, device tag or memory class is invalid. */
+#define HURRAY_ERR_INVALID_TYPE -4
+/** A caller-provided output array is too small (see `hurray_descriptor_shape`). */
+#define HURRAY_ERR_BUFFER_TOO_SMALL -5
+/** A required pointer argument is NULL. */
+#define HURRAY_ERR_NULL_POINTER -6
+/** An unexpected exception was caught inside the library; do not reuse the handle. */
+#define HURRAY_ERR_INTERNAL_PANIC -7
+/** A sync mode byte is not a defined value. */
+#define HURRAY_ERR_INVALID_SYNC_MODE -8
+/** A sync-mode handoff payload does not match the buffer's sync mode. */
+#define HURRAY_ERR_SYNC_MODE_MISMATCH -9
+/** An internal error that fits no other code. */
+#define HURRAY_ERR_INTERNAL -10
+/** An index argument is outside its collection. */
+#define HURRAY_ERR_INDEX_OUT_OF_BOUNDS -11
+/** An operating-system I/O call failed (open, read, map). */
+#define HURRAY_ERR_IO -12
+/** A named tensor or KV key does not exist. */
+#define HURRAY_ERR_NOT_FOUND -13
+/** Valid input that this build does not support. */
+#define HURRAY_ERR_UNSUPPORTED -14
+/** Memory could not be allocated. */
+#define HURRAY_ERR_OUT_OF_MEMORY -15
+/** The input ends before a field that must be read. */
+#define HURRAY_ERR_TRUNCATED -16
+/** A container file or its data is invalid (index, checksums, names, KV, data bytes). */
+#define HURRAY_ERR_INVALID_FILE -17
+/** The input is another Hurray format (a stream or a bare descriptor given to a file entry point). */
+#define HURRAY_ERR_WRONG_FORMAT -18
+/** An argument has a value that cannot be honoured (unknown flag bits, say). */
+#define HURRAY_ERR_INVALID_ARGUMENT -19
+/** A KV value has another type than the getter asks for. */
+#define HURRAY_ERR_TYPE_MISMATCH -20
+
+/* ------------------------------------------------------------------------ */
+/* Opaque handles                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** An open HRRYFILE container (`hurray_file_open`, `hurray_file_close`). */
+typedef struct HurrayFile HurrayFile;
+/** A decoded tensor descriptor, owned by the caller (`hurray_descriptor_destroy`). */
+typedef struct HurrayDescriptor HurrayDescriptor;
+/** A data buffer with its metadata, owned by the caller (`hurray_buffer_destroy`). */
+typedef struct HurrayBuffer HurrayBuffer;
+
+/**
+ * An ordered list that owns buffer handles: the buffers of one tensor, in its
+ * buffer table order (`hurray_buffer_list_new`, `hurray_buffer_list_destroy`).
+ */
+typedef struct HurrayBufferList HurrayBufferList;
+
+/**
+ * Release callback of a caller-owned buffer (`hurray_buffer_from_ptr`): called
+ * exactly once, by `hurray_buffer_destroy`, with the `data` and
+ * `release_context` given at creation. It must not call back into this library.
+ */
+typedef void (*HurrayReleaseCallback)(void* data, void* release_context);
+
+/* ------------------------------------------------------------------------ */
+/* Version and errors                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** The C ABI version of the loaded library (`HURRAY_C_ABI_VERSION` of its build). Infallible. */
+HURRAY_C_API uint32_t hurray_c_abi_version(void);
+
+/**
+ * The message of the last failure on the calling thread: the library's full
+ * error text (code name, byte offset when known, what is wrong), or "" when no
+ * call on this thread has failed. Never NULL. Successful calls leave it as it
+ * is. The pointer is valid until the next failing call on the same thread.
+ */
+HURRAY_C_API const char* hurray_last_error_message(void);
+
+/* ------------------------------------------------------------------------ */
+/* Files (read side)                                                        */
+/* ------------------------------------------------------------------------ */
+
+/** `hurray_file_open` flag: read with pread into memory instead of mapping the file. */
+#define HURRAY_FILE_NO_MMAP 0x1u
+/**
+ * `hurray_file_open` flag: permissive reading (the relaxations of docs/file.md
+ * and docs/descriptor.md) instead of the default strict checks.
+ */
+#define HURRAY_FILE_PERMISSIVE 0x2u
+
+/**
+ * Opens and validates the HRRYFILE container at `path` (NUL-terminated).
+ * `flags`: 0 (strict, memory-mapped) or an OR of `HURRAY_FILE_*`; other bits
+ * give `HURRAY_ERR_INVALID_ARGUMENT`. On success `*out` is a new handle that
+ * the caller releases with `hurray_file_close`; on failure `*out` is set to NULL.
+ * A stream or a bare descriptor gives `HURRAY_ERR_WRONG_FORMAT`, other
+ * non-container input `HURRAY_ERR_INVALID_MAGIC` or `HURRAY_ERR_TRUNCATED`;
+ * the message says what the input looks like.
+ */
+HURRAY_C_API HurrayStatus hurray_file_open(const char* path, uint32_t flags, HurrayFile** out);
+
+/**
+ * Validates an HRRYFILE container held in memory (`len` bytes at `bytes`),
+ * without copying it. The caller keeps the bytes alive and unchanged until the
+ * file and every buffer obtained from it are released. `flags` as for
+ * `hurray_file_open` (`HURRAY_FILE_NO_MMAP` has no effect here).
+ */
+HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t len, uint32_t flags,
+                                                  HurrayFile** out);
+
+/**
+ * Releases a file handle (NULL is a no-op). Buffers obtained from it stay
+ * valid: each keeps the file's memory alive until it is destroyed.
+ */
+HURRAY_C_API void hurray_file_close(HurrayFile* file);
+
+/** Number of tensors in the file. */
+HURRAY_C_API HurrayStatus hurray_file_tensor_count(const HurrayFile* file, uint64_t* out);
+
+/**
+ * Name of tensor `index` (index order): `*name` points to `*len` bytes of UTF-8,
+ * followed by a NUL (the name itself may contain NULs: trust `*len`). Valid
+ * while the file is open. `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` past the last tensor.
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_name(const HurrayFile* file, uint64_t index, const char** name,
+                                                  size_t* len);
+
+/**
+ * Index of the tensor named by the `name_len` bytes at `name` (no NUL needed),
+ * or `HURRAY_ERR_NOT_FOUND`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_find(const HurrayFile* file, const char* name, size_t name_len,
+                                           uint64_t* index);
+
+/**
+ * The descriptor of tensor `index`, decoded and checked: a new handle, owned
+ * by the caller (`hurray_descriptor_destroy`), independent of the file.
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, uint64_t index,
+                                                        HurrayDescriptor** out);
+
+/**
+ * Buffer `buffer` of tensor `index` (its descriptor's buffer table order):
+ * a new handle, owned by the caller (`hurray_buffer_destroy`), pointing into
+ * the file without a copy. It keeps the file's memory alive, so it stays valid
+ * after `hurray_file_close`. The bytes are read-only: never write through
+ * `hurray_buffer_data_ptr`. `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` for a tensor or
+ * buffer index out of range (a composite head has no buffers).
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint64_t index, uint32_t buffer,
+                                                    HurrayBuffer** out);
+
+/* KV metadata of a file. Value type tags (the file format's wire tags). */
+
+/** KV value type tag: UTF-8 string. */
+#define HURRAY_KV_STRING 0x01
+/** KV value type tag: signed 64-bit integer. */
+#define HURRAY_KV_INT64 0x02
+/** KV value type tag: unsigned 64-bit integer. */
+#define HURRAY_KV_UINT64 0x03
+/** KV value type tag: IEEE 754 binary64. */
+#define HURRAY_KV_FLOAT64 0x04
+/** KV value type tag: boolean. */
+#define HURRAY_KV_BOOL 0x05
+/** KV value type tag: opaque bytes. */
+#define HURRAY_KV_BYTES 0x06
+/** KV value type tag: homogeneous array. */
+#define HURRAY_KV_ARRAY 0x07
+
+/** Number of KV entries of the file (0 when it has none). */
+HURRAY_C_API HurrayStatus hurray_file_kv_count(const HurrayFile* file, uint64_t* out);
+
+/**
+ * Key of KV entry `index` (file order): `*key` points to `*len` bytes of UTF-8
+ * followed by a NUL, valid while the file is open.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_key(const HurrayFile* file, uint64_t index, const char** key,
+                                             size_t* len);
+
+/**
+ * Type tag (`HURRAY_KV_*`, or a private tag 0xF0-0xFE) of the value of the key
+ * given as `key_len` bytes at `key`; `HURRAY_ERR_NOT_FOUND` when absent.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_type(const HurrayFile* file, const char* key, size_t key_len,
+                                              uint8_t* type);
+
+/**
+ * String value of a key: `*value` points to `*len` bytes of UTF-8 followed by a
+ * NUL, valid while the file is open. `HURRAY_ERR_NOT_FOUND` when the key is
+ * absent, `HURRAY_ERR_TYPE_MISMATCH` when the value is not a string.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_string(const HurrayFile* file, const char* key, size_t key_len,
+                                                    const char** value, size_t* len);
+
+/** int64 value of a key (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_int64(const HurrayFile* file, const char* key, size_t key_len,
+                                                   int64_t* value);
+
+/** uint64 value of a key (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_uint64(const HurrayFile* file, const char* key, size_t key_len,
+                                                    uint64_t* value);
+
+/** float64 value of a key (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_float64(const HurrayFile* file, const char* key, size_t key_len,
+                                                     double* value);
+
+/** bool value of a key, as 0 or 1 (errors as `hurray_file_kv_get_string`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bool(const HurrayFile* file, const char* key, size_t key_len,
+                                                  uint8_t* value);
+
+/* ------------------------------------------------------------------------ */
+/* Descriptors (same functions as the reference implementation)             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Decodes and validates (strictly) the binary tensor descriptor at the start of
+ * the `len` bytes at `bytes`. On success `*out_handle` is a new handle that the
+ * caller releases with `hurray_descriptor_destroy`.
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_decode(const uint8_t* bytes, uintptr_t len,
+                                                   HurrayDescriptor** out_handle);
+
+/** Releases a descriptor handle. NULL gives `HURRAY_ERR_NULL_POINTER`. */
+HURRAY_C_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor* handle);
+
+/** The element type tag byte (e.g. 0x03 float32, 0x10 int8). */
+HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescriptor* handle, uint8_t* out_tag);
+
+/**
+ * The format's name of an element type tag ("float32", "int8", "bfloat16",
+ * ...), or "" for a tag that is not a built-in type. Infallible; the string is
+ * static. (This library's own addition.)
+ */
+HURRAY_C_API const char* hurray_element_type_name(uint8_t tag);
+
+/** The layout tag byte (e.g. 0x01 row-major). */
+HURRAY_C_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor* handle, uint8_t* out_tag);
+
+/** The rank (number of dimensions). */
+HURRAY_C_API HurrayStatus hurray_descriptor_rank(const HurrayDescriptor* handle, uint32_t* out_rank);
+
+/**
+ * The dimensions. On entry `*out_rank` is the number of `uint64_t` that
+ * `out_dims` can hold (0 when `out_dims` is NULL); on return it is the true
+ * rank. When `out_dims` is NULL or too small the result is
+ * `HURRAY_ERR_BUFFER_TOO_SMALL` and nothing is written to `out_dims`: allocate
+ * `*out_rank` elements and call again. Otherwise the first `*out_rank`
+ * elements of `out_dims` are written and the result is `HURRAY_OK`.
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_shape(const HurrayDescriptor* handle, uint64_t* out_dims,
+                                                  uintptr_t* out_rank);
+
+/** Byte offset of element [0, ..., 0] from the start of buffer 0. */
+HURRAY_C_API HurrayStatus hurray_descriptor_byte_offset(const HurrayDescriptor* handle, uint64_t* out_offset);
+
+/** Number of entries of the descriptor's buffer table. */
+HURRAY_C_API HurrayStatus hurray_descriptor_buffer_count(const HurrayDescriptor* handle, uint32_t* out_count);
+
+/* ------------------------------------------------------------------------ */
+/* Buffers (same functions as the reference implementation)                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Wraps caller-owned memory in a buffer handle, without copying: `byte_size`
+ * bytes at `data` (non-NULL), aligned to `alignment` bytes, with the buffer
+ * protocol's `device_tag`, `sync_mode` and `memory_class` bytes. The values are
+ * checked as in a descriptor's buffer table (alignment a power of two, at
+ * least 64 unless the buffer is empty, and honoured by `data`; tags in their
+ * ranges; a CPU buffer producer-synced): `HURRAY_ERR_INVALID_SYNC_MODE` for an
+ * undefined sync mode, `HURRAY_ERR_INVALID_TYPE` for an invalid device tag or
+ * memory class, `HURRAY_ERR_INVALID_LAYOUT` for the other rules. On success
+ * `*out_handle` is a new handle, released with `hurray_buffer_destroy`, which
+ * then calls `release(data, release_context)` if `release` is not NULL; the
+ * memory must stay valid until then. On failure nothing is called and the
+ * memory stays the caller's.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_from_ptr(void* data, uint64_t byte_size, uint32_t alignment,
+                                                 uint8_t device_tag, uint8_t sync_mode, uint8_t memory_class,
+                                                 HurrayReleaseCallback release, void* release_context,
+                                                 HurrayBuffer** out_handle);
+
+/**
+ * Releases a buffer handle: for a buffer from a file, drops its share of the
+ * file (the file's memory is released with its last handle or buffer); for one
+ * from `hurray_buffer_from_ptr`, calls its release callback once. NULL gives
+ * `HURRAY_ERR_NULL_POINTER`. Must be called exactly once per handle.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_destroy(HurrayBuffer* buffer);
+
+/**
+ * Address of the first byte. For a buffer from a file the bytes are read-only
+ * (the pointer type follows the reference ABI). An empty buffer may report any
+ * address, NULL included.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_data_ptr(const HurrayBuffer* buffer, void** out_data);
+
+/** Size in bytes (the size declared in the descriptor's buffer table). */
+HURRAY_C_API HurrayStatus hurray_buffer_byte_size(const HurrayBuffer* buffer, uint64_t* out_byte_size);
+
+/**
+ * Alignment of the data address in bytes: the descriptor's declared alignment,
+ * or, when the address does not honour it (memory given to
+ * `hurray_file_open_memory` at an unaligned address), the largest power of two
+ * that divides the address.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_alignment(const HurrayBuffer* buffer, uint32_t* out_alignment);
+
+/** Device tag byte of the buffer (for a file buffer, the one its descriptor declares). */
+HURRAY_C_API HurrayStatus hurray_buffer_device_tag(const HurrayBuffer* buffer, uint8_t* out_device_tag);
+
+/** Sync mode byte of the buffer (for a file buffer, the one its descriptor declares). */
+HURRAY_C_API HurrayStatus hurray_buffer_sync_mode(const HurrayBuffer* buffer, uint8_t* out_sync_mode);
+
+/** Memory class byte of the buffer (for a file buffer, the one its descriptor declares). */
+HURRAY_C_API HurrayStatus hurray_buffer_memory_class(const HurrayBuffer* buffer, uint8_t* out_memory_class);
+
+/* ------------------------------------------------------------------------ */
+/* Buffer lists (same functions as the reference implementation)            */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Creates an empty buffer list; `capacity` is only a hint. The caller releases
+ * it with `hurray_buffer_list_destroy`.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBufferList** out_list);
+
+/**
+ * Appends `buffer` to `list`. On success the list owns it (destroying the
+ * list destroys it; the caller must not); on failure the caller still does.
+ * Push a tensor's buffers in its buffer table order.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_push(HurrayBufferList* list, HurrayBuffer* buffer);
+
+/** Number of buffers in `list`. */
+HURRAY_C_API HurrayStatus hurray_buffer_list_len(const HurrayBufferList* list, uint64_t* out_len);
+
+/**
+ * Borrows buffer `index` of `list`: the list keeps owning it (never pass it to
+ * `hurray_buffer_destroy`); valid until the list is destroyed.
+ * `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` past the end.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_get(const HurrayBufferList* list, uint64_t index,
+                                                 HurrayBuffer** out_buffer);
+
+/**
+ * Destroys `*list` and every buffer it owns (each exactly once, release
+ * callbacks included), then sets `*list` to NULL. `*list` NULL is a no-op
+ * (`HURRAY_OK`), so a second call is harmless; `list` NULL gives
+ * `HURRAY_ERR_NULL_POINTER`.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList** list);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HURRAY_H */

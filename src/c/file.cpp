@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C ABI's file functions: open, close, tensor names, descriptors, zero-copy
+// buffers and typed KV getters over hurray::FileReader.
+#include "c/c_internal.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "hurray/io/file_format.hpp"
+
+using hurray::c::fail;
+using hurray::c::guarded;
+using hurray::c::null_argument;
+
+namespace {
+
+constexpr uint32_t kKnownFileFlags = HURRAY_FILE_NO_MMAP | HURRAY_FILE_PERMISSIVE;
+
+// Reader options for `flags`; false when an unknown bit is set.
+bool options_from_flags(uint32_t flags, hurray::FileReadOptions& options) {
+    if ((flags & ~kKnownFileFlags) != 0) {
+        return false;
+    }
+    options.use_mmap = (flags & HURRAY_FILE_NO_MMAP) == 0;
+    options.strict = (flags & HURRAY_FILE_PERMISSIVE) == 0;
+    options.descriptor.strict = options.strict;
+    return true;
+}
+
+// "7f 45 4c 46 (\x7fELF)"-like rendering of the first bytes of an input.
+std::string describe_prefix(std::span<const uint8_t> prefix) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    std::string ascii;
+    for (uint8_t b : prefix) {
+        if (!hex.empty()) {
+            hex += ' ';
+        }
+        hex += kHex[b >> 4];
+        hex += kHex[b & 0x0F];
+        ascii += (b >= 0x20 && b < 0x7F) ? static_cast<char>(b) : '.';
+    }
+    return hex + " (\"" + ascii + "\")";
+}
+
+// Explains an open failure from the first bytes of the input: a stream or bare
+// descriptor ("HRRY" without "FILE") is HURRAY_ERR_WRONG_FORMAT, anything else
+// that is not a container gets the bytes it starts with appended. Failures of
+// inputs that do start with "HRRYFILE" are passed on unchanged.
+HurrayStatus fail_open(const hurray::Error& error, std::span<const uint8_t> prefix, uint64_t total_size) {
+    const bool magic_or_short = (error.code() == hurray::ErrorCode::kInvalidMagic && error.offset() == 0) ||
+                                error.code() == hurray::ErrorCode::kTruncated;
+    const auto& file_magic = hurray::kFileMagic;
+    const bool is_container = prefix.size() >= file_magic.size() &&
+                              std::equal(file_magic.begin(), file_magic.end(), prefix.begin());
+    if (!magic_or_short || is_container) {
+        return fail(error);
+    }
+    if (total_size == 0) {
+        return fail(hurray::Error(error.code(), error.message() + "; the input is empty", error.offset()));
+    }
+    const auto& descriptor_magic = hurray::kDescriptorMagic;
+    const bool is_stream = prefix.size() >= 4 && std::equal(prefix.begin(), prefix.begin() + 4, descriptor_magic);
+    if (is_stream) {
+        fail(hurray::Error(
+            error.code(),
+            error.message() + "; the input starts with " + describe_prefix(prefix) +
+                ": a tensor descriptor magic \"HRRY\" without \"FILE\", so it looks like a Hurray stream or a "
+                "bare descriptor, not an HRRYFILE container (hurray_file_open reads containers only)",
+            error.offset()));
+        return HURRAY_ERR_WRONG_FORMAT;
+    }
+    return fail(hurray::Error(error.code(),
+                              error.message() + "; the input starts with " + describe_prefix(prefix) +
+                                  ", which is not a Hurray format",
+                              error.offset()));
+}
+
+// Up to 8 first bytes of the file at `path`, and its size (0 when unreadable).
+std::pair<std::vector<uint8_t>, uint64_t> read_prefix(const char* path) {
+    std::vector<uint8_t> prefix(8);
+    uint64_t size = 0;
+    std::FILE* f = std::fopen(path, "rb");
+    if (f == nullptr) {
+        return {{}, 0};
+    }
+    const size_t n = std::fread(prefix.data(), 1, prefix.size(), f);
+    prefix.resize(n);
+    if (std::fseek(f, 0, SEEK_END) == 0) {
+        const long end = std::ftell(f);
+        size = end > 0 ? static_cast<uint64_t>(end) : 0;
+    }
+    std::fclose(f);
+    return {std::move(prefix), size};
+}
+
+HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count) {
+    return fail(HURRAY_ERR_INDEX_OUT_OF_BOUNDS, function,
+                std::string(what) + " " + std::to_string(index) + " is out of range (there are " +
+                    std::to_string(count) + ")");
+}
+
+// Moves an opened reader into a new handle.
+HurrayStatus publish(hurray::Result<hurray::FileReader>&& opened, HurrayFile** out) {
+    auto file = std::make_unique<HurrayFile>(HurrayFile{std::move(opened).value_unchecked()});
+    *out = file.release();
+    return HURRAY_OK;
+}
+
+// A KV getter: checks the arguments, runs `get` on the file's KV metadata
+// and hands its value to `store`.
+template <typename Get, typename Store>
+HurrayStatus kv_get(const char* function, const HurrayFile* file, const char* key, size_t key_len,
+                    const void* out, Get&& get, Store&& store) {
+    return guarded(function, [&]() -> HurrayStatus {
+        if (file == nullptr) {
+            return null_argument(function, "file");
+        }
+        if (key == nullptr) {
+            return null_argument(function, "key");
+        }
+        if (out == nullptr) {
+            return null_argument(function, "value");
+        }
+        // SAFETY: the caller guarantees `key_len` readable bytes at `key`.
+        auto value = get(file->reader.kv(), std::string_view(key, key_len));
+        if (!value.ok()) {
+            return fail(value.error());
+        }
+        store(value.value_unchecked());
+        return HURRAY_OK;
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_C_API HurrayStatus hurray_file_open(const char* path, uint32_t flags, HurrayFile** out) {
+    static constexpr const char* kFn = "hurray_file_open";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (out == nullptr) {
+            return null_argument(kFn, "out");
+        }
+        *out = nullptr;
+        if (path == nullptr) {
+            return null_argument(kFn, "path");
+        }
+        hurray::FileReadOptions options;
+        if (!options_from_flags(flags, options)) {
+            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "unknown bits in flags " + std::to_string(flags));
+        }
+        auto opened = hurray::FileReader::open(path, options);
+        if (!opened.ok()) {
+            auto [prefix, size] = read_prefix(path);
+            return fail_open(opened.error(), prefix, size);
+        }
+        return publish(std::move(opened), out);
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t len, uint32_t flags,
+                                                  HurrayFile** out) {
+    static constexpr const char* kFn = "hurray_file_open_memory";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (out == nullptr) {
+            return null_argument(kFn, "out");
+        }
+        *out = nullptr;
+        if (bytes == nullptr) {
+            return null_argument(kFn, "bytes");
+        }
+        hurray::FileReadOptions options;
+        if (!options_from_flags(flags, options)) {
+            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "unknown bits in flags " + std::to_string(flags));
+        }
+        // SAFETY: the caller guarantees `len` readable bytes at `bytes`, kept
+        // alive and unchanged until the file and its buffers are released (no
+        // owner is passed, so the reader borrows them).
+        const std::span<const uint8_t> input(bytes, len);
+        auto opened = hurray::FileReader::open_memory(input, {}, options);
+        if (!opened.ok()) {
+            return fail_open(opened.error(), input.first(std::min<size_t>(len, 8)), len);
+        }
+        return publish(std::move(opened), out);
+    });
+}
+
+HURRAY_C_API void hurray_file_close(HurrayFile* file) {
+    // SAFETY: `file` is NULL or a live handle from hurray_file_open*, released
+    // once (documented). Destroying a FileReader does not throw.
+    delete file;
+}
+
+HURRAY_C_API HurrayStatus hurray_file_tensor_count(const HurrayFile* file, uint64_t* out) {
+    static constexpr const char* kFn = "hurray_file_tensor_count";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (file == nullptr) {
+            return null_argument(kFn, "file");
+        }
+        if (out == nullptr) {
+            return null_argument(kFn, "out");
+        }
+        *out = file->reader.tensor_count();
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_tensor_name(const HurrayFile* file, uint64_t index, const char** name,
+                                                  size_t* len) {
+    static constexpr const char* kFn = "hurray_file_tensor_name";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (file == nullptr) {
+            return null_argument(kFn, "file");
+        }
+        if (name == nullptr) {
+            return null_argument(kFn, "name");
+        }
+        if (len == nullptr) {
+            return null_argument(kFn, "len");
+        }
+        const size_t count = file->reader.tensor_count();
+        if (index >= count) {
+            return out_of_range(kFn, "tensor index", index, count);
+        }
+        // The entry's std::string lives as long as the reader: NUL-terminated.
+        const std::string& entry_name = file->reader.entry(static_cast<size_t>(index)).name;
+        *name = entry_name.c_str();
+        *len = entry_name.size();
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_find(const HurrayFile* file, const char* name, size_t name_len,
+                                           uint64_t* index) {
+    static constexpr const char* kFn = "hurray_file_find";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (file == nullptr) {
+            return null_argument(kFn, "file");
+        }
+        if (name == nullptr) {
+            return null_argument(kFn, "name");
+        }
+        if (index == nullptr) {
+            return null_argument(kFn, "index");
+        }
+        // SAFETY: the caller guarantees `name_len` readable bytes at `name`.
+        const std::string_view wanted(name, name_len);
+        const auto found = file->reader.find(wanted);
+        if (!found) {
+            return fail(hurray::Error(hurray::ErrorCode::kNotFound,
+                                      std::string("tensor \"") + std::string(wanted) + "\": no such tensor"));
+        }
+        *index = *found;
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, uint64_t index,
+                                                        HurrayDescriptor** out) {
+    static constexpr const char* kFn = "hurray_file_tensor_descriptor";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (out == nullptr) {
+            return null_argument(kFn, "out");
+        }
+        *out = nullptr;
+        if (file == nullptr) {
+            return null_argument(kFn, "file");
+        }
+        const size_t count = file->reader.tensor_count();
+        if (index >= count) {
+            return out_of_range(kFn, "tensor index", index, count);
+        }
+        auto decoded = file->reader.descriptor(static_cast<size_t>(index));
+        if (!decoded.ok()) {
+            return fail(decoded.error());
+        }
+        auto handle = std::make_unique<HurrayDescriptor>(HurrayDescriptor{*decoded.value_unchecked()});
+        *out = handle.release();
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint64_t index, uint32_t buffer,
+                                                    HurrayBuffer** out) {
+    static constexpr const char* kFn = "hurray_file_tensor_buffer";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (out == nullptr) {
+            return null_argument(kFn, "out");
+        }
+        *out = nullptr;
+        if (file == nullptr) {
+            return null_argument(kFn, "file");
+        }
+        const size_t count = file->reader.tensor_count();
+        if (index >= count) {
+            return out_of_range(kFn, "tensor index", index, count);
+        }
+        auto tensor = file->reader.tensor(static_cast<size_t>(index));
+        if (!tensor.ok()) {
+            return fail(tensor.error());
+        }
+        const hurray::FileTensor& t = tensor.value_unchecked();
+        const auto buffers = t.buffers();
+        if (buffer >= buffers.size()) {
+            return out_of_range(kFn, "buffer index", buffer, buffers.size());
+        }
+        auto handle = std::make_unique<HurrayBuffer>();
+        handle->keep = buffers[buffer];
+        if (buffer < t.descriptor().buffers.size()) {
+            handle->meta = t.descriptor().buffers[buffer];
+        }
+        handle->meta.byte_size = handle->keep.size();
+        // SAFETY: the reference ABI hands out `void*`; the bytes stay read-only
+        // (documented: callers never write through hurray_buffer_data_ptr).
+        handle->data = const_cast<uint8_t*>(handle->keep.data());
+        *out = handle.release();
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_count(const HurrayFile* file, uint64_t* out) {
+    static constexpr const char* kFn = "hurray_file_kv_count";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (file == nullptr) {
+            return null_argument(kFn, "file");
+        }
+        if (out == nullptr) {
+            return null_argument(kFn, "out");
+        }
+        *out = file->reader.kv().size();
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_key(const HurrayFile* file, uint64_t index, const char** key,
+                                             size_t* len) {
+    static constexpr const char* kFn = "hurray_file_kv_key";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (file == nullptr) {
+            return null_argument(kFn, "file");
+        }
+        if (key == nullptr) {
+            return null_argument(kFn, "key");
+        }
+        if (len == nullptr) {
+            return null_argument(kFn, "len");
+        }
+        const auto& entries = file->reader.kv().entries();
+        if (index >= entries.size()) {
+            return out_of_range(kFn, "KV index", index, entries.size());
+        }
+        const std::string& k = entries[static_cast<size_t>(index)].key;
+        *key = k.c_str();
+        *len = k.size();
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_type(const HurrayFile* file, const char* key, size_t key_len,
+                                              uint8_t* type) {
+    return kv_get(
+        "hurray_file_kv_type", file, key, key_len, type,
+        [](const hurray::KvMetadata& kv, std::string_view k) -> hurray::Result<uint8_t> {
+            const hurray::KvValue* value = kv.find(k);
+            if (value == nullptr) {
+                return hurray::Error(hurray::ErrorCode::kNotFound, "KV key \"" + std::string(k) + "\": no such key");
+            }
+            return value->tag();
+        },
+        [&](uint8_t tag) { *type = tag; });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_string(const HurrayFile* file, const char* key, size_t key_len,
+                                                    const char** value, size_t* len) {
+    if (len == nullptr) {
+        return null_argument("hurray_file_kv_get_string", "len");
+    }
+    return kv_get(
+        "hurray_file_kv_get_string", file, key, key_len, value,
+        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_string(k); },
+        [&](std::string_view s) {
+            // The view covers a whole std::string held by the file: NUL-terminated.
+            *value = s.data();
+            *len = s.size();
+        });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_int64(const HurrayFile* file, const char* key, size_t key_len,
+                                                   int64_t* value) {
+    return kv_get(
+        "hurray_file_kv_get_int64", file, key, key_len, value,
+        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_int64(k); },
+        [&](int64_t v) { *value = v; });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_uint64(const HurrayFile* file, const char* key, size_t key_len,
+                                                    uint64_t* value) {
+    return kv_get(
+        "hurray_file_kv_get_uint64", file, key, key_len, value,
+        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_uint64(k); },
+        [&](uint64_t v) { *value = v; });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_float64(const HurrayFile* file, const char* key, size_t key_len,
+                                                     double* value) {
+    return kv_get(
+        "hurray_file_kv_get_float64", file, key, key_len, value,
+        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_float64(k); },
+        [&](double v) { *value = v; });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bool(const HurrayFile* file, const char* key, size_t key_len,
+                                                  uint8_t* value) {
+    return kv_get(
+        "hurray_file_kv_get_bool", file, key, key_len, value,
+        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_bool(k); },
+        [&](bool v) { *value = v ? 1 : 0; });
+}
+
+}  // extern "C"
