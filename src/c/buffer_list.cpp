@@ -11,7 +11,7 @@
 
 using hurray::c::fail;
 using hurray::c::guarded;
-using hurray::c::null_argument;
+using hurray::c::require;
 
 /// Behind `HurrayBufferList*`: owned buffer handles, in push order.
 struct HurrayBufferList {
@@ -24,8 +24,8 @@ extern "C" {
 HURRAY_C_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBufferList** out_list) {
     static constexpr const char* kFn = "hurray_buffer_list_new";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (out_list == nullptr) {
-            return null_argument(kFn, "out_list");
+        if (const HurrayStatus s = require(kFn, {{out_list, "out_list"}}); s != HURRAY_OK) {
+            return s;
         }
         *out_list = nullptr;
         auto list = std::make_unique<HurrayBufferList>();
@@ -40,11 +40,8 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBuffer
 HURRAY_C_API HurrayStatus hurray_buffer_list_push(HurrayBufferList* list, HurrayBuffer* buffer) {
     static constexpr const char* kFn = "hurray_buffer_list_push";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (list == nullptr) {
-            return null_argument(kFn, "list");
-        }
-        if (buffer == nullptr) {
-            return null_argument(kFn, "buffer");
+        if (const HurrayStatus s = require(kFn, {{list, "list"}, {buffer, "buffer"}}); s != HURRAY_OK) {
+            return s;
         }
         // SAFETY: `list` is a live list and `buffer` a live handle owned by the
         // caller (caller contract). push_back either succeeds or throws without
@@ -57,11 +54,8 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_push(HurrayBufferList* list, Hurray
 HURRAY_C_API HurrayStatus hurray_buffer_list_len(const HurrayBufferList* list, uint64_t* out_len) {
     static constexpr const char* kFn = "hurray_buffer_list_len";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (list == nullptr) {
-            return null_argument(kFn, "list");
-        }
-        if (out_len == nullptr) {
-            return null_argument(kFn, "out_len");
+        if (const HurrayStatus s = require(kFn, {{list, "list"}, {out_len, "out_len"}}); s != HURRAY_OK) {
+            return s;
         }
         *out_len = list->buffers.size();
         return HURRAY_OK;
@@ -72,11 +66,8 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_get(const HurrayBufferList* list, u
                                                  HurrayBuffer** out_buffer) {
     static constexpr const char* kFn = "hurray_buffer_list_get";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (list == nullptr) {
-            return null_argument(kFn, "list");
-        }
-        if (out_buffer == nullptr) {
-            return null_argument(kFn, "out_buffer");
+        if (const HurrayStatus s = require(kFn, {{list, "list"}, {out_buffer, "out_buffer"}}); s != HURRAY_OK) {
+            return s;
         }
         if (index >= list->buffers.size() || list->buffers[static_cast<size_t>(index)] == nullptr) {
             return fail(HURRAY_ERR_INDEX_OUT_OF_BOUNDS, kFn,
@@ -90,8 +81,8 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_get(const HurrayBufferList* list, u
 
 HURRAY_C_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList** list) {
     static constexpr const char* kFn = "hurray_buffer_list_destroy";
-    if (list == nullptr) {
-        return null_argument(kFn, "list");
+    if (const HurrayStatus s = require(kFn, {{list, "list"}}); s != HURRAY_OK) {
+        return s;
     }
     HurrayBufferList* const owned = *list;
     if (owned == nullptr) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <initializer_list>
 #include <new>
 #include <string_view>
 
@@ -69,6 +70,23 @@ HurrayStatus fail(HurrayStatus status, const char* function, std::string_view wh
 /// Records that argument `argument` of `function` is NULL and returns
 /// `HURRAY_ERR_NULL_POINTER`.
 HurrayStatus null_argument(const char* function, const char* argument) noexcept;
+
+/// A pointer argument to check and its name in messages.
+struct Arg {
+    const void* value;  ///< The argument.
+    const char* name;   ///< Its name.
+};
+
+/// `HURRAY_OK` when no argument is NULL; otherwise records the first NULL one
+/// (as `null_argument`) and returns `HURRAY_ERR_NULL_POINTER`.
+inline HurrayStatus require(const char* function, std::initializer_list<Arg> args) noexcept {
+    for (const Arg& a : args) {
+        if (a.value == nullptr) {
+            return null_argument(function, a.name);
+        }
+    }
+    return HURRAY_OK;
+}
 
 /// Runs `body` (which returns a `HurrayStatus`) and turns every exception
 /// into a status, so that none crosses the C boundary: `std::bad_alloc` into

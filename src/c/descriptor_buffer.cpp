@@ -14,6 +14,7 @@
 using hurray::c::fail;
 using hurray::c::guarded;
 using hurray::c::null_argument;
+using hurray::c::require;
 
 namespace {
 
@@ -51,12 +52,12 @@ HURRAY_C_API HurrayStatus hurray_descriptor_decode(const uint8_t* bytes, uintptr
                                                    HurrayDescriptor** out_handle) {
     static constexpr const char* kFn = "hurray_descriptor_decode";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (out_handle == nullptr) {
-            return null_argument(kFn, "out_handle");
+        if (const HurrayStatus s = require(kFn, {{out_handle, "out_handle"}}); s != HURRAY_OK) {
+            return s;
         }
         *out_handle = nullptr;
-        if (bytes == nullptr) {
-            return null_argument(kFn, "bytes");
+        if (const HurrayStatus s = require(kFn, {{bytes, "bytes"}}); s != HURRAY_OK) {
+            return s;
         }
         // SAFETY: the caller guarantees `len` readable bytes at `bytes` for the
         // duration of the call; the decoded descriptor copies what it keeps.
@@ -123,11 +124,8 @@ HURRAY_C_API HurrayStatus hurray_descriptor_shape(const HurrayDescriptor* handle
                                                   uintptr_t* out_rank) {
     static constexpr const char* kFn = "hurray_descriptor_shape";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (handle == nullptr) {
-            return null_argument(kFn, "handle");
-        }
-        if (out_rank == nullptr) {
-            return null_argument(kFn, "out_rank");
+        if (const HurrayStatus s = require(kFn, {{handle, "handle"}, {out_rank, "out_rank"}}); s != HURRAY_OK) {
+            return s;
         }
         const hurray::Shape& shape = handle->descriptor.shape;
         const uintptr_t capacity = *out_rank;
@@ -167,12 +165,12 @@ HURRAY_C_API HurrayStatus hurray_buffer_from_ptr(void* data, uint64_t byte_size,
                                                  HurrayBuffer** out_handle) {
     static constexpr const char* kFn = "hurray_buffer_from_ptr";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (out_handle == nullptr) {
-            return null_argument(kFn, "out_handle");
+        if (const HurrayStatus s = require(kFn, {{out_handle, "out_handle"}}); s != HURRAY_OK) {
+            return s;
         }
         *out_handle = nullptr;
-        if (data == nullptr) {
-            return null_argument(kFn, "data");
+        if (const HurrayStatus s = require(kFn, {{data, "data"}}); s != HURRAY_OK) {
+            return s;
         }
         // The reference's codes for the three tag bytes, before the other rules.
         if (sync_mode > static_cast<uint8_t>(hurray::SyncMode::kConsumerStream)) {
@@ -215,8 +213,8 @@ HURRAY_C_API HurrayStatus hurray_buffer_from_ptr(void* data, uint64_t byte_size,
 
 HURRAY_C_API HurrayStatus hurray_buffer_destroy(HurrayBuffer* buffer) {
     static constexpr const char* kFn = "hurray_buffer_destroy";
-    if (buffer == nullptr) {
-        return null_argument(kFn, "buffer");
+    if (const HurrayStatus s = require(kFn, {{buffer, "buffer"}}); s != HURRAY_OK) {
+        return s;
     }
     const HurrayReleaseCallback release = buffer->release;
     void* const data = buffer->data;

@@ -15,6 +15,7 @@
 using hurray::c::fail;
 using hurray::c::guarded;
 using hurray::c::null_argument;
+using hurray::c::require;
 
 namespace {
 
@@ -143,12 +144,12 @@ extern "C" {
 HURRAY_C_API HurrayStatus hurray_file_open(const char* path, uint32_t flags, HurrayFile** out) {
     static constexpr const char* kFn = "hurray_file_open";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (out == nullptr) {
-            return null_argument(kFn, "out");
+        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
+            return s;
         }
         *out = nullptr;
-        if (path == nullptr) {
-            return null_argument(kFn, "path");
+        if (const HurrayStatus s = require(kFn, {{path, "path"}}); s != HURRAY_OK) {
+            return s;
         }
         hurray::FileReadOptions options;
         if (!options_from_flags(flags, options)) {
@@ -167,12 +168,12 @@ HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t l
                                                   HurrayFile** out) {
     static constexpr const char* kFn = "hurray_file_open_memory";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (out == nullptr) {
-            return null_argument(kFn, "out");
+        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
+            return s;
         }
         *out = nullptr;
-        if (bytes == nullptr) {
-            return null_argument(kFn, "bytes");
+        if (const HurrayStatus s = require(kFn, {{bytes, "bytes"}}); s != HURRAY_OK) {
+            return s;
         }
         hurray::FileReadOptions options;
         if (!options_from_flags(flags, options)) {
@@ -199,11 +200,8 @@ HURRAY_C_API void hurray_file_close(HurrayFile* file) {
 HURRAY_C_API HurrayStatus hurray_file_tensor_count(const HurrayFile* file, uint64_t* out) {
     static constexpr const char* kFn = "hurray_file_tensor_count";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (file == nullptr) {
-            return null_argument(kFn, "file");
-        }
-        if (out == nullptr) {
-            return null_argument(kFn, "out");
+        if (const HurrayStatus s = require(kFn, {{file, "file"}, {out, "out"}}); s != HURRAY_OK) {
+            return s;
         }
         *out = file->reader.tensor_count();
         return HURRAY_OK;
@@ -214,14 +212,8 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_name(const HurrayFile* file, uint64
                                                   size_t* len) {
     static constexpr const char* kFn = "hurray_file_tensor_name";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (file == nullptr) {
-            return null_argument(kFn, "file");
-        }
-        if (name == nullptr) {
-            return null_argument(kFn, "name");
-        }
-        if (len == nullptr) {
-            return null_argument(kFn, "len");
+        if (const HurrayStatus s = require(kFn, {{file, "file"}, {name, "name"}, {len, "len"}}); s != HURRAY_OK) {
+            return s;
         }
         const size_t count = file->reader.tensor_count();
         if (index >= count) {
@@ -239,14 +231,8 @@ HURRAY_C_API HurrayStatus hurray_file_find(const HurrayFile* file, const char* n
                                            uint64_t* index) {
     static constexpr const char* kFn = "hurray_file_find";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (file == nullptr) {
-            return null_argument(kFn, "file");
-        }
-        if (name == nullptr) {
-            return null_argument(kFn, "name");
-        }
-        if (index == nullptr) {
-            return null_argument(kFn, "index");
+        if (const HurrayStatus s = require(kFn, {{file, "file"}, {name, "name"}, {index, "index"}}); s != HURRAY_OK) {
+            return s;
         }
         // SAFETY: the caller guarantees `name_len` readable bytes at `name`.
         const std::string_view wanted(name, name_len);
@@ -264,12 +250,12 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, 
                                                         HurrayDescriptor** out) {
     static constexpr const char* kFn = "hurray_file_tensor_descriptor";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (out == nullptr) {
-            return null_argument(kFn, "out");
+        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
+            return s;
         }
         *out = nullptr;
-        if (file == nullptr) {
-            return null_argument(kFn, "file");
+        if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
+            return s;
         }
         const size_t count = file->reader.tensor_count();
         if (index >= count) {
@@ -289,12 +275,12 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint
                                                     HurrayBuffer** out) {
     static constexpr const char* kFn = "hurray_file_tensor_buffer";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (out == nullptr) {
-            return null_argument(kFn, "out");
+        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
+            return s;
         }
         *out = nullptr;
-        if (file == nullptr) {
-            return null_argument(kFn, "file");
+        if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
+            return s;
         }
         const size_t count = file->reader.tensor_count();
         if (index >= count) {
@@ -326,11 +312,8 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint
 HURRAY_C_API HurrayStatus hurray_file_kv_count(const HurrayFile* file, uint64_t* out) {
     static constexpr const char* kFn = "hurray_file_kv_count";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (file == nullptr) {
-            return null_argument(kFn, "file");
-        }
-        if (out == nullptr) {
-            return null_argument(kFn, "out");
+        if (const HurrayStatus s = require(kFn, {{file, "file"}, {out, "out"}}); s != HURRAY_OK) {
+            return s;
         }
         *out = file->reader.kv().size();
         return HURRAY_OK;
@@ -341,14 +324,8 @@ HURRAY_C_API HurrayStatus hurray_file_kv_key(const HurrayFile* file, uint64_t in
                                              size_t* len) {
     static constexpr const char* kFn = "hurray_file_kv_key";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (file == nullptr) {
-            return null_argument(kFn, "file");
-        }
-        if (key == nullptr) {
-            return null_argument(kFn, "key");
-        }
-        if (len == nullptr) {
-            return null_argument(kFn, "len");
+        if (const HurrayStatus s = require(kFn, {{file, "file"}, {key, "key"}, {len, "len"}}); s != HURRAY_OK) {
+            return s;
         }
         const auto& entries = file->reader.kv().entries();
         if (index >= entries.size()) {
