@@ -136,6 +136,13 @@ struct FileReader::Impl {
     bool sorted = false;
     std::unordered_map<std::string_view, size_t> by_name;  // unsorted index only
     std::unique_ptr<DescriptorSlot[]> slots;                 // NOLINT(modernize-avoid-c-arrays): once_flag cannot move
+    // Without a mapping (pread), each tensor's data region as first read, kept
+    // until the file is closed so that it lives as long as mapped data would.
+    // Empty (never sized) for mapped and in-memory files.
+    std::vector<SharedBuffer> data_cache;
+    std::mutex data_mutex;  // guards data_cache
+
+    Result<SharedBuffer> data_region(size_t i);
 
     static Result<FileReader> open(detail::FileSource source, const FileReadOptions& options);
     Status load();
@@ -163,6 +170,27 @@ Result<FileReader> FileReader::Impl::open(detail::FileSource source, const FileR
         HURRAY_RETURN_IF_ERROR(impl->source.advise(0, impl->source.size(), impl->options.access));
     }
     return FileReader(std::move(impl));
+}
+
+Result<SharedBuffer> FileReader::Impl::data_region(size_t i) {
+    const IndexEntry& e = entries[i];
+    if (source.contiguous()) {
+        return source.read(e.data_offset, e.data_length, "tensor data");  // a slice of the mapping
+    }
+    {
+        const std::lock_guard<std::mutex> lock(data_mutex);
+        if (!data_cache[i].empty()) {
+            return data_cache[i];
+        }
+    }
+    // Read outside the lock (other tensors may be read meanwhile); the first
+    // read installed is the one every caller shares. Errors are not kept.
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer read, source.read(e.data_offset, e.data_length, "tensor data"));
+    const std::lock_guard<std::mutex> lock(data_mutex);
+    if (data_cache[i].empty()) {
+        data_cache[i] = std::move(read);
+    }
+    return data_cache[i];
 }
 
 DecodeOptions FileReader::Impl::decode_options() const {
@@ -242,6 +270,9 @@ Status FileReader::Impl::load() {
         }
     }
     slots = std::make_unique<DescriptorSlot[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
+    if (!source.contiguous()) {
+        data_cache.resize(entries.size());
+    }
 
     // KV section.
     if (has_kv) {
@@ -605,7 +636,7 @@ FileTensorResult FileReader::tensor(size_t i) const {
         return t;
     }
     // One read (or slice) of the whole data region, then a slice per buffer.
-    HURRAY_ASSIGN_OR_RETURN(SharedBuffer region, impl_->source.read(e.data_offset, e.data_length, "tensor data"));
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer region, impl_->data_region(i));
     uint64_t end = 0;
     const auto starts = buffer_starts(*d, e.data_offset, impl_->header.data_buffer_alignment, end);
     if (!starts || end - e.data_offset != e.data_length) {

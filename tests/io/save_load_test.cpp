@@ -277,20 +277,30 @@ TEST(SaveLoad, ErrorsLeaveNoFileBehind) {
 }
 
 // Everything a loaded file hands out stays valid after the file object is
-// gone: run under ASan, a dangling read here is a test failure.
-TEST(SaveLoad, TensorsViewsAndSpansOutliveTheirFile) {
+// gone, mapped or read with pread: run under ASan, a dangling read here is a
+// test failure.
+class SaveLoadLifetime : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SaveLoadLifetime, TensorsViewsAndSpansOutliveTheirFile) {
     TempDir dir;
     std::vector<float> w(1024);
     for (size_t i = 0; i < w.size(); ++i) {
         w[i] = static_cast<float>(i);
     }
     ASSERT_TRUE(save(dir.file("m.hrry"), {{"w", TensorRef(w, {32, 32})}}).ok());
+    FileReadOptions options;
+    options.use_mmap = GetParam();
 
     std::optional<FileTensor> tensor;
     std::optional<TensorView> view;
     {
-        auto file = load(dir.file("m.hrry"));
+        auto file = load(dir.file("m.hrry"), options);
         ASSERT_TRUE(file.ok());
+        EXPECT_EQ(file->reader().mapped(), GetParam());
+        // A span from a temporary tensor lives as long as the file.
+        const auto from_temporary = (*file)["w"].as<float>();
+        ASSERT_TRUE(from_temporary.ok());
+        EXPECT_TRUE(same_values(*from_temporary, w));
         tensor = *(*file)["w"];
         auto v = (*file)["w"].view();  // made from a temporary FileTensorResult
         ASSERT_TRUE(v.ok());
@@ -305,13 +315,18 @@ TEST(SaveLoad, TensorsViewsAndSpansOutliveTheirFile) {
     EXPECT_EQ(view->descriptor().shape, (Shape{32, 32}));
 
     // Reader copies share the file.
-    auto r = FileReader::open(dir.path() / "m.hrry");
+    auto r = FileReader::open(dir.path() / "m.hrry", options);
     ASSERT_TRUE(r.ok());
     FileReader copy = *r;
     r = Error(ErrorCode::kIoError, "dropped");
     EXPECT_EQ(copy.tensor_count(), 1U);
     EXPECT_TRUE(same_values(*copy.tensor("w").as<float>(), w));
+    // Without a mapping the data is read once and shared by later lookups.
+    EXPECT_EQ(copy.tensor("w")->buffers()[0].data(), copy.tensor(size_t{0})->buffers()[0].data());
 }
+
+INSTANTIATE_TEST_SUITE_P(MappedOrNot, SaveLoadLifetime, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "mmap" : "pread"; });
 
 }  // namespace
 }  // namespace hurray

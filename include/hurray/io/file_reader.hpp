@@ -81,7 +81,9 @@ struct HURRAY_IO_EXPORT FileComposite {
 /// Memory at open: O(index size + KV size), never more than the file bounds.
 /// A mapped file must not be truncated by another process while mapped
 /// (reading a page past the new end raises SIGBUS); use `use_mmap = false`
-/// for files that may change. The spans in `FileReadOptions::descriptor` are
+/// for files that may change. Without a mapping, a tensor's data is read
+/// (`pread`) on its first access and kept until the file is closed, so its
+/// buffers live exactly as long as mapped ones would. The spans in `FileReadOptions::descriptor` are
 /// copied at open.
 ///
 /// Lookup by name: binary search when the index is sorted, a hash table
@@ -189,8 +191,8 @@ private:
 /// It shares ownership of the file (see `FileReader`): everything it returns
 /// by reference or span — name, entry, descriptor, buffers, the spans of
 /// `as<T>()` and `bytes()` — stays valid while this tensor, a copy of it, or
-/// any handle to its file lives. `view()` returns a `TensorView` that holds
-/// its own share, so it may outlive everything else.
+/// any handle to its file lives, mapped or not. `view()` returns a
+/// `TensorView` that holds its own share, so it may outlive everything else.
 ///
 /// @code
 /// auto file = hurray::FileReader::open("model.hrry");
