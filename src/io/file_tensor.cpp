@@ -59,48 +59,55 @@ bool FileTensor::is_composite() const noexcept {
     return descriptor_->layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite);
 }
 
-Result<TensorView> FileTensor::view() const {
-    std::vector<std::span<const uint8_t>> spans;
-    spans.reserve(buffers_.size());
+std::vector<std::span<const uint8_t>> FileTensor::spans() const {
+    std::vector<std::span<const uint8_t>> out;
+    out.reserve(buffers_.size());
     for (const SharedBuffer& b : buffers_) {
-        spans.push_back(b.span());
+        out.push_back(b.span());
     }
+    return out;
+}
+
+Result<TensorView> FileTensor::view() const {
     // The file's shared state owns the descriptor and (through the source)
     // the bytes: the view keeps it alive.
-    return TensorView::make(*descriptor_, spans, std::shared_ptr<const void>(file_.impl_));
+    return TensorView::make(*descriptor_, spans(), std::shared_ptr<const void>(file_.impl_));
 }
 
 Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_t alignment,
                                                          const char* cpp_name) const {
     const TensorDescriptor& d = *descriptor_;
-    const std::string what = std::string("tensor '") + entry_->name + "': " +
-                             (cpp_name != nullptr ? std::string("as<") + cpp_name + ">()" : std::string("bytes()"));
+    // Built only for an error: as<T>() may sit in a loop.
+    const auto what = [&] {
+        return std::string("tensor '") + entry_->name + "': " +
+               (cpp_name != nullptr ? std::string("as<") + cpp_name + ">()" : std::string("bytes()"));
+    };
     if (is_composite()) {
         return Error(ErrorCode::kUnsupported,
-                     what + ": it is a composite head, its data is in its members (to_float32() assembles it)");
+                     what() + ": it is a composite head, its data is in its members (to_float32() assembles it)");
     }
     if (d.quantization) {
         return Error(ErrorCode::kUnsupported,
-                     what + ": it is quantized, its buffers hold codes and parameters (to_float32() dequantizes; "
+                     what() + ": it is quantized, its buffers hold codes and parameters (to_float32() dequantizes; "
                             "view() reads the stored codes)");
     }
     if (!row_major_contiguous(d)) {
-        return Error(ErrorCode::kUnsupported, what + ": its layout is " + std::string(layout_name(d.layout_tag())) +
+        return Error(ErrorCode::kUnsupported, what() + ": its layout is " + std::string(layout_name(d.layout_tag())) +
                                                   ", not dense row-major (to_float32() densifies it)");
     }
     if (cpp_name != nullptr && d.element_type != want) {
-        return Error(ErrorCode::kTypeMismatch, what + ": it holds " + type_text(d.element_type) + ", not " +
+        return Error(ErrorCode::kTypeMismatch, what() + ": it holds " + type_text(d.element_type) + ", not " +
                                                    type_text(want) + " (to_float32() converts any type)");
     }
     const uint32_t bits = d.element_bits();
     if (!is_builtin(d.element_type) || bits == 0 || bits % 8 != 0 || d.element_type == ElementType::kBool) {
         return Error(ErrorCode::kUnsupported,
-                     what + ": " + type_text(d.element_type) +
+                     what() + ": " + type_text(d.element_type) +
                          " elements are not whole bytes one after another (bit-packed or private; to_float32() "
                          "unpacks them)");
     }
     if constexpr (std::endian::native != std::endian::little) {
-        return Error(ErrorCode::kUnsupported, what + ": the data is little-endian and this machine is not");
+        return Error(ErrorCode::kUnsupported, what() + ": the data is little-endian and this machine is not");
     }
     HURRAY_ASSIGN_OR_RETURN(const uint64_t count, element_count(d.shape));
     HURRAY_ASSIGN_OR_RETURN(const uint64_t size, d.element_storage_bytes(count));
@@ -109,14 +116,14 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
     }
     // Decoding checked buffer 0 against byte_offset and the shape; kept as a guard.
     if (buffers_.empty() || d.byte_offset > buffers_[0].size() || size > buffers_[0].size() - d.byte_offset) {
-        return Error(ErrorCode::kBufferTooSmall, what + ": buffer 0 holds " +
+        return Error(ErrorCode::kBufferTooSmall, what() + ": buffer 0 holds " +
                                                      dec(buffers_.empty() ? 0 : buffers_[0].size()) + " bytes, " +
                                                      dec(d.byte_offset) + " + " + dec(size) + " needed");
     }
     const std::span<const uint8_t> data = buffers_[0].span().subspan(static_cast<size_t>(d.byte_offset),
                                                                       static_cast<size_t>(size));
     if (reinterpret_cast<uintptr_t>(data.data()) % alignment != 0) {
-        return Error(ErrorCode::kUnsupported, what + ": the data is not aligned to " + dec(alignment) +
+        return Error(ErrorCode::kUnsupported, what() + ": the data is not aligned to " + dec(alignment) +
                                                   " bytes in memory (a file opened from unaligned memory; "
                                                   "to_float32() or bytes() copy or view it anyway)");
     }
@@ -124,6 +131,33 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
 }
 
 Result<std::span<const uint8_t>> FileTensor::bytes() const { return typed_bytes(element_type(), 1, nullptr); }
+
+Result<std::vector<uint8_t>> FileTensor::materialize() const {
+    const std::string label = std::string("tensor '") + entry_->name + "': materialize()";
+    if (!is_composite()) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorView v, view());
+        return v.materialize();
+    }
+    // A composite head: assemble it from its direct members.
+    HURRAY_ASSIGN_OR_RETURN(const FileComposite comp, file_.composite(index_));
+    std::vector<TensorView> views;
+    views.reserve(comp.members.size());
+    for (const size_t m : comp.members) {
+        HURRAY_ASSIGN_OR_RETURN(const FileTensor t, file_.tensor(m));
+        if (t.is_composite()) {
+            return Error(ErrorCode::kUnsupported, label + ": member '" + std::string(t.name()) +
+                                                      "' is itself a composite; nested composites are not "
+                                                      "materialized");
+        }
+        HURRAY_ASSIGN_OR_RETURN(TensorView v, t.view());  // holds its own share of the file
+        views.push_back(std::move(v));
+    }
+    auto bytes = materialize_composite(*descriptor_, views);
+    if (!bytes) {
+        return Error(bytes.error().code(), label + ": " + bytes.error().message());
+    }
+    return bytes;
+}
 
 Result<std::vector<float>> FileTensor::to_float32() const {
     const std::string label = std::string("tensor '") + entry_->name + "': to_float32()";
@@ -135,63 +169,13 @@ Result<std::vector<float>> FileTensor::to_float32() const {
         }
         return values;
     }
-    // A composite head: materialize it from its members, then convert.
-    HURRAY_ASSIGN_OR_RETURN(const FileComposite comp, file_.composite(index_));
-    std::vector<FileTensor> members;
-    std::vector<TensorView> views;
-    members.reserve(comp.members.size());
-    views.reserve(comp.members.size());
-    for (const size_t m : comp.members) {
-        HURRAY_ASSIGN_OR_RETURN(FileTensor t, file_.tensor(m));
-        members.push_back(std::move(t));
-    }
-    for (const FileTensor& t : members) {
-        if (t.is_composite()) {
-            return Error(ErrorCode::kUnsupported, label + ": member '" + std::string(t.name()) +
-                                                      "' is itself a composite; nested composites are not "
-                                                      "materialized");
-        }
-        HURRAY_ASSIGN_OR_RETURN(TensorView v, t.view());
-        views.push_back(std::move(v));
-    }
-    auto bytes = materialize_composite(*descriptor_, views);
-    if (!bytes) {
-        return Error(bytes.error().code(), label + ": " + bytes.error().message());
-    }
+    HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, materialize());
     HURRAY_ASSIGN_OR_RETURN(const uint64_t count, element_count(descriptor_->shape));
     std::vector<float> out(static_cast<size_t>(count));
-    HURRAY_RETURN_IF_ERROR(convert_to_float32(descriptor_->element_type, *bytes, out));
+    HURRAY_RETURN_IF_ERROR(convert_to_float32(descriptor_->element_type, bytes, out));
     return out;
 }
 
-TensorRef FileTensor::ref() const {
-    std::vector<std::span<const uint8_t>> spans;
-    spans.reserve(buffers_.size());
-    for (const SharedBuffer& b : buffers_) {
-        spans.push_back(b.span());
-    }
-    return TensorRef::from_descriptor(*descriptor_, spans);
-}
-
-Result<std::span<const uint8_t>> FileTensorResult::bytes() const {
-    if (!ok()) {
-        return error();
-    }
-    return value().bytes();
-}
-
-Result<std::vector<float>> FileTensorResult::to_float32() const {
-    if (!ok()) {
-        return error();
-    }
-    return value().to_float32();
-}
-
-Result<TensorView> FileTensorResult::view() const {
-    if (!ok()) {
-        return error();
-    }
-    return value().view();
-}
+TensorRef FileTensor::ref() const { return TensorRef::from_descriptor(*descriptor_, spans()); }
 
 }  // namespace hurray

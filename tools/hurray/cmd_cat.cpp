@@ -4,7 +4,7 @@
 // Values are dequantized (quantized tensors print as float32 via hurray::dequantize) and
 // densified (sparse, paged, tiled, strided layouts read through TensorView); `--raw`
 // prints the stored values instead (the integer codes of a quantized tensor). Composite
-// heads of a file are materialized (hurray::materialize_composite).
+// heads of a file are materialized (FileTensor::materialize).
 //   --index i,j   the sub-tensor [i, j, ...] (a prefix of the full index)
 //   --limit N     at most N elements: a larger selection prints its first N elements,
 //                 flattened in row-major order, followed by a line saying how many there are
@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "hurray/commands.hpp"
-#include "hurray/core/composite_materialize.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
@@ -94,28 +93,8 @@ std::optional<Failure> load_file(Input& in, const CatOptions& opt, Loaded& out) 
         out.buffers.assign(t->buffers().begin(), t->buffers().end());
         return std::nullopt;
     }
-    // A composite head: materialize it from its members.
-    auto comp = r.composite(*i);
-    if (!comp) {
-        return Failure{kExitInvalid, "composite \"" + opt.name + "\": " + where(comp.error())};
-    }
-    std::vector<FileTensor> members;
-    std::vector<TensorView> views;
-    for (size_t m : comp->members) {
-        auto t = r.tensor(m);
-        if (!t) {
-            return Failure{kExitInvalid, where(t.error())};
-        }
-        members.push_back(std::move(*t));
-    }
-    for (const FileTensor& t : members) {
-        auto v = t.view();
-        if (!v) {
-            return Failure{kExitInvalid, "composite member \"" + std::string(t.name()) + "\": " + where(v.error())};
-        }
-        views.push_back(*v);
-    }
-    auto bytes = materialize_composite(*out.descriptor, views);
+    // A composite head: materialized from its members by the library.
+    auto bytes = r.tensor(*i).materialize();
     if (!bytes) {
         return Failure{kExitInvalid, "composite \"" + opt.name + "\" cannot be materialized: " + where(bytes.error())};
     }

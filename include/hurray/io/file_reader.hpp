@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hurray/core/composite.hpp"
@@ -260,6 +261,13 @@ public:
         return std::span<const T>(reinterpret_cast<const T*>(data->data()), data->size() / sizeof(T));
     }
 
+    /// Every logical element in row-major order as storage bytes of the
+    /// element type (packed types packed), for any layout: a composite head is
+    /// assembled from its members (`materialize_composite`; nested heads are
+    /// `kUnsupported`), other tensors are densified (`TensorView::materialize`).
+    /// Quantized tensors give their stored codes. A new vector (a copy).
+    [[nodiscard]] Result<std::vector<uint8_t>> materialize() const;
+
     /// Every logical element as float32, in row-major order, for any tensor:
     /// dequantized, densified (sparse, tiled, paged, strided layouts),
     /// converted from the element type, composites materialized from their
@@ -276,6 +284,8 @@ private:
         : file_(std::move(file)), index_(index), entry_(entry), descriptor_(descriptor) {}
     [[nodiscard]] Result<std::span<const uint8_t>> typed_bytes(ElementType want, size_t alignment,
                                                                const char* cpp_name) const;
+    /// One span per buffer.
+    [[nodiscard]] std::vector<std::span<const uint8_t>> spans() const;
 
     FileReader file_;
     size_t index_ = 0;
@@ -299,17 +309,34 @@ public:
     /// `FileTensor::as<T>()`, or this result's error.
     template <TensorElement T>
     [[nodiscard]] Result<std::span<const T>> as() const {
+        return then([](const FileTensor& t) { return t.template as<T>(); });
+    }
+    /// `FileTensor::bytes()`, or this result's error.
+    [[nodiscard]] Result<std::span<const uint8_t>> bytes() const {
+        return then([](const FileTensor& t) { return t.bytes(); });
+    }
+    /// `FileTensor::materialize()`, or this result's error.
+    [[nodiscard]] Result<std::vector<uint8_t>> materialize() const {
+        return then([](const FileTensor& t) { return t.materialize(); });
+    }
+    /// `FileTensor::to_float32()`, or this result's error.
+    [[nodiscard]] Result<std::vector<float>> to_float32() const {
+        return then([](const FileTensor& t) { return t.to_float32(); });
+    }
+    /// `FileTensor::view()`, or this result's error.
+    [[nodiscard]] Result<TensorView> view() const {
+        return then([](const FileTensor& t) { return t.view(); });
+    }
+
+private:
+    /// `f(tensor)`, or this result's error in the type `f` returns.
+    template <typename F>
+    [[nodiscard]] auto then(F f) const -> decltype(f(std::declval<const FileTensor&>())) {
         if (!ok()) {
             return error();
         }
-        return value().template as<T>();
+        return f(value());
     }
-    /// `FileTensor::bytes()`, or this result's error.
-    [[nodiscard]] Result<std::span<const uint8_t>> bytes() const;
-    /// `FileTensor::to_float32()`, or this result's error.
-    [[nodiscard]] Result<std::vector<float>> to_float32() const;
-    /// `FileTensor::view()`, or this result's error.
-    [[nodiscard]] Result<TensorView> view() const;
 };
 
 }  // namespace hurray
