@@ -27,11 +27,9 @@ template <typename Handle, typename Out, typename Read>
 HurrayStatus read_field(const char* function, const Handle* handle, Out* out, const char* out_name,
                         Read&& read) {
     return guarded(function, [&]() -> HurrayStatus {
-        if (handle == nullptr) {
-            return null_argument(function, handle_name(handle));
-        }
-        if (out == nullptr) {
-            return null_argument(function, out_name);
+        if (const HurrayStatus s = require(function, {{handle, handle_name(handle)}, {out, out_name}});
+            s != HURRAY_OK) {
+            return s;
         }
         // SAFETY: `handle` is a live handle of this library (caller contract)
         // and `out` a writable pointer to one `Out`.

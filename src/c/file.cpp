@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "hurray/core/describe.hpp"
 #include "hurray/io/file_format.hpp"
 
 using hurray::c::fail;
@@ -32,20 +33,13 @@ bool options_from_flags(uint32_t flags, hurray::FileReadOptions& options) {
     return true;
 }
 
-// "7f 45 4c 46 (\x7fELF)"-like rendering of the first bytes of an input.
+// "7f 45 4c 46 ("\x7fELF")"-like rendering of the first bytes of an input.
 std::string describe_prefix(std::span<const uint8_t> prefix) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
     std::string ascii;
     for (uint8_t b : prefix) {
-        if (!hex.empty()) {
-            hex += ' ';
-        }
-        hex += kHex[b >> 4];
-        hex += kHex[b & 0x0F];
         ascii += (b >= 0x20 && b < 0x7F) ? static_cast<char>(b) : '.';
     }
-    return hex + " (\"" + ascii + "\")";
+    return hurray::hex_bytes(prefix, " ") + " (\"" + ascii + "\")";
 }
 
 // Explains an open failure from the first bytes of the input: a stream or bare
@@ -118,14 +112,9 @@ template <typename Get, typename Store>
 HurrayStatus kv_get(const char* function, const HurrayFile* file, const char* key, size_t key_len,
                     const void* out, Get&& get, Store&& store) {
     return guarded(function, [&]() -> HurrayStatus {
-        if (file == nullptr) {
-            return null_argument(function, "file");
-        }
-        if (key == nullptr) {
-            return null_argument(function, "key");
-        }
-        if (out == nullptr) {
-            return null_argument(function, "value");
+        if (const HurrayStatus s = require(function, {{file, "file"}, {key, "key"}, {out, "value"}});
+            s != HURRAY_OK) {
+            return s;
         }
         // SAFETY: the caller guarantees `key_len` readable bytes at `key`.
         auto value = get(file->reader.kv(), std::string_view(key, key_len));

@@ -83,11 +83,11 @@ Status map_span(std::span<const From> in, std::span<To> out, Fn fn) {
     return Status::success();
 }
 
-template <typename To, typename Conv>
-std::vector<To> map_vector(std::span<const float> in, Conv conv) {
+/// `in` converted to a new vector of `To` (same length: the status is always success).
+template <typename To>
+std::vector<To> narrow_vector(std::span<const float> in) {
     std::vector<To> out(in.size());
-    // Same lengths by construction: the status is always success.
-    static_cast<void>(conv(in, std::span<To>(out)));
+    static_cast<void>(convert(in, std::span<To>(out)));
     return out;
 }
 
@@ -134,24 +134,10 @@ Status convert(std::span<const float8_e5m2_t> in, std::span<float> out) {
     return map_span(in, out, [&t](float8_e5m2_t q) { return t[q.bits]; });
 }
 
-std::vector<float16_t> to_float16(std::span<const float> in) {
-    return map_vector<float16_t>(in, [](std::span<const float> i, std::span<float16_t> o) { return convert(i, o); });
-}
-
-std::vector<bfloat16_t> to_bfloat16(std::span<const float> in) {
-    return map_vector<bfloat16_t>(in, [](std::span<const float> i, std::span<bfloat16_t> o) { return convert(i, o); });
-}
-
-std::vector<float8_e4m3_t> to_float8_e4m3(std::span<const float> in) {
-    return map_vector<float8_e4m3_t>(in,
-                                     [](std::span<const float> i, std::span<float8_e4m3_t> o) { return convert(i, o); });
-}
-
-std::vector<float8_e5m2_t> to_float8_e5m2(std::span<const float> in) {
-    return map_vector<float8_e5m2_t>(in,
-                                     [](std::span<const float> i, std::span<float8_e5m2_t> o) { return convert(i, o); });
-}
-
+std::vector<float16_t> to_float16(std::span<const float> in) { return narrow_vector<float16_t>(in); }
+std::vector<bfloat16_t> to_bfloat16(std::span<const float> in) { return narrow_vector<bfloat16_t>(in); }
+std::vector<float8_e4m3_t> to_float8_e4m3(std::span<const float> in) { return narrow_vector<float8_e4m3_t>(in); }
+std::vector<float8_e5m2_t> to_float8_e5m2(std::span<const float> in) { return narrow_vector<float8_e5m2_t>(in); }
 std::vector<float> to_float32(std::span<const float16_t> in) { return widen_vector(in); }
 std::vector<float> to_float32(std::span<const bfloat16_t> in) { return widen_vector(in); }
 std::vector<float> to_float32(std::span<const float8_e4m3_t> in) { return widen_vector(in); }
