@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
                 hurray_c_abi_version(), HURRAY_C_ABI_VERSION);
         return 1;
     }
+    // readme:begin c
     if ((st = hurray_file_open(argv[1], 0, &file)) != HURRAY_OK) return fail("hurray_file_open", st);
     if ((st = hurray_file_tensor_count(file, &count)) != HURRAY_OK) return fail("tensor_count", st);
 
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
         for (k = 0; k < rank; ++k) printf(k == 0 ? "%" PRIu64 : ", %" PRIu64, dims[k]);
         printf("]  %" PRIu64 " bytes\n", bytes);
     }
+    // readme:end c
 
     if (hurray_file_kv_count(file, &count) == HURRAY_OK) {
         for (i = 0; i < count; ++i) {

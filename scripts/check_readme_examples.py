@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Checks that every README code block marked `<!-- readme-example: PATH -->` is the
-file PATH (minus its leading `//` comment lines and the blank line after them), and
+file PATH (minus its leading `//` comment lines, the blank line after them and any
+region marker lines), and
 every block marked `<!-- readme-example: PATH#NAME -->` the lines of PATH between
 `// readme:begin NAME` and `// readme:end NAME` (their common indentation removed), so
 the README's code cannot drift from the examples the test command builds and runs.
@@ -21,7 +22,8 @@ def body_of(path: pathlib.Path) -> list[str]:
         i += 1
     while i < len(lines) and not lines[i].strip():
         i += 1
-    return lines[i:]
+    # Region markers are for the blocks that show a part; a whole file is shown without them.
+    return [l for l in lines[i:] if not re.match(r"\s*// readme:(begin|end) ", l)]
 
 
 def region_of(path: pathlib.Path, name: str) -> list[str] | None:
