@@ -113,6 +113,28 @@ typedef struct HurrayBuffer HurrayBuffer;
 typedef struct HurrayBufferList HurrayBufferList;
 
 /**
+ * A container being written (`hurray_file_writer_create`,
+ * `hurray_file_writer_finish`, `hurray_file_writer_abort`).
+ */
+typedef struct HurrayFileWriter HurrayFileWriter;
+
+/** A streaming-format reader (`hurray_stream_open`, `hurray_stream_close`). */
+typedef struct HurrayReader HurrayReader;
+
+/** A streaming-format writer (`hurray_stream_writer_open`, `hurray_stream_writer_close`). */
+typedef struct HurrayWriter HurrayWriter;
+
+/**
+ * What a capsule carries besides the data: the producer's C ABI version, the
+ * encoded descriptor, and the owner that keeps the memory alive
+ * (`hurray_tensor_context_new`, `hurray_tensor_context_destroy`).
+ */
+typedef struct HurrayTensorContext HurrayTensorContext;
+
+/** DLPack's managed tensor (<dlpack/dlpack.h>); see `hurray_file_tensor_to_dlpack`. */
+struct DLManagedTensor;
+
+/**
  * Release callback of a caller-owned buffer (`hurray_buffer_from_ptr`): called
  * exactly once, by `hurray_buffer_destroy`, with the `data` and
  * `release_context` given at creation. It must not call back into this library.

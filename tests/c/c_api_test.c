@@ -4,86 +4,14 @@
 //   hurray_c_tests CONFORMANCE_DIR KV_FILE TMP_DIR
 // where KV_FILE was written by hurray_c_test_writer (tests/c/write_test_file.cpp).
 // Prints "N passed, M failed"; the exit status is non-zero when a check failed.
+#include "c_test_util.h"
+
 #include <hurray.h>
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int g_passed = 0;
-static int g_failed = 0;
-
-// CHECK(cond): counts a pass, or prints the failed condition and the last error message.
-#define CHECK(cond)                                                                                 \
-    do {                                                                                            \
-        if (cond) {                                                                                 \
-            ++g_passed;                                                                             \
-        } else {                                                                                    \
-            ++g_failed;                                                                             \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed (last error: \"%s\")\n", __FILE__, __LINE__, \
-                    #cond, hurray_last_error_message());                                            \
-        }                                                                                           \
-    } while (0)
-
-// CHECK_STATUS(expr, want): `expr` returns the status `want`.
-#define CHECK_STATUS(expr, want)                                                                     \
-    do {                                                                                             \
-        HurrayStatus got_ = (expr);                                                                  \
-        if (got_ == (want)) {                                                                        \
-            ++g_passed;                                                                              \
-        } else {                                                                                     \
-            ++g_failed;                                                                              \
-            fprintf(stderr, "%s:%d: %s returned %d, expected %s = %d (last error: \"%s\")\n",       \
-                    __FILE__, __LINE__, #expr, (int)got_, #want, (int)(want),                        \
-                    hurray_last_error_message());                                                    \
-        }                                                                                            \
-    } while (0)
-
-// CHECK_NULL_ARG(expr): `expr` returns HURRAY_ERR_NULL_POINTER with a message naming "NULL".
-#define CHECK_NULL_ARG(expr)                                                   \
-    do {                                                                       \
-        CHECK_STATUS(expr, HURRAY_ERR_NULL_POINTER);                           \
-        CHECK(strstr(hurray_last_error_message(), "is NULL") != NULL);         \
-    } while (0)
-
-static const char* g_conformance_dir;
-static const char* g_kv_file;
-static const char* g_tmp_dir;
-
-static void join(char* out, size_t size, const char* dir, const char* name) {
-    snprintf(out, size, "%s/%s", dir, name);
-}
-
-// Reads a whole file into malloc'ed memory; NULL on failure.
-static uint8_t* read_all(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    uint8_t* bytes = NULL;
-    long size;
-    if (f == NULL) {
-        return NULL;
-    }
-    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        bytes = (uint8_t*)malloc(size > 0 ? (size_t)size : 1);
-        if (bytes != NULL && fread(bytes, 1, (size_t)size, f) != (size_t)size) {
-            free(bytes);
-            bytes = NULL;
-        }
-        *len = (size_t)size;
-    }
-    fclose(f);
-    return bytes;
-}
-
-static int write_all(const char* path, const void* bytes, size_t len) {
-    FILE* f = fopen(path, "wb");
-    int ok;
-    if (f == NULL) {
-        return 0;
-    }
-    ok = fwrite(bytes, 1, len, f) == len;
-    return fclose(f) == 0 && ok;
-}
 
 static HurrayFile* open_basic(uint32_t flags) {
     char path[4096];
@@ -803,6 +731,10 @@ int main(int argc, char** argv) {
     test_null_arguments();
     test_buffer_from_ptr();
     test_buffer_list();
+    context_tests();
+    writer_tests();
+    stream_tests();
+    dlpack_tests();
 
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
