@@ -72,7 +72,7 @@ typedef int32_t HurrayStatus;
 #define HURRAY_ERR_INVALID_SYNC_MODE -8
 /** A sync-mode handoff payload does not match the buffer's sync mode. */
 #define HURRAY_ERR_SYNC_MODE_MISMATCH -9
-/** An internal error that fits no other code. */
+/** An internal error that fits no other code; in builds with handle checks, a handle that is not live. */
 #define HURRAY_ERR_INTERNAL -10
 /** An index argument is outside its collection. */
 #define HURRAY_ERR_INDEX_OUT_OF_BOUNDS -11
@@ -140,6 +140,47 @@ struct DLManagedTensor;
  * `release_context` given at creation. It must not call back into this library.
  */
 typedef void (*HurrayReleaseCallback)(void* data, void* release_context);
+
+/**
+ * Owner release callback of a tensor context (`hurray_tensor_context_new`):
+ * called exactly once, by `hurray_tensor_context_destroy`, with the `owner`
+ * given at creation. It must not call back into this library.
+ */
+typedef void (*HurrayOwnerReleaseFn)(void* owner);
+
+/**
+ * Release callback of a device event (`HurraySyncEventPayload`), called with
+ * the event handle and `event_release_context` by whoever consumes the
+ * event. It must not call back into this library.
+ */
+typedef void (*HurrayEventReleaseFn)(void* sync_handle, void* event_release_context);
+
+/**
+ * What a consumer passes to `hurray_buffer_handoff_consumer_stream`: the
+ * stream it will use the buffer on. Layout fixed by the reference ABI.
+ */
+typedef struct HurraySyncConsumerStreamPayload {
+    /** The consumer's stream (a `cudaStream_t`, say); must not be NULL. */
+    void* consumer_stream;
+    /** Device tag (wire byte) of the device the stream belongs to. */
+    uint8_t consumer_stream_device_tag;
+} HurraySyncConsumerStreamPayload;
+
+/**
+ * What a consumer passes to `hurray_buffer_handoff_event`: the event the
+ * producer recorded, which the consumer waits on before reading. Layout fixed
+ * by the reference ABI.
+ */
+typedef struct HurraySyncEventPayload {
+    /** The event (a `cudaEvent_t`, say); must not be NULL. */
+    void* sync_handle;
+    /** Device tag (wire byte) of the device the event was recorded on. */
+    uint8_t sync_handle_device_tag;
+    /** Releases `sync_handle`; must not be NULL. */
+    HurrayEventReleaseFn event_release_fn;
+    /** Second argument of `event_release_fn`; may be NULL. */
+    void* event_release_context;
+} HurraySyncEventPayload;
 
 /* ------------------------------------------------------------------------ */
 /* Version and errors                                                       */
@@ -393,6 +434,83 @@ HURRAY_C_API HurrayStatus hurray_buffer_sync_mode(const HurrayBuffer* buffer, ui
 
 /** Memory class byte of the buffer (for a file buffer, the one its descriptor declares). */
 HURRAY_C_API HurrayStatus hurray_buffer_memory_class(const HurrayBuffer* buffer, uint8_t* out_memory_class);
+
+/* ------------------------------------------------------------------------ */
+/* Sync-mode handoffs (same functions as the reference implementation)      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Asserts that the producer has finished with `buffer` before handing it
+ * over (sync mode `producer_synced`, 0x00): `HURRAY_OK` when the buffer
+ * declares that mode, `HURRAY_ERR_SYNC_MODE_MISMATCH` otherwise.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_handoff_producer_synced(const HurrayBuffer* buffer);
+
+/**
+ * Checks an `event` (0x01) handoff: the buffer declares sync mode `event`,
+ * `payload->sync_handle` and `payload->event_release_fn` are not NULL, and
+ * `payload->sync_handle_device_tag` is the buffer's device tag. `HURRAY_OK`,
+ * or `HURRAY_ERR_SYNC_MODE_MISMATCH` naming the first check that failed. The
+ * event is neither waited on nor released here.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_handoff_event(const HurrayBuffer* buffer,
+                                                      const HurraySyncEventPayload* payload);
+
+/**
+ * Checks a `consumer_stream` (0x02) handoff: the buffer declares sync mode
+ * `consumer_stream`, `payload->consumer_stream` is not NULL and
+ * `payload->consumer_stream_device_tag` is the buffer's device tag.
+ * `HURRAY_OK`, or `HURRAY_ERR_SYNC_MODE_MISMATCH` naming the check that failed.
+ */
+HURRAY_C_API HurrayStatus hurray_buffer_handoff_consumer_stream(const HurrayBuffer* buffer,
+                                                                const HurraySyncConsumerStreamPayload* payload);
+
+/* ------------------------------------------------------------------------ */
+/* Tensor contexts (same functions as the reference implementation)         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Creates a tensor context: `abi_version` (the producer's
+ * `HURRAY_C_ABI_VERSION`, recorded as given), a copy of the `descriptor_len`
+ * encoded descriptor bytes (not decoded or checked here; `descriptor_bytes`
+ * may be NULL when `descriptor_len` is 0), and `owner`, handed to
+ * `owner_release` (may be NULL) exactly once by `hurray_tensor_context_destroy`.
+ * The caller destroys `*out_ctx` exactly once.
+ * @code
+ * HurrayTensorContext* ctx = NULL;
+ * if (hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, owner, release_owner, &ctx) == HURRAY_OK) {
+ *     uint32_t version = 0;
+ *     hurray_tensor_context_abi_version(ctx, &version);  // compare before anything else
+ *     hurray_tensor_context_destroy(&ctx);                // calls release_owner(owner); ctx == NULL
+ * }
+ * @endcode
+ */
+HURRAY_C_API HurrayStatus hurray_tensor_context_new(uint32_t abi_version, const uint8_t* descriptor_bytes,
+                                                    uint64_t descriptor_len, void* owner,
+                                                    HurrayOwnerReleaseFn owner_release,
+                                                    HurrayTensorContext** out_ctx);
+
+/**
+ * The C ABI version the context's producer recorded. Call it first: every
+ * other accessor assumes the caller has compared it with its own
+ * `HURRAY_C_ABI_VERSION`.
+ */
+HURRAY_C_API HurrayStatus hurray_tensor_context_abi_version(const HurrayTensorContext* ctx, uint32_t* out);
+
+/**
+ * Borrows the context's encoded descriptor: `*out_bytes` (NULL when the
+ * context has none, with `*out_len` 0) stays valid until the context is
+ * destroyed. Decode it with `hurray_descriptor_decode`.
+ */
+HURRAY_C_API HurrayStatus hurray_tensor_context_descriptor(const HurrayTensorContext* ctx,
+                                                           const uint8_t** out_bytes, uint64_t* out_len);
+
+/**
+ * Destroys `*ctx`, sets `*ctx` to NULL, then calls the owner release callback
+ * (if any) once. `*ctx` NULL is a no-op (`HURRAY_OK`); `ctx` NULL gives
+ * `HURRAY_ERR_NULL_POINTER`.
+ */
+HURRAY_C_API HurrayStatus hurray_tensor_context_destroy(HurrayTensorContext** ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Buffer lists (same functions as the reference implementation)            */

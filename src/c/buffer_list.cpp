@@ -32,7 +32,7 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBuffer
         // Only a hint: a tensor has at most 255 buffers, and a huge value must
         // not turn into a huge allocation.
         list->buffers.reserve(static_cast<size_t>(std::min<uint64_t>(capacity, 64)));
-        *out_list = list.release();
+        *out_list = hurray::c::publish_handle(std::move(list));
         return HURRAY_OK;
     });
 }
@@ -87,6 +87,9 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList** list) {
     HurrayBufferList* const owned = *list;
     if (owned == nullptr) {
         return HURRAY_OK;
+    }
+    if (const HurrayStatus s = hurray::c::retire_handle(kFn, "*list", owned); s != HURRAY_OK) {
+        return s;
     }
     HurrayStatus status = HURRAY_OK;
     for (HurrayBuffer*& slot : owned->buffers) {

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <memory>
+#include <type_traits>
 #include <new>
 #include <string_view>
 
@@ -71,18 +73,115 @@ HurrayStatus fail(HurrayStatus status, const char* function, std::string_view wh
 /// `HURRAY_ERR_NULL_POINTER`.
 HurrayStatus null_argument(const char* function, const char* argument) noexcept;
 
-/// A pointer argument to check and its name in messages.
-struct Arg {
-    const void* value;  ///< The argument.
-    const char* name;   ///< Its name.
+// ---------------------------------------------------------------------------
+// Live handles (debug builds): double destroy and use after destroy
+// ---------------------------------------------------------------------------
+
+/// Whether this build keeps a registry of live handles (`HURRAY_C_HANDLE_CHECKS`,
+/// on in Debug builds): every handle the library hands out is recorded, each
+/// function checks that its handle arguments are live, and a destroy function
+/// given a handle that is not live says so instead of freeing it twice.
+#ifdef HURRAY_C_HANDLE_CHECKS
+inline constexpr bool kHandleChecks = true;
+#else
+inline constexpr bool kHandleChecks = false;
+#endif
+
+/// The handle types, named in messages ("HurrayBuffer").
+enum class HandleKind : uint8_t {
+    kFile,
+    kDescriptor,
+    kBuffer,
+    kBufferList,
+    kTensorContext,
+    kFileWriter,
+    kReader,
+    kWriter,
 };
 
-/// `HURRAY_OK` when no argument is NULL; otherwise records the first NULL one
-/// (as `null_argument`) and returns `HURRAY_ERR_NULL_POINTER`.
+/// The C type name of `kind`.
+const char* handle_kind_name(HandleKind kind) noexcept;
+
+/// The kind of each handle type (one specialization per handle struct).
+template <typename T>
+struct HandleKindOf;
+template <>
+struct HandleKindOf<HurrayFile> : std::integral_constant<HandleKind, HandleKind::kFile> {};
+template <>
+struct HandleKindOf<HurrayDescriptor> : std::integral_constant<HandleKind, HandleKind::kDescriptor> {};
+template <>
+struct HandleKindOf<HurrayBuffer> : std::integral_constant<HandleKind, HandleKind::kBuffer> {};
+template <>
+struct HandleKindOf<HurrayBufferList> : std::integral_constant<HandleKind, HandleKind::kBufferList> {};
+template <>
+struct HandleKindOf<HurrayTensorContext> : std::integral_constant<HandleKind, HandleKind::kTensorContext> {};
+template <>
+struct HandleKindOf<HurrayFileWriter> : std::integral_constant<HandleKind, HandleKind::kFileWriter> {};
+template <>
+struct HandleKindOf<HurrayReader> : std::integral_constant<HandleKind, HandleKind::kReader> {};
+template <>
+struct HandleKindOf<HurrayWriter> : std::integral_constant<HandleKind, HandleKind::kWriter> {};
+
+/// Records `handle` as live (no-op without handle checks). Throws
+/// `std::bad_alloc` when the registry cannot grow.
+void track_handle(const void* handle, HandleKind kind);
+
+/// Forgets `handle`; `HURRAY_OK` when it was live with this kind, otherwise
+/// records "`function`: `argument` ... is not a live ..." and returns
+/// `HURRAY_ERR_INTERNAL` (always `HURRAY_OK` without handle checks).
+HurrayStatus untrack_handle(const char* function, const char* argument, const void* handle,
+                            HandleKind kind) noexcept;
+
+/// `HURRAY_OK` when `handle` is live with this kind (or handle checks are
+/// off); otherwise records why and returns `HURRAY_ERR_INTERNAL`.
+HurrayStatus check_handle(const char* function, const char* argument, const void* handle,
+                          HandleKind kind) noexcept;
+
+/// Hands a new handle to the caller: records it as live and releases it.
+template <typename T>
+T* publish_handle(std::unique_ptr<T> handle) {
+    track_handle(handle.get(), HandleKindOf<T>::value);
+    return handle.release();
+}
+
+/// Takes a handle back from the caller for destruction: `HURRAY_OK` and the
+/// handle when it is live, otherwise the status (and nothing to destroy).
+template <typename T>
+HurrayStatus retire_handle(const char* function, const char* argument, T* handle) noexcept {
+    return untrack_handle(function, argument, handle, HandleKindOf<T>::value);
+}
+
+/// A pointer argument to check and its name in messages; a handle argument
+/// also carries its kind, so that `require` checks it is live.
+struct Arg {
+    /// Any pointer argument.
+    Arg(const void* value, const char* name) noexcept : value(value), name(name) {}
+    /// A handle argument.
+    template <typename T>
+        requires requires { HandleKindOf<T>::value; }
+    Arg(const T* handle, const char* name) noexcept
+        : value(handle), name(name), kind(HandleKindOf<T>::value), is_handle(true) {}
+
+    const void* value;           ///< The argument.
+    const char* name;            ///< Its name.
+    HandleKind kind{};           ///< Its kind, for a handle.
+    bool is_handle = false;      ///< Whether it is a handle.
+};
+
+/// `HURRAY_OK` when no argument is NULL (and, with handle checks, every handle
+/// argument is live); otherwise records the first bad one and returns
+/// `HURRAY_ERR_NULL_POINTER` (or `HURRAY_ERR_INTERNAL` for a dead handle).
 inline HurrayStatus require(const char* function, std::initializer_list<Arg> args) noexcept {
     for (const Arg& a : args) {
         if (a.value == nullptr) {
             return null_argument(function, a.name);
+        }
+        if constexpr (kHandleChecks) {
+            if (a.is_handle) {
+                if (const HurrayStatus s = check_handle(function, a.name, a.value, a.kind); s != HURRAY_OK) {
+                    return s;
+                }
+            }
         }
     }
     return HURRAY_OK;

@@ -66,8 +66,8 @@ HURRAY_C_API HurrayStatus hurray_descriptor_decode(const uint8_t* bytes, uintptr
             // (layout) error; keep its code for this reference function.
             return status == HURRAY_ERR_TRUNCATED ? HURRAY_ERR_INVALID_LAYOUT : status;
         }
-        auto handle = std::make_unique<HurrayDescriptor>(HurrayDescriptor{std::move(decoded).value_unchecked()});
-        *out_handle = handle.release();
+        *out_handle = hurray::c::publish_handle(
+            std::make_unique<HurrayDescriptor>(HurrayDescriptor{std::move(decoded).value_unchecked()}));
         return HURRAY_OK;
     });
 }
@@ -75,6 +75,10 @@ HURRAY_C_API HurrayStatus hurray_descriptor_decode(const uint8_t* bytes, uintptr
 HURRAY_C_API HurrayStatus hurray_descriptor_destroy(HurrayDescriptor* handle) {
     if (handle == nullptr) {
         return null_argument("hurray_descriptor_destroy", "handle");
+    }
+    if (const HurrayStatus s = hurray::c::retire_handle("hurray_descriptor_destroy", "handle", handle);
+        s != HURRAY_OK) {
+        return s;
     }
     // SAFETY: a live handle from this library, destroyed once (caller contract).
     delete handle;
@@ -204,14 +208,17 @@ HURRAY_C_API HurrayStatus hurray_buffer_from_ptr(void* data, uint64_t byte_size,
         handle->meta = meta;
         handle->release = release;
         handle->release_context = release_context;
-        *out_handle = handle.release();
+        *out_handle = hurray::c::publish_handle(std::move(handle));
         return HURRAY_OK;
     });
 }
 
 HURRAY_C_API HurrayStatus hurray_buffer_destroy(HurrayBuffer* buffer) {
     static constexpr const char* kFn = "hurray_buffer_destroy";
-    if (const HurrayStatus s = require(kFn, {{buffer, "buffer"}}); s != HURRAY_OK) {
+    if (buffer == nullptr) {
+        return null_argument(kFn, "buffer");
+    }
+    if (const HurrayStatus s = hurray::c::retire_handle(kFn, "buffer", buffer); s != HURRAY_OK) {
         return s;
     }
     const HurrayReleaseCallback release = buffer->release;

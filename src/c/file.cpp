@@ -101,8 +101,7 @@ HurrayStatus out_of_range(const char* function, const char* what, uint64_t index
 
 // Moves an opened reader into a new handle.
 HurrayStatus publish(hurray::Result<hurray::FileReader>&& opened, HurrayFile** out) {
-    auto file = std::make_unique<HurrayFile>(HurrayFile{std::move(opened).value_unchecked()});
-    *out = file.release();
+    *out = hurray::c::publish_handle(std::make_unique<HurrayFile>(HurrayFile{std::move(opened).value_unchecked()}));
     return HURRAY_OK;
 }
 
@@ -181,8 +180,11 @@ HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t l
 }
 
 HURRAY_C_API void hurray_file_close(HurrayFile* file) {
-    // SAFETY: `file` is NULL or a live handle from hurray_file_open*, released
-    // once (documented). Destroying a FileReader does not throw.
+    if (file == nullptr || hurray::c::retire_handle("hurray_file_close", "file", file) != HURRAY_OK) {
+        return;  // a handle that is not live (handle checks): the message is recorded
+    }
+    // SAFETY: `file` is a live handle from hurray_file_open*, released once
+    // (documented). Destroying a FileReader does not throw.
     delete file;
 }
 
@@ -255,7 +257,7 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, 
             return fail(decoded.error());
         }
         auto handle = std::make_unique<HurrayDescriptor>(HurrayDescriptor{*decoded.value_unchecked()});
-        *out = handle.release();
+        *out = hurray::c::publish_handle(std::move(handle));
         return HURRAY_OK;
     });
 }
@@ -293,7 +295,7 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint
         // SAFETY: the reference ABI hands out `void*`; the bytes stay read-only
         // (documented: callers never write through hurray_buffer_data_ptr).
         handle->data = const_cast<uint8_t*>(handle->keep.data());
-        *out = handle.release();
+        *out = hurray::c::publish_handle(std::move(handle));
         return HURRAY_OK;
     });
 }

@@ -735,6 +735,8 @@ int main(int argc, char** argv) {
     writer_tests();
     stream_tests();
     dlpack_tests();
+    thread_tests();
+    reference_compat_tests();
 
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

@@ -66,5 +66,7 @@ void context_tests(void);  // c_context_test.c: tensor contexts, sync handoffs, 
 void writer_tests(void);   // c_writer_test.c: writing files
 void stream_tests(void);   // c_stream_test.c: streams
 void dlpack_tests(void);   // c_dlpack_test.c: DLPack export
+void thread_tests(void);   // c_thread_test.c: the last error message is per thread
+void reference_compat_tests(void);  // c_reference_compat_test.c: the reference hurray.h, ABI 4
 
 #endif  // HURRAY_C_TEST_UTIL_H
