@@ -261,6 +261,32 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, 
                                                         HurrayDescriptor** out);
 
 /**
+ * The encoded descriptor of tensor `index`, byte for byte as the file stores
+ * it, copied into `out` (`capacity` bytes); `*out_len` is set to its size.
+ * With `out` NULL or `capacity` too small: `HURRAY_ERR_BUFFER_TOO_SMALL`,
+ * nothing copied, `*out_len` the size needed. Feeds
+ * `hurray_tensor_context_new` or `hurray_descriptor_decode`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor_bytes(const HurrayFile* file, uint64_t index,
+                                                              uint8_t* out, size_t capacity, size_t* out_len);
+
+/**
+ * All the data buffers of tensor `index`, in buffer table order, as a new list
+ * owned by the caller (`hurray_buffer_list_destroy`); zero-copy, each buffer
+ * keeps the file's memory alive, as `hurray_file_tensor_buffer` does.
+ * @code
+ * HurrayBufferList* buffers = NULL;
+ * if (hurray_file_tensor_buffers(file, i, &buffers) == HURRAY_OK) {
+ *     uint64_t n = 0;
+ *     hurray_buffer_list_len(buffers, &n);
+ *     hurray_buffer_list_destroy(&buffers);
+ * }
+ * @endcode
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_buffers(const HurrayFile* file, uint64_t index,
+                                                     HurrayBufferList** out);
+
+/**
  * Buffer `buffer` of tensor `index` (its descriptor's buffer table order):
  * a new handle, owned by the caller (`hurray_buffer_destroy`), pointing into
  * the file without a copy. It keeps the file's memory alive, so it stays valid

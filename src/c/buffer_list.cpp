@@ -14,11 +14,6 @@ using hurray::c::guarded;
 using hurray::c::require;
 
 /// Behind `HurrayBufferList*`: owned buffer handles, in push order.
-struct HurrayBufferList {
-    /// The handles; a slot is set to NULL as its handle is destroyed.
-    std::vector<HurrayBuffer*> buffers;
-};
-
 extern "C" {
 
 HURRAY_C_API HurrayStatus hurray_buffer_list_new(uint64_t capacity, HurrayBufferList** out_list) {

@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <memory>
 #include <type_traits>
+#include <vector>
 #include <new>
 #include <string_view>
 
@@ -48,6 +49,12 @@ struct HurrayBuffer {
     HurrayReleaseCallback release = nullptr;
     /// Second argument of `release`.
     void* release_context = nullptr;
+};
+
+/// Behind `HurrayBufferList*`: owned buffer handles, in order.
+struct HurrayBufferList {
+    /// The handles; a slot is set to NULL as its handle is destroyed.
+    std::vector<HurrayBuffer*> buffers;
 };
 
 namespace hurray::c {

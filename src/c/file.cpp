@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "hurray/core/describe.hpp"
 #include "hurray/io/file_format.hpp"
@@ -91,6 +93,21 @@ std::pair<std::vector<uint8_t>, uint64_t> read_prefix(const char* path) {
     }
     std::fclose(f);
     return {std::move(prefix), size};
+}
+
+// A new buffer handle for buffer `buffer` (< t.buffers().size()) of `t`:
+// zero-copy, holding a share of the file's memory.
+std::unique_ptr<HurrayBuffer> file_buffer(const hurray::FileTensor& t, uint32_t buffer) {
+    auto handle = std::make_unique<HurrayBuffer>();
+    handle->keep = t.buffers()[buffer];
+    if (buffer < t.descriptor().buffers.size()) {
+        handle->meta = t.descriptor().buffers[buffer];
+    }
+    handle->meta.byte_size = handle->keep.size();
+    // SAFETY: the reference ABI hands out `void*`; the bytes stay read-only
+    // (documented: callers never write through hurray_buffer_data_ptr).
+    handle->data = const_cast<uint8_t*>(handle->keep.data());
+    return handle;
 }
 
 HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count) {
@@ -282,20 +299,78 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint
             return fail(tensor.error());
         }
         const hurray::FileTensor& t = tensor.value_unchecked();
-        const auto buffers = t.buffers();
-        if (buffer >= buffers.size()) {
-            return out_of_range(kFn, "buffer index", buffer, buffers.size());
+        const size_t buffers = t.buffers().size();
+        if (buffer >= buffers) {
+            return out_of_range(kFn, "buffer index", buffer, buffers);
         }
-        auto handle = std::make_unique<HurrayBuffer>();
-        handle->keep = buffers[buffer];
-        if (buffer < t.descriptor().buffers.size()) {
-            handle->meta = t.descriptor().buffers[buffer];
+        *out = hurray::c::publish_handle(file_buffer(t, buffer));
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_tensor_buffers(const HurrayFile* file, uint64_t index,
+                                                     HurrayBufferList** out) {
+    static constexpr const char* kFn = "hurray_file_tensor_buffers";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
+            return s;
         }
-        handle->meta.byte_size = handle->keep.size();
-        // SAFETY: the reference ABI hands out `void*`; the bytes stay read-only
-        // (documented: callers never write through hurray_buffer_data_ptr).
-        handle->data = const_cast<uint8_t*>(handle->keep.data());
-        *out = hurray::c::publish_handle(std::move(handle));
+        *out = nullptr;
+        if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
+            return s;
+        }
+        const size_t count = file->reader.tensor_count();
+        if (index >= count) {
+            return out_of_range(kFn, "tensor index", index, count);
+        }
+        auto tensor = file->reader.tensor(static_cast<size_t>(index));
+        if (!tensor.ok()) {
+            return fail(tensor.error());
+        }
+        const hurray::FileTensor& t = tensor.value_unchecked();
+        const size_t buffers = t.buffers().size();
+        // The buffers are built first, then handed out together: on failure
+        // nothing is published and the unique_ptrs free what was made.
+        std::vector<std::unique_ptr<HurrayBuffer>> made;
+        made.reserve(buffers);
+        for (size_t i = 0; i < buffers; ++i) {
+            made.push_back(file_buffer(t, static_cast<uint32_t>(i)));
+        }
+        auto list = std::make_unique<HurrayBufferList>();
+        list->buffers.reserve(buffers);
+        for (auto& b : made) {
+            list->buffers.push_back(hurray::c::publish_handle(std::move(b)));
+        }
+        *out = hurray::c::publish_handle(std::move(list));
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor_bytes(const HurrayFile* file, uint64_t index,
+                                                              uint8_t* out, size_t capacity, size_t* out_len) {
+    static constexpr const char* kFn = "hurray_file_tensor_descriptor_bytes";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(kFn, {{file, "file"}, {out_len, "out_len"}}); s != HURRAY_OK) {
+            return s;
+        }
+        const size_t count = file->reader.tensor_count();
+        if (index >= count) {
+            return out_of_range(kFn, "tensor index", index, count);
+        }
+        auto bytes = file->reader.descriptor_bytes(static_cast<size_t>(index));
+        if (!bytes.ok()) {
+            return fail(bytes.error());
+        }
+        const hurray::SharedBuffer& b = bytes.value_unchecked();
+        *out_len = b.size();
+        if (out == nullptr || capacity < b.size()) {
+            return fail(HURRAY_ERR_BUFFER_TOO_SMALL, kFn,
+                        "the descriptor has " + std::to_string(b.size()) + " bytes; capacity is " +
+                            std::to_string(out == nullptr ? 0 : capacity));
+        }
+        // SAFETY: `out` has room for `capacity` >= b.size() bytes (caller
+        // contract, checked above); the source is the file's own memory.
+        std::memcpy(out, b.data(), b.size());
         return HURRAY_OK;
     });
 }

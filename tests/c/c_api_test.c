@@ -220,6 +220,106 @@ static void test_buffer_after_close(uint32_t flags) {
     CHECK_STATUS(hurray_buffer_destroy(b2), HURRAY_OK);
 }
 
+// hurray_file_tensor_buffers and hurray_file_tensor_descriptor_bytes, and a
+// tensor context built from them (the list is its owner).
+static void release_list_owner(void* owner) {
+    HurrayBufferList* list = (HurrayBufferList*)owner;
+    CHECK_STATUS(hurray_buffer_list_destroy(&list), HURRAY_OK);
+}
+
+static void test_tensor_buffers_and_bytes(uint32_t flags) {
+    HurrayFile* file = open_basic(flags);
+    uint64_t count = 0;
+    uint64_t i;
+    HurrayBufferList* list = NULL;
+    HurrayTensorContext* ctx = NULL;
+    size_t len = 0;
+    uint8_t small[4];
+    if (file == NULL) {
+        return;
+    }
+    CHECK_STATUS(hurray_file_tensor_count(file, &count), HURRAY_OK);
+    for (i = 0; i < count; ++i) {
+        HurrayDescriptor* desc = NULL;
+        HurrayDescriptor* again = NULL;
+        uint32_t buffer_count = 0;
+        uint64_t listed = 0;
+        uint8_t* bytes;
+        uint32_t rank_a = 0;
+        uint32_t rank_b = 0;
+        uint32_t b;
+        CHECK_STATUS(hurray_file_tensor_descriptor(file, i, &desc), HURRAY_OK);
+        CHECK_STATUS(hurray_descriptor_buffer_count(desc, &buffer_count), HURRAY_OK);
+        CHECK_STATUS(hurray_file_tensor_buffers(file, i, &list), HURRAY_OK);
+        CHECK_STATUS(hurray_buffer_list_len(list, &listed), HURRAY_OK);
+        CHECK(listed == buffer_count);
+        for (b = 0; b < buffer_count; ++b) {
+            HurrayBuffer* one = NULL;
+            HurrayBuffer* lent = NULL;
+            void* p1 = NULL;
+            void* p2 = NULL;
+            uint64_t s1 = 1;
+            uint64_t s2 = 2;
+            CHECK_STATUS(hurray_file_tensor_buffer(file, i, b, &one), HURRAY_OK);
+            CHECK_STATUS(hurray_buffer_list_get(list, b, &lent), HURRAY_OK);
+            CHECK_STATUS(hurray_buffer_data_ptr(one, &p1), HURRAY_OK);
+            CHECK_STATUS(hurray_buffer_data_ptr(lent, &p2), HURRAY_OK);
+            CHECK_STATUS(hurray_buffer_byte_size(one, &s1), HURRAY_OK);
+            CHECK_STATUS(hurray_buffer_byte_size(lent, &s2), HURRAY_OK);
+            CHECK(p1 == p2 && s1 == s2);  // the same bytes, not a copy
+            CHECK_STATUS(hurray_buffer_destroy(one), HURRAY_OK);
+        }
+        // Raw descriptor bytes: size query, then copy; they decode to the same tensor.
+        CHECK_STATUS(hurray_file_tensor_descriptor_bytes(file, i, NULL, 0, &len), HURRAY_ERR_BUFFER_TOO_SMALL);
+        CHECK(len >= 4);
+        bytes = (uint8_t*)malloc(len);
+        CHECK(bytes != NULL);
+        if (bytes != NULL) {
+            size_t got = 0;
+            CHECK_STATUS(hurray_file_tensor_descriptor_bytes(file, i, bytes, len - 1, &got),
+                         HURRAY_ERR_BUFFER_TOO_SMALL);
+            CHECK(got == len);
+            CHECK_STATUS(hurray_file_tensor_descriptor_bytes(file, i, bytes, len, &got), HURRAY_OK);
+            CHECK(got == len && memcmp(bytes, "HRRY", 4) == 0);
+            CHECK_STATUS(hurray_descriptor_decode(bytes, (uintptr_t)len, &again), HURRAY_OK);
+            CHECK_STATUS(hurray_descriptor_rank(desc, &rank_a), HURRAY_OK);
+            CHECK_STATUS(hurray_descriptor_rank(again, &rank_b), HURRAY_OK);
+            CHECK(rank_a == rank_b);
+            CHECK_STATUS(hurray_descriptor_destroy(again), HURRAY_OK);
+            // A tensor context that owns the buffer list, as a capsule would.
+            CHECK_STATUS(hurray_tensor_context_new(HURRAY_C_ABI_VERSION, bytes, len, list, release_list_owner, &ctx),
+                         HURRAY_OK);
+            list = NULL;
+            free(bytes);
+        }
+        CHECK_STATUS(hurray_descriptor_destroy(desc), HURRAY_OK);
+        if (list != NULL) {
+            CHECK_STATUS(hurray_buffer_list_destroy(&list), HURRAY_OK);
+        }
+        if (ctx != NULL && i + 1 < count) {
+            CHECK_STATUS(hurray_tensor_context_destroy(&ctx), HURRAY_OK);
+        }
+    }
+    // Errors.
+    CHECK_STATUS(hurray_file_tensor_buffers(file, count, &list), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+    CHECK(list == NULL);
+    CHECK_STATUS(hurray_file_tensor_descriptor_bytes(file, count, small, sizeof small, &len),
+                 HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+    CHECK_NULL_ARG(hurray_file_tensor_buffers(NULL, 0, &list));
+    CHECK_NULL_ARG(hurray_file_tensor_buffers(file, 0, NULL));
+    CHECK_NULL_ARG(hurray_file_tensor_descriptor_bytes(NULL, 0, small, sizeof small, &len));
+    CHECK_NULL_ARG(hurray_file_tensor_descriptor_bytes(file, 0, small, sizeof small, NULL));
+    // The last context outlives the file: its owner (the list) keeps the bytes.
+    hurray_file_close(file);
+    if (ctx != NULL) {
+        const uint8_t* d = NULL;
+        uint64_t d_len = 0;
+        CHECK_STATUS(hurray_tensor_context_descriptor(ctx, &d, &d_len), HURRAY_OK);
+        CHECK(d != NULL && d_len >= 4);
+        CHECK_STATUS(hurray_tensor_context_destroy(&ctx), HURRAY_OK);
+    }
+}
+
 static void test_flags(void) {
     HurrayFile* file = (HurrayFile*)&g_passed;  // any non-NULL value
     char path[4096];
@@ -723,6 +823,8 @@ int main(int argc, char** argv) {
     test_basic_file(HURRAY_FILE_NO_MMAP);
     test_buffer_after_close(0);
     test_buffer_after_close(HURRAY_FILE_NO_MMAP);
+    test_tensor_buffers_and_bytes(0);
+    test_tensor_buffers_and_bytes(HURRAY_FILE_NO_MMAP);
     test_flags();
     test_open_memory();
     test_bad_files();
