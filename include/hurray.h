@@ -287,6 +287,24 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffers(const HurrayFile* file, uin
                                                      HurrayBufferList** out);
 
 /**
+ * Every logical element of tensor `index` as float32, row-major, copied into
+ * `out` (room for `capacity` floats), for any tensor: converted from its
+ * element type, dequantized, densified from any layout (strided, tiled,
+ * sparse, ...), a composite assembled from its members. `*out_count` is set
+ * to the element count; when `capacity` is below it (or `out` is NULL for a
+ * non-empty tensor) the result is `HURRAY_ERR_BUFFER_TOO_SMALL` and nothing is
+ * converted.
+ * @code
+ * uint64_t n = 0;
+ * hurray_file_tensor_to_float32(file, i, NULL, 0, &n);  // HURRAY_ERR_BUFFER_TOO_SMALL, n set
+ * float* values = malloc((n ? n : 1) * sizeof *values);
+ * if (hurray_file_tensor_to_float32(file, i, values, n, &n) == HURRAY_OK) { ... }
+ * @endcode
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_to_float32(const HurrayFile* file, uint64_t index, float* out,
+                                                        uint64_t capacity, uint64_t* out_count);
+
+/**
  * Buffer `buffer` of tensor `index` (its descriptor's buffer table order):
  * a new handle, owned by the caller (`hurray_buffer_destroy`), pointing into
  * the file without a copy. It keeps the file's memory alive, so it stays valid

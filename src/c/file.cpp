@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hurray/core/describe.hpp"
+#include "hurray/core/shape.hpp"
 #include "hurray/io/file_format.hpp"
 
 using hurray::c::fail;
@@ -342,6 +343,51 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffers(const HurrayFile* file, uin
             list->buffers.push_back(hurray::c::publish_handle(std::move(b)));
         }
         *out = hurray::c::publish_handle(std::move(list));
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_tensor_to_float32(const HurrayFile* file, uint64_t index, float* out,
+                                                        uint64_t capacity, uint64_t* out_count) {
+    static constexpr const char* kFn = "hurray_file_tensor_to_float32";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(kFn, {{file, "file"}, {out_count, "out_count"}}); s != HURRAY_OK) {
+            return s;
+        }
+        const size_t count = file->reader.tensor_count();
+        if (index >= count) {
+            return out_of_range(kFn, "tensor index", index, count);
+        }
+        auto tensor = file->reader.tensor(static_cast<size_t>(index));
+        if (!tensor.ok()) {
+            return fail(tensor.error());
+        }
+        const hurray::FileTensor& t = tensor.value_unchecked();
+        auto elements = hurray::element_count(t.descriptor().shape);
+        if (!elements.ok()) {
+            return fail(elements.error());
+        }
+        const uint64_t n = elements.value_unchecked();
+        *out_count = n;
+        if ((out == nullptr && n > 0) || capacity < n) {
+            return fail(HURRAY_ERR_BUFFER_TOO_SMALL, kFn,
+                        "tensor " + std::to_string(index) + " has " + std::to_string(n) +
+                            " elements; capacity is " + std::to_string(out == nullptr ? 0 : capacity));
+        }
+        auto values = t.to_float32();
+        if (!values.ok()) {
+            return fail(values.error());
+        }
+        const std::vector<float>& v = values.value_unchecked();
+        if (v.size() != n) {
+            return fail(HURRAY_ERR_INTERNAL, kFn, "to_float32 gave " + std::to_string(v.size()) +
+                                                      " values for " + std::to_string(n) + " elements");
+        }
+        if (n > 0) {
+            // SAFETY: `out` has room for `capacity` >= n floats (caller
+            // contract, checked above).
+            std::memcpy(out, v.data(), v.size() * sizeof(float));
+        }
         return HURRAY_OK;
     });
 }

@@ -320,6 +320,65 @@ static void test_tensor_buffers_and_bytes(uint32_t flags) {
     }
 }
 
+// hurray_file_tensor_to_float32 on basic.hrry: float32 weights [2,2] and int8
+// bias [3], checked against their stored bytes.
+static void test_to_float32(uint32_t flags) {
+    HurrayFile* file = open_basic(flags);
+    float values[8];
+    uint64_t n = 0;
+    uint64_t index = 0;
+    HurrayBuffer* buffer = NULL;
+    const void* data = NULL;
+    int i;
+    if (file == NULL) {
+        return;
+    }
+    CHECK_STATUS(hurray_file_find(file, "weights", 7, &index), HURRAY_OK);
+    CHECK_STATUS(hurray_file_tensor_to_float32(file, index, NULL, 0, &n), HURRAY_ERR_BUFFER_TOO_SMALL);
+    CHECK(n == 4);
+    CHECK_STATUS(hurray_file_tensor_to_float32(file, index, values, 3, &n), HURRAY_ERR_BUFFER_TOO_SMALL);
+    CHECK(n == 4 && strstr(hurray_last_error_message(), "4 elements") != NULL);
+    CHECK_STATUS(hurray_file_tensor_to_float32(file, index, values, 8, &n), HURRAY_OK);
+    CHECK(n == 4);
+    CHECK_STATUS(hurray_file_tensor_buffer(file, index, 0, &buffer), HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_data_ptr(buffer, (void**)&data), HURRAY_OK);
+    CHECK(data != NULL && memcmp(data, values, 4 * sizeof(float)) == 0);
+    CHECK_STATUS(hurray_buffer_destroy(buffer), HURRAY_OK);
+
+    CHECK_STATUS(hurray_file_find(file, "bias", 4, &index), HURRAY_OK);
+    CHECK_STATUS(hurray_file_tensor_to_float32(file, index, values, 8, &n), HURRAY_OK);
+    CHECK(n == 3);
+    CHECK_STATUS(hurray_file_tensor_buffer(file, index, 0, &buffer), HURRAY_OK);
+    CHECK_STATUS(hurray_buffer_data_ptr(buffer, (void**)&data), HURRAY_OK);
+    for (i = 0; i < 3 && data != NULL; ++i) {
+        CHECK(values[i] == (float)((const int8_t*)data)[i]);
+    }
+    CHECK_STATUS(hurray_buffer_destroy(buffer), HURRAY_OK);
+
+    // Every tensor of the KV test file (ranks 0, 1, 3) converts after a size query.
+    {
+        HurrayFile* kv = NULL;
+        uint64_t count = 0;
+        CHECK_STATUS(hurray_file_open(g_kv_file, flags, &kv), HURRAY_OK);
+        CHECK_STATUS(hurray_file_tensor_count(kv, &count), HURRAY_OK);
+        for (index = 0; index < count; ++index) {
+            float* all;
+            CHECK_STATUS(hurray_file_tensor_to_float32(kv, index, NULL, 0, &n), HURRAY_ERR_BUFFER_TOO_SMALL);
+            all = (float*)malloc((n > 0 ? n : 1) * sizeof *all);
+            CHECK(all != NULL);
+            if (all != NULL) {
+                CHECK_STATUS(hurray_file_tensor_to_float32(kv, index, all, n, &n), HURRAY_OK);
+                free(all);
+            }
+        }
+        hurray_file_close(kv);
+    }
+    CHECK_STATUS(hurray_file_tensor_to_float32(file, 2, values, 8, &n), HURRAY_ERR_INDEX_OUT_OF_BOUNDS);
+    CHECK_NULL_ARG(hurray_file_tensor_to_float32(NULL, 0, values, 8, &n));
+    CHECK_NULL_ARG(hurray_file_tensor_to_float32(file, 0, values, 8, NULL));
+    hurray_file_close(file);
+}
+
 static void test_flags(void) {
     HurrayFile* file = (HurrayFile*)&g_passed;  // any non-NULL value
     char path[4096];
@@ -825,6 +884,8 @@ int main(int argc, char** argv) {
     test_buffer_after_close(HURRAY_FILE_NO_MMAP);
     test_tensor_buffers_and_bytes(0);
     test_tensor_buffers_and_bytes(HURRAY_FILE_NO_MMAP);
+    test_to_float32(0);
+    test_to_float32(HURRAY_FILE_NO_MMAP);
     test_flags();
     test_open_memory();
     test_bad_files();
