@@ -107,6 +107,8 @@ HurrayStatus status_of(ErrorCode code) noexcept {
             return HURRAY_ERR_NOT_FOUND;
         case ErrorCode::kTypeMismatch:
             return HURRAY_ERR_TYPE_MISMATCH;
+        case ErrorCode::kOutOfMemory:
+            return HURRAY_ERR_OUT_OF_MEMORY;
     }
     return HURRAY_ERR_INTERNAL;  // a value outside the enumeration
 }

@@ -1168,7 +1168,7 @@ Result<std::vector<float>> float_vector(uint64_t count, const char* what) {
         // an impossible request is an error rather than std::bad_alloc.
         void* probe = ::operator new(static_cast<size_t>(*bytes), std::nothrow);
         if (probe == nullptr && *bytes != 0) {
-            return Error(ErrorCode::kSizeOverflow,
+            return Error(ErrorCode::kOutOfMemory,
                          std::string(what) + ": cannot allocate " + dec(*bytes) + " bytes for the float32 values");
         }
         ::operator delete(probe);

@@ -55,6 +55,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
         case ErrorCode::kInvalidName: return "invalid_name";
         case ErrorCode::kOverlap: return "overlap";
         case ErrorCode::kTypeMismatch: return "type_mismatch";
+        case ErrorCode::kOutOfMemory: return "out_of_memory";
     }
     return "unknown_error";
 }

@@ -73,6 +73,7 @@ enum class ErrorCode : uint16_t {
     kInvalidName = 42,                   ///< A tensor name or KV key is empty, too long or not UTF-8.
     kOverlap = 43,                       ///< Two regions of a container overlap.
     kTypeMismatch = 44,                  ///< A value has another type than the one asked for.
+    kOutOfMemory = 45,                   ///< Memory for a result could not be allocated.
 };
 
 /// A stable, human-readable name for an error code, e.g. `"truncated"`.
