@@ -315,6 +315,60 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_to_float32(const HurrayFile* file, 
 HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint64_t index, uint32_t buffer,
                                                     HurrayBuffer** out);
 
+/* ------------------------------------------------------------------------ */
+/* DLPack                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A tensor handed to a DLPack consumer (PyTorch, NumPy, JAX, CuPy...) without
+ * a copy. The caller includes <dlpack/dlpack.h> (DLPack 0.6 or later) itself;
+ * this header only declares `struct DLManagedTensor`. Exported: dense tensors
+ * (row-major, column-major or strided layout), unquantized, on the CPU, of a
+ * type DLPack 0.6 has: float16/32/64, bfloat16, int8..int64, uint8..uint64,
+ * complex64/128. The DLTensor filled in: `data` is the first byte of the data
+ * buffer and `byte_offset` the descriptor's byte_offset (element [0,...,0] is
+ * at `data + byte_offset`; negative strides reach below it, never below
+ * `data`); `device` {kDLCPU, 0}; `shape` the descriptor's; `strides` in
+ * elements, always filled (never NULL, also for a compact row-major tensor;
+ * negative and zero strides as the descriptor has them); `dtype` with one lane.
+ * The bytes are read-only (a file is mapped read-only): a consumer must not
+ * write to them, which DLPack 0.6 cannot express. Each DLManagedTensor is
+ * released by calling its `deleter` exactly once (DLPack's contract).
+ */
+
+/**
+ * Exports tensor `index` of `file` as a new DLPack managed tensor pointing
+ * into the file without a copy. `*out` holds a share of the file's memory (as
+ * a buffer from `hurray_file_tensor_buffer` does): it stays valid after
+ * `hurray_file_close`, until `(*out)->deleter(*out)`, which the caller (or the
+ * consumer it hands the tensor to) calls exactly once. On failure `*out` is
+ * set to NULL (when `out` is not NULL). `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` past
+ * the last tensor; `HURRAY_ERR_UNSUPPORTED`, with a message saying why, for a
+ * tensor DLPack cannot describe: a composite head, a quantized tensor, a
+ * sub-byte, bool, float8, float128 or private element type, a layout other
+ * than row-major, column-major or strided, data not on the CPU (or CPU peer
+ * memory).
+ */
+HURRAY_C_API HurrayStatus hurray_file_tensor_to_dlpack(const HurrayFile* file, uint64_t index,
+                                                       struct DLManagedTensor** out);
+
+/**
+ * Exports the tensor that `descriptor` describes, whose data buffer is
+ * `buffer` (a buffer from `hurray_buffer_from_ptr`, `hurray_file_tensor_buffer`
+ * or a stream), as a new DLPack managed tensor, without a copy.
+ * `descriptor` is only read: the caller still destroys it. On success
+ * `buffer` is consumed: the managed tensor owns it and its deleter destroys
+ * it (calling its release callback once, for caller memory); the caller must
+ * no longer use or destroy it (never pass a buffer borrowed from a
+ * `HurrayBufferList`). On failure nothing is consumed: the caller keeps the
+ * buffer and `*out` is set to NULL. The same tensors are exported as by
+ * `hurray_file_tensor_to_dlpack` (`HURRAY_ERR_UNSUPPORTED` otherwise, also
+ * when the buffer itself is not on the CPU); `HURRAY_ERR_INVALID_ARGUMENT`
+ * when the buffer holds fewer bytes than the descriptor's buffer 0 declares.
+ */
+HURRAY_C_API HurrayStatus hurray_tensor_to_dlpack(const HurrayDescriptor* descriptor, HurrayBuffer* buffer,
+                                                  struct DLManagedTensor** out);
+
 /* KV metadata of a file. Value type tags (the file format's wire tags). */
 
 /** KV value type tag: UTF-8 string. */
