@@ -288,6 +288,71 @@ HURRAY_C_API HurrayStatus hurray_file_kv_get_float64(const HurrayFile* file, con
 HURRAY_C_API HurrayStatus hurray_file_kv_get_bool(const HurrayFile* file, const char* key, size_t key_len,
                                                   uint8_t* value);
 
+/**
+ * Bytes value of a key: `*value` points to `*len` bytes, valid while the file
+ * is open (never NULL; not to be read when `*len` is 0). Errors as
+ * `hurray_file_kv_get_string`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes(const HurrayFile* file, const char* key, size_t key_len,
+                                                   const uint8_t** value, size_t* len);
+
+/**
+ * Element type (`HURRAY_KV_STRING` .. `HURRAY_KV_BYTES`) and number of
+ * elements of the array value of a key. `HURRAY_ERR_NOT_FOUND` when the key is
+ * absent, `HURRAY_ERR_TYPE_MISMATCH` when the value is not an array.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_array_info(const HurrayFile* file, const char* key, size_t key_len,
+                                                        uint8_t* element_type, size_t* count);
+
+/**
+ * Elements of an int64 array: `*values` points to `*count` elements owned by
+ * the file, valid while it is open (never NULL; not to be read when `*count`
+ * is 0). `HURRAY_ERR_NOT_FOUND` when the key is absent,
+ * `HURRAY_ERR_TYPE_MISMATCH` when the value is not an array or an array of
+ * another element type.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_int64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                         const int64_t** values, size_t* count);
+
+/** Elements of a uint64 array (as `hurray_file_kv_get_int64_array`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_uint64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                          const uint64_t** values, size_t* count);
+
+/** Elements of a float64 array (as `hurray_file_kv_get_int64_array`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_float64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                           const double** values, size_t* count);
+
+/**
+ * Elements of a bool array, copied as bytes 0 or 1 (the file does not hold
+ * them as bytes). On entry `*count` is the number of bytes `out` can hold
+ * (ignored when `out` is NULL, which holds none); on return it is the array's
+ * length. When the array is longer than that, the result is
+ * `HURRAY_ERR_BUFFER_TOO_SMALL` and nothing is written: allocate `*count`
+ * bytes and call again. Other errors as `hurray_file_kv_get_int64_array`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bool_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                        uint8_t* out, size_t* count);
+
+/**
+ * Element `index` of a string array: `*value` points to `*len` bytes of UTF-8
+ * followed by a NUL, valid while the file is open. `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`
+ * past the last element (`hurray_file_kv_get_array_info` gives the count); other
+ * errors as `hurray_file_kv_get_int64_array`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_string_array_element(const HurrayFile* file, const char* key,
+                                                                  size_t key_len, size_t index, const char** value,
+                                                                  size_t* len);
+
+/**
+ * Element `index` of a bytes array: `*value` points to `*len` bytes, valid
+ * while the file is open (never NULL; not to be read when `*len` is 0).
+ * Errors as `hurray_file_kv_get_string_array_element`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes_array_element(const HurrayFile* file, const char* key,
+                                                                 size_t key_len, size_t index, const uint8_t** value,
+                                                                 size_t* len);
+
+
 /* ------------------------------------------------------------------------ */
 /* Descriptors (same functions as the reference implementation)             */
 /* ------------------------------------------------------------------------ */
