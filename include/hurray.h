@@ -562,9 +562,10 @@ HURRAY_C_API HurrayStatus hurray_file_writer_set_bytes_array(HurrayFileWriter* w
  * content stays) and the temporary file is removed; in descriptor mode the
  * descriptor holds an incomplete file. Fails with
  * `HURRAY_ERR_INVALID_ARGUMENT` when a tensor is still open, with the
- * writer's earlier error when it has failed, `HURRAY_ERR_IO` when writing or
- * committing fails. `writer` or `*writer` NULL gives
- * `HURRAY_ERR_NULL_POINTER`.
+ * writer's earlier error when it has failed, `HURRAY_ERR_INVALID_LAYOUT` when a
+ * composite head (written from a decoded descriptor) lacks members or the KV
+ * section would exceed 4 GiB, `HURRAY_ERR_IO` when writing or committing
+ * fails. `writer` or `*writer` NULL gives `HURRAY_ERR_NULL_POINTER`.
  */
 HURRAY_C_API HurrayStatus hurray_file_writer_finish(HurrayFileWriter** writer);
 
