@@ -427,6 +427,298 @@ HURRAY_C_API HurrayStatus hurray_file_kv_get_float64(const HurrayFile* file, con
 HURRAY_C_API HurrayStatus hurray_file_kv_get_bool(const HurrayFile* file, const char* key, size_t key_len,
                                                   uint8_t* value);
 
+/**
+ * Bytes value of a key: `*value` points to `*len` bytes, valid while the file
+ * is open (never NULL; not to be read when `*len` is 0). Errors as
+ * `hurray_file_kv_get_string`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes(const HurrayFile* file, const char* key, size_t key_len,
+                                                   const uint8_t** value, size_t* len);
+
+/**
+ * Element type (`HURRAY_KV_STRING` .. `HURRAY_KV_BYTES`) and number of
+ * elements of the array value of a key. `HURRAY_ERR_NOT_FOUND` when the key is
+ * absent, `HURRAY_ERR_TYPE_MISMATCH` when the value is not an array.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_array_info(const HurrayFile* file, const char* key, size_t key_len,
+                                                        uint8_t* element_type, size_t* count);
+
+/**
+ * Elements of an int64 array: `*values` points to `*count` elements owned by
+ * the file, valid while it is open (never NULL; not to be read when `*count`
+ * is 0). `HURRAY_ERR_NOT_FOUND` when the key is absent,
+ * `HURRAY_ERR_TYPE_MISMATCH` when the value is not an array or an array of
+ * another element type.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_int64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                         const int64_t** values, size_t* count);
+
+/** Elements of a uint64 array (as `hurray_file_kv_get_int64_array`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_uint64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                          const uint64_t** values, size_t* count);
+
+/** Elements of a float64 array (as `hurray_file_kv_get_int64_array`). */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_float64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                           const double** values, size_t* count);
+
+/**
+ * Elements of a bool array, copied as bytes 0 or 1 (the file does not hold
+ * them as bytes). On entry `*count` is the number of bytes `out` can hold
+ * (ignored when `out` is NULL, which holds none); on return it is the array's
+ * length. When the array is longer than that, the result is
+ * `HURRAY_ERR_BUFFER_TOO_SMALL` and nothing is written: allocate `*count`
+ * bytes and call again. Other errors as `hurray_file_kv_get_int64_array`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bool_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                        uint8_t* out, size_t* count);
+
+/**
+ * Element `index` of a string array: `*value` points to `*len` bytes of UTF-8
+ * followed by a NUL, valid while the file is open. `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`
+ * past the last element (`hurray_file_kv_get_array_info` gives the count); other
+ * errors as `hurray_file_kv_get_int64_array`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_string_array_element(const HurrayFile* file, const char* key,
+                                                                  size_t key_len, size_t index, const char** value,
+                                                                  size_t* len);
+
+/**
+ * Element `index` of a bytes array: `*value` points to `*len` bytes, valid
+ * while the file is open (never NULL; not to be read when `*len` is 0).
+ * Errors as `hurray_file_kv_get_string_array_element`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes_array_element(const HurrayFile* file, const char* key,
+                                                                 size_t key_len, size_t index, const uint8_t** value,
+                                                                 size_t* len);
+
+/* ------------------------------------------------------------------------ */
+/* Writing files                                                            */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A plain dense row-major descriptor, as the C++ builder (`make_dense`) makes
+ * it: element type `element_type_tag` (a built-in type, e.g. 0x03 float32),
+ * `rank` dimensions read from `dims` (which may be NULL when `rank` is 0: a
+ * scalar), byte offset 0 and one CPU buffer of exactly the size the shape
+ * needs, 64-byte aligned. On success `*out` is a new handle released with
+ * `hurray_descriptor_destroy`; on failure `*out` is set to NULL.
+ * `HURRAY_ERR_INVALID_TYPE` for a tag that is not a built-in element type
+ * (reserved or private), `HURRAY_ERR_INVALID_LAYOUT` for a rank above 64 or
+ * a byte size that overflows 64 bits.
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_new_dense(uint8_t element_type_tag, uint32_t rank, const uint64_t* dims,
+                                                      HurrayDescriptor** out);
+
+/**
+ * The wire bytes of a descriptor (what `hurray_descriptor_decode` reads). It is
+ * checked strictly first; an invalid one gives that check's status. On success
+ * `*out_len` bytes are written to `out`. When `out` is NULL or `capacity` is
+ * smaller than the encoding, the result is `HURRAY_ERR_BUFFER_TOO_SMALL`,
+ * nothing is written and `*out_len` is set to the size needed: allocate it and
+ * call again. Otherwise `*out_len` is left as it was on failure.
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_encode(const HurrayDescriptor* handle, uint8_t* out, size_t capacity,
+                                                   size_t* out_len);
+
+/**
+ * The byte size of buffer `buffer` in the descriptor's buffer table: exactly
+ * the number of bytes a writer must be given for it
+ * (`hurray_file_writer_add_tensor`). `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` past the
+ * last buffer (a composite head has none).
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_buffer_size(const HurrayDescriptor* handle, uint32_t buffer,
+                                                        uint64_t* out);
+
+/**
+ * `hurray_file_writer_create*` flag: sort the index by the raw bytes of the
+ * tensor names and mark it sorted (`SORTED_INDEX`), so that readers can
+ * binary-search it. By default the index is in write order.
+ */
+#define HURRAY_FILE_WRITER_SORTED_INDEX 0x1u
+
+/**
+ * Starts an HRRYFILE container that `hurray_file_writer_finish` moves to
+ * `path` (NUL-terminated) atomically and durably: the bytes go to a new
+ * temporary file in the same directory (`.<name>.tmp-XXXXXX`), and finish
+ * fsyncs it, renames it over `path` and fsyncs the directory. Until then
+ * `path` is untouched; after a failure or `hurray_file_writer_abort` it keeps
+ * its old content (or stays absent) and the temporary file is removed.
+ * `flags`: 0 or `HURRAY_FILE_WRITER_SORTED_INDEX`; other bits give
+ * `HURRAY_ERR_INVALID_ARGUMENT`. On success `*out` is a new writer, which the
+ * caller must end with exactly one of `hurray_file_writer_finish` or
+ * `hurray_file_writer_abort` (the only ways to release it); on failure `*out`
+ * is set to NULL. `HURRAY_ERR_IO` when the temporary file cannot be created
+ * (no such directory, no permission); `HURRAY_ERR_INVALID_ARGUMENT` for a path
+ * that names no file ("", or one ending in '/').
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_create(const char* path, uint32_t flags, HurrayFileWriter** out);
+
+/**
+ * Starts an HRRYFILE container written sequentially to the open descriptor
+ * `fd` (a file, pipe or socket; never seeks; on a pipe whose reader has gone,
+ * the process's `SIGPIPE` disposition applies). The descriptor stays the
+ * caller's: the writer neither fsyncs nor closes it; close it after
+ * `hurray_file_writer_finish` or `hurray_file_writer_abort`. Bytes may be held
+ * back (up to 64 KiB) until finish. There is no atomicity: after a failure or
+ * an abort the descriptor holds an incomplete file, which the caller discards.
+ * A negative `fd` gives `HURRAY_ERR_INVALID_ARGUMENT`; flags and `*out` as for
+ * `hurray_file_writer_create`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_create_fd(int fd, uint32_t flags, HurrayFileWriter** out);
+
+/**
+ * Writes one tensor with all its data: name `name_len` bytes of UTF-8 at
+ * `name` (1 .. 65,535 bytes, unique in the file), descriptor `desc` (not
+ * taken: the caller still destroys it), and `count` buffers in the
+ * descriptor's buffer table order, `sizes[i]` bytes at `buffers[i]` (NULL
+ * only when `sizes[i]` is 0; `buffers` and `sizes` may be NULL when `count`
+ * is 0). The bytes are copied to the output before the call returns.
+ * `count` and each size must equal the descriptor's buffer count and
+ * `hurray_descriptor_buffer_size` (`HURRAY_ERR_INVALID_FILE`, the library's
+ * size mismatch, otherwise); an invalid or duplicate name gives
+ * `HURRAY_ERR_INVALID_FILE`, an invalid descriptor its check's status, a call
+ * while a tensor begun with `hurray_file_writer_begin_tensor` is open
+ * `HURRAY_ERR_INVALID_ARGUMENT`. These errors are found before anything is
+ * written and leave the writer usable. An I/O error (`HURRAY_ERR_IO`) leaves
+ * it failed: every later call returns that error; abort it.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_add_tensor(HurrayFileWriter* writer, const char* name, size_t name_len,
+                                                        const HurrayDescriptor* desc, const void* const* buffers,
+                                                        const uint64_t* sizes, uint32_t count);
+
+/**
+ * `hurray_file_writer_add_tensor` with the buffers of a buffer list (in buffer
+ * table order; each buffer's byte size is the size given): buffers from a
+ * file (`hurray_file_tensor_buffer`, to copy a tensor) or from
+ * `hurray_buffer_from_ptr`. The list and its buffers stay the caller's,
+ * unchanged. A non-empty buffer from `hurray_buffer_from_ptr` whose device tag
+ * is not CPU gives `HURRAY_ERR_INVALID_TYPE`: the writer reads host memory only.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_add_tensor_buffers(HurrayFileWriter* writer, const char* name,
+                                                                size_t name_len, const HurrayDescriptor* desc,
+                                                                const HurrayBufferList* buffers);
+
+/**
+ * Starts a tensor whose data comes in pieces (`hurray_file_writer_write`,
+ * then `hurray_file_writer_end_tensor`): writes its descriptor. Name and
+ * descriptor errors as `hurray_file_writer_add_tensor`;
+ * `HURRAY_ERR_INVALID_ARGUMENT` when a tensor is already open.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_begin_tensor(HurrayFileWriter* writer, const char* name,
+                                                          size_t name_len, const HurrayDescriptor* desc);
+
+/**
+ * Appends the next `len` bytes at `data` (NULL only when `len` is 0) of the
+ * open tensor's data: all its buffers in order, as one run (the writer inserts
+ * the padding between buffers); a piece may span buffers.
+ * `HURRAY_ERR_INVALID_ARGUMENT` when no tensor is open; `HURRAY_ERR_INVALID_FILE`
+ * when the piece is longer than what the buffers still expect (nothing of it is
+ * written and the writer stays usable).
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_write(HurrayFileWriter* writer, const void* data, size_t len);
+
+/**
+ * Ends the open tensor. `HURRAY_ERR_INVALID_ARGUMENT` when no tensor is open;
+ * `HURRAY_ERR_INVALID_FILE` when fewer bytes were written than its buffers
+ * declare, which leaves the writer failed (the missing bytes cannot be added
+ * later): every later call returns that error; abort it.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_end_tensor(HurrayFileWriter* writer);
+
+/**
+ * KV metadata, written by `hurray_file_writer_finish`. Each setter stores the
+ * value of the key given as `key_len` bytes at `key` (UTF-8, 1 .. 65,535
+ * bytes), replacing an earlier value of that key (which keeps its position;
+ * entries are otherwise in the order first set). Values are copied. Errors
+ * store nothing: an invalid key (empty, longer than 65,535 bytes, not UTF-8)
+ * gives `HURRAY_ERR_INVALID_FILE`, as an invalid tensor name does; a string
+ * that is not UTF-8, or a length or element count above 4,294,967,295 (the
+ * format's uint32 fields), `HURRAY_ERR_INVALID_ARGUMENT`. Sets a string: `len`
+ * bytes of UTF-8 at `value` (NULL only when `len` is 0).
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_string(HurrayFileWriter* writer, const char* key, size_t key_len,
+                                                        const char* value, size_t len);
+
+/** Sets an int64 value (see `hurray_file_writer_set_string`). */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_int64(HurrayFileWriter* writer, const char* key, size_t key_len,
+                                                       int64_t value);
+
+/** Sets a uint64 value (see `hurray_file_writer_set_string`). */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_uint64(HurrayFileWriter* writer, const char* key, size_t key_len,
+                                                        uint64_t value);
+
+/** Sets a float64 value, kept bit for bit (see `hurray_file_writer_set_string`). */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_float64(HurrayFileWriter* writer, const char* key, size_t key_len,
+                                                         double value);
+
+/** Sets a bool value: 0 is false, any other value true (see `hurray_file_writer_set_string`). */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_bool(HurrayFileWriter* writer, const char* key, size_t key_len,
+                                                      uint8_t value);
+
+/** Sets a bytes value: `len` bytes at `value`, NULL only when `len` is 0. */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_bytes(HurrayFileWriter* writer, const char* key, size_t key_len,
+                                                       const void* value, size_t len);
+
+/** Sets an int64 array: `count` elements at `values` (NULL only when `count` is 0). */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_int64_array(HurrayFileWriter* writer, const char* key,
+                                                             size_t key_len, const int64_t* values, size_t count);
+
+/** Sets a uint64 array (as `hurray_file_writer_set_int64_array`). */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_uint64_array(HurrayFileWriter* writer, const char* key,
+                                                              size_t key_len, const uint64_t* values, size_t count);
+
+/** Sets a float64 array (as `hurray_file_writer_set_int64_array`). */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_float64_array(HurrayFileWriter* writer, const char* key,
+                                                               size_t key_len, const double* values, size_t count);
+
+/** Sets a bool array: one byte per element, 0 false, anything else true. */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_bool_array(HurrayFileWriter* writer, const char* key,
+                                                            size_t key_len, const uint8_t* values, size_t count);
+
+/**
+ * Sets a string array: `count` UTF-8 strings, `values[i]` of `lens[i]` bytes;
+ * with `lens` NULL each `values[i]` is NUL-terminated. `values` may be NULL
+ * only when `count` is 0, `values[i]` only when `lens[i]` is 0.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_string_array(HurrayFileWriter* writer, const char* key,
+                                                              size_t key_len, const char* const* values,
+                                                              const size_t* lens, size_t count);
+
+/**
+ * Sets a bytes array: `count` byte strings, `values[i]` of `lens[i]` bytes.
+ * `values` and `lens` may be NULL only when `count` is 0, `values[i]` only
+ * when `lens[i]` is 0.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_set_bytes_array(HurrayFileWriter* writer, const char* key,
+                                                             size_t key_len, const void* const* values,
+                                                             const size_t* lens, size_t count);
+
+/**
+ * Completes the file: writes the KV section, the index and the trailer and,
+ * for `hurray_file_writer_create`, commits it (fsync, rename onto the path,
+ * fsync of the directory). Then, success or not, destroys the writer and sets
+ * `*writer` to NULL. On failure no file is left at the path (or its old
+ * content stays) and the temporary file is removed; in descriptor mode the
+ * descriptor holds an incomplete file. Fails with
+ * `HURRAY_ERR_INVALID_ARGUMENT` when a tensor is still open, with the
+ * writer's earlier error when it has failed, `HURRAY_ERR_INVALID_LAYOUT` when a
+ * composite head (written from a decoded descriptor) lacks members or the KV
+ * section would exceed 4 GiB, `HURRAY_ERR_IO` when writing or committing
+ * fails. `writer` or `*writer` NULL gives `HURRAY_ERR_NULL_POINTER`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_finish(HurrayFileWriter** writer);
+
+/**
+ * Abandons the file: destroys the writer and sets `*writer` to NULL. For
+ * `hurray_file_writer_create`, the temporary file is removed and the path is
+ * left as it was; for a descriptor, what was written stays there (the caller
+ * discards it and closes the descriptor). `*writer` NULL is a no-op
+ * (`HURRAY_OK`), so abort after finish is harmless; `writer` NULL gives
+ * `HURRAY_ERR_NULL_POINTER`. A writer must be ended by finish or abort: there
+ * is no other way to release it.
+ */
+HURRAY_C_API HurrayStatus hurray_file_writer_abort(HurrayFileWriter** writer);
+
 /* ------------------------------------------------------------------------ */
 /* Descriptors (same functions as the reference implementation)             */
 /* ------------------------------------------------------------------------ */

@@ -512,3 +512,194 @@ HURRAY_C_API HurrayStatus hurray_file_kv_get_bool(const HurrayFile* file, const 
 }
 
 }  // extern "C"
+
+// ---------------------------------------------------------------------------
+// KV getters for bytes and arrays
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// The key as KV messages show it: quoted, cut after 64 bytes.
+std::string quoted_key(std::string_view key) {
+    constexpr size_t kShown = 64;
+    return "KV '" + std::string(key.substr(0, kShown)) + (key.size() > kShown ? "...'" : "'");
+}
+
+// The elements of the array value of `key` when they are of type `want`
+// (`Vector`, the KvArray alternative of that type): kNotFound when the key
+// is absent, kTypeMismatch when the value is not an array or holds
+// elements of another type.
+template <typename Vector>
+hurray::Result<const Vector*> array_elements(const hurray::KvMetadata& kv, std::string_view key,
+                                             hurray::KvType want) {
+    auto array = kv.get_array(key);
+    if (!array.ok()) {
+        return array.error();
+    }
+    const hurray::KvArray& a = *array.value_unchecked();
+    const auto* elements = std::get_if<Vector>(&a.values);
+    if (elements == nullptr) {
+        return hurray::Error(hurray::ErrorCode::kTypeMismatch,
+                             quoted_key(key) + ": holds an array of " +
+                                 std::string(hurray::kv_type_name(static_cast<uint8_t>(a.element_type()))) +
+                                 ", not an array of " + std::string(hurray::kv_type_name(static_cast<uint8_t>(want))));
+    }
+    return elements;
+}
+
+// An array getter: checks the file and key, finds the elements of type
+// `want` and hands them to `store`, which returns the status. The output
+// pointers are checked by the caller, before.
+template <typename Vector, typename Store>
+HurrayStatus kv_array_get(const char* function, const HurrayFile* file, const char* key, size_t key_len,
+                          hurray::KvType want, Store&& store) {
+    return guarded(function, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(function, {{file, "file"}, {key, "key"}}); s != HURRAY_OK) {
+            return s;
+        }
+        // SAFETY: the caller guarantees `key_len` readable bytes at `key`.
+        auto elements = array_elements<Vector>(file->reader.kv(), std::string_view(key, key_len), want);
+        if (!elements.ok()) {
+            return fail(elements.error());
+        }
+        return store(*elements.value_unchecked());
+    });
+}
+
+// Where an empty value points: callers always get a non-NULL address.
+constexpr uint8_t kNoByte = 0;
+constexpr int64_t kNoInt64 = 0;
+constexpr uint64_t kNoUint64 = 0;
+constexpr double kNoFloat64 = 0;
+
+// A borrowed typed array getter (int64, uint64, float64): the elements of
+// the file's own vector, valid while the file is open.
+template <typename T>
+HurrayStatus kv_get_numbers(const char* function, const HurrayFile* file, const char* key, size_t key_len,
+                            hurray::KvType want, const T* empty, const T** values, size_t* count) {
+    if (const HurrayStatus s = require(function, {{values, "values"}, {count, "count"}}); s != HURRAY_OK) {
+        return s;
+    }
+    return kv_array_get<std::vector<T>>(function, file, key, key_len, want,
+                                        [&](const std::vector<T>& v) -> HurrayStatus {
+                                            *values = v.empty() ? empty : v.data();
+                                            *count = v.size();
+                                            return HURRAY_OK;
+                                        });
+}
+
+}  // namespace
+
+extern "C" {
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes(const HurrayFile* file, const char* key, size_t key_len,
+                                                   const uint8_t** value, size_t* len) {
+    if (len == nullptr) {
+        return null_argument("hurray_file_kv_get_bytes", "len");
+    }
+    return kv_get(
+        "hurray_file_kv_get_bytes", file, key, key_len, value,
+        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_bytes(k); },
+        [&](std::span<const uint8_t> bytes) {
+            // The span covers a vector held by the file: valid while it is open.
+            *value = bytes.empty() ? &kNoByte : bytes.data();
+            *len = bytes.size();
+        });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_array_info(const HurrayFile* file, const char* key, size_t key_len,
+                                                        uint8_t* element_type, size_t* count) {
+    if (count == nullptr) {
+        return null_argument("hurray_file_kv_get_array_info", "count");
+    }
+    return kv_get(
+        "hurray_file_kv_get_array_info", file, key, key_len, element_type,
+        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_array(k); },
+        [&](const hurray::KvArray* array) {
+            *element_type = static_cast<uint8_t>(array->element_type());
+            *count = array->size();
+        });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_int64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                         const int64_t** values, size_t* count) {
+    return kv_get_numbers("hurray_file_kv_get_int64_array", file, key, key_len, hurray::KvType::kInt64, &kNoInt64,
+                          values, count);
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_uint64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                          const uint64_t** values, size_t* count) {
+    return kv_get_numbers("hurray_file_kv_get_uint64_array", file, key, key_len, hurray::KvType::kUint64,
+                          &kNoUint64, values, count);
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_float64_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                           const double** values, size_t* count) {
+    return kv_get_numbers("hurray_file_kv_get_float64_array", file, key, key_len, hurray::KvType::kFloat64,
+                          &kNoFloat64, values, count);
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bool_array(const HurrayFile* file, const char* key, size_t key_len,
+                                                        uint8_t* out, size_t* count) {
+    static constexpr const char* kFn = "hurray_file_kv_get_bool_array";
+    if (const HurrayStatus s = require(kFn, {{count, "count"}}); s != HURRAY_OK) {
+        return s;
+    }
+    return kv_array_get<std::vector<bool>>(
+        kFn, file, key, key_len, hurray::KvType::kBool, [&](const std::vector<bool>& v) -> HurrayStatus {
+            const size_t capacity = out == nullptr ? 0 : *count;
+            *count = v.size();
+            if (capacity < v.size()) {
+                return fail(HURRAY_ERR_BUFFER_TOO_SMALL, kFn,
+                            "out holds " + std::to_string(capacity) + " element(s), the array has " +
+                                std::to_string(v.size()) + " (*count now holds that length)");
+            }
+            for (size_t i = 0; i < v.size(); ++i) {
+                // SAFETY: the caller guarantees `capacity` writable bytes at
+                // `out`, and i < v.size() <= capacity.
+                out[i] = v[i] ? 1 : 0;
+            }
+            return HURRAY_OK;
+        });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_string_array_element(const HurrayFile* file, const char* key,
+                                                                  size_t key_len, size_t index, const char** value,
+                                                                  size_t* len) {
+    static constexpr const char* kFn = "hurray_file_kv_get_string_array_element";
+    if (const HurrayStatus s = require(kFn, {{value, "value"}, {len, "len"}}); s != HURRAY_OK) {
+        return s;
+    }
+    return kv_array_get<std::vector<std::string>>(
+        kFn, file, key, key_len, hurray::KvType::kString, [&](const std::vector<std::string>& v) -> HurrayStatus {
+            if (index >= v.size()) {
+                return out_of_range(kFn, "array index", index, v.size());
+            }
+            // A std::string held by the file: NUL-terminated, valid while it is open.
+            *value = v[index].c_str();
+            *len = v[index].size();
+            return HURRAY_OK;
+        });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes_array_element(const HurrayFile* file, const char* key,
+                                                                 size_t key_len, size_t index, const uint8_t** value,
+                                                                 size_t* len) {
+    static constexpr const char* kFn = "hurray_file_kv_get_bytes_array_element";
+    if (const HurrayStatus s = require(kFn, {{value, "value"}, {len, "len"}}); s != HURRAY_OK) {
+        return s;
+    }
+    return kv_array_get<std::vector<std::vector<uint8_t>>>(
+        kFn, file, key, key_len, hurray::KvType::kBytes,
+        [&](const std::vector<std::vector<uint8_t>>& v) -> HurrayStatus {
+            if (index >= v.size()) {
+                return out_of_range(kFn, "array index", index, v.size());
+            }
+            // A vector held by the file: valid while it is open.
+            *value = v[index].empty() ? &kNoByte : v[index].data();
+            *len = v[index].size();
+            return HURRAY_OK;
+        });
+}
+
+}  // extern "C"
