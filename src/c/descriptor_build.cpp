@@ -61,7 +61,7 @@ HURRAY_C_API HurrayStatus hurray_descriptor_new_dense(uint8_t element_type_tag, 
             return fail(made.error());
         }
         auto handle = std::make_unique<HurrayDescriptor>(HurrayDescriptor{std::move(made).value_unchecked()});
-        *out = handle.release();
+        *out = hurray::c::publish_handle(std::move(handle));
         return HURRAY_OK;
     });
 }

@@ -84,7 +84,7 @@ HurrayStatus publish(hurray::Result<hurray::FileWriter>&& created, std::unique_p
     }
     auto handle = std::make_unique<HurrayFileWriter>(
         HurrayFileWriter{std::move(sink), std::move(created).value_unchecked()});
-    *out = handle.release();
+    *out = hurray::c::publish_handle(std::move(handle));
     return HURRAY_OK;
 }
 
@@ -539,6 +539,9 @@ HURRAY_C_API HurrayStatus hurray_file_writer_finish(HurrayFileWriter** writer) {
         if (*writer == nullptr) {
             return null_argument(kFn, "*writer");
         }
+        if (const HurrayStatus s = hurray::c::retire_handle(kFn, "*writer", *writer); s != HURRAY_OK) {
+            return s;
+        }
         // SAFETY: a live handle from hurray_file_writer_create*, finished or
         // aborted once (caller contract). Ownership moves here and the
         // caller's pointer is cleared first, so the handle is destroyed
@@ -559,6 +562,11 @@ HURRAY_C_API HurrayStatus hurray_file_writer_abort(HurrayFileWriter** writer) {
     // or finished once (caller contract). Destroying the writer removes an
     // atomic file's temporary file (AtomicFileSink never throws there) and
     // leaves a caller's descriptor open.
+    if (*writer != nullptr) {
+        if (const HurrayStatus s = hurray::c::retire_handle(kFn, "*writer", *writer); s != HURRAY_OK) {
+            return s;
+        }
+    }
     delete std::exchange(*writer, nullptr);
     return HURRAY_OK;
 }

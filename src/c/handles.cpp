@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_map>
 
@@ -44,9 +45,15 @@ struct Registry {
 };
 
 Registry& registry() noexcept {
-    // Never destroyed: handles may be released from static destructors of
-    // the program after this translation unit's statics are gone.
-    static auto* r = new Registry();
+    // Built in static storage on first use (no allocation, so this cannot
+    // fail) and never destroyed: handles may be released from static
+    // destructors of the program after this translation unit's statics are
+    // gone. An empty unordered_map allocates nothing.
+    alignas(Registry) static unsigned char storage[sizeof(Registry)];
+    // SAFETY: placement-new into storage of the right size and alignment,
+    // once (thread-safe static initialization); the object is never
+    // destroyed, so it outlives every use.
+    static Registry* const r = ::new (static_cast<void*>(storage)) Registry();
     return *r;
 }
 

@@ -252,6 +252,21 @@ static void test_destroyed_handles(void) {
     CHECK_STATUS(hurray_tensor_context_destroy(&ctx_copy), HURRAY_ERR_INTERNAL);
     CHECK(message_has("not a live HurrayTensorContext"));
     CHECK(g_owner_releases == 1);  // not released a second time
+
+    // File writer: aborted through one pointer, then finished through a copy.
+    {
+        char out_path[4096];
+        HurrayFileWriter* writer = NULL;
+        HurrayFileWriter* writer_copy;
+        join(out_path, sizeof out_path, g_tmp_dir, "c_context_dead_writer.hrry");
+        CHECK_STATUS(hurray_file_writer_create(out_path, 0, &writer), HURRAY_OK);
+        writer_copy = writer;
+        CHECK_STATUS(hurray_file_writer_abort(&writer), HURRAY_OK);
+        CHECK_STATUS(hurray_file_writer_set_int64(writer_copy, "k", 1, 1), HURRAY_ERR_INTERNAL);
+        CHECK(message_has("not a live HurrayFileWriter"));
+        CHECK_STATUS(hurray_file_writer_finish(&writer_copy), HURRAY_ERR_INTERNAL);
+        CHECK(message_has("not a live HurrayFileWriter"));
+    }
 }
 #endif
 
