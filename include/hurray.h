@@ -641,9 +641,9 @@ HURRAY_C_API HurrayStatus hurray_stream_write(HurrayWriter* writer, const void* 
 HURRAY_C_API HurrayStatus hurray_stream_end_tensor(HurrayWriter* writer);
 
 /**
- * Ends the stream: checks that it may end here (no open tensor, no composite
- * waiting for members; `HURRAY_ERR_INVALID_ARGUMENT` otherwise, writer still
- * usable) and flushes. It writes nothing: the end of the stream is the end of
+ * Ends the stream: checks that it may end here and flushes. An open tensor
+ * gives `HURRAY_ERR_INVALID_ARGUMENT`, a composite still waiting for members
+ * `HURRAY_ERR_INVALID_LAYOUT` (the writer stays usable after both). It writes nothing: the end of the stream is the end of
  * the channel. Afterwards only `hurray_stream_writer_finish` (`HURRAY_OK`
  * again) and `hurray_stream_writer_close` may be called.
  */
