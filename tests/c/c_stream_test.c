@@ -873,9 +873,16 @@ static void test_truncated(const Corpus* c) {
         if (!boundary) {
             // Sticky: every call now returns it.
             d = (HurrayDescriptor*)&g_passed;
+            HurrayBuffer* out = (HurrayBuffer*)&g_passed;
+            uint32_t pb = 0;
+            uint64_t po = 0;
+            uint64_t left = 0;
             if (hurray_stream_next(r, &d) != HURRAY_ERR_TRUNCATED || d != NULL ||
                 hurray_stream_skip(r) != HURRAY_ERR_TRUNCATED ||
                 hurray_stream_read(r, buf, sizeof buf, &got) != HURRAY_ERR_TRUNCATED ||
+                hurray_stream_read_into(r, buf, 1) != HURRAY_ERR_TRUNCATED ||
+                hurray_stream_read_buffer(r, &out) != HURRAY_ERR_TRUNCATED || out != NULL ||
+                hurray_stream_data_position(r, &pb, &po, &left) != HURRAY_ERR_TRUNCATED ||
                 strstr(hurray_last_error_message(), "truncated") == NULL) {
                 ++bad;
             }
@@ -1164,20 +1171,44 @@ static void test_io_errors(const Corpus* c) {
     hurray_stream_close(r);
 
     // 5 bytes into the first tensor's data (its descriptor_length is at byte 6).
-    src = mem_source(bytes, len, 64);
-    src.fail_at = (size_t)bytes[6] + ((size_t)bytes[7] << 8) + 5;
-    CHECK_STATUS(hurray_stream_open_callbacks(mem_read, &src, 0, &r), HURRAY_OK);
+    // Each way of reading data reports it.
     {
-        HurrayStatus s = hurray_stream_next(r, &d);
-        if (s == HURRAY_OK) {
-            hurray_descriptor_destroy(d);
-            s = hurray_stream_read_into(r, buf, (size_t)c->t[0].sizes[0]);
+        int k;
+        for (k = 0; k < 4; ++k) {
+            HurrayBuffer* out = (HurrayBuffer*)&g_passed;
+            HurrayStatus s;
+            src = mem_source(bytes, len, 64);
+            src.fail_at = (size_t)bytes[6] + ((size_t)bytes[7] << 8) + 5;
+            CHECK_STATUS(hurray_stream_open_callbacks(mem_read, &src, 0, &r), HURRAY_OK);
+            s = hurray_stream_next(r, &d);
+            CHECK(s == HURRAY_OK);
+            if (s == HURRAY_OK) {
+                hurray_descriptor_destroy(d);
+                switch (k) {
+                    case 0:
+                        CHECK_STATUS(hurray_stream_read(r, buf, sizeof buf, &got), HURRAY_OK);
+                        CHECK(got == 5);
+                        s = hurray_stream_read(r, buf, sizeof buf, &got);
+                        break;
+                    case 1:
+                        s = hurray_stream_read_into(r, buf, (size_t)c->t[0].sizes[0]);
+                        break;
+                    case 2:
+                        s = hurray_stream_read_buffer(r, &out);
+                        CHECK(out == NULL);
+                        break;
+                    default:
+                        s = hurray_stream_skip(r);
+                        break;
+                }
+            }
+            CHECK(s == HURRAY_ERR_IO);
+            CHECK_STATUS(hurray_stream_read(r, buf, sizeof buf, &got), HURRAY_ERR_IO);
+            CHECK_STATUS(hurray_stream_skip(r), HURRAY_ERR_IO);
+            CHECK(strstr(hurray_last_error_message(), "io_error") != NULL);
+            hurray_stream_close(r);
         }
-        CHECK(s == HURRAY_ERR_IO);
     }
-    CHECK_STATUS(hurray_stream_read(r, buf, sizeof buf, &got), HURRAY_ERR_IO);
-    CHECK_STATUS(hurray_stream_skip(r), HURRAY_ERR_IO);
-    hurray_stream_close(r);
 
     // A read callback that claims more than it was asked for.
     src = mem_source(bytes, len, 64);
