@@ -441,7 +441,10 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList** list);
  * Memory stays bounded whatever the tensor sizes: data goes straight between
  * the channel and the caller's memory. A reader or a writer is used by one
  * thread at a time. Errors of the channel and of the stream are sticky: after
- * one, every call on the handle returns the same status.
+ * one, every call on the handle returns the same status. The reference declares
+ * the two handle types only: the `hurray_stream_*` functions, `HurrayReadFn`,
+ * `HurrayWriteFn` and the `HURRAY_STREAM_*` flags are this library's own.
+ * Details: docs/c-api.md, "Streams".
  */
 
 /**
