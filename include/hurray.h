@@ -938,6 +938,228 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_get(const HurrayBufferList* list, u
  */
 HURRAY_C_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList** list);
 
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The streaming format (docs/stream.md): tensors back to back, each its
+ * encoded descriptor followed by its buffers' bytes, over a pipe, a socket, a
+ * file or memory, ending where the channel ends. Reading and writing block.
+ * Memory stays bounded whatever the tensor sizes: data goes straight between
+ * the channel and the caller's memory. A reader or a writer is used by one
+ * thread at a time. Errors of the channel and of the stream are sticky: after
+ * one, every call on the handle returns the same status. The reference declares
+ * the two handle types only: the `hurray_stream_*` functions, `HurrayReadFn`,
+ * `HurrayWriteFn` and the `HURRAY_STREAM_*` flags are this library's own.
+ * Details: docs/c-api.md, "Streams".
+ */
+
+/**
+ * Stream flag (`hurray_stream_open*`): permissive reading of descriptors and
+ * composites (the relaxations of docs/descriptor.md) instead of the default
+ * strict checks. Same value as `HURRAY_FILE_PERMISSIVE`.
+ */
+#define HURRAY_STREAM_PERMISSIVE 0x2u
+/**
+ * Stream flag (readers and writers): every buffer must be producer-synced
+ * (sync mode 0), as a stream that crosses machines requires; another sync
+ * mode gives `HURRAY_ERR_INVALID_LAYOUT` (reader: sticky; writer: nothing is
+ * written, the writer stays usable).
+ */
+#define HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED 0x4u
+
+/**
+ * Read callback of `hurray_stream_open_callbacks`: reads at most `len` bytes
+ * (`len` > 0) into `buf` and returns how many (at least 1, at most `len`), 0
+ * at the end of the input, or a negative value on an error (the reader then
+ * fails with `HURRAY_ERR_IO`, sticky). It may block. It is not called again
+ * after it returned 0 or a negative value. It must not unwind through the
+ * library nor call it with the same reader.
+ */
+typedef int64_t (*HurrayReadFn)(void* context, void* buf, size_t len);
+
+/**
+ * Write callback of `hurray_stream_writer_open_callbacks`: writes all `len`
+ * bytes at `data` (`len` > 0) and returns 0, or a negative value on an error
+ * (the writer then fails with `HURRAY_ERR_IO`, sticky). It may block. It must
+ * not unwind through the library nor call it with the same writer.
+ */
+typedef int32_t (*HurrayWriteFn)(void* context, const void* data, size_t len);
+
+/**
+ * Opens a stream reader on the file descriptor `fd` (a pipe, a socket, a file,
+ * standard input: 0), which stays the caller's: it is never closed, and must
+ * stay open until `hurray_stream_close`. `flags`: 0 or an OR of
+ * `HURRAY_STREAM_PERMISSIVE` and `HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED`;
+ * other bits give `HURRAY_ERR_INVALID_ARGUMENT`, as does a negative `fd`.
+ *
+ * Opening reads the first 8 bytes of the input (blocking until they arrive or
+ * the input ends; never more, and every stream that holds a tensor starts with
+ * at least 10) to tell a container from a stream: input that starts with
+ * "HRRYFILE" gives `HURRAY_ERR_WRONG_FORMAT` with a message saying it is an
+ * HRRYFILE container to open with `hurray_file_open`. A read error gives
+ * `HURRAY_ERR_IO`. Anything else is checked by `hurray_stream_next`. On
+ * success `*out` is a new handle that the caller releases with
+ * `hurray_stream_close`; on failure `*out` is set to NULL.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_open(int fd, uint32_t flags, HurrayReader** out);
+
+/**
+ * Opens a stream reader that gets its bytes from `read(context, buf, len)`
+ * (see `HurrayReadFn`); otherwise as `hurray_stream_open` (the first 8 bytes
+ * are read at once). `context` is passed as is and may be NULL.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_open_callbacks(HurrayReadFn read, void* context, uint32_t flags,
+                                                       HurrayReader** out);
+
+/**
+ * Opens a stream reader on the `len` bytes at `bytes`, without copying them:
+ * the caller keeps them alive and unchanged until `hurray_stream_close`
+ * (buffers from `hurray_stream_read_buffer` are copies and do not need them).
+ * Otherwise as `hurray_stream_open`.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_open_memory(const uint8_t* bytes, size_t len, uint32_t flags,
+                                                    HurrayReader** out);
+
+/** Releases a stream reader (NULL is a no-op). It does not close the caller's fd. */
+HURRAY_C_API void hurray_stream_close(HurrayReader* reader);
+
+/**
+ * Moves to the next tensor, skipping what is left of the current one's data,
+ * and reads its descriptor. On success `*out_desc` is a new descriptor handle
+ * owned by the caller (`hurray_descriptor_destroy`), or NULL at the clean end
+ * of the stream (the input ended on a tensor boundary, no composite open;
+ * later calls return NULL again). On failure `*out_desc` is NULL:
+ * `HURRAY_ERR_TRUNCATED` when the input ends inside a tensor, the decoder's
+ * status for a bad descriptor (`HURRAY_ERR_INVALID_MAGIC` for input that is
+ * not a stream: the message shows its first bytes; `HURRAY_ERR_VERSION_MISMATCH`,
+ * `HURRAY_ERR_INVALID_LAYOUT`, ...), `HURRAY_ERR_IO` when the fd or the read
+ * callback fails. All of them are sticky.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_next(HurrayReader* reader, HurrayDescriptor** out_desc);
+
+/**
+ * Where the next data byte of the current tensor belongs: `*out_buffer` the
+ * buffer (its index in the buffer table), `*out_offset` the offset inside it,
+ * `*out_left` how many bytes of that buffer are left (what
+ * `hurray_stream_read_into` takes). When the tensor's data is all read:
+ * buffer count, 0, 0. `HURRAY_ERR_INVALID_ARGUMENT` without a current tensor
+ * (before the first `hurray_stream_next`, after the end).
+ */
+HURRAY_C_API HurrayStatus hurray_stream_data_position(const HurrayReader* reader, uint32_t* out_buffer,
+                                                      uint64_t* out_offset, uint64_t* out_left);
+
+/**
+ * Reads the next piece of the current tensor's data into `out`: at least 1
+ * byte and at most `capacity`, never past the end of the current buffer (call
+ * again for the next one); `*out_len` is how many, 0 when the tensor's data is
+ * all read. `capacity` 0, or no current tensor, gives
+ * `HURRAY_ERR_INVALID_ARGUMENT`; the input ending here `HURRAY_ERR_TRUNCATED`.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_read(HurrayReader* reader, void* out, size_t capacity, size_t* out_len);
+
+/**
+ * Reads exactly the rest of the current buffer (`len` must be the `*out_left`
+ * of `hurray_stream_data_position`; otherwise `HURRAY_ERR_INVALID_ARGUMENT`
+ * and nothing is read) into `out`. No current tensor:
+ * `HURRAY_ERR_INVALID_ARGUMENT`.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_read_into(HurrayReader* reader, void* out, size_t len);
+
+/**
+ * Reads the next whole buffer of the current tensor (buffer table order,
+ * empty buffers included) into a new allocation and returns it as a buffer
+ * handle owned by the caller (`hurray_buffer_destroy`), independent of the
+ * reader, with the metadata its descriptor declares. `*out` is NULL (and the
+ * status `HURRAY_OK`) once every buffer of the tensor was returned or read
+ * otherwise. A buffer of which `hurray_stream_read` took a part, or one larger
+ * than 1 GiB (read it in pieces), gives `HURRAY_ERR_INVALID_ARGUMENT` with
+ * nothing read; no current tensor too. On failure `*out` is NULL.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_read_buffer(HurrayReader* reader, HurrayBuffer** out);
+
+/**
+ * Skips what is left of the current tensor's data (a regular file is skipped
+ * by seeking, other input by reading into a small stack buffer).
+ * `HURRAY_ERR_INVALID_ARGUMENT` without a current tensor.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_skip(HurrayReader* reader);
+
+/**
+ * Opens a stream writer on the file descriptor `fd` (a pipe, a socket, a file,
+ * standard output: 1), which stays the caller's: never closed; closing it (or
+ * shutting down the socket) after `hurray_stream_writer_finish` is what ends
+ * the stream. On a pipe whose reader is gone the process gets SIGPIPE unless
+ * it ignores it (then `HURRAY_ERR_IO`). `flags`: 0 or
+ * `HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED`; other bits, or a negative `fd`, give
+ * `HURRAY_ERR_INVALID_ARGUMENT`. Nothing is written yet. On success `*out` is
+ * a new handle released with `hurray_stream_writer_close`; on failure NULL.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_writer_open(int fd, uint32_t flags, HurrayWriter** out);
+
+/**
+ * Opens a stream writer that hands its bytes to `write(context, data, len)`
+ * (see `HurrayWriteFn`); otherwise as `hurray_stream_writer_open`.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_writer_open_callbacks(HurrayWriteFn write, void* context, uint32_t flags,
+                                                              HurrayWriter** out);
+
+/**
+ * Releases a stream writer (NULL is a no-op) without checking or flushing
+ * anything and without closing the caller's fd: call
+ * `hurray_stream_writer_finish` first, or the reader may find the stream torn.
+ */
+HURRAY_C_API void hurray_stream_writer_close(HurrayWriter* writer);
+
+/**
+ * Writes one tensor: its descriptor, then `count` buffers, buffer `i` being
+ * the `sizes[i]` bytes at `buffers[i]`, sent as they are (no copy). `count`
+ * and every size must be what the descriptor's buffer table declares
+ * (`HURRAY_ERR_INVALID_ARGUMENT` otherwise, nothing written); `buffers` and
+ * `sizes` may be NULL when `count` is 0 (a composite head, whose members are
+ * the tensors written after it), `buffers[i]` when `sizes[i]` is 0. Checked
+ * before any byte goes out, leaving the writer usable: the descriptor, the
+ * sizes, the composite rules, producer sync when asked for. A failing fd or
+ * callback gives `HURRAY_ERR_IO` (sticky). `HURRAY_ERR_INVALID_ARGUMENT`
+ * inside a chunked tensor or after `hurray_stream_writer_finish`.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_write_tensor(HurrayWriter* writer, const HurrayDescriptor* desc,
+                                                     const void* const* buffers, const uint64_t* sizes,
+                                                     uint32_t count);
+
+/**
+ * Starts a tensor whose data follows in pieces (`hurray_stream_write`, then
+ * `hurray_stream_end_tensor`): checks and writes its descriptor.
+ * `HURRAY_ERR_INVALID_ARGUMENT` while another tensor is open or after
+ * `hurray_stream_writer_finish`; descriptor errors as `hurray_stream_write_tensor`.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_begin_tensor(HurrayWriter* writer, const HurrayDescriptor* desc);
+
+/**
+ * Writes the next `len` bytes of the open tensor's data (its buffers in table
+ * order, as one run: a piece may span buffers), sent as they are. `data` may
+ * be NULL when `len` is 0. No open tensor, or more bytes than the tensor still
+ * expects: `HURRAY_ERR_INVALID_ARGUMENT`, nothing written, writer usable.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_write(HurrayWriter* writer, const void* data, size_t len);
+
+/**
+ * Ends the open tensor. No open tensor: `HURRAY_ERR_INVALID_ARGUMENT` (writer
+ * usable); bytes missing: `HURRAY_ERR_INVALID_ARGUMENT` and the writer fails
+ * (sticky: the stream cannot be repaired).
+ */
+HURRAY_C_API HurrayStatus hurray_stream_end_tensor(HurrayWriter* writer);
+
+/**
+ * Ends the stream: checks that it may end here and flushes. An open tensor
+ * gives `HURRAY_ERR_INVALID_ARGUMENT`, a composite still waiting for members
+ * `HURRAY_ERR_INVALID_LAYOUT` (the writer stays usable after both). It writes nothing: the end of the stream is the end of
+ * the channel. Afterwards only `hurray_stream_writer_finish` (`HURRAY_OK`
+ * again) and `hurray_stream_writer_close` may be called.
+ */
+HURRAY_C_API HurrayStatus hurray_stream_writer_finish(HurrayWriter* writer);
+
 #ifdef __cplusplus
 }
 #endif
