@@ -181,7 +181,7 @@ HurrayStatus open_reader(const char* function, std::unique_ptr<hurray::ByteSourc
                            0));
         return HURRAY_ERR_WRONG_FORMAT;
     }
-    *out = handle.release();
+    *out = hurray::c::publish_handle(std::move(handle));
     return HURRAY_OK;
 }
 
@@ -293,6 +293,9 @@ HURRAY_C_API void hurray_stream_close(HurrayReader* reader) {
     // SAFETY: `reader` is NULL or a live handle from hurray_stream_open*,
     // released once (documented). The FdSource does not own the fd, so
     // nothing is closed; destroying the reader and its sources does not throw.
+    if (reader == nullptr || hurray::c::retire_handle("hurray_stream_close", "reader", reader) != HURRAY_OK) {
+        return;  // a handle that is not live (handle checks): the message is recorded
+    }
     delete reader;
 }
 
@@ -325,7 +328,7 @@ HURRAY_C_API HurrayStatus hurray_stream_next(HurrayReader* reader, HurrayDescrip
             return HURRAY_OK;  // the clean end
         }
         auto handle = std::make_unique<HurrayDescriptor>(HurrayDescriptor{tensor->descriptor});
-        *out_desc = handle.release();
+        *out_desc = hurray::c::publish_handle(std::move(handle));
         return HURRAY_OK;
     });
 }
@@ -417,7 +420,7 @@ HURRAY_C_API HurrayStatus hurray_stream_read_buffer(HurrayReader* reader, Hurray
             return HURRAY_OK;  // every buffer was returned or read
         }
         if (b < p.buffer) {  // an empty buffer
-            *out = new_buffer(buffers[b], 0).release();
+            *out = hurray::c::publish_handle(new_buffer(buffers[b], 0));
             ++b;
             return HURRAY_OK;
         }
@@ -442,7 +445,7 @@ HURRAY_C_API HurrayStatus hurray_stream_read_buffer(HurrayReader* reader, Hurray
             return fail_stream(read.error());
         }
         ++b;
-        *out = handle.release();
+        *out = hurray::c::publish_handle(std::move(handle));
         return HURRAY_OK;
     });
 }

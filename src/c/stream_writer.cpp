@@ -71,7 +71,7 @@ HurrayStatus open_writer(const char* function, std::unique_ptr<hurray::ByteSink>
     hurray::StreamWriteOptions options;
     options.require_producer_synced = (flags & HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED) != 0;
     auto handle = std::make_unique<HurrayWriter>(std::move(sink), options);
-    *out = handle.release();
+    *out = hurray::c::publish_handle(std::move(handle));
     return HURRAY_OK;
 }
 
@@ -123,6 +123,9 @@ HURRAY_C_API void hurray_stream_writer_close(HurrayWriter* writer) {
     // SAFETY: `writer` is NULL or a live handle from hurray_stream_writer_open*,
     // released once (documented). The FdSink does not own the fd, so nothing
     // is closed; destroying the writer and its sink does not throw.
+    if (writer == nullptr || hurray::c::retire_handle("hurray_stream_writer_close", "writer", writer) != HURRAY_OK) {
+        return;  // a handle that is not live (handle checks): the message is recorded
+    }
     delete writer;
 }
 

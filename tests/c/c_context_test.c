@@ -253,6 +253,20 @@ static void test_destroyed_handles(void) {
     CHECK(message_has("not a live HurrayTensorContext"));
     CHECK(g_owner_releases == 1);  // not released a second time
 
+    // Stream reader and writer: closed twice.
+    {
+        static const uint8_t nothing[1] = {0};
+        HurrayReader* reader = NULL;
+        HurrayDescriptor* next = NULL;
+        (void)nothing;
+        CHECK_STATUS(hurray_stream_open_memory(nothing, 0, 0, &reader), HURRAY_OK);
+        hurray_stream_close(reader);
+        CHECK_STATUS(hurray_stream_next(reader, &next), HURRAY_ERR_INTERNAL);
+        CHECK(message_has("not a live HurrayReader"));
+        hurray_stream_close(reader);
+        CHECK(message_has("hurray_stream_close") && message_has("not a live HurrayReader"));
+    }
+
     // File writer: aborted through one pointer, then finished through a copy.
     {
         char out_path[4096];
