@@ -11,12 +11,16 @@
  *
  * Names, signatures, status values and semantics of the functions that also
  * exist in the reference implementation's `hurray.h` (`pgillet/hurray`,
- * `hurray-ffi`) are the same. This library's own additions: the
- * `hurray_file_*` functions and their `HURRAY_FILE_*` and `HURRAY_KV_*`
- * constants, `hurray_last_error_message`, `hurray_element_type_name`, and the
- * status codes after `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`. Not yet declared: the
- * reference's tensor context and sync handoff functions. Ownership, threading
- * and the error mapping: docs/c-api.md.
+ * `hurray-ffi`) are the same: descriptors, buffers, buffer lists, sync
+ * handoffs, tensor contexts, `hurray_c_abi_version`. This library's own
+ * additions: reading files (`hurray_file_*`, `HURRAY_FILE_*`, `HURRAY_KV_*`),
+ * writing them (`hurray_file_writer_*`, `hurray_descriptor_new_dense`,
+ * `_encode`, `_buffer_size`), streams (`hurray_stream_*`, on the reference's
+ * `HurrayReader` and `HurrayWriter` handle names), DLPack export
+ * (`hurray_file_tensor_to_dlpack`, `hurray_tensor_to_dlpack`),
+ * `hurray_last_error_message`, `hurray_element_type_name`, and the status
+ * codes after `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`. Ownership, threading and the
+ * error mapping: docs/c-api.md.
  */
 #ifndef HURRAY_H
 #define HURRAY_H
