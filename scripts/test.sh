@@ -129,6 +129,24 @@ else
     ./build/consumer-pc/hurray_c_list "$SHARED_DIR/conformance/files/basic.hrry"
     [[ "$(ldd build/consumer-pc/hurray_c_list)" == *libhurray_c.so.4* ]] ||
         { echo "hurray_c_list is not linked to the shared libhurray_c.so.4" >&2; exit 1; }
+    # The C test suite and the ABI tests, as a C user builds them: C99, GCC and Clang,
+    # against the installed header and shared library (stage 1 wrote the test files
+    # they read into build/gcc/tests).
+    for cc in gcc clang-14; do
+        echo "--- C test suite (tests/c/*.c) and ABI tests built with $cc against the install"
+        # shellcheck disable=SC2086  # the flags must be split
+        "$cc" -std=c99 -Wall -Wextra -pedantic -Werror tests/c/*.c $c_flags -pthread \
+            -Wl,-rpath,"$lib_dir" -o "build/consumer-pc/hurray_c_tests_$cc"
+        "build/consumer-pc/hurray_c_tests_$cc" "$SHARED_DIR/conformance" build/gcc/tests/c_api_kv.hrry \
+            build/gcc/tests | tail -n 1
+        for abi_dir in tests/c/abi/*/; do
+            # shellcheck disable=SC2086
+            "$cc" -std=c99 -Wall -Wextra -pedantic -Werror -I"$abi_dir" "$abi_dir/abi_test.c" $c_flags \
+                -Wl,-rpath,"$lib_dir" -o "build/consumer-pc/hurray_c_abi_test_$cc"
+            echo -n "ABI test $(basename "$abi_dir"): "
+            "build/consumer-pc/hurray_c_abi_test_$cc" "$SHARED_DIR/conformance" build/consumer-pc | tail -n 1
+        done
+    done
 
     # hurray::net (async streams on Asio) exists in GCC builds only.
     if [[ -f "$pc_dir/hurray-net.pc" ]]; then
