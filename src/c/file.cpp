@@ -117,6 +117,27 @@ HurrayStatus out_of_range(const char* function, const char* what, uint64_t index
                     std::to_string(count) + ")");
 }
 
+// Checks that `index` names a tensor of `file` (HURRAY_ERR_INDEX_OUT_OF_BOUNDS
+// otherwise).
+HurrayStatus check_tensor_index(const char* function, const HurrayFile* file, uint64_t index) {
+    const size_t count = file->reader.tensor_count();
+    return index < count ? HURRAY_OK : out_of_range(function, "tensor index", index, count);
+}
+
+// Runs `body(tensor)` on tensor `index` of `file`, after checking the index
+// and opening the tensor (its errors returned as statuses).
+template <typename Body>
+HurrayStatus with_tensor(const char* function, const HurrayFile* file, uint64_t index, Body&& body) {
+    if (const HurrayStatus s = check_tensor_index(function, file, index); s != HURRAY_OK) {
+        return s;
+    }
+    auto tensor = file->reader.tensor(static_cast<size_t>(index));
+    if (!tensor.ok()) {
+        return fail(tensor.error());
+    }
+    return body(tensor.value_unchecked());
+}
+
 // Moves an opened reader into a new handle.
 HurrayStatus publish(hurray::Result<hurray::FileReader>&& opened, HurrayFile** out) {
     *out = hurray::c::publish_handle(std::make_unique<HurrayFile>(HurrayFile{std::move(opened).value_unchecked()}));
@@ -224,9 +245,8 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_name(const HurrayFile* file, uint64
         if (const HurrayStatus s = require(kFn, {{file, "file"}, {name, "name"}, {len, "len"}}); s != HURRAY_OK) {
             return s;
         }
-        const size_t count = file->reader.tensor_count();
-        if (index >= count) {
-            return out_of_range(kFn, "tensor index", index, count);
+        if (const HurrayStatus s = check_tensor_index(kFn, file, index); s != HURRAY_OK) {
+            return s;
         }
         // The entry's std::string lives as long as the reader: NUL-terminated.
         const std::string& entry_name = file->reader.entry(static_cast<size_t>(index)).name;
@@ -266,9 +286,8 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, 
         if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
             return s;
         }
-        const size_t count = file->reader.tensor_count();
-        if (index >= count) {
-            return out_of_range(kFn, "tensor index", index, count);
+        if (const HurrayStatus s = check_tensor_index(kFn, file, index); s != HURRAY_OK) {
+            return s;
         }
         auto decoded = file->reader.descriptor(static_cast<size_t>(index));
         if (!decoded.ok()) {
@@ -291,21 +310,14 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint
         if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
             return s;
         }
-        const size_t count = file->reader.tensor_count();
-        if (index >= count) {
-            return out_of_range(kFn, "tensor index", index, count);
-        }
-        auto tensor = file->reader.tensor(static_cast<size_t>(index));
-        if (!tensor.ok()) {
-            return fail(tensor.error());
-        }
-        const hurray::FileTensor& t = tensor.value_unchecked();
-        const size_t buffers = t.buffers().size();
-        if (buffer >= buffers) {
-            return out_of_range(kFn, "buffer index", buffer, buffers);
-        }
-        *out = hurray::c::publish_handle(file_buffer(t, buffer));
-        return HURRAY_OK;
+        return with_tensor(kFn, file, index, [&](const hurray::FileTensor& t) -> HurrayStatus {
+            const size_t buffers = t.buffers().size();
+            if (buffer >= buffers) {
+                return out_of_range(kFn, "buffer index", buffer, buffers);
+            }
+            *out = hurray::c::publish_handle(file_buffer(t, buffer));
+            return HURRAY_OK;
+        });
     });
 }
 
@@ -320,30 +332,23 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffers(const HurrayFile* file, uin
         if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
             return s;
         }
-        const size_t count = file->reader.tensor_count();
-        if (index >= count) {
-            return out_of_range(kFn, "tensor index", index, count);
-        }
-        auto tensor = file->reader.tensor(static_cast<size_t>(index));
-        if (!tensor.ok()) {
-            return fail(tensor.error());
-        }
-        const hurray::FileTensor& t = tensor.value_unchecked();
-        const size_t buffers = t.buffers().size();
-        // The buffers are built first, then handed out together: on failure
-        // nothing is published and the unique_ptrs free what was made.
-        std::vector<std::unique_ptr<HurrayBuffer>> made;
-        made.reserve(buffers);
-        for (size_t i = 0; i < buffers; ++i) {
-            made.push_back(file_buffer(t, static_cast<uint32_t>(i)));
-        }
-        auto list = std::make_unique<HurrayBufferList>();
-        list->buffers.reserve(buffers);
-        for (auto& b : made) {
-            list->buffers.push_back(hurray::c::publish_handle(std::move(b)));
-        }
-        *out = hurray::c::publish_handle(std::move(list));
-        return HURRAY_OK;
+        return with_tensor(kFn, file, index, [&](const hurray::FileTensor& t) -> HurrayStatus {
+            const size_t buffers = t.buffers().size();
+            // The buffers are built first, then handed out together: on failure
+            // nothing is published and the unique_ptrs free what was made.
+            std::vector<std::unique_ptr<HurrayBuffer>> made;
+            made.reserve(buffers);
+            for (size_t i = 0; i < buffers; ++i) {
+                made.push_back(file_buffer(t, static_cast<uint32_t>(i)));
+            }
+            auto list = std::make_unique<HurrayBufferList>();
+            list->buffers.reserve(buffers);
+            for (auto& b : made) {
+                list->buffers.push_back(hurray::c::publish_handle(std::move(b)));
+            }
+            *out = hurray::c::publish_handle(std::move(list));
+            return HURRAY_OK;
+        });
     });
 }
 
@@ -354,41 +359,34 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_to_float32(const HurrayFile* file, 
         if (const HurrayStatus s = require(kFn, {{file, "file"}, {out_count, "out_count"}}); s != HURRAY_OK) {
             return s;
         }
-        const size_t count = file->reader.tensor_count();
-        if (index >= count) {
-            return out_of_range(kFn, "tensor index", index, count);
-        }
-        auto tensor = file->reader.tensor(static_cast<size_t>(index));
-        if (!tensor.ok()) {
-            return fail(tensor.error());
-        }
-        const hurray::FileTensor& t = tensor.value_unchecked();
-        auto elements = hurray::element_count(t.descriptor().shape);
-        if (!elements.ok()) {
-            return fail(elements.error());
-        }
-        const uint64_t n = elements.value_unchecked();
-        *out_count = n;
-        if ((out == nullptr && n > 0) || capacity < n) {
-            return fail(HURRAY_ERR_BUFFER_TOO_SMALL, kFn,
-                        "tensor " + std::to_string(index) + " has " + std::to_string(n) +
-                            " elements; capacity is " + std::to_string(out == nullptr ? 0 : capacity));
-        }
-        auto values = t.to_float32();
-        if (!values.ok()) {
-            return fail(values.error());
-        }
-        const std::vector<float>& v = values.value_unchecked();
-        if (v.size() != n) {
-            return fail(HURRAY_ERR_INTERNAL, kFn, "to_float32 gave " + std::to_string(v.size()) +
-                                                      " values for " + std::to_string(n) + " elements");
-        }
-        if (n > 0) {
-            // SAFETY: `out` has room for `capacity` >= n floats (caller
-            // contract, checked above).
-            std::memcpy(out, v.data(), v.size() * sizeof(float));
-        }
-        return HURRAY_OK;
+        return with_tensor(kFn, file, index, [&](const hurray::FileTensor& t) -> HurrayStatus {
+            auto elements = hurray::element_count(t.descriptor().shape);
+            if (!elements.ok()) {
+                return fail(elements.error());
+            }
+            const uint64_t n = elements.value_unchecked();
+            *out_count = n;
+            if ((out == nullptr && n > 0) || capacity < n) {
+                return fail(HURRAY_ERR_BUFFER_TOO_SMALL, kFn,
+                            "tensor " + std::to_string(index) + " has " + std::to_string(n) +
+                                " elements; capacity is " + std::to_string(out == nullptr ? 0 : capacity));
+            }
+            auto values = t.to_float32();
+            if (!values.ok()) {
+                return fail(values.error());
+            }
+            const std::vector<float>& v = values.value_unchecked();
+            if (v.size() != n) {
+                return fail(HURRAY_ERR_INTERNAL, kFn, "to_float32 gave " + std::to_string(v.size()) +
+                                                          " values for " + std::to_string(n) + " elements");
+            }
+            if (n > 0) {
+                // SAFETY: `out` has room for `capacity` >= n floats (caller
+                // contract, checked above).
+                std::memcpy(out, v.data(), v.size() * sizeof(float));
+            }
+            return HURRAY_OK;
+        });
     });
 }
 
@@ -399,9 +397,8 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor_bytes(const HurrayFile* 
         if (const HurrayStatus s = require(kFn, {{file, "file"}, {out_len, "out_len"}}); s != HURRAY_OK) {
             return s;
         }
-        const size_t count = file->reader.tensor_count();
-        if (index >= count) {
-            return out_of_range(kFn, "tensor index", index, count);
+        if (const HurrayStatus s = check_tensor_index(kFn, file, index); s != HURRAY_OK) {
+            return s;
         }
         auto bytes = file->reader.descriptor_bytes(static_cast<size_t>(index));
         if (!bytes.ok()) {
