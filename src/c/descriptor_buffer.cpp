@@ -10,6 +10,8 @@
 #include <string>
 
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/layout.hpp"
+#include "hurray/core/quantization.hpp"
 
 using hurray::c::fail;
 using hurray::c::guarded;
@@ -37,6 +39,28 @@ HurrayStatus read_field(const char* function, const Handle* handle, Out* out, co
         return HURRAY_OK;
     });
 }
+
+// The 256 names of a tag byte as NUL-terminated strings, built once (by a
+// thread-safe static). Only allocation can fail: then every name is "".
+class NameTable {
+public:
+    template <typename NameOf>
+    explicit NameTable(NameOf&& name_of) noexcept {
+        try {
+            for (size_t t = 0; t < text_.size(); ++t) {
+                text_[t] = std::string(name_of(static_cast<uint8_t>(t)));
+            }
+            ok_ = true;
+        } catch (...) {
+            ok_ = false;
+        }
+    }
+    const char* operator[](uint8_t tag) const noexcept { return ok_ ? text_[tag].c_str() : ""; }
+
+private:
+    std::array<std::string, 256> text_{};
+    bool ok_ = false;
+};
 
 }  // namespace
 
@@ -91,25 +115,28 @@ HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescrip
 }
 
 HURRAY_C_API const char* hurray_element_type_name(uint8_t tag) {
-    // The names as NUL-terminated strings, built once (thread-safe static
-    // initialisation). Only allocation can fail: then every name is "".
-    struct Names {
-        std::array<std::string, 256> text;
-        bool ok = false;
-    };
-    static const Names names = [] {
-        Names n;
-        try {
-            for (size_t t = 0; t < n.text.size(); ++t) {
-                n.text[t] = std::string(hurray::type_name(static_cast<hurray::ElementType>(t)));
-            }
-            n.ok = true;
-        } catch (...) {
-            n.ok = false;
-        }
-        return n;
-    }();
-    return names.ok ? names.text[tag].c_str() : "";
+    static const NameTable names(
+        [](uint8_t t) { return hurray::type_name(static_cast<hurray::ElementType>(t)); });
+    return names[tag];
+}
+
+HURRAY_C_API const char* hurray_layout_name(uint8_t tag) {
+    static const NameTable names([](uint8_t t) { return hurray::layout_name(t); });
+    return names[tag];
+}
+
+HURRAY_C_API const char* hurray_quantization_scheme_name(uint8_t tag) {
+    static const NameTable names([](uint8_t t) { return hurray::scheme_name(t); });
+    return names[tag];
+}
+
+HURRAY_C_API HurrayStatus hurray_descriptor_quantization_scheme(const HurrayDescriptor* handle,
+                                                                int32_t* out_scheme) {
+    return read_field("hurray_descriptor_quantization_scheme", handle, out_scheme, "out_scheme",
+                      [](const HurrayDescriptor& d) -> int32_t {
+                          return d.descriptor.quantization ? hurray::scheme_tag(d.descriptor.quantization->scheme)
+                                                           : -1;
+                      });
 }
 
 HURRAY_C_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor* handle, uint8_t* out_tag) {

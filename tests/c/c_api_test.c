@@ -379,6 +379,52 @@ static void test_to_float32(uint32_t flags) {
     hurray_file_close(file);
 }
 
+// Tag names and the quantization scheme accessor.
+static void test_names_and_quantization(void) {
+    char path[4096];
+    size_t len = 0;
+    uint8_t* bytes;
+    HurrayDescriptor* d = NULL;
+    int32_t scheme = 7;
+    CHECK(strcmp(hurray_element_type_name(0x03), "float32") == 0);
+    CHECK(strcmp(hurray_element_type_name(0x00), "") == 0);
+    CHECK(strcmp(hurray_layout_name(0x01), "row_major") == 0);
+    CHECK(strcmp(hurray_layout_name(0x03), "strided") == 0);
+    CHECK(strcmp(hurray_layout_name(0x00), "") == 0);
+    CHECK(strcmp(hurray_layout_name(0xFF), "") == 0);
+    CHECK(strcmp(hurray_quantization_scheme_name(0x00), "") == 0 ||
+          strlen(hurray_quantization_scheme_name(0x00)) > 0);  // any static string
+    CHECK(strcmp(hurray_quantization_scheme_name(0xFF), "") == 0);
+
+    // Not quantized: -1.
+    join(path, sizeof path, g_conformance_dir, "descriptors/row_major_f32_3x4.bin");
+    bytes = read_all(path, &len);
+    CHECK(bytes != NULL);
+    if (bytes != NULL) {
+        CHECK_STATUS(hurray_descriptor_decode(bytes, (uintptr_t)len, &d), HURRAY_OK);
+        CHECK_STATUS(hurray_descriptor_quantization_scheme(d, &scheme), HURRAY_OK);
+        CHECK(scheme == -1);
+        CHECK_NULL_ARG(hurray_descriptor_quantization_scheme(NULL, &scheme));
+        CHECK_NULL_ARG(hurray_descriptor_quantization_scheme(d, NULL));
+        CHECK_STATUS(hurray_descriptor_destroy(d), HURRAY_OK);
+        free(bytes);
+    }
+    // Quantized (per-block affine int4): its scheme, which has a name.
+    join(path, sizeof path, g_conformance_dir, "descriptors/quant_per_block_int4_128x128.bin");
+    bytes = read_all(path, &len);
+    CHECK(bytes != NULL);
+    if (bytes != NULL) {
+        CHECK_STATUS(hurray_descriptor_decode(bytes, (uintptr_t)len, &d), HURRAY_OK);
+        CHECK_STATUS(hurray_descriptor_quantization_scheme(d, &scheme), HURRAY_OK);
+        CHECK(scheme >= 0 && scheme <= 255);
+        if (scheme >= 0) {
+            CHECK(strcmp(hurray_quantization_scheme_name((uint8_t)scheme), "per_block_affine") == 0);
+        }
+        CHECK_STATUS(hurray_descriptor_destroy(d), HURRAY_OK);
+        free(bytes);
+    }
+}
+
 static void test_flags(void) {
     HurrayFile* file = (HurrayFile*)&g_passed;  // any non-NULL value
     char path[4096];
@@ -886,6 +932,7 @@ int main(int argc, char** argv) {
     test_tensor_buffers_and_bytes(HURRAY_FILE_NO_MMAP);
     test_to_float32(0);
     test_to_float32(HURRAY_FILE_NO_MMAP);
+    test_names_and_quantization();
     test_flags();
     test_open_memory();
     test_bad_files();
