@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/layout.hpp"
@@ -44,8 +45,7 @@ HurrayStatus read_field(const char* function, const Handle* handle, Out* out, co
 // thread-safe static). Only allocation can fail: then every name is "".
 class NameTable {
 public:
-    template <typename NameOf>
-    explicit NameTable(NameOf&& name_of) noexcept {
+    explicit NameTable(std::string_view (*name_of)(uint8_t)) noexcept {
         try {
             for (size_t t = 0; t < text_.size(); ++t) {
                 text_[t] = std::string(name_of(static_cast<uint8_t>(t)));
@@ -116,17 +116,17 @@ HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescrip
 
 HURRAY_C_API const char* hurray_element_type_name(uint8_t tag) {
     static const NameTable names(
-        [](uint8_t t) { return hurray::type_name(static_cast<hurray::ElementType>(t)); });
+        [](uint8_t t) -> std::string_view { return hurray::type_name(static_cast<hurray::ElementType>(t)); });
     return names[tag];
 }
 
 HURRAY_C_API const char* hurray_layout_name(uint8_t tag) {
-    static const NameTable names([](uint8_t t) { return hurray::layout_name(t); });
+    static const NameTable names([](uint8_t t) -> std::string_view { return hurray::layout_name(t); });
     return names[tag];
 }
 
 HURRAY_C_API const char* hurray_quantization_scheme_name(uint8_t tag) {
-    static const NameTable names([](uint8_t t) { return hurray::scheme_name(t); });
+    static const NameTable names([](uint8_t t) -> std::string_view { return hurray::scheme_name(t); });
     return names[tag];
 }
 
