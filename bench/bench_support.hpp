@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <optional>
 #include <span>
 #include <utility>
@@ -28,6 +30,37 @@ namespace hurray_bench {
 /// Seconds on the steady clock.
 inline double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// A file path for `name` in $TMPDIR (else /tmp), unique to this process.
+inline std::string tmp_path(const std::string& name) {
+    const char* dir = std::getenv("TMPDIR");
+    std::string s(dir != nullptr && *dir != '\0' ? dir : "/tmp");
+    s.append("/hurray_bench_");
+    s.append(std::to_string(static_cast<uint64_t>(getpid())));
+    s.append("_");
+    s.append(name);
+    return s;
+}
+
+/// The sum of the 64-bit words of the `n` bytes at `p` (two accumulators; tail
+/// bytes added one by one): the consume loop of the read benchmarks.
+inline uint64_t sum_words(const uint8_t* p, size_t n) {
+    uint64_t s0 = 0;
+    uint64_t s1 = 0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint64_t a = 0;
+        uint64_t b = 0;
+        std::memcpy(&a, p + i, 8);
+        std::memcpy(&b, p + i + 8, 8);
+        s0 += a;
+        s1 += b;
+    }
+    for (; i < n; ++i) {
+        s0 += p[i];
+    }
+    return s0 + s1;
 }
 
 /// The positive integer in environment variable `name`, else `fallback` (sizes in MiB).

@@ -55,35 +55,10 @@ using hurray_bench::now_s;
 
 constexpr uint64_t kTensors = 64;
 
-std::string tmp_file(const char* name) {
-    const char* dir = std::getenv("TMPDIR");
-    std::string s(dir != nullptr && *dir != '\0' ? dir : "/tmp");
-    s.append("/hurray_bench_");
-    s.append(std::to_string(static_cast<uint64_t>(getpid())));
-    s.append("_");
-    s.append(name);
-    return s;
-}
+std::string tmp_file(const char* name) { return hurray_bench::tmp_path(name); }
 
-/// The consume loop of all three paths: the sum of the 64-bit words of the
-/// `n` bytes at `p` (two accumulators; tail bytes added one by one).
-uint64_t consume(const uint8_t* p, size_t n) {
-    uint64_t s0 = 0;
-    uint64_t s1 = 0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        uint64_t a = 0;
-        uint64_t b = 0;
-        std::memcpy(&a, p + i, 8);
-        std::memcpy(&b, p + i + 8, 8);
-        s0 += a;
-        s1 += b;
-    }
-    for (; i < n; ++i) {
-        s0 += p[i];
-    }
-    return s0 + s1;
-}
+/// The consume loop of all three paths.
+constexpr auto consume = hurray_bench::sum_words;
 
 /// Writes `count` uint8 tensors of `bytes_each` bytes with the C++ writer.
 bool write_file(const std::string& path, uint64_t count, uint64_t bytes_each) {

@@ -51,35 +51,12 @@ std::string numbered(const char* prefix, uint64_t n) {
     return s;
 }
 
-std::string tmp_path(const std::string& name) {
-    const char* dir = std::getenv("TMPDIR");
-    std::string s(dir != nullptr && *dir != '\0' ? dir : "/tmp");
-    s.append(numbered("/hurray_bench_", static_cast<uint64_t>(getpid())));
-    s.append("_");
-    s.append(name);
-    return s;
-}
+using hurray_bench::tmp_path;
 
 uint64_t file_mib() { return hurray_bench::env_mib("HURRAY_BENCH_FILE_MIB", 1024); }
 
-/// Sum of the 64-bit words of `bytes` (tail bytes added one by one).
-uint64_t sum_bytes(const uint8_t* p, size_t n) {
-    uint64_t s0 = 0;
-    uint64_t s1 = 0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        uint64_t a = 0;
-        uint64_t b = 0;
-        std::memcpy(&a, p + i, 8);
-        std::memcpy(&b, p + i + 8, 8);
-        s0 += a;
-        s1 += b;
-    }
-    for (; i < n; ++i) {
-        s0 += p[i];
-    }
-    return s0 + s1;
-}
+using sum_bytes_fn = uint64_t (*)(const uint8_t*, size_t);
+constexpr sum_bytes_fn sum_bytes = hurray_bench::sum_words;
 
 /// A read-only mapping of a whole file (the raw limits' access path).
 class RawMapping {

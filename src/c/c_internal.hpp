@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 #include <new>
+#include <span>
 #include <string_view>
 
 #include "hurray/core/result.hpp"
@@ -191,6 +192,19 @@ inline HurrayStatus require(const char* function, std::initializer_list<Arg> arg
             }
         }
     }
+    return HURRAY_OK;
+}
+
+/// The `len` bytes at `data` as a span, in `out`: `data` may be NULL only when
+/// `len` is 0 (otherwise `HURRAY_ERR_NULL_POINTER` naming `name`).
+inline HurrayStatus byte_arg(const char* function, const void* data, size_t len, const char* name,
+                             std::span<const uint8_t>& out) noexcept {
+    if (len > 0 && data == nullptr) {
+        return null_argument(function, name);
+    }
+    // SAFETY: the caller of the C function guarantees `len` readable bytes at
+    // `data` (non-NULL when len > 0, checked above); an empty span never reads.
+    out = std::span<const uint8_t>(static_cast<const uint8_t*>(data), len);
     return HURRAY_OK;
 }
 

@@ -311,14 +311,10 @@ HURRAY_C_API HurrayStatus hurray_file_writer_write(HurrayFileWriter* writer, con
         if (const HurrayStatus s = require(kFn, {{writer, "writer"}}); s != HURRAY_OK) {
             return s;
         }
-        if (len > 0) {
-            if (const HurrayStatus s = require(kFn, {{data, "data"}}); s != HURRAY_OK) {
-                return s;
-            }
+        std::span<const uint8_t> piece;
+        if (const HurrayStatus s = hurray::c::byte_arg(kFn, data, len, "data", piece); s != HURRAY_OK) {
+            return s;
         }
-        // SAFETY: the caller guarantees `len` readable bytes at `data`
-        // (non-NULL when len > 0); an empty span never reads.
-        const std::span<const uint8_t> piece(static_cast<const uint8_t*>(data), len);
         return to_status(writer->writer.write_data(piece));
     });
 }

@@ -185,17 +185,13 @@ HURRAY_C_API HurrayStatus hurray_stream_write(HurrayWriter* writer, const void* 
         if (const HurrayStatus s = require(kFn, {{writer, "writer"}}); s != HURRAY_OK) {
             return s;
         }
-        if (len > 0) {
-            if (const HurrayStatus s = require(kFn, {{data, "data"}}); s != HURRAY_OK) {
-                return s;
-            }
+        std::span<const uint8_t> piece;
+        if (const HurrayStatus s = hurray::c::byte_arg(kFn, data, len, "data", piece); s != HURRAY_OK) {
+            return s;
         }
         if (const HurrayStatus s = require_open(kFn, *writer); s != HURRAY_OK) {
             return s;
         }
-        // SAFETY: the caller guarantees `len` readable bytes at `data` (which
-        // may be NULL only when `len` is 0: an empty span).
-        const std::span<const uint8_t> piece(static_cast<const uint8_t*>(data), len);
         return status_of(writer->writer.write_data(piece));
     });
 }
