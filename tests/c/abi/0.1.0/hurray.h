@@ -748,6 +748,26 @@ HURRAY_C_API HurrayStatus hurray_descriptor_element_type_tag(const HurrayDescrip
  */
 HURRAY_C_API const char* hurray_element_type_name(uint8_t tag);
 
+/**
+ * The format's name of a layout tag ("row_major", "strided", "csr", ...), or
+ * "" for a tag without one. Infallible; the string is static. (This library's
+ * own addition.)
+ */
+HURRAY_C_API const char* hurray_layout_name(uint8_t tag);
+
+/**
+ * The format's name of a quantization scheme tag, or "" for a tag without
+ * one. Infallible; the string is static. (This library's own addition.)
+ */
+HURRAY_C_API const char* hurray_quantization_scheme_name(uint8_t tag);
+
+/**
+ * The quantization scheme tag of a quantized tensor (0 .. 255), or -1 when
+ * the descriptor has no quantization section. (This library's own addition.)
+ */
+HURRAY_C_API HurrayStatus hurray_descriptor_quantization_scheme(const HurrayDescriptor* handle,
+                                                                int32_t* out_scheme);
+
 /** The layout tag byte (e.g. 0x01 row-major). */
 HURRAY_C_API HurrayStatus hurray_descriptor_layout_tag(const HurrayDescriptor* handle, uint8_t* out_tag);
 
