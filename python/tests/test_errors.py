@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Bad input raises the right exception class, with code and offset; never a crash."""
+
+import numpy as np
+import pytest
+
+import hurray
+
+
+def test_hierarchy():
+    assert issubclass(hurray.FileError, (hurray.HurrayError, OSError))
+    assert issubclass(hurray.StreamError, (hurray.HurrayError, OSError))
+    assert issubclass(hurray.InvalidDescriptorError, hurray.HurrayError)
+    assert issubclass(hurray.InvalidDescriptorError, ValueError)
+    assert issubclass(hurray.BufferError, ValueError)
+    assert issubclass(hurray.UnsupportedError, NotImplementedError)
+    assert issubclass(hurray.InvalidArgumentError, ValueError)
+    assert issubclass(hurray.InternalError, RuntimeError)
+    for cls in (hurray.FileError, hurray.StreamError, hurray.InvalidDescriptorError, hurray.BufferError,
+                hurray.UnsupportedError, hurray.InvalidArgumentError, hurray.InternalError):
+        assert issubclass(cls, hurray.HurrayError)
+
+
+def load_everything(path):
+    """Opens `path` and reads every tensor, its info and the KV."""
+    with hurray.open(path) as f:
+        f.metadata()
+        for name in f.keys():
+            f.info(name)
+            f.get_tensor(name).sum()
+
+
+def sample_file(tmp_path):
+    path = tmp_path / "good.hrry"
+    hurray.save(path, {"w": np.arange(24, dtype=np.float32).reshape(4, 6), "flags": np.ones(5, bool),
+                       "c": np.arange(3, dtype=np.complex64)}, kv={"name": "x", "list": [1, 2]})
+    return path
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", b"HRRYFILE", b"\x00" * 4096, b"HRRYFILE" + b"\xff" * 200])
+def test_garbage_files_raise_file_error(tmp_path, content):
+    path = tmp_path / "bad.hrry"
+    path.write_bytes(content)
+    with pytest.raises(hurray.FileError) as info:
+        hurray.load(path)
+    assert str(path) in str(info.value)
+    assert isinstance(info.value.code, str)
+    assert info.value.offset is None or isinstance(info.value.offset, int)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(hurray.FileError, match="io_error"):
+        hurray.open(tmp_path / "missing.hrry")
+    with pytest.raises(hurray.FileError):
+        hurray.open(tmp_path)
+
+
+def interesting_positions(data):
+    """Every position within 16 bytes of a non-zero byte (headers, descriptors,
+    index, KV, trailer, data), and every 512th of the zero padding between."""
+    nonzero = [i for i, b in enumerate(data) if b]
+    near = set()
+    for i in nonzero:
+        near.update(range(max(0, i - 16), min(len(data), i + 17)))
+    near.update(range(0, len(data), 512))
+    return sorted(near)
+
+
+def test_every_truncation_raises(tmp_path):
+    data = sample_file(tmp_path).read_bytes()
+    path = tmp_path / "cut.hrry"
+    for size in interesting_positions(data):
+        path.write_bytes(data[:size])
+        with pytest.raises(hurray.HurrayError):
+            load_everything(path)
+
+
+def test_every_corrupted_byte_raises_or_reads(tmp_path):
+    data = sample_file(tmp_path).read_bytes()
+    path = tmp_path / "flip.hrry"
+    seen = set()
+    for pos in interesting_positions(data):
+        corrupted = bytearray(data)
+        corrupted[pos] ^= 0x5A
+        path.write_bytes(bytes(corrupted))
+        try:
+            load_everything(path)
+        except hurray.HurrayError as e:
+            seen.add(type(e))
+            assert e.code is not None, str(e)
+            assert str(path) in str(e)
+    assert hurray.FileError in seen
+    assert hurray.InvalidDescriptorError in seen or hurray.BufferError in seen or hurray.UnsupportedError in seen
+
+
+def test_descriptor_errors_name_the_tensor(tmp_path):
+    data = sample_file(tmp_path).read_bytes()
+    path = tmp_path / "desc.hrry"
+    messages = []
+    for pos in interesting_positions(data):
+        corrupted = bytearray(data)
+        corrupted[pos] ^= 0xFF
+        path.write_bytes(bytes(corrupted))
+        try:
+            f = hurray.open(path)
+        except hurray.HurrayError:
+            continue  # the container itself is broken or unsupported: no tensor to name
+        try:
+            for name in f.keys():
+                f.info(name)
+        except (hurray.InvalidDescriptorError, hurray.BufferError, hurray.UnsupportedError) as e:
+            messages.append(str(e))
+    assert messages
+    assert all("tensor '" in m for m in messages)
