@@ -73,6 +73,8 @@ def load(path, names=None):
     what is loaded; a name the file lacks raises KeyError. Bool tensors and
     other layouts are copied (Hurray packs bools 8 per byte).
     """
+    if isinstance(names, (str, bytes)):
+        raise TypeError("names must be an iterable of tensor names, not a single name")
     with open(path) as f:
         wanted = f.keys() if names is None else list(names)
         return {name: f.get_tensor(name) for name in wanted}

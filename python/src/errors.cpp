@@ -107,7 +107,9 @@ void raise_error(const Error& error, Where where, std::string_view context) {
         throw std::bad_alloc();  // pybind11 turns it into MemoryError
     }
     std::string message;
-    if (!context.empty()) {
+    // The context is left out when the library's message already says it (file
+    // errors name the path themselves).
+    if (!context.empty() && error.message().find(context) == std::string::npos) {
         message.append(context);
         message.append(": ");
     }

@@ -112,3 +112,23 @@ def test_descriptor_errors_name_the_tensor(tmp_path):
             messages.append(str(e))
     assert messages
     assert all("tensor '" in m for m in messages)
+
+
+def test_types_without_a_numpy_dtype_are_described_but_not_loaded(tmp_path):
+    # float16 and int16 files differ in the descriptor's element type tag only;
+    # setting that byte to bfloat16's tag (0x02) gives a valid bfloat16 tensor.
+    a, b = tmp_path / "a.hrry", tmp_path / "b.hrry"
+    hurray.save(a, {"x": np.zeros((2, 3), np.float16)})
+    hurray.save(b, {"x": np.zeros((2, 3), np.int16)})
+    da, db = a.read_bytes(), b.read_bytes()
+    diff = [i for i in range(len(da)) if da[i] != db[i]]
+    assert len(diff) == 1 and da[diff[0]] == 0x01 and db[diff[0]] == 0x12
+    patched = bytearray(da)
+    patched[diff[0]] = 0x02
+    path = tmp_path / "bf16.hrry"
+    path.write_bytes(bytes(patched))
+    with hurray.open(path) as f:
+        info = f.info("x")
+        assert info["dtype"] == "bfloat16" and info["numpy_dtype"] is None and info["shape"] == (2, 3)
+        with pytest.raises(hurray.UnsupportedError, match="tensor 'x'.*bfloat16"):
+            f.get_tensor("x")

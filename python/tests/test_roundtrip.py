@@ -90,6 +90,9 @@ def test_names_filter(tmp_path):
     assert list(got) == ["c", "a"]
     np.testing.assert_array_equal(got["c"], np.arange(3))
     assert hurray.load(path, names=[]) == {}
+    assert list(hurray.load(path, names=(n for n in ["b"]))) == ["b"]
+    with pytest.raises(TypeError):
+        hurray.load(path, names="a")
     with pytest.raises(KeyError):
         hurray.load(path, names=["a", "missing"])
 
