@@ -4,8 +4,7 @@
 set(_hurray_python_default OFF)
 set(_hurray_python_why "")
 if(HURRAY_SANITIZE OR HURRAY_COVERAGE)
-    set(_hurray_python_why "HURRAY_SANITIZE/HURRAY_COVERAGE is on (an instrumented extension cannot be "
-                           "loaded into the uninstrumented interpreter)")
+    set(_hurray_python_why "HURRAY_SANITIZE/HURRAY_COVERAGE is on (an instrumented extension cannot be loaded into the uninstrumented interpreter)")
 else()
     if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
         set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python 3 interpreter the module is built for")
