@@ -101,11 +101,15 @@ def save(path, tensors, kv=None):
     arrays are converted. ``kv`` values: str, int, float, bool, bytes, or a
     list of one of those.
     """
+    names, arrays = _savable(tensors)
+    _hurray.save(_os.fspath(path), names, arrays, kv)
+
+
+def _savable(tensors):
     if not isinstance(tensors, dict):
         raise TypeError(f"tensors must be a dict of str to numpy arrays, not {type(tensors).__name__}")
     names = list(tensors.keys())
-    arrays = [_as_savable(name, tensors[name]) for name in names]
-    _hurray.save(_os.fspath(path), names, arrays, kv)
+    return names, [_as_savable(name, tensors[name]) for name in names]
 
 
 from ._safetensors import safe_open  # noqa: E402

@@ -6,11 +6,13 @@
     tensors = load_file("model.hrry")
 """
 
+from . import _hurray
+from . import _savable
 from . import load as _load
 from . import save as _save
 from ._safetensors import kv_from_metadata as _kv_from_metadata
 
-__all__ = ["load_file", "save_file"]
+__all__ = ["load", "load_file", "save", "save_file"]
 
 
 def save_file(tensor_dict, filename, metadata=None):
@@ -21,3 +23,16 @@ def save_file(tensor_dict, filename, metadata=None):
 def load_file(filename):
     """Loads every tensor as a dict of name to read-only numpy array (zero-copy for dense data)."""
     return _load(filename)
+
+
+def save(tensor_dict, metadata=None):
+    """The bytes of an HRRYFILE holding the arrays (safetensors' ``save``)."""
+    names, arrays = _savable(tensor_dict)
+    return _hurray.save_bytes(names, arrays, _kv_from_metadata(metadata))
+
+
+def load(data):
+    """Every tensor of an HRRYFILE given as bytes (safetensors' ``load``): read-only
+    arrays over one private copy of ``data``."""
+    with _hurray.open_bytes(data) as f:
+        return {name: f.get_tensor(name) for name in f.keys()}

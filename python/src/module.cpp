@@ -29,6 +29,7 @@
 #include "hurray/core/quantization.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/version.hpp"
+#include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/save.hpp"
 
@@ -360,15 +361,23 @@ private:
     std::string path_;
 };
 
-/// `_hurray.save`: `names[i]` is `arrays[i]` (C-contiguous, native byte order;
-/// the package makes them so).
-void save(const std::filesystem::path& path, const std::vector<std::string>& names, const py::list& arrays,
-          const py::object& kv) {
+/// The tensors of a save: `TensorRef`s over the arrays, which `keep` holds.
+struct Prepared {
+    std::vector<py::array> keep;  // references held while the file is written
+    std::vector<NamedTensor> tensors;
+    KvMetadata metadata;
+};
+
+/// Checks and wraps `names[i]` -> `arrays[i]` (C-contiguous, native byte
+/// order; the package makes them so) and the KV. `names` must outlive the
+/// result (the tensors refer to its strings).
+Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv) {
     if (names.size() != py::len(arrays)) {
         throw py::value_error("save: names and arrays differ in length");
     }
-    std::vector<py::array> keep;  // references held while the file is written
-    std::vector<NamedTensor> tensors;
+    Prepared prepared;
+    std::vector<py::array>& keep = prepared.keep;
+    std::vector<NamedTensor>& tensors = prepared.tensors;
     keep.reserve(names.size());
     tensors.reserve(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
@@ -417,15 +426,63 @@ void save(const std::filesystem::path& path, const std::vector<std::string>& nam
         }
         keep.push_back(std::move(a));
     }
-    const KvMetadata metadata = kv_from_python(kv);
+    prepared.metadata = kv_from_python(kv);
+    return prepared;
+}
+
+/// `_hurray.save`: writes the file at `path` atomically.
+void save(const std::filesystem::path& path, const std::vector<std::string>& names, const py::list& arrays,
+          const py::object& kv) {
+    const Prepared prepared = prepare(names, arrays, kv);
     std::optional<Status> st;
     {
         const py::gil_scoped_release release;
-        st.emplace(hurray::save(path, TensorList(tensors), KvList(metadata)));
+        st.emplace(hurray::save(path, TensorList(prepared.tensors), KvList(prepared.metadata)));
     }
     if (!*st) {
         raise_error(st->error(), Where::kSave, path.string());
     }
+}
+
+/// `_hurray.save_bytes`: the file's bytes, built in memory.
+py::bytes save_bytes(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv) {
+    const Prepared prepared = prepare(names, arrays, kv);
+    MemorySink sink;
+    std::optional<Status> st;
+    {
+        const py::gil_scoped_release release;
+        st.emplace(hurray::save(sink, TensorList(prepared.tensors), KvList(prepared.metadata)));
+    }
+    if (!*st) {
+        raise_error(st->error(), Where::kSave, "");
+    }
+    const std::vector<uint8_t>& bytes = sink.bytes();
+    // SAFETY: the pointer and length describe the sink's live vector; char may
+    // alias any object, and py::bytes copies the bytes.
+    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+/// `_hurray.open_bytes`: a file held in memory (a copy of `data`, owned by the
+/// file and shared with every array from it).
+File open_bytes(const py::buffer& data) {
+    const py::buffer_info info = data.request();
+    if (info.ndim != 1 || info.itemsize != 1 || info.strides.at(0) != 1) {
+        throw py::type_error("open_bytes: expected a contiguous bytes-like object");
+    }
+    // SAFETY: a contiguous one-dimensional buffer of one-byte items holds
+    // `size` readable bytes at `ptr` while `info` (and so the buffer) lives;
+    // they are copied before it goes.
+    const auto* begin = static_cast<const uint8_t*>(info.ptr);
+    auto owned = std::make_shared<const std::vector<uint8_t>>(begin, begin + info.size);
+    std::optional<Result<FileReader>> opened;
+    {
+        const py::gil_scoped_release release;
+        opened.emplace(FileReader::open_memory(std::span<const uint8_t>(*owned), owned));
+    }
+    if (!*opened) {
+        raise_error(opened->error(), Where::kOpen, "<bytes>");
+    }
+    return {std::move(opened->value()), "<bytes>"};
 }
 
 }  // namespace
@@ -462,6 +519,9 @@ PYBIND11_MODULE(_hurray, m) {
         });
 
     m.def("open", &File::open, py::arg("path"), "Opens and validates an HRRYFILE");
+    m.def("open_bytes", &hurray::python::open_bytes, py::arg("data"), "Validates an HRRYFILE held in memory (copied)");
+    m.def("save_bytes", &hurray::python::save_bytes, py::arg("names"), py::arg("arrays"), py::arg("kv") = py::none(),
+          "The bytes of an HRRYFILE holding the arrays and KV metadata");
     m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
           py::arg("kv") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
 }

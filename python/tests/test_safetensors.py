@@ -60,3 +60,23 @@ def test_load_file_of_a_missing_file(tmp_path):
     with pytest.raises(hurray.FileError) as info:
         load_file(tmp_path / "missing.hrry")
     assert isinstance(info.value, OSError)
+
+
+def test_save_and_load_bytes(tmp_path):
+    from hurray.numpy import load, save
+    tensors = {"a": np.arange(6, dtype=np.int16).reshape(2, 3), "m": np.array([True, False])}
+    data = save(tensors, metadata={"k": "v"})
+    assert isinstance(data, bytes) and data[:8] == b"HRRYFILE"
+    # The same bytes as save_file writes.
+    save_file(tensors, tmp_path / "same.hrry", metadata={"k": "v"})
+    assert (tmp_path / "same.hrry").read_bytes() == data
+    for source in (data, bytearray(data), memoryview(data)):
+        loaded = load(source)
+        assert list(loaded) == ["a", "m"]
+        np.testing.assert_array_equal(loaded["a"], tensors["a"])
+        np.testing.assert_array_equal(loaded["m"], tensors["m"])
+        assert not loaded["a"].flags.writeable
+    with pytest.raises(hurray.FileError):
+        load(data[:100])
+    with pytest.raises(TypeError):
+        load("not bytes")
