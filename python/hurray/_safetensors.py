@@ -62,6 +62,41 @@ class safe_open:  # noqa: N801 - safetensors' name
         """The tensor as a read-only numpy array (zero-copy for dense data)."""
         return self._file.get_tensor(name)
 
+    def get_slice(self, name):
+        """A lazy slice handle: ``get_shape()``, ``get_dtype()`` and ``[...]``
+        indexing, which returns a new array of just the slice. Dense tensors
+        are views of the file's mapping, so only the pages the slice covers are
+        read."""
+        return _Slice(self._file, name)
+
     def metadata(self):
         """The file's KV metadata as str to str (None when it has none)."""
         return metadata_from_kv(self._file.metadata())
+
+
+# safetensors' dtype names (complex types have none there; Hurray's are used).
+_SAFETENSORS_DTYPES = {
+    "bool": "BOOL", "int8": "I8", "uint8": "U8", "int16": "I16", "uint16": "U16",
+    "int32": "I32", "uint32": "U32", "int64": "I64", "uint64": "U64",
+    "float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64",
+    "float8_e4m3": "F8_E4M3", "float8_e5m2": "F8_E5M2", "complex64": "C64", "complex128": "C128",
+}
+
+
+class _Slice:
+    """What ``safe_open.get_slice`` returns."""
+
+    def __init__(self, file, name):
+        self._info = file.info(name)  # KeyError for a missing name, before any data is read
+        self._file = file
+        self._name = name
+
+    def get_shape(self):
+        return list(self._info["shape"])
+
+    def get_dtype(self):
+        return _SAFETENSORS_DTYPES.get(self._info["dtype"], self._info["dtype"])
+
+    def __getitem__(self, index):
+        view = self._file.get_tensor(self._name)
+        return view[index].copy()

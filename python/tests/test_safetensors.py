@@ -80,3 +80,19 @@ def test_save_and_load_bytes(tmp_path):
         load(data[:100])
     with pytest.raises(TypeError):
         load("not bytes")
+
+
+def test_get_slice(tmp_path):
+    w = np.arange(24, dtype=np.float32).reshape(4, 6)
+    save_file({"w": w, "flags": np.array([True, False, True])}, tmp_path / "s.hrry")
+    with hurray.safe_open(tmp_path / "s.hrry", framework="np") as f:
+        s = f.get_slice("w")
+        assert s.get_shape() == [4, 6] and s.get_dtype() == "F32"
+        part = s[1:3, ::2]
+        np.testing.assert_array_equal(part, w[1:3, ::2])
+        assert part.flags.writeable and part.base is None  # a copy of just the slice
+        np.testing.assert_array_equal(s[-1], w[-1])
+        assert f.get_slice("flags").get_dtype() == "BOOL"
+        np.testing.assert_array_equal(f.get_slice("flags")[1:], [False, True])
+        with pytest.raises(KeyError):
+            f.get_slice("missing")
