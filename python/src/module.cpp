@@ -266,6 +266,56 @@ public:
         return a;
     }
 
+    /// Every element as float32 (a new array, row-major), for any tensor:
+    /// dequantized, densified, converted from its element type (bfloat16,
+    /// float8, sub-byte integers, ...).
+    [[nodiscard]] py::array to_float32(const std::string& name) const {
+        const FileReader r = reader();
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        std::optional<Error> error;
+        std::unique_ptr<std::vector<float>> values;
+        std::vector<uint64_t> dims;
+        {
+            const py::gil_scoped_release release;
+            FileTensorResult t = r.tensor(*index);
+            auto converted = t.to_float32();
+            if (!converted) {
+                error = converted.error();
+            } else {
+                values = std::make_unique<std::vector<float>>(std::move(*converted));
+                dims.assign(t.value().shape().begin(), t.value().shape().end());
+            }
+        }
+        const std::string context = path_ + ": " + tensor_label(name);
+        if (error) {
+            raise_error(*error, Where::kTensor, context);
+        }
+        const std::vector<py::ssize_t> shape = numpy_shape(dims, name);
+        uint64_t count = 1;
+        for (const uint64_t d : dims) {
+            if (d != 0 && count > std::numeric_limits<uint64_t>::max() / d) {
+                raise_kind(ErrorKind::kBuffer, context + ": element count overflows");
+            }
+            count *= d;
+        }
+        if (count != values->size()) {
+            raise_kind(ErrorKind::kBuffer, context + ": " + std::to_string(values->size()) + " values for " +
+                                               std::to_string(count) + " elements");
+        }
+        if (values->empty()) {
+            return py::array_t<float>(shape);
+        }
+        const float* data = values->data();
+        auto* keep = values.release();
+        const py::capsule owner(keep, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+        // SAFETY: `data` holds exactly `count` floats (checked above), C-contiguous
+        // for this shape; `owner`, the array's base, keeps the vector alive.
+        return py::array_t<float>(shape, {}, data, owner);
+    }
+
     /// Where the tensor's data lies in memory (address, bytes) when it can be
     /// viewed without a copy; for tests of zero-copy loading.
     [[nodiscard]] py::object data_range(const std::string& name) const {
@@ -507,6 +557,8 @@ PYBIND11_MODULE(_hurray, m) {
         .def("metadata", &File::metadata, "The KV metadata as a dict")
         .def("get_tensor", &File::get_tensor, py::arg("name"),
              "The tensor as a read-only numpy array (zero-copy when its data is dense)")
+        .def("to_float32", &File::to_float32, py::arg("name"),
+             "Every element as float32 (a new array): dequantized, densified, converted from any element type")
         .def("_data_range", &File::data_range, py::arg("name"))
         .def("close", &File::close)
         .def("__len__", &File::size)

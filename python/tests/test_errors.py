@@ -118,8 +118,9 @@ def test_types_without_a_numpy_dtype_are_described_but_not_loaded(tmp_path):
     # float16 and int16 files differ in the descriptor's element type tag only;
     # setting that byte to bfloat16's tag (0x02) gives a valid bfloat16 tensor.
     a, b = tmp_path / "a.hrry", tmp_path / "b.hrry"
-    hurray.save(a, {"x": np.zeros((2, 3), np.float16)})
-    hurray.save(b, {"x": np.zeros((2, 3), np.int16)})
+    bits = np.array([[0x3F80, 0xC000, 0x0000], [0x4049, 0x7F80, 0x3E00]], np.uint16)  # bfloat16 bit patterns
+    hurray.save(a, {"x": bits.view(np.float16)})
+    hurray.save(b, {"x": bits.view(np.int16)})
     da, db = a.read_bytes(), b.read_bytes()
     diff = [i for i in range(len(da)) if da[i] != db[i]]
     assert len(diff) == 1 and da[diff[0]] == 0x01 and db[diff[0]] == 0x12
@@ -132,3 +133,19 @@ def test_types_without_a_numpy_dtype_are_described_but_not_loaded(tmp_path):
         assert info["dtype"] == "bfloat16" and info["numpy_dtype"] is None and info["shape"] == (2, 3)
         with pytest.raises(hurray.UnsupportedError, match="tensor 'x'.*bfloat16"):
             f.get_tensor("x")
+        # to_float32 converts it: bfloat16 is the top half of a float32.
+        values = f.to_float32("x")
+        assert values.dtype == np.float32 and values.shape == (2, 3)
+        np.testing.assert_array_equal(values.view(np.uint32), bits.astype(np.uint32) << 16)
+
+
+def test_to_float32_of_ordinary_tensors(tmp_path):
+    path = tmp_path / "f.hrry"
+    hurray.save(path, {"i": np.arange(-3, 3, dtype=np.int8).reshape(2, 3), "b": np.array([True, False]),
+                       "e": np.zeros((0, 2), np.float64)})
+    with hurray.open(path) as f:
+        np.testing.assert_array_equal(f.to_float32("i"), np.arange(-3, 3, dtype=np.float32).reshape(2, 3))
+        np.testing.assert_array_equal(f.to_float32("b"), [1.0, 0.0])
+        assert f.to_float32("e").shape == (0, 2)
+        with pytest.raises(KeyError):
+            f.to_float32("missing")
