@@ -111,3 +111,21 @@ def test_eight_threads_share_one_handle(model):
             np.testing.assert_array_equal(a, tensors[name])
             assert dtype == ("float32" if name == "big" else name)
     f.close()
+
+
+def resident_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_loading_does_not_read_the_data(tmp_path):
+    # 64 MiB of tensors: loading maps them, so resident memory grows by far
+    # less than the data until the arrays are read.
+    path = tmp_path / "large.hrry"
+    hurray.save(path, {f"t{i}": np.full((1024, 1024), i, np.float32) for i in range(16)})
+    gc.collect()
+    before = resident_bytes()
+    tensors = hurray.load(path)
+    grown = resident_bytes() - before
+    assert grown < 8 * 1024 * 1024, f"resident memory grew by {grown} bytes"
+    assert tensors["t7"][512, 512] == 7.0
