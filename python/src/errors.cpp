@@ -27,9 +27,9 @@ py::handle class_of(ErrorKind kind) {
     if (cls == nullptr) {
         // The package registers the classes when it imports; `_hurray` used on
         // its own falls back to RuntimeError.
-        return py::handle(PyExc_RuntimeError);
+        return {PyExc_RuntimeError};
     }
-    return py::handle(cls);
+    return {cls};
 }
 
 [[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, py::object code,
@@ -129,8 +129,9 @@ void set_error_classes(const py::dict& classes) {
         // SAFETY: the casts are CPython's own convention: a type object is a
         // PyTypeObject (PyType_Check is evaluated first), and every exception
         // class object, PyExc_Exception included, is a type object.
-        if (!PyType_Check(cls.ptr()) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
-                                                          reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+        if (PyType_Check(cls.ptr()) == 0 ||
+            PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                             reinterpret_cast<PyTypeObject*>(PyExc_Exception)) == 0) {
             throw py::type_error(std::string("_set_error_classes: ") + kKindNames.at(i) +
                                  " is not an exception class");
         }

@@ -45,7 +45,7 @@ std::string type_name_of(const py::handle& v) { return py::str(py::type::handle_
 
 std::vector<uint8_t> to_byte_vector(const py::handle& v) {
     // bytes(v) copies any buffer object (bytes, bytearray, memoryview).
-    const py::bytes b = py::reinterpret_steal<py::bytes>(PyBytes_FromObject(v.ptr()));
+    const auto b = py::reinterpret_steal<py::bytes>(PyBytes_FromObject(v.ptr()));
     if (!b) {
         throw py::error_already_set();
     }

@@ -61,35 +61,24 @@ std::optional<const char*> numpy_name(ElementType t) noexcept {
 
 /// The Hurray element type of a NumPy dtype (native byte order), or nothing.
 std::optional<ElementType> element_type_of_dtype(const py::dtype& dt) {
+    struct Entry {
+        char kind;
+        py::ssize_t size;
+        ElementType type;
+    };
+    static constexpr Entry kTable[] = {  // NOLINT(*-avoid-c-arrays)
+        {'b', 1, ElementType::kBool},      {'i', 1, ElementType::kInt8},       {'i', 2, ElementType::kInt16},
+        {'i', 4, ElementType::kInt32},     {'i', 8, ElementType::kInt64},      {'u', 1, ElementType::kUInt8},
+        {'u', 2, ElementType::kUInt16},    {'u', 4, ElementType::kUInt32},     {'u', 8, ElementType::kUInt64},
+        {'f', 2, ElementType::kFloat16},   {'f', 4, ElementType::kFloat32},    {'f', 8, ElementType::kFloat64},
+        {'c', 8, ElementType::kComplex64}, {'c', 16, ElementType::kComplex128},
+    };
     const char kind = dt.kind();
-    const auto size = dt.itemsize();
-    switch (kind) {
-        case 'b':
-            if (size == 1) return ElementType::kBool;
-            break;
-        case 'i':
-            if (size == 1) return ElementType::kInt8;
-            if (size == 2) return ElementType::kInt16;
-            if (size == 4) return ElementType::kInt32;
-            if (size == 8) return ElementType::kInt64;
-            break;
-        case 'u':
-            if (size == 1) return ElementType::kUInt8;
-            if (size == 2) return ElementType::kUInt16;
-            if (size == 4) return ElementType::kUInt32;
-            if (size == 8) return ElementType::kUInt64;
-            break;
-        case 'f':
-            if (size == 2) return ElementType::kFloat16;
-            if (size == 4) return ElementType::kFloat32;
-            if (size == 8) return ElementType::kFloat64;
-            break;
-        case 'c':
-            if (size == 8) return ElementType::kComplex64;
-            if (size == 16) return ElementType::kComplex128;
-            break;
-        default:
-            break;
+    const py::ssize_t size = dt.itemsize();
+    for (const Entry& e : kTable) {
+        if (e.kind == kind && e.size == size) {
+            return e.type;
+        }
     }
     return std::nullopt;
 }
