@@ -29,14 +29,16 @@ HURRAY_APT_PACKAGES=(
     libcli11-dev        # the `hurray` command-line tool's argument parsing (header-only)
     libfmt-dev          # the `hurray` tool's formatted output
     ccache              # compiler cache: rebuilds of unchanged sources in the test command
+    python3-dev         # Python.h: the hurray Python module (python/) is a CPython extension
+    pybind11-dev        # the Python module's C++ bindings (header-only, CMake package)
+    python3-numpy       # the Python module returns and takes numpy arrays (and its headers)
+    python3-pytest      # runs the Python module's tests (ctest python.pytest)
 )
 
 # Needed by later work; move a name into HURRAY_APT_PACKAGES when the code starts
 # using it. Not installed now.
 # shellcheck disable=SC2034
 HURRAY_APT_PACKAGES_LATER=(
-    pybind11-dev        # Python bindings
-    python3-numpy       # Python binding tests
 )
 
 is_installed() {

@@ -4,7 +4,8 @@
 file PATH (minus its leading `//` comment lines, the blank line after them and any
 region marker lines), and
 every block marked `<!-- readme-example: PATH#NAME -->` the lines of PATH between
-`// readme:begin NAME` and `// readme:end NAME` (their common indentation removed), so
+`// readme:begin NAME` and `// readme:end NAME` (`# readme:begin NAME` and `# readme:end
+NAME` in Python files; their common indentation removed), so
 the README's code cannot drift from the examples the test command builds and runs.
 
 Usage: check_readme_examples.py README.md   (paths are relative to the README's folder)
@@ -23,13 +24,13 @@ def body_of(path: pathlib.Path) -> list[str]:
     while i < len(lines) and not lines[i].strip():
         i += 1
     # Region markers are for the blocks that show a part; a whole file is shown without them.
-    return [l for l in lines[i:] if not re.match(r"\s*// readme:(begin|end) ", l)]
+    return [l for l in lines[i:] if not re.match(r"\s*(//|#) readme:(begin|end) ", l)]
 
 
 def region_of(path: pathlib.Path, name: str) -> list[str] | None:
     lines = path.read_text(encoding="utf-8").splitlines()
-    begin = [i for i, l in enumerate(lines) if l.strip() == f"// readme:begin {name}"]
-    end = [i for i, l in enumerate(lines) if l.strip() == f"// readme:end {name}"]
+    begin = [i for i, l in enumerate(lines) if l.strip() in (f"// readme:begin {name}", f"# readme:begin {name}")]
+    end = [i for i, l in enumerate(lines) if l.strip() in (f"// readme:end {name}", f"# readme:end {name}")]
     if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
         return None
     body = lines[begin[0] + 1:end[0]]

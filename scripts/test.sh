@@ -166,6 +166,21 @@ else
         echo "--- hurray-net.pc not installed (hurray::net not built): async consumer skipped"
     fi
 
+    # The Python package (python/), when stage 1 built it: importable from the
+    # install with PYTHONPATH alone (the extension finds libhurray_io by RPATH).
+    py_pkg="$(find build/install -path '*/hurray/_hurray*.so' -print -quit)"
+    if [[ -n "$py_pkg" ]]; then
+        py_dir="$(dirname "$(dirname "$py_pkg")")"
+        echo "--- the installed Python package ($py_dir) loads the conformance file"
+        PYTHONPATH="$py_dir" /usr/bin/python3 -c 'import sys, hurray
+t = hurray.load(sys.argv[1])
+assert list(t) == ["weights", "bias"], t
+print("hurray", hurray.__version__, "from", hurray.__file__, {k: v.shape for k, v in t.items()})' \
+            "$SHARED_DIR/conformance/files/basic.hrry"
+    else
+        echo "--- the Python package was not installed (HURRAY_BUILD_PYTHON is OFF): check skipped"
+    fi
+
     echo "--- the hurray tool built on its own against the install (public API only)"
     cmake -S tools -B build/cli-installed -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CXX_COMPILER=g++ -DCMAKE_PREFIX_PATH="$HURRAY_ROOT/build/install" \
@@ -185,7 +200,7 @@ else
     cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
         -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DHURRAY_SANITIZE=ON -DHURRAY_WERROR=ON \
         -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
-        -DHURRAY_INSTALL=OFF "${HURRAY_LAUNCHER_ARGS[@]}"
+        -DHURRAY_INSTALL=OFF -DHURRAY_BUILD_PYTHON=OFF "${HURRAY_LAUNCHER_ARGS[@]}"
     cmake --build build/asan -j "$HURRAY_JOBS"
     ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
@@ -209,9 +224,13 @@ else
     if [[ "${HURRAY_SKIP_TIDY:-0}" == 1 ]]; then
         stage_skip "4b. clang-tidy" "HURRAY_SKIP_TIDY=1"
     else
-        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json and src/c"
+        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json, src/c and python/src"
         shopt -s nullglob
         tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp src/c/*.cpp)
+        # The Python extension, when build/clang builds it (pybind11 found).
+        if grep -q '/python/src/' build/clang/compile_commands.json; then
+            tidy_files+=(python/src/*.cpp)
+        fi
         shopt -u nullglob
         if ((${#tidy_files[@]} == 0)); then
             echo "no src/core/*.cpp or src/json/*.cpp files: nothing to lint"
@@ -323,7 +342,7 @@ else
     cmake -S . -B build/cov -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
         -DCMAKE_CXX_FLAGS_DEBUG="-g -O0" -DHURRAY_COVERAGE=ON -DHURRAY_WERROR=ON \
         -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
-        -DHURRAY_INSTALL=OFF
+        -DHURRAY_INSTALL=OFF -DHURRAY_BUILD_PYTHON=OFF
     cmake --build build/cov -j "$HURRAY_JOBS"
     find build/cov -name '*.gcda' -delete   # counts from earlier runs
     ctest --test-dir build/cov "${CTEST_ARGS[@]}"

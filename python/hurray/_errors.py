@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The exception classes of the hurray package.
+
+Every error the package raises on purpose is a ``HurrayError``. Each class is
+also a subclass of the built-in exception the Hurray reference's Python module
+uses for it, so ``except OSError`` or ``except ValueError`` keep working.
+Errors raised from libhurray carry ``code`` (the library's error code name,
+e.g. ``"truncated"``) and ``offset`` (the byte offset, or None); their message
+names the file, the tensor and the field.
+"""
+
+
+class HurrayError(Exception):
+    """Base class of the errors of the hurray package."""
+
+    code = None
+    offset = None
+
+
+class FileError(HurrayError, OSError):
+    """A file could not be opened, read or written, or its container structure is corrupt."""
+
+
+class StreamError(HurrayError, OSError):
+    """A stream's framing is truncated, malformed or oversized."""
+
+
+class InvalidDescriptorError(HurrayError, ValueError):
+    """A tensor descriptor does not decode or validate."""
+
+
+class BufferError(HurrayError, ValueError):  # noqa: A001 - the reference's name
+    """A buffer's size or offset disagrees with its descriptor."""
+
+
+class UnsupportedError(HurrayError, NotImplementedError):
+    """Valid, but not supported (yet) by this module: a type, layout or scheme."""
+
+
+class InvalidArgumentError(HurrayError, ValueError):
+    """An argument cannot be honoured: a bad name, a duplicate key, a non-contiguous array."""
+
+
+class InternalError(HurrayError, RuntimeError):
+    """A bug in libhurray or this module."""
+
+
+ERROR_CLASSES = {
+    "FileError": FileError,
+    "InvalidDescriptorError": InvalidDescriptorError,
+    "BufferError": BufferError,
+    "UnsupportedError": UnsupportedError,
+    "StreamError": StreamError,
+    "InvalidArgumentError": InvalidArgumentError,
+    "InternalError": InternalError,
+}

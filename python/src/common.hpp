@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Shared helpers of the `_hurray` extension: raising the package's exception
+/// classes from a `hurray::Error`, and converting KV metadata both ways.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <string_view>
+
+#include "hurray/core/result.hpp"
+#include "hurray/io/kv_metadata.hpp"
+
+namespace hurray::python {
+
+namespace py = pybind11;
+
+/// The Python exception classes of the package (defined in hurray/_errors.py
+/// and registered with `_set_error_classes`). Each is a subclass of
+/// `hurray.HurrayError`.
+enum class ErrorKind : unsigned {
+    kFile,               ///< FileError (OSError): I/O and container structure.
+    kInvalidDescriptor,  ///< InvalidDescriptorError (ValueError): a descriptor.
+    kBuffer,             ///< BufferError (ValueError): buffer sizes and offsets.
+    kUnsupported,        ///< UnsupportedError (NotImplementedError).
+    kStream,             ///< StreamError (OSError): stream framing.
+    kInvalidArgument,    ///< InvalidArgumentError (ValueError): what the caller passed.
+    kInternal,           ///< InternalError (RuntimeError): a bug.
+    kCount,
+};
+
+/// Where an error happened, which decides its class (`error_kind`).
+enum class Where : unsigned {
+    kOpen,    ///< Opening and validating a file.
+    kTensor,  ///< Decoding a descriptor, reading a tensor's data.
+    kSave,    ///< Building and writing a file.
+};
+
+/// The class for `error` raised at `where`.
+ErrorKind error_kind(const Error& error, Where where) noexcept;
+
+/// Raises the exception for `error` (its message prefixed by `context` and
+/// ": " when `context` is not empty), with attributes `code` (the error
+/// code's name) and `offset` (the byte offset, or None). Needs the GIL.
+[[noreturn]] void raise_error(const Error& error, Where where, std::string_view context);
+
+/// Raises `kind` with `message` (attributes `code` and `offset` are None).
+[[noreturn]] void raise_kind(ErrorKind kind, const std::string& message);
+
+/// Registers the classes: a dict from the names "FileError",
+/// "InvalidDescriptorError", "BufferError", "UnsupportedError", "StreamError",
+/// "InvalidArgumentError", "InternalError" to classes.
+void set_error_classes(const py::dict& classes);
+
+/// Builds KV metadata from a Python mapping of str to str, int, float, bool,
+/// bytes, or a list/tuple of one of those (TypeError, OverflowError or
+/// InvalidArgumentError naming the key otherwise).
+KvMetadata kv_from_python(const py::handle& mapping);
+
+/// A dict of the file's KV metadata (arrays become lists, bytes become bytes).
+py::dict kv_to_python(const KvMetadata& kv);
+
+}  // namespace hurray::python

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// From `hurray::Error` to the package's exception classes.
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+#include "common.hpp"
+
+namespace hurray::python {
+
+namespace {
+
+constexpr std::array<const char*, static_cast<size_t>(ErrorKind::kCount)> kKindNames = {
+    "FileError",      "InvalidDescriptorError", "BufferError",  "UnsupportedError",
+    "StreamError",    "InvalidArgumentError",   "InternalError",
+};
+
+// Strong references, owned for the life of the process on purpose: they are
+// set once at import, and destroying Python objects from a static destructor
+// after the interpreter has finalised would crash.
+std::array<PyObject*, static_cast<size_t>(ErrorKind::kCount)> g_classes{};
+
+py::handle class_of(ErrorKind kind) {
+    PyObject* cls = g_classes.at(static_cast<size_t>(kind));
+    if (cls == nullptr) {
+        // The package registers the classes when it imports; `_hurray` used on
+        // its own falls back to RuntimeError.
+        return {PyExc_RuntimeError};
+    }
+    return {cls};
+}
+
+[[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, py::object code,
+                                 py::object offset) {
+    const py::handle cls = class_of(kind);
+    py::object exc = cls(message);
+    if (cls.ptr() != PyExc_RuntimeError) {
+        exc.attr("code") = std::move(code);
+        exc.attr("offset") = std::move(offset);
+    }
+    PyErr_SetObject(cls.ptr(), exc.ptr());
+    throw py::error_already_set();
+}
+
+}  // namespace
+
+ErrorKind error_kind(const Error& error, Where where) noexcept {
+    switch (error.code()) {
+        case ErrorCode::kIoError:
+            return ErrorKind::kFile;
+        case ErrorCode::kUnsupported:
+        case ErrorCode::kUnsupportedVersion:
+        case ErrorCode::kUnknownElementType:
+        case ErrorCode::kUnknownLayoutTag:
+        case ErrorCode::kUnsupportedExtensionLayout:
+        case ErrorCode::kUnknownQuantizationScheme:
+        case ErrorCode::kUnsupportedQuantizationVersion:
+            return ErrorKind::kUnsupported;
+        default:
+            break;
+    }
+    switch (where) {
+        case Where::kOpen:
+            // Everything about the container: header, index, trailer, KV section.
+            return ErrorKind::kFile;
+        case Where::kTensor:
+            switch (error.code()) {
+                case ErrorCode::kInvalidFile:
+                case ErrorCode::kChecksumMismatch:
+                case ErrorCode::kOverlap:
+                    return ErrorKind::kFile;
+                case ErrorCode::kBufferTooSmall:
+                case ErrorCode::kByteOffsetOutOfRange:
+                case ErrorCode::kInvalidBufferHandle:
+                case ErrorCode::kSizeMismatch:
+                    return ErrorKind::kBuffer;
+                case ErrorCode::kInvalidArgument:
+                case ErrorCode::kTypeMismatch:
+                    return ErrorKind::kInvalidArgument;
+                default:
+                    return ErrorKind::kInvalidDescriptor;
+            }
+        case Where::kSave:
+            switch (error.code()) {
+                case ErrorCode::kInvalidArgument:
+                case ErrorCode::kInvalidName:
+                case ErrorCode::kDuplicateName:
+                case ErrorCode::kTypeMismatch:
+                case ErrorCode::kSizeMismatch:
+                    return ErrorKind::kInvalidArgument;
+                case ErrorCode::kInvalidShape:
+                case ErrorCode::kSizeOverflow:
+                case ErrorCode::kRankTooLarge:
+                case ErrorCode::kInvalidElementType:
+                    return ErrorKind::kInvalidDescriptor;
+                default:
+                    return ErrorKind::kFile;
+            }
+    }
+    return ErrorKind::kInternal;
+}
+
+void raise_error(const Error& error, Where where, std::string_view context) {
+    if (error.code() == ErrorCode::kOutOfMemory) {
+        throw std::bad_alloc();  // pybind11 turns it into MemoryError
+    }
+    std::string message;
+    // The context is left out when the library's message already says it (file
+    // errors name the path themselves).
+    if (!context.empty() && error.message().find(context) == std::string::npos) {
+        message.append(context);
+        message.append(": ");
+    }
+    message += error.to_string();
+    py::object offset = error.has_offset() ? py::object(py::int_(error.offset())) : py::object(py::none());
+    raise_instance(error_kind(error, where), message, py::str(std::string(error_code_name(error.code()))),
+                   std::move(offset));
+}
+
+void raise_kind(ErrorKind kind, const std::string& message) {
+    raise_instance(kind, message, py::none(), py::none());
+}
+
+void set_error_classes(const py::dict& classes) {
+    for (size_t i = 0; i < kKindNames.size(); ++i) {
+        const py::object cls = classes[py::str(kKindNames.at(i))];
+        // SAFETY: the casts are CPython's own convention: a type object is a
+        // PyTypeObject (PyType_Check is evaluated first), and every exception
+        // class object, PyExc_Exception included, is a type object.
+        if (PyType_Check(cls.ptr()) == 0 ||
+            PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                             reinterpret_cast<PyTypeObject*>(PyExc_Exception)) == 0) {
+            throw py::type_error(std::string("_set_error_classes: ") + kKindNames.at(i) +
+                                 " is not an exception class");
+        }
+        PyObject* old = g_classes.at(i);
+        g_classes.at(i) = cls.inc_ref().ptr();
+        Py_XDECREF(old);
+    }
+}
+
+}  // namespace hurray::python

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The `_hurray` extension: `open` (a lazy file handle whose tensors are NumPy
+/// arrays over the file's mapping) and `save` (NumPy arrays and KV metadata
+/// to an HRRYFILE, atomically). The Python package `hurray` wraps it.
+///
+/// The GIL is released while files are opened, validated, read and written;
+/// Python objects are only touched with it held.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common.hpp"
+#include "hurray/core/element_type.hpp"
+#include "hurray/core/layout.hpp"
+#include "hurray/core/quantization.hpp"
+#include "hurray/core/shape.hpp"
+#include "hurray/core/version.hpp"
+#include "hurray/io/byte_sink.hpp"
+#include "hurray/io/file_reader.hpp"
+#include "hurray/io/save.hpp"
+
+namespace hurray::python {
+
+namespace {
+
+/// The NumPy dtype name of a Hurray element type, or nothing when NumPy has
+/// no such type (bfloat16, float8, sub-byte types, ...).
+std::optional<const char*> numpy_name(ElementType t) noexcept {
+    switch (t) {
+        case ElementType::kBool: return "bool";
+        case ElementType::kInt8: return "int8";
+        case ElementType::kInt16: return "int16";
+        case ElementType::kInt32: return "int32";
+        case ElementType::kInt64: return "int64";
+        case ElementType::kUInt8: return "uint8";
+        case ElementType::kUInt16: return "uint16";
+        case ElementType::kUInt32: return "uint32";
+        case ElementType::kUInt64: return "uint64";
+        case ElementType::kFloat16: return "float16";
+        case ElementType::kFloat32: return "float32";
+        case ElementType::kFloat64: return "float64";
+        case ElementType::kComplex64: return "complex64";
+        case ElementType::kComplex128: return "complex128";
+        default: return std::nullopt;
+    }
+}
+
+/// The Hurray element type of a NumPy dtype (native byte order), or nothing.
+std::optional<ElementType> element_type_of_dtype(const py::dtype& dt) {
+    struct Entry {
+        char kind;
+        py::ssize_t size;
+        ElementType type;
+    };
+    static constexpr Entry kTable[] = {  // NOLINT(*-avoid-c-arrays)
+        {'b', 1, ElementType::kBool},      {'i', 1, ElementType::kInt8},       {'i', 2, ElementType::kInt16},
+        {'i', 4, ElementType::kInt32},     {'i', 8, ElementType::kInt64},      {'u', 1, ElementType::kUInt8},
+        {'u', 2, ElementType::kUInt16},    {'u', 4, ElementType::kUInt32},     {'u', 8, ElementType::kUInt64},
+        {'f', 2, ElementType::kFloat16},   {'f', 4, ElementType::kFloat32},    {'f', 8, ElementType::kFloat64},
+        {'c', 8, ElementType::kComplex64}, {'c', 16, ElementType::kComplex128},
+    };
+    const char kind = dt.kind();
+    const py::ssize_t size = dt.itemsize();
+    for (const Entry& e : kTable) {
+        if (e.kind == kind && e.size == size) {
+            return e.type;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string tensor_label(std::string_view name) { return "tensor '" + std::string(name) + "'"; }
+
+/// Shape of a stored tensor as NumPy dimensions; raises when a dimension is
+/// dynamic or beyond what NumPy can index.
+std::vector<py::ssize_t> numpy_shape(std::span<const uint64_t> shape, std::string_view name) {
+    std::vector<py::ssize_t> out;
+    out.reserve(shape.size());
+    for (const uint64_t d : shape) {
+        if (d == kDynamicDim) {
+            raise_kind(ErrorKind::kUnsupported, tensor_label(name) + ": has a dynamic dimension; it has no array form");
+        }
+        if (d > static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max())) {
+            raise_kind(ErrorKind::kBuffer, tensor_label(name) + ": dimension " + std::to_string(d) + " is too large");
+        }
+        out.push_back(static_cast<py::ssize_t>(d));
+    }
+    return out;
+}
+
+/// Marks an array read-only: it views a read-only mapping (or shared data).
+void make_read_only(py::array& a) { a.attr("flags").attr("writeable") = false; }
+
+/// What `File::read` produced without the GIL.
+struct ReadOutcome {
+    std::optional<FileTensor> tensor;                     // zero-copy path: keeps the mapping alive
+    std::span<const uint8_t> bytes;                       // the data in the mapping (zero-copy path)
+    std::unique_ptr<std::vector<uint8_t>> owned;          // copy path: materialized bytes
+    bool is_bool = false;                                 // `owned` holds one byte per bool
+    std::optional<Error> error;                           // the failure, raised with the GIL
+};
+
+/// A lazy handle to an opened file (`hurray.open`). Closing it drops the
+/// handle; arrays already handed out keep the mapping alive on their own.
+class File {
+public:
+    File(FileReader reader, std::string path) : reader_(std::move(reader)), path_(std::move(path)) {}
+
+    static File open(const std::filesystem::path& path) {
+        std::optional<Result<FileReader>> opened;
+        {
+            const py::gil_scoped_release release;
+            opened.emplace(FileReader::open(path));
+        }
+        if (!*opened) {
+            raise_error(opened->error(), Where::kOpen, path.string());
+        }
+        return {std::move(opened->value()), path.string()};
+    }
+
+    void close() { reader_.reset(); }
+    [[nodiscard]] bool closed() const { return !reader_.has_value(); }
+    [[nodiscard]] const std::string& path() const { return path_; }
+
+    [[nodiscard]] bool mapped() const { return reader().mapped(); }
+
+    /// Tensor names in the order they were written.
+    [[nodiscard]] py::list keys() const {
+        const FileReader& r = reader();
+        py::list out;
+        for (const size_t i : r.write_order()) {
+            out.append(py::str(r.entry(i).name));
+        }
+        return out;
+    }
+
+    [[nodiscard]] bool contains(const std::string& name) const { return reader().find(name).has_value(); }
+    [[nodiscard]] size_t size() const { return reader().tensor_count(); }
+
+    [[nodiscard]] py::dict metadata() const { return kv_to_python(reader().kv()); }
+
+    /// What the index and the descriptor say about a tensor; reads no data.
+    [[nodiscard]] py::dict info(const std::string& name) const {
+        const FileReader r = reader();
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        std::optional<Result<const TensorDescriptor*>> decoded;
+        {
+            const py::gil_scoped_release release;
+            decoded.emplace(r.descriptor(*index));
+        }
+        if (!*decoded) {
+            raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+        }
+        const TensorDescriptor& d = *decoded->value();
+        const IndexEntry& e = r.entry(*index);
+        py::list shape;
+        for (const uint64_t dim : d.shape) {
+            shape.append(dim == kDynamicDim ? py::object(py::none()) : py::object(py::int_(dim)));
+        }
+        py::dict out;
+        out["name"] = py::str(e.name);
+        out["dtype"] = py::str(std::string(type_name(d.element_type)));
+        const auto np_name = numpy_name(d.element_type);
+        out["numpy_dtype"] = np_name ? py::object(py::str(*np_name)) : py::object(py::none());
+        out["shape"] = py::tuple(shape);
+        out["layout"] = py::str(std::string(layout_name(d.layout_tag())));
+        out["quantization"] = d.quantization
+                                  ? py::object(py::str(std::string(scheme_name(scheme_tag(d.quantization->scheme)))))
+                                  : py::object(py::none());
+        out["nbytes"] = py::int_(e.data_length);
+        out["data_offset"] = py::int_(e.data_offset);
+        out["buffer_count"] = py::int_(d.buffers.size());
+        return out;
+    }
+
+    /// The tensor as a read-only NumPy array: a view of the mapping when its
+    /// data is dense row-major bytes, else a copy (bool, other layouts,
+    /// composites).
+    [[nodiscard]] py::array get_tensor(const std::string& name) const {
+        const FileReader r = reader();  // a share: close() on another thread cannot pull the file away
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        ReadOutcome out;
+        {
+            const py::gil_scoped_release release;
+            out = read(r, *index);
+        }
+        const std::string context = path_ + ": " + tensor_label(name);
+        if (out.error) {
+            raise_error(*out.error, Where::kTensor, context);
+        }
+        const FileTensor& t = *out.tensor;
+        const auto np_name = numpy_name(t.element_type());
+        const py::dtype dt(*np_name);
+        const std::vector<py::ssize_t> shape = numpy_shape(t.shape(), name);
+
+        const std::span<const uint8_t> data =
+            out.owned ? std::span<const uint8_t>(*out.owned) : out.bytes;
+        // The readers checked the byte count against the shape; check again
+        // that the array cannot reach past the data.
+        uint64_t count = 1;
+        for (const uint64_t d : t.shape()) {
+            if (d != 0 && count > std::numeric_limits<uint64_t>::max() / d) {
+                raise_kind(ErrorKind::kBuffer, context + ": element count overflows");
+            }
+            count *= d;
+        }
+        const auto item = static_cast<uint64_t>(dt.itemsize());
+        if (count > std::numeric_limits<uint64_t>::max() / item || count * item != data.size()) {
+            raise_kind(ErrorKind::kBuffer, context + ": " + std::to_string(data.size()) + " data bytes for " +
+                                               std::to_string(count) + " elements of " + std::to_string(item) +
+                                               " bytes");
+        }
+        if (data.empty()) {
+            py::array a(dt, shape);
+            make_read_only(a);
+            return a;
+        }
+        py::capsule owner;
+        if (out.owned) {
+            auto* keep = out.owned.release();
+            owner = py::capsule(keep, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+        } else {
+            auto* keep = new FileTensor(std::move(*out.tensor));
+            owner = py::capsule(keep, [](void* p) { delete static_cast<FileTensor*>(p); });
+        }
+        // SAFETY: `data` holds exactly count * itemsize bytes (checked above),
+        // C-contiguous for this shape, aligned for the dtype (mapped data
+        // offsets are aligned by the format; vectors are allocated with new);
+        // `owner` (the array's base) keeps the FileTensor, and through it the
+        // mapping, or the vector alive for as long as the array or a view of it
+        // lives. NumPy takes a non-const pointer but the array is made
+        // read-only before it is returned.
+        py::array a(dt, shape, {}, static_cast<const void*>(data.data()), owner);
+        make_read_only(a);
+        return a;
+    }
+
+    /// Every element as float32 (a new array, row-major), for any tensor:
+    /// dequantized, densified, converted from its element type (bfloat16,
+    /// float8, sub-byte integers, ...).
+    [[nodiscard]] py::array to_float32(const std::string& name) const {
+        const FileReader r = reader();
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        std::optional<Error> error;
+        std::unique_ptr<std::vector<float>> values;
+        std::vector<uint64_t> dims;
+        {
+            const py::gil_scoped_release release;
+            FileTensorResult t = r.tensor(*index);
+            auto converted = t.to_float32();
+            if (!converted) {
+                error = converted.error();
+            } else {
+                values = std::make_unique<std::vector<float>>(std::move(*converted));
+                dims.assign(t.value().shape().begin(), t.value().shape().end());
+            }
+        }
+        const std::string context = path_ + ": " + tensor_label(name);
+        if (error) {
+            raise_error(*error, Where::kTensor, context);
+        }
+        const std::vector<py::ssize_t> shape = numpy_shape(dims, name);
+        uint64_t count = 1;
+        for (const uint64_t d : dims) {
+            if (d != 0 && count > std::numeric_limits<uint64_t>::max() / d) {
+                raise_kind(ErrorKind::kBuffer, context + ": element count overflows");
+            }
+            count *= d;
+        }
+        if (count != values->size()) {
+            raise_kind(ErrorKind::kBuffer, context + ": " + std::to_string(values->size()) + " values for " +
+                                               std::to_string(count) + " elements");
+        }
+        if (values->empty()) {
+            return py::array_t<float>(shape);
+        }
+        const float* data = values->data();
+        auto* keep = values.release();
+        const py::capsule owner(keep, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+        // SAFETY: `data` holds exactly `count` floats (checked above), C-contiguous
+        // for this shape; `owner`, the array's base, keeps the vector alive.
+        return py::array_t<float>(shape, {}, data, owner);
+    }
+
+    /// Where the tensor's data lies in memory (address, bytes) when it can be
+    /// viewed without a copy; for tests of zero-copy loading.
+    [[nodiscard]] py::object data_range(const std::string& name) const {
+        const FileReader r = reader();
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        auto bytes = r.tensor(*index).bytes();
+        if (!bytes) {
+            return py::none();
+        }
+        // SAFETY: only the address is reported, as an integer; nothing is read.
+        return py::make_tuple(reinterpret_cast<uintptr_t>(bytes->data()), bytes->size());
+    }
+
+private:
+    [[nodiscard]] const FileReader& reader() const {
+        if (!reader_) {
+            throw py::value_error("I/O operation on a closed hurray file: " + path_);
+        }
+        return *reader_;
+    }
+
+    /// Reads tensor `index` (no GIL held: no Python object is touched).
+    static ReadOutcome read(const FileReader& r, size_t index) {
+        ReadOutcome out;
+        FileTensorResult t = r.tensor(index);
+        if (!t) {
+            out.error = t.error();
+            return out;
+        }
+        const FileTensor& ft = t.value();
+        const TensorDescriptor& d = ft.descriptor();
+        if (d.quantization) {
+            out.error = Error(ErrorCode::kUnsupported,
+                              "quantized (" + std::string(scheme_name(scheme_tag(d.quantization->scheme))) +
+                                  "): loading it as an array is not supported yet (use info() to inspect it)");
+            return out;
+        }
+        if (!numpy_name(d.element_type)) {
+            out.error = Error(ErrorCode::kUnsupported, "element type " + std::string(type_name(d.element_type)) +
+                                                           " has no NumPy dtype; not supported yet");
+            return out;
+        }
+        if (d.element_type == ElementType::kBool) {
+            auto packed = ft.materialize();
+            if (!packed) {
+                out.error = packed.error();
+                return out;
+            }
+            uint64_t count = 1;
+            for (const uint64_t dim : d.shape) {
+                if (dim == kDynamicDim || (dim != 0 && count > std::numeric_limits<uint64_t>::max() / dim)) {
+                    out.error = Error(ErrorCode::kSizeOverflow, "element count overflows");
+                    return out;
+                }
+                count *= dim;
+            }
+            if (count > packed->size() * 8U) {
+                out.error = Error(ErrorCode::kSizeMismatch, std::to_string(packed->size()) +
+                                                                " packed bytes cannot hold " + std::to_string(count) +
+                                                                " bools");
+                return out;
+            }
+            auto unpacked = std::make_unique<std::vector<uint8_t>>(count);
+            for (uint64_t i = 0; i < count; ++i) {
+                (*unpacked)[i] = static_cast<uint8_t>(((*packed)[i / 8] >> (i % 8)) & 1U);  // LSB first
+            }
+            out.owned = std::move(unpacked);
+            out.is_bool = true;
+            out.tensor.emplace(ft);
+            return out;
+        }
+        auto bytes = ft.bytes();
+        if (bytes) {
+            out.bytes = *bytes;
+            out.tensor.emplace(ft);
+            return out;
+        }
+        // Not plain dense bytes (another layout, a composite head): a copy.
+        auto all = ft.materialize();
+        if (!all) {
+            out.error = all.error();
+            return out;
+        }
+        out.owned = std::make_unique<std::vector<uint8_t>>(std::move(*all));
+        out.tensor.emplace(ft);
+        return out;
+    }
+
+    std::optional<FileReader> reader_;
+    std::string path_;
+};
+
+/// The tensors of a save: `TensorRef`s over the arrays, which `keep` holds.
+struct Prepared {
+    std::vector<py::array> keep;  // references held while the file is written
+    std::vector<NamedTensor> tensors;
+    KvMetadata metadata;
+};
+
+/// Checks and wraps `names[i]` -> `arrays[i]` (C-contiguous, native byte
+/// order; the package makes them so) and the KV. `names` must outlive the
+/// result (the tensors refer to its strings).
+Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv) {
+    if (names.size() != py::len(arrays)) {
+        throw py::value_error("save: names and arrays differ in length");
+    }
+    Prepared prepared;
+    std::vector<py::array>& keep = prepared.keep;
+    std::vector<NamedTensor>& tensors = prepared.tensors;
+    keep.reserve(names.size());
+    tensors.reserve(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+        const std::string& name = names[i];
+        if (!py::isinstance<py::array>(arrays[i])) {
+            throw py::type_error(tensor_label(name) + ": not a numpy.ndarray");
+        }
+        auto a = py::reinterpret_borrow<py::array>(arrays[i]);
+        const py::dtype dt = a.dtype();
+        const auto type = element_type_of_dtype(dt);
+        if (!type) {
+            raise_kind(ErrorKind::kUnsupported,
+                       tensor_label(name) + ": dtype " + std::string(py::str(static_cast<const py::handle&>(dt))) + " has no Hurray element type");
+        }
+        const std::string order = py::str(dt.attr("byteorder"));
+        if (order == ">") {
+            raise_kind(ErrorKind::kInvalidArgument, tensor_label(name) + ": big-endian dtype; convert it to native order");
+        }
+        if ((a.flags() & py::array::c_style) == 0) {
+            raise_kind(ErrorKind::kInvalidArgument, tensor_label(name) + ": not C-contiguous");
+        }
+        Shape shape;
+        shape.reserve(static_cast<size_t>(a.ndim()));
+        for (py::ssize_t k = 0; k < a.ndim(); ++k) {
+            shape.push_back(static_cast<uint64_t>(a.shape(k)));
+        }
+        const auto nbytes = static_cast<size_t>(a.nbytes());
+        if (*type == ElementType::kBool) {
+            // NumPy bools are bytes that should be 0 or 1; normalise them rather
+            // than read another byte value as a C++ bool. The TensorRef packs
+            // them into storage it owns, so `values` may go right after.
+            const auto count = static_cast<size_t>(a.size());
+            std::unique_ptr<bool[]> values(new bool[count]);  // NOLINT(*-avoid-c-arrays)
+            // SAFETY: a C-contiguous array of `count` one-byte bools: its data
+            // pointer covers `count` bytes; uint8_t may read any byte.
+            const auto* src = static_cast<const uint8_t*>(a.data());
+            for (size_t k = 0; k < count; ++k) {
+                values[k] = src[k] != 0;
+            }
+            tensors.push_back({name, TensorRef(std::span<const bool>(values.get(), count), std::move(shape))});
+        } else {
+            // SAFETY: a C-contiguous array's data covers nbytes() bytes; `keep`
+            // holds a reference to the array until the file is written.
+            const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(a.data()), nbytes);
+            tensors.push_back({name, TensorRef::from_bytes(*type, std::move(shape), bytes)});
+        }
+        keep.push_back(std::move(a));
+    }
+    prepared.metadata = kv_from_python(kv);
+    return prepared;
+}
+
+/// `_hurray.save`: writes the file at `path` atomically.
+void save(const std::filesystem::path& path, const std::vector<std::string>& names, const py::list& arrays,
+          const py::object& kv) {
+    const Prepared prepared = prepare(names, arrays, kv);
+    std::optional<Status> st;
+    {
+        const py::gil_scoped_release release;
+        st.emplace(hurray::save(path, TensorList(prepared.tensors), KvList(prepared.metadata)));
+    }
+    if (!*st) {
+        raise_error(st->error(), Where::kSave, path.string());
+    }
+}
+
+/// `_hurray.save_bytes`: the file's bytes, built in memory.
+py::bytes save_bytes(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv) {
+    const Prepared prepared = prepare(names, arrays, kv);
+    MemorySink sink;
+    std::optional<Status> st;
+    {
+        const py::gil_scoped_release release;
+        st.emplace(hurray::save(sink, TensorList(prepared.tensors), KvList(prepared.metadata)));
+    }
+    if (!*st) {
+        raise_error(st->error(), Where::kSave, "");
+    }
+    const std::vector<uint8_t>& bytes = sink.bytes();
+    // SAFETY: the pointer and length describe the sink's live vector; char may
+    // alias any object, and py::bytes copies the bytes.
+    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+/// `_hurray.open_bytes`: a file held in memory (a copy of `data`, owned by the
+/// file and shared with every array from it).
+File open_bytes(const py::buffer& data) {
+    const py::buffer_info info = data.request();
+    if (info.ndim != 1 || info.itemsize != 1 || info.strides.at(0) != 1) {
+        throw py::type_error("open_bytes: expected a contiguous bytes-like object");
+    }
+    // SAFETY: a contiguous one-dimensional buffer of one-byte items holds
+    // `size` readable bytes at `ptr` while `info` (and so the buffer) lives;
+    // they are copied before it goes.
+    const auto* begin = static_cast<const uint8_t*>(info.ptr);
+    auto owned = std::make_shared<const std::vector<uint8_t>>(begin, begin + info.size);
+    std::optional<Result<FileReader>> opened;
+    {
+        const py::gil_scoped_release release;
+        opened.emplace(FileReader::open_memory(std::span<const uint8_t>(*owned), owned));
+    }
+    if (!*opened) {
+        raise_error(opened->error(), Where::kOpen, "<bytes>");
+    }
+    return {std::move(opened->value()), "<bytes>"};
+}
+
+}  // namespace
+
+}  // namespace hurray::python
+
+PYBIND11_MODULE(_hurray, m) {
+    namespace py = pybind11;
+    using hurray::python::File;
+    m.doc() = "libhurray's Python extension; use the `hurray` package, not this module";
+    m.attr("__version__") = hurray::kVersionString;
+
+    m.def("_set_error_classes", &hurray::python::set_error_classes, py::arg("classes"));
+
+    py::class_<File>(m, "File", "A lazy handle to an HRRYFILE (hurray.open): names, info and KV without reading data")
+        .def_property_readonly("path", &File::path)
+        .def_property_readonly("closed", &File::closed)
+        .def_property_readonly("mapped", &File::mapped, "Whether the file is memory-mapped")
+        .def("keys", &File::keys, "Tensor names, in the order they were written")
+        .def("info", &File::info, py::arg("name"),
+             "A dict: dtype, numpy_dtype, shape, layout, quantization, nbytes, data_offset, buffer_count")
+        .def("metadata", &File::metadata, "The KV metadata as a dict")
+        .def("get_tensor", &File::get_tensor, py::arg("name"),
+             "The tensor as a read-only numpy array (zero-copy when its data is dense)")
+        .def("to_float32", &File::to_float32, py::arg("name"),
+             "Every element as float32 (a new array): dequantized, densified, converted from any element type")
+        .def("_data_range", &File::data_range, py::arg("name"))
+        .def("close", &File::close)
+        .def("__len__", &File::size)
+        .def("__contains__", &File::contains)
+        .def("__iter__", [](const File& f) { return py::iter(f.keys()); })
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](File& f, const py::args&) { f.close(); })
+        .def("__repr__", [](const File& f) {
+            return "<hurray.File " + f.path() + (f.closed() ? " (closed)>" : ">");
+        });
+
+    m.def("open", &File::open, py::arg("path"), "Opens and validates an HRRYFILE");
+    m.def("open_bytes", &hurray::python::open_bytes, py::arg("data"), "Validates an HRRYFILE held in memory (copied)");
+    m.def("save_bytes", &hurray::python::save_bytes, py::arg("names"), py::arg("arrays"), py::arg("kv") = py::none(),
+          "The bytes of an HRRYFILE holding the arrays and KV metadata");
+    m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
+          py::arg("kv") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
+}
