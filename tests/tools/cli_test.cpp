@@ -32,3 +32,45 @@ TEST(Cli, UnknownCommandIsAUsageError) {
 }
 
 }  // namespace
+
+namespace {
+
+using hurray::clitest::TempDir;
+using hurray::clitest::write_all_file;
+
+/// Input that is not Hurray at all (text, a PNG, a safetensors file, a few bytes)
+/// is named as such by every command that reads a file, with its first bytes, and
+/// exits 1; it is not reported as a truncated or corrupt stream.
+TEST(Cli, InputThatIsNotHurrayIsNamedAsSuch) {
+    TempDir dir;
+    const std::string safetensors_header = R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+    std::string safetensors(8, '\0');
+    safetensors[0] = static_cast<char>(safetensors_header.size());
+    safetensors += safetensors_header + std::string(4, '\0');
+    const std::vector<std::pair<std::string, std::string>> inputs = {
+        {"text.txt", "hello world, this is text\n"},
+        {"image.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16)},
+        {"model.safetensors", safetensors},
+        {"three.bin", "abc"},
+    };
+    for (const auto& [name, bytes] : inputs) {
+        const std::string path = dir.file(name);
+        write_all_file(path, bytes);
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"ls", path}, {"info", path}, {"verify", path}, {"inspect", path},
+              {"cat", path, "w"}, {"convert", path, "-"}}) {
+            const Ran r = run_cli(args);
+            EXPECT_EQ(r.rc, 1) << args[0] << " " << name;
+            EXPECT_NE(r.err.find(path + ": not a Hurray file or stream (starts with "), std::string::npos)
+                << args[0] << " " << name << ": " << r.err;
+        }
+    }
+    // The message shows the first bytes in hex and as text.
+    const Ran r = run_cli({"ls", dir.file("text.txt")});
+    EXPECT_NE(r.err.find("(starts with 68 65 6c 6c 6f 20 77 6f (\"hello wo\"))"), std::string::npos) << r.err;
+    // Hurray input still opens: an empty stream, and the conformance container.
+    write_all_file(dir.file("empty"), std::string());
+    EXPECT_EQ(run_cli({"ls", dir.file("empty")}).rc, 0);
+}
+
+}  // namespace

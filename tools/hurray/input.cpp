@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <ostream>
+#include <span>
+#include <string>
 
+#include "hurray/core/describe.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 
 namespace hurray::cli {
@@ -17,6 +20,26 @@ namespace {
 
 constexpr std::array<uint8_t, 8> kFileMagic = {'H', 'R', 'R', 'Y', 'F', 'I', 'L', 'E'};
 constexpr size_t kHeadBytes = 16;
+
+// Whether `head` can start Hurray input: empty (an empty stream), or its first
+// bytes those of "HRRY", which both a container ("HRRYFILE") and a stream or
+// bare descriptor (a descriptor's magic) start with.
+bool may_be_hurray(std::span<const uint8_t> head) noexcept {
+    static constexpr std::array<uint8_t, 4> kMagic = {'H', 'R', 'R', 'Y'};
+    const size_t n = std::min(head.size(), kMagic.size());
+    return std::equal(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(n), kMagic.begin());
+}
+
+// "68 65 6c 6c 6f 20 77 6f ("hello wo")": the first 8 bytes in hex, then as
+// ASCII with other bytes shown as '.'.
+std::string prefix_text(std::span<const uint8_t> head) {
+    const auto first = head.first(std::min<size_t>(head.size(), 8));
+    std::string text = hex_bytes(first, " ") + " (\"";
+    for (const uint8_t b : first) {
+        text.push_back(b >= 0x20 && b < 0x7F ? static_cast<char>(b) : '.');
+    }
+    return text + "\")";
+}
 
 /// Gives back the bytes read to classify an input, then reads on from the real source.
 class PrefixedSource final : public ByteSource {
@@ -99,6 +122,10 @@ Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Consol
         return Error(got.error().code(), in->display_name() + ": " + got.error().message());
     }
     head.resize(*got);
+    if (!may_be_hurray(head)) {
+        return Error(ErrorCode::kInvalidMagic,
+                     in->display_name() + ": not a Hurray file or stream (starts with " + prefix_text(head) + ")", 0);
+    }
     in->kind_ = classify(head, in->size_);
     in->source_ = std::make_unique<PrefixedSource>(std::move(head), *in->fd_source_);
     return in;
