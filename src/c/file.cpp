@@ -37,13 +37,7 @@ bool options_from_flags(uint32_t flags, hurray::FileReadOptions& options) {
 }
 
 // "7f 45 4c 46 ("\x7fELF")"-like rendering of the first bytes of an input.
-std::string describe_prefix(std::span<const uint8_t> prefix) {
-    std::string ascii;
-    for (uint8_t b : prefix) {
-        ascii += (b >= 0x20 && b < 0x7F) ? static_cast<char>(b) : '.';
-    }
-    return hurray::hex_bytes(prefix, " ") + " (\"" + ascii + "\")";
-}
+std::string describe_prefix(std::span<const uint8_t> prefix) { return hurray::leading_bytes(prefix); }
 
 // Explains an open failure from the first bytes of the input: a stream or bare
 // descriptor ("HRRY" without "FILE") is HURRAY_ERR_WRONG_FORMAT, anything else

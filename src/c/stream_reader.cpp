@@ -122,13 +122,7 @@ private:
 };
 
 // "48 52 52 59 46 49 4c 45 ("HRRYFILE")": the first bytes of an input.
-std::string describe_prefix(std::span<const uint8_t> prefix) {
-    std::string ascii;
-    for (uint8_t b : prefix) {
-        ascii += (b >= 0x20 && b < 0x7F) ? static_cast<char>(b) : '.';
-    }
-    return hurray::hex_bytes(prefix, " ") + " (\"" + ascii + "\")";
-}
+std::string describe_prefix(std::span<const uint8_t> prefix) { return hurray::leading_bytes(prefix); }
 
 bool is_container(std::span<const uint8_t> prefix) {
     const auto& magic = hurray::kFileMagic;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/core/describe.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -215,6 +216,15 @@ std::string describe(const TensorDescriptor& d, const std::string& indent) {
         line("trailing     " + dec(d.unknown_trailing_bytes.size()) + " B from a newer minor version");
     }
     return s;
+}
+
+std::string leading_bytes(std::span<const uint8_t> bytes, size_t max) {
+    const auto first = bytes.first(std::min(bytes.size(), max));
+    std::string s = hex_bytes(first, " ") + " (\"";
+    for (const uint8_t b : first) {
+        s += (b >= 0x20 && b < 0x7F) ? static_cast<char>(b) : '.';
+    }
+    return s + "\")";
 }
 
 std::string hex_bytes(std::span<const uint8_t> bytes, std::string_view separator) {

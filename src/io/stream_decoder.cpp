@@ -11,11 +11,14 @@
 #include "hurray/io/stream_decoder.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
+#include "hurray/core/describe.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/detail/stream_steps.hpp"
 #include "io/error_context.hpp"
@@ -31,6 +34,19 @@ using detail::with_context;
 constexpr uint32_t kFirstDescriptorChunk = 4096;
 
 std::string tensor_label(uint64_t index) { return "stream tensor #" + dec(index); }
+
+// The first bytes of a stream, when they cannot start Hurray input (every
+// stream, descriptor and container starts with "HRRY"): the error that says
+// so, instead of a magic or truncation error about a descriptor. `nullopt`
+// when they can.
+std::optional<Error> not_hurray(std::span<const uint8_t> first) {
+    static constexpr std::array<uint8_t, 4> kMagic = {'H', 'R', 'R', 'Y'};
+    const size_t n = std::min(first.size(), kMagic.size());
+    if (std::equal(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(n), kMagic.begin())) {
+        return std::nullopt;
+    }
+    return Error(ErrorCode::kInvalidMagic, "not a Hurray stream or file (starts with " + leading_bytes(first) + ")", 0);
+}
 
 /// The checks shared by the reader and the writer on one decoded descriptor:
 /// buffer sizes against a bound and the producer-sync rule.
@@ -187,6 +203,11 @@ Result<StreamEvent> StreamDecoder::commit(uint64_t n) {
 
 Status StreamDecoder::on_prefix() {
     const std::string label = tensor_label(count_);
+    if (desc_offset_ == 0) {
+        if (auto e = not_hurray(std::span<const uint8_t>(desc_).first(kDescriptorPeekSize))) {
+            return set_failure(std::move(*e));
+        }
+    }
     auto len = peek_length(std::span<const uint8_t>(desc_).first(kDescriptorPeekSize));
     if (!len) {
         return set_failure(with_context(len.error(), label + " descriptor", desc_offset_));
@@ -279,6 +300,11 @@ Status StreamDecoder::end_of_input() {
             }
             need_ = StreamNeed::kEnded;
             return Status::success();
+        }
+        if (desc_offset_ == 0) {
+            if (auto e = not_hurray(std::span<const uint8_t>(desc_).first(prefix_have_))) {
+                return set_failure(std::move(*e));
+            }
         }
         return set_failure(Error(ErrorCode::kTruncated,
                                  tensor_label(count_) + ": stream ends inside the descriptor prefix (" +

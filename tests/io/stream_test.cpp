@@ -28,6 +28,28 @@ StreamReadOptions small_chunks(StreamReadOptions o, size_t chunk) {
     return o;
 }
 
+/// Input that cannot be Hurray (every stream starts with a descriptor's "HRRY")
+/// is named as such with its first bytes, whatever its length; input that
+/// starts like Hurray and is cut short is still a truncation.
+TEST(Stream, InputThatIsNotHurrayIsNamedAsSuch) {
+    const auto first_error = [](const std::string& text) {
+        const std::vector<uint8_t> bytes(text.begin(), text.end());
+        MemorySource src(bytes);
+        StreamReader reader(src);
+        return reader.next();
+    };
+    EXPECT_TRUE(Fails(first_error("hello world, this is text\n"), ErrorCode::kInvalidMagic,
+                      {"not a Hurray stream or file (starts with 68 65 6c 6c 6f 20 77 6f (\"hello wo\"))"}));
+    EXPECT_TRUE(Fails(first_error(std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16)), ErrorCode::kInvalidMagic,
+                      {"not a Hurray stream or file (starts with 89 50 4e 47"}));
+    EXPECT_TRUE(Fails(first_error("abc"), ErrorCode::kInvalidMagic, {"(starts with 61 62 63 (\"abc\"))"}));
+    EXPECT_TRUE(Fails(first_error("HRR"), ErrorCode::kTruncated, {"stream ends inside the descriptor prefix"}));
+    // "HRRY" then garbage is a bad descriptor, reported as such.
+    const auto later = first_error("HRRYxxxxxxxxxxxx");
+    ASSERT_FALSE(later.ok());
+    EXPECT_EQ(later.error().message().find("not a Hurray"), std::string::npos) << later.error().message();
+}
+
 TEST(Stream, WireFormatIsDescriptorThenBuffersBackToBack) {
     std::vector<Item> items;
     Item a;

@@ -30,16 +30,6 @@ bool may_be_hurray(std::span<const uint8_t> head) noexcept {
     return std::equal(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(n), kMagic.begin());
 }
 
-// "68 65 6c 6c 6f 20 77 6f ("hello wo")": the first 8 bytes in hex, then as
-// ASCII with other bytes shown as '.'.
-std::string prefix_text(std::span<const uint8_t> head) {
-    const auto first = head.first(std::min<size_t>(head.size(), 8));
-    std::string text = hex_bytes(first, " ") + " (\"";
-    for (const uint8_t b : first) {
-        text.push_back(b >= 0x20 && b < 0x7F ? static_cast<char>(b) : '.');
-    }
-    return text + "\")";
-}
 
 /// Gives back the bytes read to classify an input, then reads on from the real source.
 class PrefixedSource final : public ByteSource {
@@ -124,7 +114,7 @@ Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Consol
     head.resize(*got);
     if (!may_be_hurray(head)) {
         return Error(ErrorCode::kInvalidMagic,
-                     in->display_name() + ": not a Hurray file or stream (starts with " + prefix_text(head) + ")", 0);
+                     in->display_name() + ": not a Hurray file or stream (starts with " + leading_bytes(head) + ")", 0);
     }
     in->kind_ = classify(head, in->size_);
     in->source_ = std::make_unique<PrefixedSource>(std::move(head), *in->fd_source_);

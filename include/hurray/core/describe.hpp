@@ -39,4 +39,13 @@ HURRAY_CORE_EXPORT std::string describe(const TensorDescriptor& d, const std::st
 /// @endcode
 HURRAY_CORE_EXPORT std::string hex_bytes(std::span<const uint8_t> bytes, std::string_view separator = {});
 
+/// The first `max` bytes of `bytes` for a message about what an input is: hex,
+/// then as text with bytes outside printable ASCII shown as '.'.
+///
+/// @code
+/// const uint8_t text[] = {'h', 'i', '\n'};
+/// std::string s = hurray::leading_bytes(text);  // "68 69 0a (\"hi.\")"
+/// @endcode
+HURRAY_CORE_EXPORT std::string leading_bytes(std::span<const uint8_t> bytes, size_t max = 8);
+
 }  // namespace hurray
