@@ -40,9 +40,9 @@ bool options_from_flags(uint32_t flags, hurray::FileReadOptions& options) {
 std::string describe_prefix(std::span<const uint8_t> prefix) { return hurray::leading_bytes(prefix); }
 
 // Explains an open failure from the first bytes of the input: a stream or bare
-// descriptor ("HRRY" without "FILE") is HURRAY_ERR_WRONG_FORMAT, anything else
-// that is not a container gets the bytes it starts with appended. Failures of
-// inputs that do start with "HRRYFILE" are passed on unchanged.
+// descriptor ("HRRY" without "FILE") is HURRAY_ERR_WRONG_FORMAT, an empty input
+// says so. Other failures are passed on unchanged: the reader's message already
+// names input that is not Hurray at all, with its first bytes.
 HurrayStatus fail_open(const hurray::Error& error, std::span<const uint8_t> prefix, uint64_t total_size) {
     const bool magic_or_short = (error.code() == hurray::ErrorCode::kInvalidMagic && error.offset() == 0) ||
                                 error.code() == hurray::ErrorCode::kTruncated;
@@ -58,18 +58,17 @@ HurrayStatus fail_open(const hurray::Error& error, std::span<const uint8_t> pref
     const auto& descriptor_magic = hurray::kDescriptorMagic;
     const bool is_stream = prefix.size() >= 4 && std::equal(prefix.begin(), prefix.begin() + 4, descriptor_magic);
     if (is_stream) {
-        fail(hurray::Error(
-            error.code(),
-            error.message() + "; the input starts with " + describe_prefix(prefix) +
-                ": a tensor descriptor magic \"HRRY\" without \"FILE\", so it looks like a Hurray stream or a "
-                "bare descriptor, not an HRRYFILE container (hurray_file_open reads containers only)",
-            error.offset()));
+        const bool described = error.message().find("Hurray stream") != std::string::npos;
+        fail(hurray::Error(error.code(),
+                           error.message() +
+                               (described ? std::string()
+                                          : "; the input starts with " + describe_prefix(prefix) +
+                                                ": a Hurray stream or bare descriptor, not an HRRYFILE container") +
+                               " (hurray_file_open reads HRRYFILE containers only; use hurray_stream_open)",
+                           error.offset()));
         return HURRAY_ERR_WRONG_FORMAT;
     }
-    return fail(hurray::Error(error.code(),
-                              error.message() + "; the input starts with " + describe_prefix(prefix) +
-                                  ", which is not a Hurray format",
-                              error.offset()));
+    return fail(error);
 }
 
 // Up to 8 first bytes of the file at `path`, and its size (0 when unreadable).

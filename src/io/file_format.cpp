@@ -4,6 +4,7 @@
 #include "core/byte_io.hpp"
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
+#include "hurray/core/describe.hpp"
 
 #include <algorithm>
 #include <string>
@@ -66,10 +67,22 @@ Status check_file_header(const FileHeader& header) {
 }
 
 Result<FileHeader> decode_file_header(std::span<const uint8_t> bytes) {
+    // Every Hurray input starts with "HRRY" (a container's "HRRYFILE", a
+    // stream's or a bare descriptor's magic): input that does not is named as
+    // something else, whatever its length, before a field is read.
+    const size_t common = std::min<size_t>(bytes.size(), 4);
+    if (!bytes.empty() && !std::equal(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(common),
+                                      kFileMagic.begin())) {
+        return Error(ErrorCode::kInvalidMagic,
+                     "magic: not a Hurray file or stream (starts with " + leading_bytes(bytes) + ")", 0);
+    }
     ByteReader r(bytes, 0);
     HURRAY_ASSIGN_OR_RETURN(auto magic, r.bytes(kFileMagic.size(), "magic"));
     if (!std::equal(magic.begin(), magic.end(), kFileMagic.begin())) {
-        return Error(ErrorCode::kInvalidMagic, "magic: expected \"HRRYFILE\" (48 52 52 59 46 49 4c 45)", 0);
+        return Error(ErrorCode::kInvalidMagic,
+                     "magic: expected \"HRRYFILE\" (48 52 52 59 46 49 4c 45); the input starts with " +
+                         leading_bytes(bytes) + ": a Hurray stream or bare descriptor, not an HRRYFILE container",
+                     0);
     }
     if (bytes.size() < kFileHeaderSize) {
         return Error(ErrorCode::kTruncated,

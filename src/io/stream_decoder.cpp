@@ -45,7 +45,8 @@ std::optional<Error> not_hurray(std::span<const uint8_t> first) {
     if (std::equal(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(n), kMagic.begin())) {
         return std::nullopt;
     }
-    return Error(ErrorCode::kInvalidMagic, "not a Hurray stream or file (starts with " + leading_bytes(first) + ")", 0);
+    return Error(ErrorCode::kInvalidMagic,
+                 "magic: not a Hurray stream or file (starts with " + leading_bytes(first) + ")", 0);
 }
 
 /// The checks shared by the reader and the writer on one decoded descriptor:
