@@ -208,6 +208,38 @@ inline HurrayStatus byte_arg(const char* function, const void* data, size_t len,
     return HURRAY_OK;
 }
 
+/// The `count` buffers given as parallel arrays `buffers` and `sizes` (the
+/// writers' calls) as spans, in `out`: the arrays may be NULL only when `count`
+/// is 0, an element of `buffers` only when its size is 0 (otherwise
+/// `HURRAY_ERR_NULL_POINTER` naming `buffers[i]`), and every size must fit in
+/// `size_t` (`HURRAY_ERR_INVALID_ARGUMENT`). Throws `std::bad_alloc` only.
+HurrayStatus buffer_spans(const char* function, const void* const* buffers, const uint64_t* sizes, uint32_t count,
+                          std::vector<std::span<const uint8_t>>& out);
+
+/// Records "`what` `index` is out of range (there are `count`)" and returns
+/// `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`.
+HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count);
+
+/// `HURRAY_OK` when `index` names a tensor of `file`, else `out_of_range`.
+inline HurrayStatus check_tensor_index(const char* function, const HurrayFile* file, uint64_t index) {
+    const size_t count = file->reader.tensor_count();
+    return index < count ? HURRAY_OK : out_of_range(function, "tensor index", index, count);
+}
+
+/// Runs `body(tensor)` on tensor `index` of `file`, after checking the index
+/// and opening the tensor (its errors returned as statuses).
+template <typename Body>
+HurrayStatus with_tensor(const char* function, const HurrayFile* file, uint64_t index, Body&& body) {
+    if (const HurrayStatus s = check_tensor_index(function, file, index); s != HURRAY_OK) {
+        return s;
+    }
+    auto tensor = file->reader.tensor(static_cast<size_t>(index));
+    if (!tensor.ok()) {
+        return fail(tensor.error());
+    }
+    return body(tensor.value_unchecked());
+}
+
 /// Runs `body` (which returns a `HurrayStatus`) and turns every exception
 /// into a status, so that none crosses the C boundary: `std::bad_alloc` into
 /// `HURRAY_ERR_OUT_OF_MEMORY`, anything else into `HURRAY_ERR_INTERNAL_PANIC`.

@@ -293,36 +293,27 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_to_dlpack(const HurrayFile* file, u
         if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
             return s;
         }
-        const size_t count = file->reader.tensor_count();
-        if (index >= count) {
-            return fail(HURRAY_ERR_INDEX_OUT_OF_BOUNDS, kFn,
-                        "tensor index " + std::to_string(index) + " is out of range (there are " +
-                            std::to_string(count) + ")");
-        }
-        auto tensor = file->reader.tensor(static_cast<size_t>(index));
-        if (!tensor.ok()) {
-            return fail(tensor.error());
-        }
-        const hurray::FileTensor& t = tensor.value_unchecked();
-        auto ex = std::make_unique<DlpackExport>();
-        const std::string what = "tensor " + std::to_string(index) + " (\"" + std::string(t.name()) + "\")";
-        if (const HurrayStatus s = describe(kFn, what, t.descriptor(), *ex); s != HURRAY_OK) {
-            return s;
-        }
-        // describe() accepted one buffer; the reader hands out one per entry.
-        if (t.buffers().size() != 1) {
-            return fail(HURRAY_ERR_INTERNAL, kFn, what + ": the reader returned no data buffer");
-        }
-        ex->keep = t.buffers()[0];
-        if (const HurrayStatus s = check_bytes(t.descriptor(), ex->keep.span()); s != HURRAY_OK) {
-            return s;
-        }
-        // SAFETY: DLTensor::data is `void*`; the bytes stay read-only
-        // (documented: consumers never write through it). `keep` holds them
-        // alive until the deleter runs, whether or not the file is closed.
-        void* data = const_cast<uint8_t*>(ex->keep.data());
-        publish(std::move(ex), data, out);
-        return HURRAY_OK;
+        return hurray::c::with_tensor(kFn, file, index, [&](const hurray::FileTensor& t) -> HurrayStatus {
+            auto ex = std::make_unique<DlpackExport>();
+            const std::string what = "tensor " + std::to_string(index) + " (\"" + std::string(t.name()) + "\")";
+            if (const HurrayStatus s = describe(kFn, what, t.descriptor(), *ex); s != HURRAY_OK) {
+                return s;
+            }
+            // describe() accepted one buffer; the reader hands out one per entry.
+            if (t.buffers().size() != 1) {
+                return fail(HURRAY_ERR_INTERNAL, kFn, what + ": the reader returned no data buffer");
+            }
+            ex->keep = t.buffers()[0];
+            if (const HurrayStatus s = check_bytes(t.descriptor(), ex->keep.span()); s != HURRAY_OK) {
+                return s;
+            }
+            // SAFETY: DLTensor::data is `void*`; the bytes stay read-only
+            // (documented: consumers never write through it). `keep` holds them
+            // alive until the deleter runs, whether or not the file is closed.
+            void* data = const_cast<uint8_t*>(ex->keep.data());
+            publish(std::move(ex), data, out);
+            return HURRAY_OK;
+        });
     });
 }
 

@@ -3,6 +3,7 @@
 // of library error codes to C status codes (docs/c-api.md, "Status codes").
 #include "c/c_internal.hpp"
 
+#include <limits>
 #include <string>
 
 namespace hurray::c {
@@ -111,6 +112,41 @@ HurrayStatus status_of(ErrorCode code) noexcept {
             return HURRAY_ERR_OUT_OF_MEMORY;
     }
     return HURRAY_ERR_INTERNAL;  // a value outside the enumeration
+}
+
+HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count) {
+    return fail(HURRAY_ERR_INDEX_OUT_OF_BOUNDS, function,
+                std::string(what) + " " + std::to_string(index) + " is out of range (there are " +
+                    std::to_string(count) + ")");
+}
+
+HurrayStatus buffer_spans(const char* function, const void* const* buffers, const uint64_t* sizes, uint32_t count,
+                          std::vector<std::span<const uint8_t>>& out) {
+    if (count > 0) {
+        if (const HurrayStatus s = require(function, {{buffers, "buffers"}, {sizes, "sizes"}}); s != HURRAY_OK) {
+            return s;
+        }
+    }
+    out.clear();
+    out.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+        // SAFETY: the caller guarantees `count` readable elements in `buffers`
+        // and in `sizes` (both non-NULL when count > 0, checked above).
+        const void* const data = buffers[i];
+        const uint64_t size = sizes[i];
+        if (size > 0 && data == nullptr) {
+            return null_argument(function, ("buffers[" + std::to_string(i) + "]").c_str());
+        }
+        if (size > std::numeric_limits<size_t>::max()) {
+            return fail(HURRAY_ERR_INVALID_ARGUMENT, function,
+                        "sizes[" + std::to_string(i) + "] = " + std::to_string(size) +
+                            " does not fit in memory (size_t)");
+        }
+        // SAFETY: the caller guarantees `size` readable bytes at `data` for
+        // the duration of the call; an empty span never reads.
+        out.emplace_back(static_cast<const uint8_t*>(data), static_cast<size_t>(size));
+    }
+    return HURRAY_OK;
 }
 
 HurrayStatus fail(const Error& error) noexcept {

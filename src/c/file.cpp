@@ -19,7 +19,10 @@
 using hurray::c::fail;
 using hurray::c::guarded;
 using hurray::c::null_argument;
+using hurray::c::check_tensor_index;
+using hurray::c::out_of_range;
 using hurray::c::require;
+using hurray::c::with_tensor;
 
 namespace {
 
@@ -102,33 +105,6 @@ std::unique_ptr<HurrayBuffer> file_buffer(const hurray::FileTensor& t, uint32_t 
     // (documented: callers never write through hurray_buffer_data_ptr).
     handle->data = const_cast<uint8_t*>(handle->keep.data());
     return handle;
-}
-
-HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count) {
-    return fail(HURRAY_ERR_INDEX_OUT_OF_BOUNDS, function,
-                std::string(what) + " " + std::to_string(index) + " is out of range (there are " +
-                    std::to_string(count) + ")");
-}
-
-// Checks that `index` names a tensor of `file` (HURRAY_ERR_INDEX_OUT_OF_BOUNDS
-// otherwise).
-HurrayStatus check_tensor_index(const char* function, const HurrayFile* file, uint64_t index) {
-    const size_t count = file->reader.tensor_count();
-    return index < count ? HURRAY_OK : out_of_range(function, "tensor index", index, count);
-}
-
-// Runs `body(tensor)` on tensor `index` of `file`, after checking the index
-// and opening the tensor (its errors returned as statuses).
-template <typename Body>
-HurrayStatus with_tensor(const char* function, const HurrayFile* file, uint64_t index, Body&& body) {
-    if (const HurrayStatus s = check_tensor_index(function, file, index); s != HURRAY_OK) {
-        return s;
-    }
-    auto tensor = file->reader.tensor(static_cast<size_t>(index));
-    if (!tensor.ok()) {
-        return fail(tensor.error());
-    }
-    return body(tensor.value_unchecked());
 }
 
 // Moves an opened reader into a new handle.

@@ -207,29 +207,9 @@ HURRAY_C_API HurrayStatus hurray_file_writer_add_tensor(HurrayFileWriter* writer
         if (count != declared) {
             return buffer_count_mismatch(tensor_name, count, declared);
         }
-        if (count > 0) {
-            if (const HurrayStatus s = require(kFn, {{buffers, "buffers"}, {sizes, "sizes"}}); s != HURRAY_OK) {
-                return s;
-            }
-        }
         std::vector<std::span<const uint8_t>> spans;
-        spans.reserve(count);
-        for (uint32_t i = 0; i < count; ++i) {
-            // SAFETY: the caller guarantees `count` readable elements in
-            // `buffers` and in `sizes` (both non-NULL when count > 0).
-            const uint64_t size = sizes[i];
-            const void* const data = buffers[i];
-            if (size > 0 && data == nullptr) {
-                return null_argument(kFn, element_name("buffers", i).c_str());
-            }
-            if (!fits_size_t(size)) {
-                return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn,
-                            "sizes[" + std::to_string(i) + "] = " + std::to_string(size) +
-                                " does not fit in memory (size_t)");
-            }
-            // SAFETY: the caller guarantees `size` readable bytes at `data`
-            // for the duration of the call; an empty span never reads.
-            spans.emplace_back(static_cast<const uint8_t*>(data), static_cast<size_t>(size));
+        if (const HurrayStatus s = hurray::c::buffer_spans(kFn, buffers, sizes, count, spans); s != HURRAY_OK) {
+            return s;
         }
         // The C++ writer checks each size against the descriptor (kSizeMismatch)
         // and the name (valid, unique) before writing anything.

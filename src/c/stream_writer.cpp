@@ -137,30 +137,12 @@ HURRAY_C_API HurrayStatus hurray_stream_write_tensor(HurrayWriter* writer, const
         if (const HurrayStatus s = require(kFn, {{writer, "writer"}, {desc, "desc"}}); s != HURRAY_OK) {
             return s;
         }
-        if (count > 0) {
-            if (const HurrayStatus s = require(kFn, {{buffers, "buffers"}, {sizes, "sizes"}}); s != HURRAY_OK) {
-                return s;
-            }
+        std::vector<std::span<const uint8_t>> spans;
+        if (const HurrayStatus s = hurray::c::buffer_spans(kFn, buffers, sizes, count, spans); s != HURRAY_OK) {
+            return s;
         }
         if (const HurrayStatus s = require_open(kFn, *writer); s != HURRAY_OK) {
             return s;
-        }
-        std::vector<std::span<const uint8_t>> spans;
-        spans.reserve(count);
-        for (uint32_t i = 0; i < count; ++i) {
-            // SAFETY: the caller guarantees `count` entries in `buffers` and `sizes`.
-            const void* data = buffers[i];
-            const uint64_t size = sizes[i];
-            if (size > std::numeric_limits<size_t>::max()) {
-                return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn,
-                            "sizes[" + std::to_string(i) + "] " + std::to_string(size) + " does not fit in memory");
-            }
-            if (data == nullptr && size > 0) {
-                return hurray::c::null_argument(kFn, ("buffers[" + std::to_string(i) + "]").c_str());
-            }
-            // SAFETY: the caller guarantees `size` readable bytes at `data`,
-            // alive for the duration of the call.
-            spans.emplace_back(static_cast<const uint8_t*>(data), static_cast<size_t>(size));
         }
         return status_of(writer->writer.write_tensor(desc->descriptor, spans));
     });
