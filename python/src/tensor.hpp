@@ -81,4 +81,8 @@ public:
     int64_t device_id = 0;                            ///< Runtime device index (not on the wire).
 };
 
+/// Adds `__dlpack__` and `__dlpack_device__` to the class and
+/// `from_dlpack` to the module (dlpack.cpp).
+void add_dlpack(py::class_<Tensor>& cls, py::module_& m);
+
 }  // namespace hurray::python
