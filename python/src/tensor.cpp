@@ -681,6 +681,7 @@ void register_tensor(py::module_& m) {
             return t.desc.shape[0];
         });
     add_dlpack(cls, m);
+    add_inspection(cls, m);
 }
 
 }  // namespace hurray::python

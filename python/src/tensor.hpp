@@ -85,4 +85,9 @@ public:
 /// `from_dlpack` to the module (dlpack.cpp).
 void add_dlpack(py::class_<Tensor>& cls, py::module_& m);
 
+/// Adds `layout`, `quantization`, `to_dense`, `dequantize`, `nnz` and
+/// `values` to the class and `_set_inspection_support` to the module
+/// (inspect.cpp).
+void add_inspection(py::class_<Tensor>& cls, py::module_& m);
+
 }  // namespace hurray::python
