@@ -109,6 +109,8 @@ def _as_savable(name, value):
     if not isinstance(name, str):
         raise TypeError(f"tensor names must be str, not {type(name).__name__}")
     if isinstance(value, Tensor):
+        if value.layout.is_virtual:
+            raise UnsupportedError(f"tensor {name!r}: a composite head owns no buffers; save its members instead")
         return value  # written as it is: descriptor and every buffer
     array = _np.asarray(value)
     # Non-contiguous arrays (slices, transposes) are saved as a contiguous copy.

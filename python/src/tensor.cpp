@@ -317,12 +317,24 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
                                   const py::object& device, const py::object& aux_buffers) {
     const ElementType type = element_type_of(dtype);
     Shape dims;
+    if (!py::isinstance<py::sequence>(shape)) {
+        throw py::type_error("shape must be a sequence of ints");
+    }
     for (const py::handle dim : shape) {
-        const auto v = dim.cast<int64_t>();
-        if (v < 0) {
-            raise_kind(ErrorKind::kInvalidDescriptor, "shape dimensions must be non-negative, got " + std::to_string(v));
+        if (!py::isinstance<py::int_>(dim) && !py::hasattr(dim, "__index__")) {
+            throw py::type_error("shape must be a sequence of ints, not one holding " +
+                                 std::string(py::str(py::type::handle_of(dim).attr("__name__"))));
         }
-        dims.push_back(static_cast<uint64_t>(v));
+        const auto v = py::reinterpret_steal<py::int_>(PyNumber_Index(dim.ptr()));
+        if (!v) {
+            throw py::error_already_set();
+        }
+        const auto value = v.cast<int64_t>();
+        if (value < 0) {
+            raise_kind(ErrorKind::kInvalidDescriptor,
+                       "shape dimensions must be non-negative, got " + std::to_string(value));
+        }
+        dims.push_back(static_cast<uint64_t>(value));
     }
     Placement placement;
     if (!device.is_none()) {
@@ -671,6 +683,18 @@ void register_tensor(py::module_& m) {
              "A numpy array: zero-copy over a dense row-major Tier 1 tensor (its base keeps the Tensor alive), a "
              "copy for bools and other layouts; UnsupportedError for Tier 2, bfloat16 and quantized tensors")
         .def("__repr__", &repr_of)
+        .def(
+            "__str__",
+            [](const py::object& self) -> std::string {
+                std::string r = repr_of(self);
+                const std::string head = "hurray.Tensor(";
+                // The bare NumPy-style values for Tier 1 cpu tensors, else the repr.
+                if (r.rfind(head + "shape=", 0) == 0) {
+                    return r;
+                }
+                return std::string(py::str(to_array(self, py::none(), py::none())));
+            },
+            "The values as NumPy prints them (Tier 1 cpu tensors), else the repr")
         .def("__len__", [](const Tensor& t) -> uint64_t {
             if (t.desc.shape.empty()) {
                 throw py::type_error("len() of a 0-d tensor");

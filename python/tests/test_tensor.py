@@ -49,6 +49,11 @@ def test_construction_errors():
         hurray.Tensor(buf, hurray.float32, [6], aux_buffers=[b"x"])
     with pytest.raises(TypeError, match="hurray.Device"):
         hurray.Tensor(buf, hurray.float32, [6], "cpu")
+    with pytest.raises(TypeError, match="sequence of ints"):
+        hurray.Tensor(buf, hurray.float32, [2, None])
+    with pytest.raises(TypeError, match="sequence of ints"):
+        hurray.Tensor(buf, hurray.float32, 6)
+    assert hurray.Tensor(buf, hurray.float32, (np.int64(2), 3)).shape == (2, 3)
     # A larger buffer is fine: the tensor views its first bytes.
     assert hurray.Tensor(bytes(100), hurray.float32, [6]).buffer(0).nbytes == 24
 
@@ -472,3 +477,24 @@ def test_sparse_components(conformance_dir):
     assert not hasattr(dense, "nnz") and not hasattr(dense, "values")
     with pytest.raises(AttributeError, match="not sparse"):
         _ = dense.nnz
+
+
+def test_str_and_composite_heads(conformance_dir):
+    t = hurray.arange(3, dtype=hurray.int32)
+    assert str(t) == "[0 1 2]" and repr(t) == "hurray.Tensor([0 1 2], dtype=int32)"
+    i4 = hurray.Tensor(bytes(2), hurray.dtype.int4, [4])
+    assert str(i4) == repr(i4)
+    head = hurray.Tensor._from_wire((conformance_dir / "descriptors" / "composite_head_partition.bin").read_bytes(), [])
+    assert head.buffer_count == 0 and head.layout.is_virtual and head.layout.buffer_count == 0
+    assert head.shape == (8, 8) and head.nbytes == 0
+    with pytest.raises(hurray.UnsupportedError, match="composite"):
+        np.asarray(head)
+    with pytest.raises(hurray.UnsupportedError, match="composite head"):
+        hurray.save(conformance_dir / "never-written.hrry", {"c": head})
+
+
+def test_device_tags_are_written_as_they_are(tmp_path):
+    t = hurray.Tensor(bytes(16), hurray.float32, [4], hurray.Device("cuda", 1))
+    hurray.save(tmp_path / "d.hrry", {"t": t})
+    u = hurray.load(tmp_path / "d.hrry")["t"]
+    assert u.device.kind == "cuda" and u.device_id == 0  # the index is runtime metadata, not stored
