@@ -259,6 +259,14 @@ py::object to_dlpack(const py::object& self, const py::object& stream, const py:
     // stream None, -1 (device synchronisation: nothing to wait for on
     // producer-synced buffers) or a stream handle (ignored: producer-synced).
     const py::tuple device = dlpack_device(t);
+    const int device_type = device[0].cast<int>();
+    if (device_type != kDLCPU && device_type != kDLCUDAHost) {
+        // Every Tensor's memory is host memory (a Python buffer, a file mapping,
+        // a CPU DLPack import): labelling it device memory would hand the
+        // consumer a host pointer to dereference on the device.
+        raise_dlpack_buffer_error("__dlpack__: the tensor is labelled " + std::string(py::repr(t.device())) +
+                                  " but its buffers are host memory; only cpu tensors are exported");
+    }
     if (!dl_device.is_none()) {
         const auto want = dl_device.cast<py::tuple>();
         if (py::len(want) != 2 || !want[0].equal(device[0]) || !want[1].equal(device[1])) {
@@ -452,7 +460,8 @@ void add_dlpack(py::class_<Tensor>& cls, py::module_& m) {
     cls.def("__dlpack__", &to_dlpack, py::arg("stream") = py::none(), py::kw_only(),
             py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
             "A \"dltensor\" capsule (DLPack 0.6, legacy) sharing the tensor's memory; it keeps the Tensor alive. "
-            "The built-in BufferError for bool (bit-packed), Tier 2 and quantized tensors.")
+            "The built-in BufferError for bool (bit-packed), Tier 2 and quantized tensors, and for tensors labelled "
+            "with a device other than the cpu (their memory is host memory).")
         .def("__dlpack_device__", &dlpack_device, "(DLDeviceType, device_id) from the buffers' device and memory class")
         .def(
             "to_torch",

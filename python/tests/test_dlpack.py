@@ -87,6 +87,11 @@ def test_device_mapping():
     with pytest.raises(hurray.BufferError, match="not valid for device webgpu"):
         dev("webgpu", 0, "unified")  # the core refuses the combination (ADR-020)
     assert hurray.Tensor._from_wire(hurray.zeros(2)._wire()[0], [bytes(16)], device_id=5).__dlpack_device__() == (1, 5)
+    # The memory behind any Tensor is host memory: it is never exported as device memory.
+    with pytest.raises(builtins.BufferError, match="host memory"):
+        hurray.Tensor(buf, hurray.float32, [4], hurray.Device("cuda", 0)).__dlpack__()
+    pinned = hurray.Tensor(buf, hurray.float32, [4], hurray.Device("cuda", 0, "host_pinned"))
+    assert type(pinned.__dlpack__()).__name__ == "PyCapsule"
 
 
 @pytest.mark.parametrize("make", [
