@@ -52,6 +52,7 @@ from ._tensor import (  # noqa: E402
 )
 from_dlpack = _hurray.from_dlpack
 from ._layout import Layout, Quantization  # noqa: E402
+from ._errors import CopyRequiredError  # noqa: E402
 
 __all__ = [
     "BufferError",
@@ -69,7 +70,7 @@ __all__ = [
     "save",
 ]
 __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, device.py, _layout.py)
-    "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
+    "CopyRequiredError", "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
     "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64", "from_dlpack",
     "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace", "ones",
     "ones_like", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",

@@ -45,6 +45,10 @@ class InternalError(HurrayError, RuntimeError):
     """A bug in libhurray or this module."""
 
 
+class CopyRequiredError(HurrayError, ValueError):
+    """``copy=False`` was asked of ``Tensor.__array__`` but the conversion needs a copy (a cast, bools, a layout)."""
+
+
 ERROR_CLASSES = {
     "FileError": FileError,
     "InvalidDescriptorError": InvalidDescriptorError,

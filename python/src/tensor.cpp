@@ -157,6 +157,13 @@ std::optional<uint64_t> element_count(std::span<const uint64_t> shape) noexcept 
     return count;
 }
 
+/// Raises hurray.CopyRequiredError (a ValueError) with `message`.
+[[noreturn]] void raise_copy_required(const std::string& message) {
+    const py::object cls = py::module_::import("hurray._errors").attr("CopyRequiredError");
+    PyErr_SetObject(cls.ptr(), cls(message).ptr());
+    throw py::error_already_set();
+}
+
 /// Marks an array read-only.
 void set_read_only(py::array& a) { a.attr("flags").attr("writeable") = false; }
 
@@ -555,11 +562,17 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
     } else if (copied && read_only) {
         set_read_only(out);  // a copy behaves like the memory it stands for
     }
-    if (!copy.is_none() && !copy.cast<bool>() && copied && *count != 0) {
-        throw py::value_error("__array__(copy=False): this tensor (packed bools or a non-row-major layout) needs a copy");
+    const bool forbid_copy = !copy.is_none() && !copy.cast<bool>();
+    if (forbid_copy && copied && *count != 0) {
+        raise_copy_required("__array__(copy=False): this tensor (packed bools or a non-row-major layout) needs a copy");
     }
     if (!dtype.is_none()) {
-        return out.attr("astype")(dtype, py::arg("copy") = false);
+        const py::dtype want = py::dtype::from_args(dtype);
+        if (forbid_copy && !want.equal(out.dtype())) {
+            raise_copy_required("__array__(copy=False): converting " + std::string(*np_name) + " to " +
+                                std::string(py::str(static_cast<const py::handle&>(want))) + " needs a copy");
+        }
+        return out.attr("astype")(want, py::arg("copy") = false);
     }
     return out;
 }

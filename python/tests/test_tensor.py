@@ -127,7 +127,7 @@ def test_bools_are_packed_and_unpacked():
     assert t.dtype is hurray.bool and t.nbytes == 1
     assert t.buffer(0)[0] == 0b100101  # 8 per byte, LSB first
     np.testing.assert_array_equal(np.asarray(t), a)
-    with pytest.raises(ValueError, match="copy"):
+    with pytest.raises(hurray.CopyRequiredError, match="copy"):
         t.__array__(copy=False)
 
 
@@ -138,6 +138,10 @@ def test_array_keyword_arguments():
     c = t.__array__(copy=True)
     assert not np.shares_memory(c, a) and c.flags.writeable
     assert np.shares_memory(t.__array__(copy=False), a)
+    assert np.shares_memory(t.__array__(dtype=np.float32, copy=False), a)
+    with pytest.raises(hurray.CopyRequiredError, match="float64"):
+        t.__array__(dtype=np.float64, copy=False)
+    assert issubclass(hurray.CopyRequiredError, ValueError)
 
 
 def test_from_numpy_refuses_what_it_cannot_share():
