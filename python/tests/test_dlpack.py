@@ -198,3 +198,65 @@ def test_torch_bridge():
     shared = hurray.from_torch(src)
     src[1] = 5.0
     assert np.asarray(shared)[1] == 5.0  # zero-copy
+
+
+@pytest.mark.parametrize("code", [
+    "t = hurray.zeros(3); c = t.__dlpack__()",
+    "c = hurray.zeros(3).__dlpack__()",
+    "a = np.arange(3.0); t = hurray.from_dlpack(a); del a",
+    "t = hurray.from_dlpack(np.arange(3.0)); v = np.asarray(t); c = t.__dlpack__()",
+    "d = hurray.load(sys.argv[1]); v = np.from_dlpack(d['a']); c = d['a'].__dlpack__()",
+], ids=["capsule", "capsule-only", "import", "import-export", "file"])
+def test_interpreter_exits_cleanly_with_live_capsules(tmp_path, code):
+    import os
+    import subprocess
+    import sys
+    path = tmp_path / "s.hrry"
+    hurray.save(path, {"a": np.arange(3.0)})
+    script = "import sys\nimport numpy as np\nimport hurray\n" + code + "\nprint('ok')\n"
+    result = subprocess.run([sys.executable, "-X", "dev", "-c", script, str(path)], capture_output=True, text=True,
+                            timeout=60, env=dict(os.environ), check=False)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
+
+
+def test_threads_share_one_tensor():
+    import concurrent.futures
+    a = sample("float32", (256, 256))
+    t = hurray.from_numpy(a)
+
+    def work(i):
+        for _ in range(50):
+            if i % 4 == 0:
+                ok = np.shares_memory(np.from_dlpack(t), a)
+            elif i % 4 == 1:
+                ok = np.array_equal(t.to_dense(), a)
+            elif i % 4 == 2:
+                ok = np.shares_memory(np.asarray(hurray.Tensor._from_wire(*t._wire())), a)
+            else:
+                ok = np.shares_memory(np.asarray(hurray.from_dlpack(t)), a)
+            if not ok:
+                return i
+        return None
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        assert list(pool.map(work, range(16))) == [None] * 16
+
+
+def test_a_capsule_outlives_its_producer():
+    a = np.arange(5, dtype=np.int32)
+    ref = weakref.ref(a)
+    capsule = a.__dlpack__()
+    del a
+    gc.collect()
+    assert ref() is not None  # numpy's capsule holds the array
+    t = hurray.from_dlpack(capsule)
+    del capsule
+    gc.collect()
+    assert np.asarray(t).tolist() == [0, 1, 2, 3, 4]
+    del t
+    gc.collect()
+    assert ref() is None
+    # And ours: the Tensor is gone from every name, the capsule alone keeps it.
+    capsule = hurray.arange(4, dtype=hurray.int16).__dlpack__()
+    gc.collect()
+    assert np.asarray(hurray.from_dlpack(capsule)).tolist() == [0, 1, 2, 3]
