@@ -51,7 +51,9 @@ from ._tensor import (  # noqa: E402
     ones_like, zeros, zeros_like,
 )
 from_dlpack = _hurray.from_dlpack
-from ._layout import Layout, Quantization  # noqa: E402
+from ._layout import (  # noqa: E402
+    ColMajorLayout, CooLayout, CscLayout, CsfLayout, CsrLayout, Layout, Quantization, RowMajorLayout, StridedLayout,
+)
 from ._errors import CopyRequiredError  # noqa: E402
 
 __all__ = [
@@ -70,10 +72,10 @@ __all__ = [
     "save",
 ]
 __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, device.py, _layout.py)
-    "CopyRequiredError", "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
+    "ColMajorLayout", "CooLayout", "CopyRequiredError", "CscLayout", "CsfLayout", "CsrLayout", "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
     "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64", "from_dlpack",
     "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace", "ones",
-    "ones_like", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
+    "ones_like", "RowMajorLayout", "StridedLayout", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
 ]
 
 

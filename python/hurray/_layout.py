@@ -5,14 +5,19 @@
     t.layout.is_dense      # True for directly addressable element orders
     t.quantization         # None, or hurray.Quantization(scheme='per_block_affine')
 
-Inspection only for now: a layout object describes a tensor's memory layout
-(its tag, name, buffer count and parameters such as ``nnz`` or ``strides``);
-it cannot yet be passed to the ``hurray.Tensor`` constructor.
+A layout object describes a tensor's memory layout (its tag, name, buffer
+count and parameters such as ``nnz`` or ``strides``). The classes for the
+dense, strided and sparse layouts (RowMajorLayout, ColMajorLayout,
+StridedLayout, CooLayout, CsrLayout, CscLayout, CsfLayout) can also be passed
+to ``hurray.Tensor(..., layout=..., aux_buffers=[...])``; tiled, curve,
+block-paged and composite layouts are inspection only for now.
 """
 
 from . import _hurray
+from ._errors import InvalidDescriptorError
 
-__all__ = ["Layout", "Quantization"]
+__all__ = ["ColMajorLayout", "CooLayout", "CscLayout", "CsfLayout", "CsrLayout", "Layout", "Quantization",
+           "RowMajorLayout", "StridedLayout"]
 
 # The reference module's names per layout tag (our core calls 0x02 "column_major").
 _NAMES = {0x01: "row_major", 0x02: "col_major", 0x03: "strided", 0x04: "tiled", 0x05: "morton", 0x40: "hilbert",
@@ -73,6 +78,81 @@ class Layout:
         return f"Layout(tag=0x{self.tag:02X}, name='{self.name}')"
 
 
+class RowMajorLayout(Layout):
+    """Dense row-major (C order): the default layout."""
+
+    def __init__(self):
+        super().__init__(0x01, "row_major", 1)
+
+
+class ColMajorLayout(Layout):
+    """Dense column-major (Fortran order)."""
+
+    def __init__(self):
+        super().__init__(0x02, "col_major", 1)
+
+
+class StridedLayout(Layout):
+    """Dense with one stride per dimension, in logical elements (not bytes as in NumPy)."""
+
+    def __init__(self, strides):
+        super().__init__(0x03, "strided", 1, {"strides": tuple(int(s) for s in strides)})
+
+    def __repr__(self):
+        return f"StridedLayout(strides={list(self.strides)})"
+
+
+class CooLayout(Layout):
+    """Sparse COO: buffer 0 the ``nnz`` values, buffer 1 their coordinates (uint64, ``nnz`` x rank)."""
+
+    def __init__(self, nnz, is_sorted=False):
+        super().__init__(0x06, "coo", 2, {"nnz": _count(nnz), "is_sorted": bool(is_sorted)})
+
+    def __repr__(self):
+        return f"CooLayout(nnz={self.nnz}, is_sorted={self.is_sorted})"
+
+
+class CsrLayout(Layout):
+    """Sparse CSR (rank 2): values, col_indices (uint64, ``nnz``), row_ptr (uint64, rows + 1)."""
+
+    def __init__(self, nnz):
+        super().__init__(0x07, "csr", 3, {"nnz": _count(nnz)})
+
+    def __repr__(self):
+        return f"CsrLayout(nnz={self.nnz})"
+
+
+class CscLayout(Layout):
+    """Sparse CSC (rank 2): values, row_indices (uint64, ``nnz``), col_ptr (uint64, columns + 1)."""
+
+    def __init__(self, nnz):
+        super().__init__(0x08, "csc", 3, {"nnz": _count(nnz)})
+
+    def __repr__(self):
+        return f"CscLayout(nnz={self.nnz})"
+
+
+class CsfLayout(Layout):
+    """Sparse CSF (rank >= 3): values, then a (pos, crd) uint64 pair per level, levels in ``mode_order``."""
+
+    def __init__(self, nnz, mode_order):
+        order = tuple(int(m) for m in mode_order)
+        super().__init__(0x09, "csf", 2 * len(order) + 1, {"nnz": _count(nnz), "mode_order": order})
+
+    def __repr__(self):
+        return f"CsfLayout(nnz={self.nnz}, mode_order={list(self.mode_order)})"
+
+
+def _count(nnz):
+    if not isinstance(nnz, int) or isinstance(nnz, bool) or nnz < 0:
+        raise InvalidDescriptorError(f"nnz must be a non-negative int, got {nnz!r}")
+    return nnz
+
+
+_CLASSES = {0x01: RowMajorLayout, 0x02: ColMajorLayout, 0x03: StridedLayout, 0x06: CooLayout, 0x07: CsrLayout,
+            0x08: CscLayout, 0x09: CsfLayout}
+
+
 class Quantization:
     """A quantized tensor's scheme: ``scheme`` (its name, e.g. ``"per_block_affine"``) and ``tag``."""
 
@@ -104,7 +184,9 @@ class Quantization:
 
 def _make_layout(tag, core_name, buffer_count, params):
     name = _NAMES.get(tag) or core_name or "extension"
-    return Layout(tag, name, 0 if tag == 0x0B else buffer_count, params)
+    layout = object.__new__(_CLASSES.get(tag, Layout))
+    Layout.__init__(layout, tag, name, 0 if tag == 0x0B else buffer_count, params)
+    return layout
 
 
 _hurray._set_inspection_support(_make_layout, Quantization)

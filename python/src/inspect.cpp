@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <variant>
@@ -171,6 +172,47 @@ py::object values_of(const py::object& self) {
     return Tensor::finish(std::move(out), false);
 }
 
+/// Buffer `index` of a tensor with layout `Want` as a uint64 Tensor of
+/// `shape` viewing the same memory (the parent kept alive); AttributeError
+/// naming `what` for other layouts.
+template <typename Want>
+py::object index_component(const py::object& self, size_t index, const char* what) {
+    const auto& t = self.cast<const Tensor&>();
+    if (!std::holds_alternative<Want>(t.desc.layout)) {
+        throw py::attribute_error(std::string(what) + ": a " + std::string(layout_name(t.desc.layout_tag())) +
+                                  " tensor has no such component");
+    }
+    const uint64_t nnz = *sparse_nnz(t.desc.layout);
+    Shape shape;
+    if constexpr (std::is_same_v<Want, CooLayout>) {
+        shape = {nnz, t.desc.rank()};
+    } else if (index == 1) {
+        shape = {nnz};
+    } else {
+        // CSR row_ptr: rows + 1; CSC col_ptr: columns + 1.
+        const uint64_t dim = t.desc.shape.at(std::is_same_v<Want, CsrLayout> ? 0 : 1);
+        if (dim == std::numeric_limits<uint64_t>::max()) {
+            raise_kind(ErrorKind::kUnsupported, std::string(what) + ": the dimension is dynamic");
+        }
+        shape = {dim + 1};
+    }
+    std::optional<Result<TensorDescriptor>> d;
+    {
+        const py::gil_scoped_release release;
+        d.emplace(make_dense(ElementType::kUInt64, std::move(shape)));
+    }
+    if (!*d) {
+        raise_error(d->error(), Where::kTensor, what);
+    }
+    auto out = std::make_unique<Tensor>();
+    out->desc = std::move(d->value());
+    out->spans.push_back(index < t.spans.size() ? t.spans[index] : std::span<const uint8_t>());
+    out->writable.push_back(index < t.writable.size() && t.writable[index]);
+    out->owner = self;
+    out->device_id = t.device_id;
+    return Tensor::finish(std::move(out), false);
+}
+
 }  // namespace
 
 void add_inspection(py::class_<Tensor>& cls, py::module_& m) {
@@ -194,6 +236,21 @@ void add_inspection(py::class_<Tensor>& cls, py::module_& m) {
             "dequantize", [](const Tensor& t) { return to_float32_array(t, "dequantize"); },
             "Same as to_dense(): the tensor's real values as a new float32 numpy array")
         .def_property_readonly("nnz", &nnz_of, "Stored elements of a sparse tensor (AttributeError otherwise)")
+        .def_property_readonly(
+            "indices", [](const py::object& self) { return index_component<CooLayout>(self, 1, "indices"); },
+            "COO: the coordinates, a uint64 Tensor (nnz, rank) over buffer 1")
+        .def_property_readonly(
+            "col_indices", [](const py::object& self) { return index_component<CsrLayout>(self, 1, "col_indices"); },
+            "CSR: the column of each value, a uint64 Tensor over buffer 1")
+        .def_property_readonly(
+            "row_ptr", [](const py::object& self) { return index_component<CsrLayout>(self, 2, "row_ptr"); },
+            "CSR: where each row starts, a uint64 Tensor (rows + 1) over buffer 2")
+        .def_property_readonly(
+            "row_indices", [](const py::object& self) { return index_component<CscLayout>(self, 1, "row_indices"); },
+            "CSC: the row of each value, a uint64 Tensor over buffer 1")
+        .def_property_readonly(
+            "col_ptr", [](const py::object& self) { return index_component<CscLayout>(self, 2, "col_ptr"); },
+            "CSC: where each column starts, a uint64 Tensor (columns + 1) over buffer 2")
         .def_property_readonly("values", &values_of,
                                "A sparse tensor's stored values as a 1-D Tensor over the same memory "
                                "(AttributeError otherwise)");

@@ -319,9 +319,35 @@ py::object Tensor::from_file(const FileTensor& ft) {
 
 namespace {
 
-/// `hurray.Tensor(data, dtype, shape, device=None, *, aux_buffers=None)`.
+/// The LayoutDescriptor a `hurray.Layout` object (its `tag` and `params`)
+/// describes; TypeError for other objects, UnsupportedError for layouts that
+/// cannot be authored yet.
+LayoutDescriptor layout_from_python(const py::handle& layout) {
+    if (!py::hasattr(layout, "tag") || !py::hasattr(layout, "params") || py::isinstance<py::str>(layout)) {
+        throw py::type_error("layout must be a hurray.Layout (hurray.CsrLayout(nnz=2), ...), not " +
+                             std::string(py::str(py::type::handle_of(layout).attr("__name__"))));
+    }
+    const auto tag = layout.attr("tag").cast<int>();
+    const py::dict params = layout.attr("params");
+    auto nnz = [&params]() { return params["nnz"].cast<uint64_t>(); };
+    switch (tag) {
+        case 0x01: return RowMajorLayout{};
+        case 0x02: return ColumnMajorLayout{};
+        case 0x03: return StridedLayout{params["strides"].cast<std::vector<int64_t>>()};
+        case 0x06: return CooLayout{nnz(), params.contains("is_sorted") && params["is_sorted"].cast<bool>()};
+        case 0x07: return CsrLayout{nnz()};
+        case 0x08: return CscLayout{nnz()};
+        case 0x09: return CsfLayout{nnz(), params["mode_order"].cast<std::vector<uint32_t>>()};
+        default: break;
+    }
+    raise_kind(ErrorKind::kUnsupported, "authoring a tensor with layout tag " + std::to_string(tag) + " (" +
+                                            std::string(layout_name(static_cast<uint8_t>(tag))) +
+                                            ") is not supported yet");
+}
+
+/// `hurray.Tensor(data, dtype, shape, device=None, *, aux_buffers=None, layout=None)`.
 std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtype, const py::object& shape,
-                                  const py::object& device, const py::object& aux_buffers) {
+                                  const py::object& device, const py::object& aux_buffers, const py::object& layout) {
     const ElementType type = element_type_of(dtype);
     Shape dims;
     if (!py::isinstance<py::sequence>(shape)) {
@@ -350,29 +376,78 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     if (placement.device_id < 0) {
         raise_kind(ErrorKind::kInvalidDescriptor, "device_id must be non-negative");
     }
-    if (!aux_buffers.is_none() && py::len(aux_buffers) != 0) {
-        raise_kind(ErrorKind::kInvalidDescriptor,
-                   "aux_buffers given for a dense tensor, which has one buffer (layouts are not supported yet)");
-    }
     BufferPlacement bp;
     bp.device_tag = placement.tag;
     bp.memory_class = placement.memory_class;
-    std::optional<Result<TensorDescriptor>> d;
-    {
-        const py::gil_scoped_release release;
-        d.emplace(make_dense(type, std::move(dims), bp));
-    }
-    if (!*d) {
-        raise_error(d->error(), Where::kTensor, "Tensor");
-    }
     auto t = std::make_unique<Tensor>();
-    t->desc = std::move(d->value());
     t->device_id = placement.device_id;
     auto held = std::make_unique<HeldBuffer>(data, "Tensor data");
     t->spans.push_back(held->bytes());
     t->writable.push_back(held->writable());
     t->held.push_back(std::move(held));
+    if (!aux_buffers.is_none()) {
+        size_t i = 1;
+        for (const py::handle b : aux_buffers) {
+            auto aux = std::make_unique<HeldBuffer>(b, "aux_buffers[" + std::to_string(i - 1) + "]");
+            t->spans.push_back(aux->bytes());
+            t->writable.push_back(aux->writable());
+            t->held.push_back(std::move(aux));
+            ++i;
+        }
+    }
+    std::optional<Result<TensorDescriptor>> d;
+    if (layout.is_none() || std::holds_alternative<RowMajorLayout>(layout_from_python(layout))) {
+        if (t->spans.size() != 1) {
+            raise_kind(ErrorKind::kInvalidDescriptor,
+                       "aux_buffers given for a dense row-major tensor, which has one buffer (pass layout=)");
+        }
+        const py::gil_scoped_release release;
+        d.emplace(make_dense(type, std::move(dims), bp));
+    } else {
+        TensorDescriptor desc;
+        desc.element_type = type;
+        desc.shape = std::move(dims);
+        desc.layout = layout_from_python(layout);
+        const uint32_t count = layout_buffer_count(desc.layout, desc.rank());
+        if (t->spans.size() != count) {
+            raise_kind(ErrorKind::kInvalidDescriptor,
+                       "a " + std::string(layout_name(desc.layout_tag())) + " tensor of rank " +
+                           std::to_string(desc.rank()) + " has " + std::to_string(count) + " buffers; " +
+                           std::to_string(t->spans.size()) + " given (data and aux_buffers)");
+        }
+        const py::gil_scoped_release release;
+        // Sizes the descriptor cannot determine (inner CSF levels) are the given buffers' sizes.
+        std::vector<uint64_t> data_dependent;
+        auto req = required_buffer_sizes(desc);
+        if (!req) {
+            d.emplace(req.error());
+        } else {
+            for (size_t k = 0; k < req->size() && k < t->spans.size(); ++k) {
+                if ((*req)[k].data_dependent || !(*req)[k].min_size) {
+                    data_dependent.push_back(t->spans[k].size());
+                }
+            }
+            d.emplace(size_buffers(std::move(desc), bp, data_dependent));
+        }
+    }
+    if (!*d) {
+        raise_error(d->error(), Where::kTensor, "Tensor");
+    }
+    t->desc = std::move(d->value());
+    for (size_t k = 1; k < t->spans.size(); ++k) {
+        if (t->spans[k].size() < t->desc.buffers.at(k).byte_size) {
+            raise_kind(ErrorKind::kBuffer, "aux_buffers[" + std::to_string(k - 1) + "]: " +
+                                               std::to_string(t->spans[k].size()) + " bytes; the " +
+                                               std::string(layout_name(t->desc.layout_tag())) + " layout needs " +
+                                               std::to_string(t->desc.buffers.at(k).byte_size));
+        }
+    }
     const uint64_t need = t->desc.buffers.at(0).byte_size;
+    if (t->spans[0].size() < need && !std::holds_alternative<RowMajorLayout>(t->desc.layout)) {
+        raise_kind(ErrorKind::kBuffer, "Tensor data (buffer 0): " + std::to_string(t->spans[0].size()) +
+                                           " bytes; the " + std::string(layout_name(t->desc.layout_tag())) +
+                                           " layout needs " + std::to_string(need));
+    }
     if (t->spans[0].size() < need) {
         std::string dims_text;
         for (const uint64_t dim : t->desc.shape) {
@@ -640,9 +715,11 @@ void register_tensor(py::module_& m) {
                        "A Hurray tensor: a descriptor (element type, shape, layout, quantization) and its buffers, "
                        "viewed without copying. One class for every layout.");
     cls.def(py::init(&construct), py::arg("data"), py::arg("dtype"), py::arg("shape"), py::arg("device") = py::none(),
-             py::kw_only(), py::arg("aux_buffers") = py::none(),
-             "A dense row-major tensor viewing `data` (any buffer-protocol object, C-contiguous) without a copy; "
-             "the Tensor keeps `data` alive. BufferError when `data` is smaller than dtype and shape need.")
+             py::kw_only(), py::arg("aux_buffers") = py::none(), py::arg("layout") = py::none(),
+             "A tensor viewing `data` (any buffer-protocol object, C-contiguous) without a copy; the Tensor keeps "
+             "`data` alive. Dense row-major unless `layout` (a hurray.Layout: strided, column-major, COO, CSR, CSC, "
+             "CSF) says otherwise; `aux_buffers` are its other buffers in descriptor order (index buffers). "
+             "BufferError when a buffer is smaller than the descriptor needs.")
         .def_static("_from_wire", &from_wire, py::arg("descriptor"), py::arg("buffers"), py::arg("owner") = py::none(),
                     py::arg("device_id") = 0,
                     "A Tensor from an encoded descriptor (bytes) and one buffer-protocol object per buffer, viewed "

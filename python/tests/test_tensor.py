@@ -502,3 +502,67 @@ def test_device_tags_are_written_as_they_are(tmp_path):
     hurray.save(tmp_path / "d.hrry", {"t": t})
     u = hurray.load(tmp_path / "d.hrry")["t"]
     assert u.device.kind == "cuda" and u.device_id == 0  # the index is runtime metadata, not stored
+
+
+def test_authoring_sparse_and_strided_layouts(tmp_path):
+    csr = hurray.Tensor(struct.pack("2f", 5.0, 7.0), hurray.float32, [2, 2],
+                        aux_buffers=[struct.pack("2Q", 0, 1), struct.pack("3Q", 0, 1, 2)],
+                        layout=hurray.CsrLayout(nnz=2))
+    assert isinstance(csr.layout, hurray.CsrLayout) and csr.layout == hurray.CsrLayout(nnz=2)
+    assert csr.layout != hurray.CsrLayout(nnz=3) and csr.buffer_count == 3 and csr.nnz == 2
+    assert np.asarray(csr.col_indices).tolist() == [0, 1] and np.asarray(csr.row_ptr).tolist() == [0, 1, 2]
+    assert csr.to_dense().tolist() == [[5, 0], [0, 7]]
+    csc = hurray.Tensor(struct.pack("2f", 5.0, 7.0), hurray.float32, [2, 2],
+                        aux_buffers=[struct.pack("2Q", 1, 0), struct.pack("3Q", 0, 1, 2)],
+                        layout=hurray.CscLayout(nnz=2))
+    assert csc.to_dense().tolist() == [[0, 7], [5, 0]] and np.asarray(csc.col_ptr).shape == (3,)
+    assert np.asarray(csc.row_indices).tolist() == [1, 0]
+    coo = hurray.Tensor(struct.pack("2f", 1.0, 2.0), hurray.float32, [3, 3],
+                        aux_buffers=[struct.pack("4Q", 0, 2, 2, 1)], layout=hurray.CooLayout(nnz=2))
+    assert np.asarray(coo.indices).tolist() == [[0, 2], [2, 1]] and coo.layout.is_sorted is False
+    assert coo.to_dense()[2, 1] == 2.0 and not hasattr(coo, "row_ptr")
+    col = hurray.Tensor(struct.pack("4f", 1, 2, 3, 4), hurray.float32, [2, 2], layout=hurray.ColMajorLayout())
+    assert np.asarray(col).tolist() == [[1, 3], [2, 4]]  # a row-major copy
+    strided = hurray.Tensor(struct.pack("4f", 1, 2, 3, 4), hurray.float32, [2, 2],
+                            layout=hurray.StridedLayout([1, 2]))
+    assert strided.layout.strides == (1, 2) and strided.to_dense().tolist() == [[1, 3], [2, 4]]
+    assert repr(hurray.StridedLayout([4, 1])) == "StridedLayout(strides=[4, 1])"
+    csf = hurray.Tensor(struct.pack("4f", 1.0, 2.0, 3.0, 4.0), hurray.float32, [2, 3, 4], aux_buffers=[
+        struct.pack("2Q", 0, 2), struct.pack("2Q", 0, 1), struct.pack("3Q", 0, 2, 3), struct.pack("3Q", 0, 2, 1),
+        struct.pack("4Q", 0, 1, 2, 4), struct.pack("4Q", 1, 3, 0, 2)], layout=hurray.CsfLayout(4, [0, 1, 2]))
+    assert csf.buffer_count == 7 and csf.to_dense()[1, 1, 2] == 4.0
+    explicit = hurray.Tensor(bytes(16), hurray.float32, [4], layout=hurray.RowMajorLayout())
+    assert isinstance(explicit.layout, hurray.RowMajorLayout)
+    # Every layout round-trips through a file byte for byte.
+    tensors = {"csr": csr, "csc": csc, "coo": coo, "col": col, "strided": strided, "csf": csf}
+    hurray.save(tmp_path / "l.hrry", tensors)
+    loaded = hurray.load(tmp_path / "l.hrry")
+    for name, t in tensors.items():
+        assert loaded[name].layout == t.layout, name
+        d1, b1 = t._wire()
+        d2, b2 = loaded[name]._wire()
+        assert d1 == d2 and [bytes(b) for b in b1] == [bytes(b) for b in b2], name
+
+
+def test_authoring_errors():
+    values = struct.pack("2f", 5.0, 7.0)
+    with pytest.raises(TypeError, match="hurray.Layout"):
+        hurray.Tensor(bytes(16), hurray.float32, [4], layout="csr")
+    with pytest.raises(hurray.BufferError, match="coo layout needs 16"):
+        hurray.Tensor(values, hurray.float32, [2, 2], aux_buffers=[struct.pack("8Q", *range(8))],
+                      layout=hurray.CooLayout(nnz=4))
+    with pytest.raises(hurray.InvalidDescriptorError, match="3 buffers; 2 given"):
+        hurray.Tensor(values, hurray.float32, [2, 2], aux_buffers=[bytes(16)], layout=hurray.CsrLayout(nnz=2))
+    with pytest.raises(hurray.BufferError, match="aux_buffers\\[1\\]"):
+        hurray.Tensor(values, hurray.float32, [2, 2], aux_buffers=[bytes(16), bytes(8)],
+                      layout=hurray.CsrLayout(nnz=2))
+    with pytest.raises(hurray.HurrayError, match="row_ptr"):  # the data rules are checked
+        hurray.Tensor(values, hurray.float32, [2, 2], aux_buffers=[struct.pack("2Q", 0, 1),
+                                                                   struct.pack("3Q", 0, 2, 1)],
+                      layout=hurray.CsrLayout(nnz=2))
+    with pytest.raises(hurray.InvalidDescriptorError, match="aux_buffers"):
+        hurray.Tensor(bytes(16), hurray.float32, [4], aux_buffers=[b"x"])
+    with pytest.raises(hurray.UnsupportedError, match="tiled"):
+        hurray.Tensor(bytes(16), hurray.float32, [4], layout=hurray.Layout(0x04, "tiled", 1))
+    with pytest.raises(hurray.InvalidDescriptorError, match="nnz"):
+        hurray.CsrLayout(nnz=-1)
