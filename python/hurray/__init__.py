@@ -48,7 +48,7 @@ bool = dtype.bool  # noqa: A001 - the reference's name for the Tier 1 bool type
 _hurray._set_tensor_support(dtype._dtype_of, device._make_device)
 from ._tensor import (  # noqa: E402
     Tensor, arange, asarray, empty, empty_like, eye, from_numpy, from_torch, full, full_like, linspace, ones,
-    ones_like, zeros, zeros_like,
+    ones_like, sparse_coo, zeros, zeros_like,
 )
 from_dlpack = _hurray.from_dlpack
 from ._layout import (  # noqa: E402
@@ -75,7 +75,7 @@ __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, 
     "ColMajorLayout", "CooLayout", "CopyRequiredError", "CscLayout", "CsfLayout", "CsrLayout", "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
     "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64", "from_dlpack",
     "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace", "ones",
-    "ones_like", "RowMajorLayout", "StridedLayout", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
+    "ones_like", "RowMajorLayout", "sparse_coo", "StridedLayout", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
 ]
 
 

@@ -10,7 +10,7 @@ import numpy as _np
 
 from . import _hurray
 from . import dtype as _dtype
-from ._errors import UnsupportedError
+from ._errors import InvalidArgumentError, UnsupportedError
 
 Tensor = _hurray.Tensor
 
@@ -163,3 +163,24 @@ def from_torch(tensor):
     if not hasattr(tensor, "__dlpack__"):
         raise TypeError(f"from_torch expects a torch.Tensor, not {type(tensor).__name__}")
     return _hurray.from_dlpack(tensor)
+
+
+def sparse_coo(values, indices, shape):
+    """A COO Tensor sharing ``values`` (1-D, ``nnz`` elements) and ``indices``
+    (uint64, ``nnz`` x rank, row-major) without a copy; the data rules (in range,
+    no duplicates) are checked."""
+    values = _np.asarray(values)
+    if values.ndim != 1:
+        raise InvalidArgumentError(f"sparse_coo: values must be 1-D, not {values.ndim}-D")
+    if not isinstance(indices, _np.ndarray) or indices.dtype != _np.uint64:
+        raise TypeError("sparse_coo: indices must be a numpy uint64 array of shape (nnz, rank)")
+    if not values.flags.c_contiguous or not indices.flags.c_contiguous:
+        raise UnsupportedError("sparse_coo: values and indices must be C-contiguous")
+    shape = [int(d) for d in shape]
+    if indices.shape != (values.shape[0], len(shape)):
+        raise InvalidArgumentError(
+            f"sparse_coo: indices have shape {indices.shape}; {values.shape[0]} values of rank {len(shape)} "
+            f"need ({values.shape[0]}, {len(shape)})")
+    from ._layout import CooLayout  # noqa: PLC0415 - _layout imports the package's extension first
+    return Tensor(values, hurray_dtype(values.dtype), shape, layout=CooLayout(values.shape[0]),
+                  aux_buffers=[indices])

@@ -576,6 +576,11 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
     py::array out;
     bool copied = false;
     const bool row_major = std::holds_alternative<RowMajorLayout>(d.layout);
+    if (is_indexed_layout(d.layout)) {
+        raise_kind(ErrorKind::kUnsupported, "__array__: a " + std::string(layout_name(d.layout_tag())) +
+                                                " tensor has no dense array form (to_dense() makes a float32 copy; "
+                                                "its buffers are reachable with buffer(i))");
+    }
     if (*count == 0) {
         out = py::array(dt, shape);
         copied = true;
@@ -665,7 +670,14 @@ std::string repr_of(const py::object& self) {
             // fall back on the metadata form below
         }
     }
-    return "hurray.Tensor(shape=" + std::string(py::repr(shape_tuple(t))) + ", dtype=" + type +
+    std::string layout;
+    if (!std::holds_alternative<RowMajorLayout>(t.desc.layout)) {
+        layout += ", layout='" + std::string(py::str(self.attr("layout").attr("name"))) + "'";
+    }
+    if (t.desc.quantization) {
+        layout += ", quantization='" + std::string(scheme_name(scheme_tag(t.desc.quantization->scheme))) + "'";
+    }
+    return "hurray.Tensor(shape=" + std::string(py::repr(shape_tuple(t))) + ", dtype=" + type + layout +
            ", device=" + std::string(py::repr(t.device())) + ")";
 }
 
@@ -680,6 +692,12 @@ std::optional<TensorRef> tensor_ref_of(const py::handle& obj) {
 }
 
 py::object tensor_from_file(const FileTensor& ft) { return Tensor::from_file(ft); }
+
+bool is_indexed_layout(const LayoutDescriptor& layout) noexcept {
+    return std::holds_alternative<CooLayout>(layout) || std::holds_alternative<CsrLayout>(layout) ||
+           std::holds_alternative<CscLayout>(layout) || std::holds_alternative<CsfLayout>(layout) ||
+           std::holds_alternative<BlockPagedLayout>(layout);
+}
 
 void register_tensor(py::module_& m) {
     m.def(
@@ -771,7 +789,8 @@ void register_tensor(py::module_& m) {
             "Not implemented (UnsupportedError, a NotImplementedError) for rank 2; ValueError for other ranks")
         .def("__array__", &to_array, py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
              "A numpy array: zero-copy over a dense row-major Tier 1 tensor (its base keeps the Tensor alive), a "
-             "copy for bools and other layouts; UnsupportedError for Tier 2, bfloat16 and quantized tensors")
+             "copy for bools and other dense layouts; UnsupportedError for Tier 2, bfloat16, quantized and sparse "
+             "tensors (to_dense() converts those)")
         .def("__repr__", &repr_of)
         .def(
             "__str__",

@@ -47,6 +47,11 @@ private:
     bool writable_ = false;
 };
 
+/// Whether a layout stores only some elements, with index structures (COO,
+/// CSR, CSC, CSF, block-paged): NumPy and DLPack get no silent densified copy
+/// of those (`to_dense()` makes one on request).
+bool is_indexed_layout(const LayoutDescriptor& layout) noexcept;
+
 /// `hurray.Tensor`. Destroyed with the GIL held (it holds Python objects).
 class Tensor {
 public:

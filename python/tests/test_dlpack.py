@@ -130,13 +130,16 @@ def test_arguments():
     assert np.shares_memory(np.asarray(hurray.from_dlpack(t.__dlpack__(copy=False))), a)
 
 
-def test_other_layouts_are_exported_as_a_dense_copy(conformance_dir):
+def test_other_dense_layouts_are_exported_as_a_copy_sparse_ones_refused(conformance_dir):
+    col = hurray.Tensor(struct.pack("<4f", 1, 2, 3, 4), hurray.float32, [2, 2], layout=hurray.ColMajorLayout())
+    np.testing.assert_array_equal(np.from_dlpack(col), [[1, 3], [2, 4]])
+    with pytest.raises(builtins.BufferError, match="copy"):
+        col.__dlpack__(copy=False)
     descriptor = (conformance_dir / "descriptors" / "csr_f32_3x3.bin").read_bytes()
     t = hurray.Tensor._from_wire(descriptor, [struct.pack("<2f", 5, 7), struct.pack("<2Q", 0, 1),
                                               struct.pack("<4Q", 0, 1, 2, 2)])
-    np.testing.assert_array_equal(np.from_dlpack(t), [[5, 0, 0], [0, 7, 0], [0, 0, 0]])
-    with pytest.raises(builtins.BufferError, match="copy"):
-        t.__dlpack__(copy=False)
+    with pytest.raises(builtins.BufferError, match="csr"):
+        np.from_dlpack(t)
 
 
 def test_from_dlpack_of_a_numpy_array_is_zero_copy_and_releases_once():

@@ -372,7 +372,11 @@ def test_conformance_descriptors_round_trip_through_files(conformance_dir, tmp_p
         assert [bytes(b) for b in b1] == [bytes(b) for b in b2], name
     csr = loaded["descriptors/csr_f32_3x3.bin"]
     assert csr.buffer_count == 3 and csr.nbytes == 56
-    np.testing.assert_array_equal(np.asarray(csr), [[5, 0, 0], [0, 7, 0], [0, 0, 0]])  # densified copy
+    with pytest.raises(hurray.UnsupportedError, match="csr"):
+        np.asarray(csr)  # no silent densified copy of a sparse tensor ...
+    np.testing.assert_array_equal(csr.to_dense(), [[5, 0, 0], [0, 7, 0], [0, 0, 0]])  # ... unless asked
+    morton = loaded["descriptors/morton_f32_4x4.bin"]
+    assert np.asarray(morton).shape == (4, 4)  # dense layouts are copied into row-major order
     with pytest.raises(hurray.UnsupportedError, match="quantized"):
         np.asarray(loaded["descriptors/quant_per_block_int4_128x128.bin"])
 
@@ -521,6 +525,15 @@ def test_authoring_sparse_and_strided_layouts(tmp_path):
                         aux_buffers=[struct.pack("4Q", 0, 2, 2, 1)], layout=hurray.CooLayout(nnz=2))
     assert np.asarray(coo.indices).tolist() == [[0, 2], [2, 1]] and coo.layout.is_sorted is False
     assert coo.to_dense()[2, 1] == 2.0 and not hasattr(coo, "row_ptr")
+    assert "layout='coo'" in repr(coo) and repr(coo).startswith("hurray.Tensor(shape=(3, 3)")
+    same = hurray.sparse_coo(np.array([1.0, 2.0], np.float32), np.array([[0, 2], [2, 1]], np.uint64), [3, 3])
+    assert same._wire()[0] == coo._wire()[0] and same.nnz == 2
+    with pytest.raises(TypeError, match="uint64"):
+        hurray.sparse_coo(np.array([1.0]), np.array([[0, 0]]), [2, 2])
+    with pytest.raises(hurray.InvalidArgumentError, match="need"):
+        hurray.sparse_coo(np.array([1.0]), np.array([[0, 0, 0]], np.uint64), [2, 2])
+    with pytest.raises(hurray.HurrayError):  # out of range
+        hurray.sparse_coo(np.array([1.0]), np.array([[0, 5]], np.uint64), [2, 2])
     col = hurray.Tensor(struct.pack("4f", 1, 2, 3, 4), hurray.float32, [2, 2], layout=hurray.ColMajorLayout())
     assert np.asarray(col).tolist() == [[1, 3], [2, 4]]  # a row-major copy
     strided = hurray.Tensor(struct.pack("4f", 1, 2, 3, 4), hurray.float32, [2, 2],
