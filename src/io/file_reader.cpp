@@ -558,7 +558,7 @@ FileReader& FileReader::operator=(FileReader&&) noexcept = default;
 FileReader::~FileReader() = default;
 
 Result<FileReader> FileReader::open(const std::filesystem::path& path, const FileReadOptions& options) {
-    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path.native(), options.use_mmap));
+    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path.native(), options.use_mmap, options.copy_on_write));
     auto reader = Impl::open(std::move(source), options);
     if (!reader) {
         return with_context(reader.error(), "'" + path.native() + "'", 0);
@@ -575,6 +575,7 @@ const FileHeader& FileReader::header() const noexcept { return impl_->header; }
 const FileTrailer& FileReader::trailer() const noexcept { return impl_->trailer; }
 uint64_t FileReader::file_size() const noexcept { return impl_->source.size(); }
 bool FileReader::mapped() const noexcept { return impl_->source.kind() == detail::FileSource::Kind::kMapped; }
+bool FileReader::copy_on_write() const noexcept { return impl_->source.writable(); }
 const KvMetadata& FileReader::kv() const noexcept { return impl_->kv; }
 size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
 const IndexEntry& FileReader::entry(size_t i) const { return impl_->entries[i]; }

@@ -70,7 +70,7 @@ int to_madvise(AccessPattern pattern) noexcept {
 
 }  // namespace
 
-Result<FileSource> FileSource::open(const std::string& path, bool use_mmap) {
+Result<FileSource> FileSource::open(const std::string& path, bool use_mmap, bool copy_on_write) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected
     // below as not a regular file. The flag has no effect on regular files.
     // SAFETY: path.c_str() is a valid NUL-terminated string for the call.
@@ -96,14 +96,18 @@ Result<FileSource> FileSource::open(const std::string& path, bool use_mmap) {
     src.size_ = static_cast<uint64_t>(st.st_size);
     if (use_mmap && src.size_ > 0 && src.size_ <= SIZE_MAX) {
         const auto len = static_cast<size_t>(src.size_);
-        // SAFETY: a read-only private mapping of the whole file, from offset
-        // 0, of its size at fstat time. The result is checked against
-        // MAP_FAILED before use. Pages past a later truncation would raise
-        // SIGBUS; the library cannot prevent another process from
+        // SAFETY: a private mapping of the whole file, from offset 0, of its
+        // size at fstat time: read-only, or copy-on-write (PROT_WRITE with
+        // MAP_PRIVATE needs only the O_RDONLY descriptor; writes go to
+        // private anonymous pages, never to the file). The result is checked
+        // against MAP_FAILED before use. Pages past a later truncation would
+        // raise SIGBUS; the library cannot prevent another process from
         // truncating the file (documented in FileReader).
-        void* base = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, *fd, 0);
+        const int prot = copy_on_write ? (PROT_READ | PROT_WRITE) : PROT_READ;  // NOLINT(hicpp-signed-bitwise)
+        void* base = ::mmap(nullptr, len, prot, MAP_PRIVATE, *fd, 0);
         if (base != MAP_FAILED) {
             src.kind_ = Kind::kMapped;
+            src.writable_ = copy_on_write;
             src.owner_ = std::shared_ptr<const void>(base, Unmapper{len});
             // SAFETY: the mapping covers exactly len readable bytes from
             // base and stays valid as long as owner_ (or a copy) lives.
@@ -184,9 +188,10 @@ Status FileSource::advise(uint64_t offset, uint64_t length, AccessPattern patter
     const uint64_t last = *end;
     // SAFETY: [first, last) lies inside [0, size_) of the mapping, and
     // first is page-aligned from a page-aligned base, as madvise requires;
-    // the advice values used never modify the mapping's contents (for a
-    // private read-only mapping MADV_DONTNEED drops clean pages, which are
-    // read back from the file on the next access).
+    // the advice values used never modify the file (for a private mapping
+    // MADV_DONTNEED drops the pages, which are read back from the file on the
+    // next access; in a copy-on-write mapping that discards what was written,
+    // as FileReadOptions::copy_on_write documents).
     void* addr = const_cast<uint8_t*>(bytes_.data() + first);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
     if (::madvise(addr, static_cast<size_t>(last - first), to_madvise(pattern)) != 0) {
         return Error(ErrorCode::kIoError, os_error("madvise", errno));

@@ -22,16 +22,17 @@ class FileSource {
 public:
     /// How the bytes are held.
     enum class Kind : uint8_t {
-        kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE).
+        kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE; PROT_WRITE too when copy-on-write).
         kPread,   ///< An open descriptor; ranges are read on demand.
         kMemory,  ///< Caller-provided bytes.
     };
 
     /// Opens `path`. Maps it when `use_mmap` and the mapping succeeds (an
     /// empty file is never mapped); otherwise keeps the descriptor for pread.
-    /// Fails with `kIoError` when the file cannot be opened or is not a
-    /// regular file.
-    static Result<FileSource> open(const std::string& path, bool use_mmap);
+    /// `copy_on_write` maps it writable and private (writes stay in this
+    /// process; see `FileReadOptions::copy_on_write`). Fails with `kIoError`
+    /// when the file cannot be opened or is not a regular file.
+    static Result<FileSource> open(const std::string& path, bool use_mmap, bool copy_on_write = false);
 
     /// Wraps bytes in memory; `owner` (may be null) keeps them alive.
     static FileSource memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner);
@@ -40,6 +41,8 @@ public:
     [[nodiscard]] uint64_t size() const noexcept { return size_; }
     /// How the bytes are held.
     [[nodiscard]] Kind kind() const noexcept { return kind_; }
+    /// Whether the bytes are a copy-on-write mapping that may be written.
+    [[nodiscard]] bool writable() const noexcept { return writable_; }
     /// Whether every byte is addressable without a copy (mapped or memory).
     [[nodiscard]] bool contiguous() const noexcept { return kind_ != Kind::kPread; }
 
@@ -57,6 +60,7 @@ public:
 private:
     Kind kind_ = Kind::kMemory;
     uint64_t size_ = 0;
+    bool writable_ = false;  // a copy-on-write mapping (kMapped only)
     // Contiguous sources: the whole file as one span, kept alive by owner_
     // (the mapping, whose deleter unmaps it, or the caller's owner).
     std::span<const uint8_t> bytes_;

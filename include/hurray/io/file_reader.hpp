@@ -55,6 +55,21 @@ struct HURRAY_IO_EXPORT FileReadOptions {
     bool use_mmap = true;
     /// Hint for the whole mapping, applied at open.
     AccessPattern access = AccessPattern::kNormal;
+    /// Map the file copy-on-write (`PROT_READ | PROT_WRITE`, `MAP_PRIVATE`)
+    /// instead of read-only. The spans handed out stay `const`, but a caller
+    /// that checks `FileReader::copy_on_write()` may write into a tensor's
+    /// data bytes: the first write to a page gives this process a private
+    /// copy of it, so writes never reach the file or other processes, and are
+    /// seen through every span of this reader over that data (not by other
+    /// readers of the same file). Writing anywhere but tensor data (headers,
+    /// descriptors, the index) is undefined: descriptors are decoded lazily
+    /// from the mapping. Costs nothing until a page is written, except that a
+    /// strict overcommit policy (`vm.overcommit_memory = 2`) counts the whole
+    /// file against the commit limit. `advise(kDontNeed)` discards written
+    /// pages (the file's bytes reappear). Has no effect when the file is not
+    /// mapped (`use_mmap` false, or the mapping failed): check
+    /// `copy_on_write()`.
+    bool copy_on_write = false;
 };
 
 class FileTensorResult;
@@ -140,6 +155,10 @@ public:
     [[nodiscard]] uint64_t file_size() const noexcept;
     /// Whether the file is memory-mapped (false: pread fallback or memory).
     [[nodiscard]] bool mapped() const noexcept;
+    /// Whether the file is mapped copy-on-write (`FileReadOptions::copy_on_write`
+    /// was set and the mapping succeeded): only then may tensor data bytes be
+    /// written through a `const_cast` of the spans this reader hands out.
+    [[nodiscard]] bool copy_on_write() const noexcept;
     /// The KV metadata (empty when the file has none).
     [[nodiscard]] const KvMetadata& kv() const noexcept;
 
