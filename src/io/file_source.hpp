@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "hurray/core/result.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/shared_buffer.hpp"
+#include "io/sigbus_guard.hpp"
 
 namespace hurray::detail {
 
@@ -57,6 +59,13 @@ public:
     /// anything on the pread and memory sources and for an empty range.
     [[nodiscard]] Status advise(uint64_t offset, uint64_t length, AccessPattern pattern) const;
 
+    /// Whether the file changed under the mapping: a read of a mapped page
+    /// faulted (the file shrank; the pages from there on now read as zeros,
+    /// see sigbus_guard.hpp), or the file's size is not what it was when
+    /// it was opened. `kIoError` "file changed while mapped: ..." saying where;
+    /// success for unchanged files and for memory sources.
+    [[nodiscard]] Status check_unchanged() const;
+
 private:
     Kind kind_ = Kind::kMemory;
     uint64_t size_ = 0;
@@ -65,8 +74,12 @@ private:
     // (the mapping, whose deleter unmaps it, or the caller's owner).
     std::span<const uint8_t> bytes_;
     std::shared_ptr<const void> owner_;
-    // Pread source: the open descriptor, closed when the last copy goes.
+    // The open descriptor, closed when the last copy goes: pread reads
+    // through it; a mapped source keeps it to re-check the file's size.
     std::shared_ptr<const int> fd_;
+    // The mapping's SIGBUS registration (mapped sources; none when the
+    // registry was full).
+    std::optional<MappingWatch> watch_;
 };
 
 }  // namespace hurray::detail

@@ -95,9 +95,13 @@ struct HURRAY_IO_EXPORT FileComposite {
 /// trailer), and the KV section. Descriptors are decoded lazily, once each
 /// (thread-safe), and checked against their entry (`data_length` agreement).
 /// Memory at open: O(index size + KV size), never more than the file bounds.
-/// A mapped file must not be truncated by another process while mapped
-/// (reading a page past the new end raises SIGBUS); use `use_mmap = false`
-/// for files that may change. Without a mapping, a tensor's data is read
+/// A file truncated in place by another process while mapped does not kill
+/// the process: the library handles SIGBUS for its own mappings (chaining
+/// any handler the program installed), the vanished pages read as zeros,
+/// and `check_unchanged` (which the library's bulk reads call) reports
+/// "file changed while mapped". A file replaced by rename (how FileWriter
+/// saves) does not affect a reader at all. `use_mmap = false` reads with
+/// `pread` into owned memory instead, for callers that prefer a copy. Without a mapping, a tensor's data is read
 /// (`pread`) on its first access and kept until the file is closed, so its
 /// buffers live exactly as long as mapped ones would. The spans in `FileReadOptions::descriptor` are
 /// copied at open.
@@ -190,6 +194,21 @@ public:
     /// Decodes every descriptor and checks every composite of the file (in
     /// write order, with `CompositeAssembler`).
     [[nodiscard]] Status check_all() const;
+    /// Whether the file changed under the reader since it was opened: its
+    /// size is no longer the same, or (mapped) a read of its pages faulted
+    /// because it shrank. `kIoError` "file changed while mapped: it was N
+    /// bytes when opened, it is M now; reading byte K failed (SIGBUS) ...".
+    /// The library's own bulk reads (`FileTensor::materialize`,
+    /// `to_float32`, `file_to_stream`, the `hurray` tool) check this before
+    /// they return, so a result built from a vanished page is an error, not
+    /// zeros; call it after reading zero-copy spans yourself when the file
+    /// may be rewritten in place.
+    ///
+    /// @code
+    /// auto sum = sum_bytes(file->tensor("w")->buffers()[0].span());
+    /// if (auto s = file->check_unchanged(); !s) return s.error();   // the sum is not trustworthy
+    /// @endcode
+    [[nodiscard]] Status check_unchanged() const;
 
     /// Applies an access hint (`madvise`) to the whole mapping. Succeeds
     /// without doing anything when the file is not mapped.
