@@ -155,19 +155,19 @@ def save(tensors, metadata=None):
     return _hurray.save_bytes(names, arrays, _kv_from_metadata(metadata), types)
 
 
-def _tensor(file, name, dtype_name, copy=False):
+def _tensor(file, name, copy=False):
     """Tensor ``name`` of an opened ``_hurray.File`` as a torch.Tensor viewing
     its array (over a copy of it when ``copy``)."""
+    array, dtype_name = file._get_bits(name)
     dtype = _FROM_HURRAY.get(dtype_name)
     if dtype is None:
         raise UnsupportedError(
             f"{file.path}: tensor {name!r}: element type {dtype_name} has no dtype in torch {_torch.__version__}")
+    if copy:
+        array = array.copy()
     if dtype_name in _NUMPY_NATIVE:
-        array = file.get_tensor(name)
-        return _torch.from_numpy(array.copy() if copy else array)
-    bits = file._get_bits(name)
-    bits = bits.view(_BITS_NUMPY[bits.dtype.itemsize])
-    return _torch.from_numpy(bits.copy() if copy else bits).view(dtype)
+        return _torch.from_numpy(array)
+    return _torch.from_numpy(array.view(_BITS_NUMPY[array.dtype.itemsize])).view(dtype)
 
 
 def _device(device):
@@ -180,7 +180,7 @@ def tensor_from_file(file, name, device="cpu"):
     """Tensor ``name`` of a ``hurray.File`` (opened with ``writable=True`` for
     tensors that may be written) as a torch.Tensor on ``device``. Used by
     ``hurray.safe_open(framework="pt")``."""
-    t = _tensor(file, name, file.info(name)["dtype"])
+    t = _tensor(file, name)
     device = _device(device)
     return t if device.type == "cpu" else t.to(device)
 
@@ -189,7 +189,7 @@ def slice_from_file(file, name, index, device="cpu"):
     """``tensor[index]`` of tensor ``name`` of a ``hurray.File`` as a new
     contiguous torch.Tensor on ``device``; only the pages the slice covers are
     read. Used by ``hurray.safe_open(framework="pt").get_slice``."""
-    view = _tensor(file, name, file.info(name)["dtype"])[index]
+    view = _tensor(file, name)[index]
     return view.clone(memory_format=_torch.contiguous_format).to(_device(device))
 
 
@@ -205,7 +205,7 @@ def load_file(filename, device="cpu"):
     """
     device = _device(device)
     with _hurray.open(_os.fspath(filename), writable=True) as f:
-        out = {name: _tensor(f, name, f.info(name)["dtype"]) for name in f.keys()}
+        out = {name: _tensor(f, name) for name in f.keys()}
     if device.type != "cpu":
         out = {name: t.to(device) for name, t in out.items()}
     return out
@@ -216,4 +216,4 @@ def load(data):
     with _hurray.open_bytes(data) as f:
         # The arrays view a read-only private copy of `data`: copy each tensor
         # out of it, as torch tensors are writable.
-        return {name: _tensor(f, name, f.info(name)["dtype"], copy=True) for name in f.keys()}
+        return {name: _tensor(f, name, copy=True) for name in f.keys()}

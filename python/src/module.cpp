@@ -222,12 +222,18 @@ public:
     /// composites).
     [[nodiscard]] py::array get_tensor(const std::string& name) const { return array_of(name, false); }
 
-    /// Like get_tensor, but a tensor whose element type NumPy lacks (bfloat16,
-    /// float8) comes as the unsigned integers of its width holding its bits.
-    [[nodiscard]] py::array get_bits(const std::string& name) const { return array_of(name, true); }
+    /// (array, element type name): like get_tensor, but a tensor whose element
+    /// type NumPy lacks (bfloat16, float8) comes as the unsigned integers of
+    /// its width holding its bits; the name says what they are.
+    [[nodiscard]] py::tuple get_bits(const std::string& name) const {
+        ElementType type{};
+        py::array a = array_of(name, true, &type);
+        return py::make_tuple(std::move(a), std::string(type_name(type)));
+    }
 
-    /// get_tensor (`bits` false) or get_bits (true).
-    [[nodiscard]] py::array array_of(const std::string& name, bool bits) const {
+    /// get_tensor (`bits` false) or get_bits (true); stores the tensor's
+    /// element type in `*type` when given.
+    [[nodiscard]] py::array array_of(const std::string& name, bool bits, ElementType* type = nullptr) const {
         const FileReader r = reader();  // a share: close() on another thread cannot pull the file away
         const std::optional<size_t> index = r.find(name);
         if (!index) {
@@ -248,6 +254,9 @@ public:
             raise_error(*out.error, Where::kTensor, context);
         }
         const FileTensor& t = *out.tensor;
+        if (type != nullptr) {
+            *type = t.element_type();
+        }
         const auto np_name = carrier_name(t.element_type(), bits);
         const py::dtype dt(*np_name);
         const std::vector<py::ssize_t> shape = numpy_shape(t.shape(), name);
@@ -613,7 +622,7 @@ PYBIND11_MODULE(_hurray, m) {
              "A dict: dtype, numpy_dtype, shape, layout, quantization, nbytes, data_offset, buffer_count")
         .def("metadata", &File::metadata, "The KV metadata as a dict")
         .def("get_tensor", &File::get_tensor, py::arg("name"),
-             "The tensor as a read-only numpy array (zero-copy when its data is dense)")
+             "The tensor as a numpy array, read-only unless opened writable (zero-copy when its data is dense)")
         .def("_get_bits", &File::get_bits, py::arg("name"))
         .def("to_float32", &File::to_float32, py::arg("name"),
              "Every element as float32 (a new array): dequantized, densified, converted from any element type")
