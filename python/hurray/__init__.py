@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-def open(path):  # noqa: A001 - the package's name for it, like io.open
+def open(path, writable=False):  # noqa: A001 - the package's name for it, like io.open
     """Opens and validates an HRRYFILE; returns a lazy ``hurray.File``.
 
     The handle reads nothing but the header, index and KV section: ``keys()``,
@@ -61,8 +61,12 @@ def open(path):  # noqa: A001 - the package's name for it, like io.open
     ``metadata()`` touch no tensor data; ``get_tensor(name)`` returns a
     read-only numpy array viewing the file's mapping. It is a context manager;
     arrays stay valid after it is closed.
+
+    ``writable=True`` maps the file copy-on-write: ``get_tensor`` returns
+    writable arrays, still without a copy, whose writes stay in this process
+    (the file never changes; arrays of one handle share them).
     """
-    return _hurray.open(_os.fspath(path))
+    return _hurray.open(_os.fspath(path), writable=writable)
 
 
 def load(path, names=None):
