@@ -61,4 +61,8 @@ KvMetadata kv_from_python(const py::handle& mapping);
 /// A dict of the file's KV metadata (arrays become lists, bytes become bytes).
 py::dict kv_to_python(const KvMetadata& kv);
 
+/// Adds the streaming classes `_StreamReader` / `_StreamWriter` and the
+/// `_wire_*` descriptor helpers (stream.cpp) to the module.
+void register_stream(py::module_& m);
+
 }  // namespace hurray::python

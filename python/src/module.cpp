@@ -565,4 +565,5 @@ PYBIND11_MODULE(_hurray, m) {
           "The bytes of an HRRYFILE holding the arrays and KV metadata");
     m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
           py::arg("kv") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
+    hurray::python::register_stream(m);
 }
