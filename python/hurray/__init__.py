@@ -114,3 +114,5 @@ def _savable(tensors):
 
 from ._safetensors import safe_open  # noqa: E402
 from . import numpy  # noqa: E402,F401
+from ._stream import Composite, StreamReader, StreamWriter  # noqa: E402
+__all__ += ["Composite", "StreamReader", "StreamWriter"]
