@@ -390,7 +390,9 @@ private:
 
     /// Reads the next item (a tensor, or a composite with all its members),
     /// without the GIL. `depth` 0 is top level; `end` is set at a clean end
-    /// there.
+    /// there. Recursion depth is bounded by the decoder's composite nesting
+    /// limit (`max_composite_depth`, at most kMaxCompositeDepth = 8).
+    // NOLINTNEXTLINE(misc-no-recursion)
     void read_item(uint32_t depth, std::optional<WireItem>& out, std::optional<Failure>& failure, bool& end) {
         source_->record();
         auto next = reader_->next();
@@ -536,8 +538,9 @@ private:
         return true;
     }
 
-    /// The item as Python objects (GIL held).
-    py::object to_python(const WireItem& item) const {
+    /// The item as Python objects (GIL held); as deep as `read_item` went.
+    // NOLINTNEXTLINE(misc-no-recursion)
+    [[nodiscard]] py::object to_python(const WireItem& item) const {
         const py::bytes descriptor(reinterpret_cast<const char*>(item.descriptor.data()), item.descriptor.size());
         if (item.composite) {
             py::list members;
@@ -555,7 +558,7 @@ private:
 
     /// A one-dimensional uint8 array over `b`: writable memory it owns
     /// (descriptor and path sources) or a read-only view of the caller's bytes.
-    py::array to_array(const SharedBuffer& b) const {
+    [[nodiscard]] py::array to_array(const SharedBuffer& b) const {
         const py::dtype u8("uint8");
         if (b.empty()) {
             return {u8, std::vector<py::ssize_t>{0}};
