@@ -42,11 +42,14 @@ def _dtype_name(dtype):
 
 
 def _dtype_object(name):
-    """``hurray.<name>`` when the package defines such a dtype object, else the name."""
-    value = getattr(_package(), name, None)
-    if value is None or callable(value) and not hasattr(value, "name"):
-        return name
-    return value
+    """The ``hurray.Dtype`` named ``name`` (the name itself for a private type)."""
+    dtype_class = getattr(_package(), "Dtype", None)
+    if isinstance(name, str) and dtype_class is not None:
+        try:
+            return dtype_class.from_name(name)
+        except Exception:  # noqa: BLE001 - a name the Dtype class does not know: keep the name
+            pass
+    return name
 
 
 class _CompositeLayoutInfo:

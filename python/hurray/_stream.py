@@ -26,7 +26,7 @@ import numpy as _np
 
 from . import _hurray
 from ._composite import Composite, _array_wire
-from ._errors import UnsupportedError
+from ._errors import HurrayError, UnsupportedError
 
 __all__ = ["StreamReader", "StreamWriter"]
 
@@ -105,7 +105,15 @@ class StreamReader:
         item = self._reader.next()
         if item is None:
             raise StopIteration
-        return _to_object(item)
+        try:
+            return _to_object(item)
+        except HurrayError as exc:
+            # The framing was fine (the reader can go on), but the data did
+            # not validate against its descriptor: say where it was.
+            error = type(exc)(f"{self._reader.name}: item {self._reader.count - 1} "
+                              f"(ending at byte {self._reader.offset}): {exc}")
+            error.code, error.offset = exc.code, exc.offset
+            raise error from exc
 
     def close(self):
         """Releases the transport (its duplicated descriptor); later reads find the end."""
