@@ -613,3 +613,18 @@ def test_data_that_does_not_match_its_descriptor_names_the_item_and_the_stream_g
     with pytest.raises(hurray.InvalidDescriptorError, match=r"stream <bytes>: item 0 \(ending at byte \d+\)"):
         next(reader)
     assert wire(next(reader))[1] == [b"\x05"]
+
+
+def test_close_from_another_thread_waits_for_the_read_in_progress():
+    r, w = os.pipe()
+    reader = hurray.StreamReader(os.fdopen(r, "rb"))
+    got = {}
+    thread = threading.Thread(target=lambda: got.setdefault("item", next(reader, None)))
+    thread.start()
+    time.sleep(0.2)  # blocked on the empty pipe, GIL released
+    reader.close()  # deferred: the blocked call owns the transport until it returns
+    with os.fdopen(w, "wb") as wf:
+        wf.write(encoded(2))
+    thread.join(timeout=30)
+    assert got["item"] is not None
+    assert reader.closed and list(reader) == []
