@@ -280,6 +280,21 @@ std::shared_ptr<uint8_t> aligned_block(size_t size, size_t alignment) {
             [alignment](uint8_t* p) { ::operator delete(p, std::align_val_t(alignment)); }};
 }
 
+/// Marks an object busy for a scope (a call that releases the GIL), so that
+/// another thread's call is refused rather than racing it.
+class BusyScope {
+public:
+    explicit BusyScope(bool& busy) noexcept : busy_(busy) { busy_ = true; }
+    ~BusyScope() { busy_ = false; }
+    BusyScope(const BusyScope&) = delete;
+    BusyScope& operator=(const BusyScope&) = delete;
+    BusyScope(BusyScope&&) = delete;
+    BusyScope& operator=(BusyScope&&) = delete;
+
+private:
+    bool& busy_;
+};
+
 /// `hurray._hurray._StreamReader`: items of a stream, one per `next`.
 class WireReader {
 public:
@@ -332,15 +347,14 @@ public:
         if (busy_) {
             throw std::runtime_error("hurray.StreamReader: already reading on another thread");
         }
-        busy_ = true;
         std::optional<WireItem> item;
         std::optional<Failure> failure;
         bool end = false;
         {
+            const BusyScope busy(busy_);
             const py::gil_scoped_release release;
             read_item(0, item, failure, end);
         }
-        busy_ = false;
         if (close_requested_) {
             drop_source();
         }
@@ -673,6 +687,8 @@ PreparedTensor prepare_tensor(const py::bytes& descriptor, const py::sequence& b
 }
 
 /// `hurray._hurray._StreamWriter`: writes tensors and composites as they come.
+/// Every call checks `busy_` and holds it (with the GIL) before anything that
+/// releases the GIL, so calls from several threads never overlap.
 class WireWriter {
 public:
     /// Writes the file at `path` (created or truncated).
@@ -697,6 +713,7 @@ public:
     /// tensors written) and flushes.
     void write(const py::bytes& descriptor, const py::sequence& buffers) {
         check_open();
+        const BusyScope busy(busy_);
         const std::string what = context_ + ": tensor " + std::to_string(writer_->tensor_count());
         const PreparedTensor p = prepare_tensor(descriptor, buffers, what);
         run(what, [&]() -> Status {
@@ -710,6 +727,7 @@ public:
     /// byte goes out; then flushes.
     void write_composite(const py::bytes& head, const py::sequence& members) {
         check_open();
+        const BusyScope busy(busy_);
         const std::string what = context_ + ": composite at tensor " + std::to_string(writer_->tensor_count());
         const TensorDescriptor head_desc = decode_for_write(head, what + " (head)");
         std::vector<PreparedTensor> prepared;
@@ -744,6 +762,7 @@ public:
         }
         std::optional<Error> error;
         {
+            const BusyScope busy(busy_);
             const py::gil_scoped_release release;
             if (auto st = writer_->finish(); !st) {
                 error = st.error();
@@ -799,7 +818,6 @@ private:
     /// Runs `body` without the GIL, then raises its error.
     template <typename Body>
     void run(const std::string& what, Body&& body) {
-        busy_ = true;
         std::optional<Error> error;
         {
             const py::gil_scoped_release release;
@@ -807,7 +825,6 @@ private:
                 error = st.error();
             }
         }
-        busy_ = false;
         offset_ = writer_->offset();
         count_ = writer_->tensor_count();
         if (error) {

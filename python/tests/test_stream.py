@@ -628,3 +628,22 @@ def test_close_from_another_thread_waits_for_the_read_in_progress():
     thread.join(timeout=30)
     assert got["item"] is not None
     assert reader.closed and list(reader) == []
+
+
+def test_a_second_thread_cannot_write_while_one_is_blocked():
+    producer, consumer = socket.socketpair()
+    writer = hurray.StreamWriter(producer)
+    big = np.zeros(8 << 20, np.uint8)  # far more than the socket buffers: the write blocks
+    thread = threading.Thread(target=writer.write, args=(big,))
+    thread.start()
+    time.sleep(0.2)
+    with pytest.raises(RuntimeError, match="another thread"):
+        writer.write(np.ones(1, np.uint8))
+    reader = hurray.StreamReader(consumer)
+    assert wire(next(reader))[1][0] == big.tobytes()
+    thread.join(timeout=30)
+    writer.finish()
+    producer.shutdown(socket.SHUT_WR)
+    assert list(reader) == []
+    producer.close()
+    consumer.close()
