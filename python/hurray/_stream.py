@@ -62,7 +62,24 @@ def _fileno(obj, role):
     return fd
 
 
+def _align_offset(obj, fd):
+    """Moves a seekable file's descriptor to the object's logical position.
+
+    A buffered file object may have read ahead of what it handed out; the
+    stream then starts where the object is, not where the descriptor is. (A
+    pipe or socket cannot be rewound: bytes a Python object already buffered
+    from one are not seen by the stream.)
+    """
+    try:
+        if obj.seekable():
+            _os.lseek(fd, obj.tell(), _os.SEEK_SET)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
 def _open_source(source, max_tensor_bytes):
+    if isinstance(source, memoryview) and not source.c_contiguous:
+        raise TypeError("StreamReader: the memoryview is not C-contiguous; pass bytes(view)")
     if isinstance(source, _BYTES_LIKE):
         return _hurray._StreamReader.from_buffer(source)
     if isinstance(source, (str, _os.PathLike)):
@@ -70,7 +87,9 @@ def _open_source(source, max_tensor_bytes):
     if isinstance(source, _io.BytesIO):
         raise TypeError("StreamReader: io.BytesIO has no file descriptor; pass its getvalue() (bytes) instead")
     if hasattr(source, "fileno"):
-        return _hurray._StreamReader.from_fd(_fileno(source, "StreamReader"), max_tensor_bytes)
+        fd = _fileno(source, "StreamReader")
+        _align_offset(source, fd)
+        return _hurray._StreamReader.from_fd(fd, max_tensor_bytes)
     raise TypeError(
         f"StreamReader: expected a path, bytes or an object with fileno() (socket, pipe, open file), not "
         f"{type(source).__name__}; for an object without a file descriptor such as io.BytesIO pass its getvalue()"
@@ -82,7 +101,9 @@ class StreamReader:
 
     ``source``: a path (str or os.PathLike), an object with ``fileno()`` (a
     socket, a pipe, an open file: its descriptor is duplicated, the caller's
-    stays open), or bytes / bytearray / memoryview (read in place: buffers
+    stays open; a seekable file is read from its current position, while
+    bytes a Python object already buffered from a pipe are not seen), or
+    bytes / bytearray / memoryview (read in place: buffers
     view it, no copy). ``io.BytesIO`` is refused with TypeError: pass its
     ``getvalue()``. ``max_tensor_bytes`` bounds the memory one tensor read
     from a path or descriptor may take (StreamError beyond it).
@@ -157,7 +178,11 @@ def _open_destination(destination):
         raise TypeError("StreamWriter: io.BytesIO has no file descriptor; create StreamWriter() without a "
                         "destination and take its getvalue()")
     if hasattr(destination, "fileno"):
-        return _hurray._StreamWriter.to_fd(_fileno(destination, "StreamWriter"))
+        fd = _fileno(destination, "StreamWriter")
+        flush = getattr(destination, "flush", None)
+        if callable(flush):
+            flush()  # what the object buffered goes out before the stream
+        return _hurray._StreamWriter.to_fd(fd)
     raise TypeError(
         f"StreamWriter: expected a path, an object with fileno() (socket, pipe, open file) or no destination, "
         f"not {type(destination).__name__}"
@@ -169,7 +194,8 @@ class StreamWriter:
 
     ``destination``: a path (created or truncated), an object with
     ``fileno()`` (a socket, a pipe, an open file: its descriptor is
-    duplicated, the caller's stays open), or None to build the stream in
+    duplicated, the caller's stays open; the object is flushed first, so what
+    it buffered comes before the stream), or None to build the stream in
     memory (``getvalue()``).
 
     ``write(item)`` takes a ``hurray.Tensor`` (every buffer, in descriptor

@@ -647,3 +647,18 @@ def test_a_second_thread_cannot_write_while_one_is_blocked():
     assert list(reader) == []
     producer.close()
     consumer.close()
+
+
+def test_file_objects_are_read_from_their_position_and_flushed_before_writing(tmp_path):
+    path = tmp_path / "s.hrrs"
+    with open(path, "wb") as f:
+        f.write(b"preamble")  # buffered in the file object, not yet in the file
+        with hurray.StreamWriter(f) as w:
+            w.write(np.arange(3, dtype=np.uint8))
+    assert path.read_bytes().startswith(b"preambleHRRY")
+    with open(path, "rb") as f:
+        assert f.read(8) == b"preamble"  # the object read ahead of this (its whole buffer)
+        (t,) = hurray.StreamReader(f)
+    assert wire(t)[1] == [b"\x00\x01\x02"]
+    with pytest.raises(TypeError, match="C-contiguous"):
+        hurray.StreamReader(memoryview(encoded(1))[::2])
