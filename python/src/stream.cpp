@@ -21,6 +21,8 @@
 /// FileError; messages carry the absolute stream offset.
 
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pybind11/numpy.h>
@@ -29,6 +31,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cstddef>
@@ -151,7 +154,12 @@ ErrorKind write_error_kind(const Error& e) noexcept {
 
 /// The `errno` failure of `what` as a kIoError.
 Error errno_error(const std::string& what, int err) {
-    return {ErrorCode::kIoError, what + ": " + std::strerror(err)};  // NOLINT(concurrency-mt-unsafe): message only
+    std::array<char, 256> buf{};
+    // SAFETY: buf is a local array of the size passed; the GNU strerror_r
+    // returns buf or a static string, both NUL-terminated (thread-safe,
+    // unlike strerror: this runs without the GIL).
+    const char* text = ::strerror_r(err, buf.data(), buf.size());
+    return {ErrorCode::kIoError, what + ": " + text};
 }
 
 /// Duplicates `fd` (close-on-exec) without the GIL; FileError when it fails.
@@ -187,6 +195,126 @@ int open_path(const std::filesystem::path& path, int flags) {
     }
     return fd;
 }
+
+// ---------------------------------------------------------------------------
+// Interruptible file descriptors
+
+/// Lets a blocking read or write on a descriptor be interrupted by Ctrl-C:
+/// Python's handlers are installed without SA_RESTART, so a signal makes the
+/// system call fail with EINTR; the GIL is then taken to run the handlers,
+/// and when one raised (KeyboardInterrupt) the call fails and the exception
+/// stays pending for the caller to raise. Other signals, and every signal on
+/// threads other than the main one, just retry the call.
+class SignalAware {
+public:
+    /// Whether a handler raised since the last call (and forget it).
+    bool take_interrupted() noexcept { return std::exchange(interrupted_, false); }
+
+protected:
+    /// Runs Python's signal handlers (without the GIL on entry); true when one raised.
+    bool handler_raised() {
+        const py::gil_scoped_acquire acquire;
+        if (PyErr_CheckSignals() != 0) {
+            interrupted_ = true;
+            return true;
+        }
+        return false;
+    }
+
+private:
+    bool interrupted_ = false;
+};
+
+Error interrupted_error(std::string_view what) {
+    return {ErrorCode::kIoError, std::string(what) + ": interrupted by a signal"};
+}
+
+/// Reads an owned descriptor (closed on destruction); see `SignalAware`.
+class InterruptibleFdSource final : public ByteSource, public SignalAware {
+public:
+    explicit InterruptibleFdSource(int fd) noexcept : fd_(fd) {}
+    ~InterruptibleFdSource() override { ::close(fd_); }
+    InterruptibleFdSource(const InterruptibleFdSource&) = delete;
+    InterruptibleFdSource& operator=(const InterruptibleFdSource&) = delete;
+    InterruptibleFdSource(InterruptibleFdSource&&) = delete;
+    InterruptibleFdSource& operator=(InterruptibleFdSource&&) = delete;
+
+    Result<size_t> read_some(std::span<uint8_t> out) override {
+        while (true) {
+            // SAFETY: `out` is writable memory of out.size() bytes; read(2)
+            // writes at most that many into it.
+            const ssize_t n = ::read(fd_, out.data(), out.size());
+            if (n >= 0) {
+                return static_cast<size_t>(n);
+            }
+            const int err = errno;
+            if (err != EINTR) {
+                return errno_error("read", err);
+            }
+            if (handler_raised()) {
+                return interrupted_error("read");
+            }
+        }
+    }
+
+private:
+    int fd_;
+};
+
+/// Writes an owned descriptor (closed on destruction), all of every piece;
+/// send(MSG_NOSIGNAL) on a socket, so a closed peer is EPIPE, not SIGPIPE.
+/// See `SignalAware`.
+class InterruptibleFdSink final : public ByteSink, public SignalAware {
+public:
+    explicit InterruptibleFdSink(int fd) noexcept : fd_(fd) {}
+    ~InterruptibleFdSink() override { ::close(fd_); }
+    InterruptibleFdSink(const InterruptibleFdSink&) = delete;
+    InterruptibleFdSink& operator=(const InterruptibleFdSink&) = delete;
+    InterruptibleFdSink(InterruptibleFdSink&&) = delete;
+    InterruptibleFdSink& operator=(InterruptibleFdSink&&) = delete;
+
+    Status write(std::span<const uint8_t> bytes) override {
+        if (socket_ < 0) {
+            struct stat st {};
+            // SAFETY: st is a local struct that fstat fills.
+            socket_ = ::fstat(fd_, &st) == 0 && S_ISSOCK(st.st_mode) ? 1 : 0;
+        }
+        while (!bytes.empty()) {
+            // Linux transfers at most 0x7ffff000 bytes per call; ask for no more.
+            const size_t want = std::min<size_t>(bytes.size(), 0x7ffff000);
+            // SAFETY: the first `want` bytes of `bytes` are readable; send and
+            // write only read them.
+            const ssize_t n = socket_ == 1 ? ::send(fd_, bytes.data(), want, MSG_NOSIGNAL)
+                                           : ::write(fd_, bytes.data(), want);
+            if (n < 0) {
+                const int err = errno;
+                if (err != EINTR) {
+                    return errno_error("write", err);
+                }
+                if (handler_raised()) {
+                    return interrupted_error("write");
+                }
+                continue;
+            }
+            if (n == 0) {
+                return Error(ErrorCode::kIoError, "write: the system wrote 0 of " + std::to_string(bytes.size()) +
+                                                      " bytes");
+            }
+            // A blocking descriptor writes everything unless a signal came
+            // after part of it went out: then the call returns short rather
+            // than fail with EINTR, so run the handlers on a short write too.
+            if (static_cast<size_t>(n) < want && handler_raised()) {
+                return interrupted_error("write");
+            }
+            bytes = bytes.subspan(static_cast<size_t>(n));
+        }
+        return Status::success();
+    }
+
+private:
+    int fd_;
+    int socket_ = -1;  // unknown until the first write
+};
 
 // ---------------------------------------------------------------------------
 // Reading
@@ -301,16 +429,13 @@ public:
     /// Reads the file at `path`.
     static std::unique_ptr<WireReader> from_path(const std::filesystem::path& path, uint64_t max_tensor_bytes) {
         const int fd = open_path(path, O_RDONLY);
-        return std::unique_ptr<WireReader>(new WireReader(  // NOLINT(*-owning-memory): private constructor
-            std::make_unique<FdSource>(fd, /*owns=*/true), "stream " + path.string(), {}, max_tensor_bytes));
+        return with_fd(fd, "stream " + path.string(), max_tensor_bytes);
     }
 
     /// Reads from a duplicate of `fd` (the caller's stays open).
     static std::unique_ptr<WireReader> from_fd(int fd, uint64_t max_tensor_bytes) {
         const int dup = duplicate_fd(fd);
-        return std::unique_ptr<WireReader>(new WireReader(  // NOLINT(*-owning-memory): private constructor
-            std::make_unique<FdSource>(dup, /*owns=*/true), "stream on fd " + std::to_string(fd), {},
-            max_tensor_bytes));
+        return with_fd(dup, "stream on fd " + std::to_string(fd), max_tensor_bytes);
     }
 
     /// Reads a contiguous bytes-like object in place: the buffers handed out
@@ -355,6 +480,11 @@ public:
             const py::gil_scoped_release release;
             read_item(0, item, failure, end);
         }
+        if (signals_ != nullptr && signals_->take_interrupted()) {
+            ended_ = true;  // the reader's error is sticky: the stream cannot go on
+            drop_source();
+            throw py::error_already_set();  // the handler's exception (KeyboardInterrupt), pending
+        }
         if (close_requested_) {
             drop_source();
         }
@@ -387,6 +517,16 @@ public:
     [[nodiscard]] const std::string& name() const noexcept { return context_; }
 
 private:
+    /// A reader that owns `fd`.
+    static std::unique_ptr<WireReader> with_fd(int fd, std::string context, uint64_t max_tensor_bytes) {
+        auto source = std::make_unique<InterruptibleFdSource>(fd);
+        SignalAware* signals = source.get();
+        auto reader = std::unique_ptr<WireReader>(new WireReader(  // NOLINT(*-owning-memory): private constructor
+            std::move(source), std::move(context), {}, max_tensor_bytes));
+        reader->signals_ = signals;
+        return reader;
+    }
+
     WireReader(std::unique_ptr<ByteSource> inner, std::string context, py::object owner, uint64_t max_tensor_bytes)
         : source_(std::make_unique<TapSource>(std::move(inner))),
           reader_(std::make_unique<StreamReader>(*source_)),
@@ -399,6 +539,7 @@ private:
         // does not block; nothing here touches Python.
         reader_.reset();
         source_.reset();
+        signals_ = nullptr;
         close_requested_ = false;
     }
 
@@ -595,6 +736,7 @@ private:
 
     std::unique_ptr<TapSource> source_;
     std::unique_ptr<StreamReader> reader_;
+    SignalAware* signals_ = nullptr;                // descriptor sources: inside `source_`
     std::string context_;
     py::object owner_;                              // bytes sources: the capsule holding the Py_buffer
     std::optional<std::span<const uint8_t>> memory_;  // bytes sources: the bytes
@@ -694,14 +836,12 @@ public:
     /// Writes the file at `path` (created or truncated).
     static std::unique_ptr<WireWriter> to_path(const std::filesystem::path& path) {
         const int fd = open_path(path, O_WRONLY | O_CREAT | O_TRUNC);
-        return std::unique_ptr<WireWriter>(  // NOLINT(*-owning-memory): private constructor
-            new WireWriter(std::make_unique<FdSink>(fd, /*owns=*/true), "stream " + path.string(), false));
+        return with_fd(fd, "stream " + path.string());
     }
     /// Writes to a duplicate of `fd` (the caller's stays open).
     static std::unique_ptr<WireWriter> to_fd(int fd) {
         const int dup = duplicate_fd(fd);
-        return std::unique_ptr<WireWriter>(  // NOLINT(*-owning-memory): private constructor
-            new WireWriter(std::make_unique<FdSink>(dup, /*owns=*/true), "stream on fd " + std::to_string(fd), false));
+        return with_fd(dup, "stream on fd " + std::to_string(fd));
     }
     /// Builds the stream in memory (`getvalue`).
     static std::unique_ptr<WireWriter> to_memory() {
@@ -800,6 +940,16 @@ public:
     [[nodiscard]] uint64_t count() const noexcept { return count_; }
 
 private:
+    /// A writer that owns `fd`.
+    static std::unique_ptr<WireWriter> with_fd(int fd, std::string context) {
+        auto sink = std::make_unique<InterruptibleFdSink>(fd);
+        SignalAware* signals = sink.get();
+        auto writer = std::unique_ptr<WireWriter>(  // NOLINT(*-owning-memory): private constructor
+            new WireWriter(std::move(sink), std::move(context), false));
+        writer->signals_ = signals;
+        return writer;
+    }
+
     WireWriter(std::unique_ptr<ByteSink> sink, std::string context, bool memory)
         : sink_(std::move(sink)),
           writer_(std::make_unique<StreamWriter>(*sink_)),
@@ -827,6 +977,9 @@ private:
         }
         offset_ = writer_->offset();
         count_ = writer_->tensor_count();
+        if (signals_ != nullptr && signals_->take_interrupted()) {
+            throw py::error_already_set();  // the handler's exception (KeyboardInterrupt), pending
+        }
         if (error) {
             raise_as(write_error_kind(*error), *error, what);
         }
@@ -846,6 +999,7 @@ private:
 
     std::unique_ptr<ByteSink> sink_;
     std::unique_ptr<StreamWriter> writer_;
+    SignalAware* signals_ = nullptr;  // descriptor sinks: inside `sink_`
     std::string context_;
     bool memory_;
     std::vector<uint8_t> value_;  // memory writers, once finished

@@ -662,3 +662,27 @@ def test_file_objects_are_read_from_their_position_and_flushed_before_writing(tm
     assert wire(t)[1] == [b"\x00\x01\x02"]
     with pytest.raises(TypeError, match="C-contiguous"):
         hurray.StreamReader(memoryview(encoded(1))[::2])
+
+
+@pytest.mark.parametrize("side", ["reader", "writer"])
+def test_ctrl_c_interrupts_a_blocked_stream(side):
+    import signal
+
+    if side == "reader":  # waits on an empty pipe
+        code = ("import sys, hurray\nr = hurray.StreamReader(sys.stdin.buffer)\nprint('ready', flush=True)\n"
+                "next(r, None)\nprint('not interrupted', flush=True)\n")
+    else:  # waits on a full pipe nobody reads
+        code = ("import sys, numpy as np, hurray\nw = hurray.StreamWriter(sys.stdin.buffer)\n"
+                "print('ready', flush=True)\nw.write(np.zeros(64 << 20, np.uint8))\nprint('not interrupted', flush=True)\n")
+    r, w = os.pipe()
+    proc = child(code, stdin=r if side == "reader" else w, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        time.sleep(0.3)  # blocked in read(2) / write(2) by now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        os.close(r)
+        os.close(w)
+    assert "KeyboardInterrupt" in err and "not interrupted" not in out
+    assert proc.returncode != 0
