@@ -1128,9 +1128,12 @@ py::bytes wire_composite_head(const std::string& dtype, const std::vector<uint64
     return to_bytes(*encoded);
 }
 
-/// `_wire_dense(dtype, shape, shard_parent_shape=None, shard_offset=None)`.
+/// `_wire_dense(dtype, shape, shard_parent_shape=None, shard_offset=None,
+/// member_role=None)`: `member_role` "base" or "correction" adds the
+/// composite member section of an overlay member.
 py::bytes wire_dense(const std::string& dtype, const std::vector<uint64_t>& shape,
-                     const std::optional<std::vector<uint64_t>>& parent, const std::optional<std::vector<uint64_t>>& offset) {
+                     const std::optional<std::vector<uint64_t>>& parent, const std::optional<std::vector<uint64_t>>& offset,
+                     const std::optional<std::string>& member_role) {
     auto d = make_dense(element_type_named(dtype), shape_of(shape));
     if (!d) {
         raise_as(ErrorKind::kInvalidDescriptor, d.error(), "dense descriptor");
@@ -1140,6 +1143,12 @@ py::bytes wire_dense(const std::string& dtype, const std::vector<uint64_t>& shap
             throw py::value_error("shard_parent_shape and shard_offset go together");
         }
         d->shard = ShardDescriptor{*parent, *offset};
+    }
+    if (member_role) {
+        if (*member_role != "base" && *member_role != "correction") {
+            raise_kind(ErrorKind::kInvalidArgument, "member_role must be 'base' or 'correction', not '" + *member_role + "'");
+        }
+        d->composite_member = CompositeMember{*member_role == "base" ? MemberRole::kBase : MemberRole::kCorrection};
     }
     auto encoded = encode(*d);
     if (!encoded) {
@@ -1244,7 +1253,8 @@ void register_stream(py::module_& m) {
     m.def("_wire_composite_head", &wire_composite_head, py::arg("dtype"), py::arg("shape"), py::arg("rule"),
           py::arg("member_count"), py::arg("combine_op") = "none", "The encoded descriptor of a composite head");
     m.def("_wire_dense", &wire_dense, py::arg("dtype"), py::arg("shape"), py::arg("shard_parent_shape") = py::none(),
-          py::arg("shard_offset") = py::none(), "The encoded descriptor of a dense row-major tensor");
+          py::arg("shard_offset") = py::none(), py::arg("member_role") = py::none(),
+          "The encoded descriptor of a dense row-major tensor (with a shard and an overlay member section if asked)");
     m.def("_wire_csr", &wire_csr, py::arg("dtype"), py::arg("rows"), py::arg("cols"), py::arg("nnz"),
           "The encoded descriptor of a CSR matrix");
     m.def("_wire_check_composite", &wire_check_composite, py::arg("head"), py::arg("members"),

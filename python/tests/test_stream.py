@@ -686,3 +686,19 @@ def test_ctrl_c_interrupts_a_blocked_stream(side):
         os.close(w)
     assert "KeyboardInterrupt" in err and "not interrupted" not in out
     assert proc.returncode != 0
+
+
+def test_an_overlay_composite_crosses_with_its_combine_op():
+    base = _hurray._wire_dense("float32", [4, 4], [4, 4], [0, 0], member_role="base")
+    fix = _hurray._wire_dense("float32", [1, 2], [4, 4], [3, 2], member_role="correction")
+    members = [tensor_of(base, np.zeros(16, np.float32)), tensor_of(fix, np.ones(2, np.float32))]
+    overlay = hurray.Composite("overlay", [4, 4], hurray.float32, members, combine_op="add")
+    assert overlay.combine_op == "add" and overlay.layout.combine_op == "add"
+    assert overlay.dtype == hurray.float32
+    with hurray.StreamWriter() as w:
+        w.write(overlay)
+    (back,) = hurray.StreamReader(w.getvalue())
+    assert back == overlay and back.combine_op == "add" and back.composition_rule == "overlay"
+    np.testing.assert_array_equal(np.asarray(back.members[1]), np.ones((1, 2), np.float32))
+    with pytest.raises(hurray.InvalidDescriptorError):
+        hurray.Composite("overlay", [4, 4], "float32", members[::-1], combine_op="add")  # the base comes first
