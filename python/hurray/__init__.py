@@ -47,9 +47,11 @@ from .dtype import (  # noqa: E402,F401 - the Tier 1 element types
 bool = dtype.bool  # noqa: A001 - the reference's name for the Tier 1 bool type
 _hurray._set_tensor_support(dtype._dtype_of, device._make_device)
 from ._tensor import (  # noqa: E402
-    Tensor, arange, asarray, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
-    zeros, zeros_like,
+    Tensor, arange, asarray, empty, empty_like, eye, from_numpy, from_torch, full, full_like, linspace, ones,
+    ones_like, zeros, zeros_like,
 )
+from_dlpack = _hurray.from_dlpack
+from ._layout import Layout, Quantization  # noqa: E402
 
 __all__ = [
     "BufferError",
@@ -66,11 +68,11 @@ __all__ = [
     "safe_open",
     "save",
 ]
-__all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, device.py)
-    "Device", "Dtype", "Tensor", "arange", "asarray", "bfloat16", "complex64", "complex128", "device",
-    "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",
-    "int8", "int16", "int32", "int64", "linspace", "ones", "ones_like", "uint8", "uint16", "uint32", "uint64",
-    "zeros", "zeros_like",
+__all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, device.py, _layout.py)
+    "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
+    "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64", "from_dlpack",
+    "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace", "ones",
+    "ones_like", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
 ]
 
 

@@ -156,3 +156,10 @@ def full_like(x, fill_value, *, dtype=None):
 def empty_like(x, *, dtype=None):
     """empty with the shape (and by default the dtype) of ``x``."""
     return empty(x.shape, dtype=dtype or x.dtype)
+
+
+def from_torch(tensor):
+    """A Tensor sharing a torch.Tensor's memory (CPU, contiguous), through DLPack."""
+    if not hasattr(tensor, "__dlpack__"):
+        raise TypeError(f"from_torch expects a torch.Tensor, not {type(tensor).__name__}")
+    return _hurray.from_dlpack(tensor)

@@ -9,7 +9,8 @@
 Tier 1 types (``bool``, ``int8`` .. ``uint64``, ``float16``, ``bfloat16``,
 ``float32``, ``float64``) and ``complex64``/``complex128`` (Tier 2 tags, NumPy
 types) are also module attributes of ``hurray``; the other Tier 2 types
-(``int4``, ``float8_e4m3``, ...) live here only. ``tier`` follows the tag. Each name is bound to one object, so ``is`` comparisons hold.
+(``int4``, ``float8_e4m3``, ...) live here only. ``tier`` follows the tag.
+Each name is bound to one object, so ``is`` comparisons hold.
 """
 
 import builtins as _builtins
@@ -32,7 +33,8 @@ class Dtype:
 
     def __init__(self, tag, name, bit_width, tier, is_float, is_signed_int, is_unsigned_int, is_sub_byte):
         for key, value in (("tag", tag), ("name", name), ("bit_width", bit_width), ("tier", tier),
-                           ("is_float", _builtins.bool(is_float)), ("is_integer", _builtins.bool(is_signed_int or is_unsigned_int)),
+                           ("is_float", _builtins.bool(is_float)),
+                           ("is_integer", _builtins.bool(is_signed_int or is_unsigned_int)),
                            ("is_signed", _builtins.bool(is_signed_int or (is_float and tag != 0x42))),
                            ("is_sub_byte", _builtins.bool(is_sub_byte))):
             object.__setattr__(self, key, value)

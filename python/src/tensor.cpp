@@ -611,10 +611,10 @@ void register_tensor(py::module_& m) {
         "Every built-in element type: (tag, name, bit_width, tier, is_float, is_signed_int, is_unsigned_int, "
         "is_sub_byte)");
 
-    py::class_<Tensor>(m, "Tensor",
+    py::class_<Tensor> cls(m, "Tensor",
                        "A Hurray tensor: a descriptor (element type, shape, layout, quantization) and its buffers, "
-                       "viewed without copying. One class for every layout.")
-        .def(py::init(&construct), py::arg("data"), py::arg("dtype"), py::arg("shape"), py::arg("device") = py::none(),
+                       "viewed without copying. One class for every layout.");
+    cls.def(py::init(&construct), py::arg("data"), py::arg("dtype"), py::arg("shape"), py::arg("device") = py::none(),
              py::kw_only(), py::arg("aux_buffers") = py::none(),
              "A dense row-major tensor viewing `data` (any buffer-protocol object, C-contiguous) without a copy; "
              "the Tensor keeps `data` alive. BufferError when `data` is smaller than dtype and shape need.")
@@ -680,6 +680,8 @@ void register_tensor(py::module_& m) {
             }
             return t.desc.shape[0];
         });
+    add_dlpack(cls, m);
+    add_inspection(cls, m);
 }
 
 }  // namespace hurray::python

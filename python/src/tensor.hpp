@@ -81,4 +81,13 @@ public:
     int64_t device_id = 0;                            ///< Runtime device index (not on the wire).
 };
 
+/// Adds `__dlpack__` and `__dlpack_device__` to the class and
+/// `from_dlpack` to the module (dlpack.cpp).
+void add_dlpack(py::class_<Tensor>& cls, py::module_& m);
+
+/// Adds `layout`, `quantization`, `to_dense`, `dequantize`, `nnz` and
+/// `values` to the class and `_set_inspection_support` to the module
+/// (inspect.cpp).
+void add_inspection(py::class_<Tensor>& cls, py::module_& m);
+
 }  // namespace hurray::python

@@ -410,3 +410,65 @@ def test_conversions_release_the_gil():
         sys.setswitchinterval(old)
     assert a.all() and a.size == 1 << 26
     assert during > 1000, f"the other thread ran {during} iterations in {elapsed:.3f}s"
+
+
+def _csr(conformance_dir):
+    descriptor = (conformance_dir / "descriptors" / "csr_f32_3x3.bin").read_bytes()
+    return hurray.Tensor._from_wire(descriptor, [struct.pack("<2f", 5.0, 7.0), struct.pack("<2Q", 0, 1),
+                                                 struct.pack("<4Q", 0, 1, 2, 2)])
+
+
+def test_layout_and_quantization_inspection(conformance_dir):
+    dense = hurray.zeros((2, 2), dtype=hurray.float32)
+    assert isinstance(dense.layout, hurray.Layout)
+    assert dense.layout.name == "row_major" and dense.layout.tag == 0x01
+    assert dense.layout.buffer_count == 1 and dense.layout.is_dense and not dense.layout.is_virtual
+    assert repr(dense.layout) == "Layout(tag=0x01, name='row_major')"
+    assert dense.layout == hurray.zeros(3).layout and len({dense.layout, hurray.zeros(3).layout}) == 1
+    assert dense.quantization is None
+    csr = _csr(conformance_dir)
+    assert csr.layout.name == "csr" and csr.layout.nnz == 2 and csr.layout.buffer_count == 3
+    assert not csr.layout.is_dense and csr.layout != dense.layout
+    with pytest.raises(AttributeError):
+        _ = dense.layout.nnz
+    with pytest.raises(AttributeError):
+        dense.layout.name = "x"
+    descriptor = (conformance_dir / "descriptors" / "quant_per_block_int4_128x128.bin").read_bytes()
+    q = hurray.Tensor._from_wire(descriptor, [bytes([0x21]) * 8192, bytes([0x00, 0x3C]) * 128])
+    assert isinstance(q.quantization, hurray.Quantization)
+    assert q.quantization.scheme == "per_block_affine" and q.buffer_count == 2
+    morton = hurray.Tensor._from_wire((conformance_dir / "descriptors" / "morton_f32_4x4.bin").read_bytes(),
+                                      [bytes(64)])
+    assert morton.layout.name == "morton" and morton.layout.is_dense
+
+
+def test_to_dense_and_dequantize(conformance_dir):
+    csr = _csr(conformance_dir)
+    dense = csr.to_dense()
+    assert dense.dtype == np.float32 and dense.tolist() == [[5, 0, 0], [0, 7, 0], [0, 0, 0]]
+    i4 = hurray.Tensor(bytes([0x21, 0xF3]), hurray.dtype.int4, [4])
+    assert i4.to_dense().tolist() == [1.0, 2.0, 3.0, -1.0]
+    bf = hurray.Tensor(struct.pack("<2H", 0x3F80, 0xC040), hurray.bfloat16, [2])
+    assert bf.dequantize().tolist() == [1.0, -3.0]
+    descriptor = (conformance_dir / "descriptors" / "quant_per_block_int4_128x128.bin").read_bytes()
+    q = hurray.Tensor._from_wire(descriptor, [bytes([0x21]) * 8192, bytes([0x00, 0x3C]) * 128])
+    values = q.dequantize()
+    assert values.shape == (128, 128) and values.dtype == np.float32
+    assert values[0, :4].tolist() == [1.0, 2.0, 1.0, 2.0]  # codes 1, 2 with scale 1.0 (float16 0x3C00)
+    assert hurray.zeros((0, 3)).to_dense().shape == (0, 3)
+
+
+def test_sparse_components(conformance_dir):
+    csr = _csr(conformance_dir)
+    assert csr.nnz == 2
+    values = csr.values
+    assert isinstance(values, hurray.Tensor) and values.shape == (2,) and np.asarray(values).tolist() == [5, 7]
+    assert np.shares_memory(np.asarray(values), csr.buffer(0))
+    parent = weakref.ref(csr)
+    del csr
+    gc.collect()
+    assert parent() is not None  # the values view keeps its tensor alive
+    dense = hurray.zeros(3)
+    assert not hasattr(dense, "nnz") and not hasattr(dense, "values")
+    with pytest.raises(AttributeError, match="not sparse"):
+        _ = dense.nnz
