@@ -13,6 +13,7 @@ import numpy as _np
 
 from . import _hurray
 from ._errors import InvalidArgumentError, UnsupportedError
+from ._layout import Layout as _Layout
 
 _RULES = ("partition", "overlay", "group")
 _NUMPY_DTYPES = {
@@ -50,31 +51,6 @@ def _dtype_object(name):
         except Exception:  # noqa: BLE001 - a name the Dtype class does not know: keep the name
             pass
     return name
-
-
-class _CompositeLayoutInfo:
-    """The composite layout of a head, when the package has no ``CompositeLayout`` class."""
-
-    __slots__ = ("composition_rule", "member_count", "combine_op")
-
-    def __init__(self, composition_rule, member_count, combine_op=None):
-        self.composition_rule = composition_rule
-        self.member_count = member_count
-        self.combine_op = combine_op
-
-    def __eq__(self, other):
-        return (
-            getattr(other, "composition_rule", None) == self.composition_rule
-            and getattr(other, "member_count", None) == self.member_count
-            and getattr(other, "combine_op", None) == self.combine_op
-        )
-
-    def __hash__(self):
-        return hash((self.composition_rule, self.member_count, self.combine_op))
-
-    def __repr__(self):
-        combine = "" if self.combine_op is None else f", combine_op={self.combine_op!r}"
-        return f"CompositeLayout(composition_rule={self.composition_rule!r}, member_count={self.member_count}{combine})"
 
 
 def _array_wire(array):
@@ -174,14 +150,16 @@ class Composite:
 
     @property
     def layout(self):
-        """The head's layout: ``hurray.CompositeLayout`` (rule, member_count, combine_op)."""
+        """The head's layout: a ``hurray.Layout`` named ``"composite"`` (virtual: no buffers)
+        with ``composition_rule``, ``member_count`` and ``combine_op``."""
         cls = getattr(_package(), "CompositeLayout", None)
         if cls is not None:
             try:
                 return cls(self.composition_rule, self.member_count, combine_op=self.combine_op)
-            except Exception:  # noqa: BLE001 - a layout class with another signature: fall back
+            except Exception:  # noqa: BLE001 - a layout class with another signature: the generic one
                 pass
-        return _CompositeLayoutInfo(self.composition_rule, self.member_count, self.combine_op)
+        return _Layout(0x0B, "composite", 0, {"composition_rule": self.composition_rule,
+                                             "member_count": self.member_count, "combine_op": self.combine_op})
 
     @property
     def shape(self):

@@ -173,6 +173,7 @@ def test_a_multi_buffer_csr_tensor_crosses_whole():
     csr, after = list(hurray.StreamReader(w.getvalue()))
     assert wire(csr) == (descriptor, [b.tobytes() for b in buffers])
     assert _hurray._wire_info(wire(csr)[0])["layout"] == "csr"
+    assert csr.layout.name == "csr" and csr.buffer_count == 3 and csr.layout.nnz == 2
     assert wire(after)[1] == [b"\x01\x01"]
 
 
@@ -702,3 +703,11 @@ def test_an_overlay_composite_crosses_with_its_combine_op():
     np.testing.assert_array_equal(np.asarray(back.members[1]), np.ones((1, 2), np.float32))
     with pytest.raises(hurray.InvalidDescriptorError):
         hurray.Composite("overlay", [4, 4], "float32", members[::-1], combine_op="add")  # the base comes first
+
+
+def test_a_composite_layout_is_a_virtual_hurray_layout():
+    group = hurray.Composite("group", [2], "int8", [np.ones(2, np.int8)])
+    layout = group.layout
+    assert layout.name == "composite" and layout.is_virtual and layout.buffer_count == 0
+    assert (layout.composition_rule, layout.member_count, layout.combine_op) == ("group", 1, None)
+    assert layout == hurray.Composite("group", [3], "int8", [np.ones(2, np.int8)]).layout
