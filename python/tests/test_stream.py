@@ -711,3 +711,41 @@ def test_a_composite_layout_is_a_virtual_hurray_layout():
     assert layout.name == "composite" and layout.is_virtual and layout.buffer_count == 0
     assert (layout.composition_rule, layout.member_count, layout.combine_op) == ("group", 1, None)
     assert layout == hurray.Composite("group", [3], "int8", [np.ones(2, np.int8)]).layout
+
+
+@pytest.mark.parametrize("transport", ["bytes", "path"])
+def test_mutated_streams_raise_hurray_errors_only(transport, tmp_path):
+    w = _hurray._StreamWriter.to_memory()
+    tiles = [_hurray._wire_dense("float32", [2, 4], [4, 4], [r, 0]) for r in (0, 2)]
+    w.write_composite(_hurray._wire_composite_head("float32", [4, 4], "partition", 2),
+                      [(d, [np.full(8, i, np.float32)]) for i, d in enumerate(tiles)])
+    w.write(_hurray._wire_csr("float32", 3, 3, 2),
+            [np.array([5, 7], np.float32), np.array([0, 2], np.int64), np.array([0, 1, 1, 2], np.int64)])
+    w.write(_hurray._wire_dense("bool", [5]), [b"\x15"])
+    w.finish()
+    base = w.getvalue()
+    rng = np.random.default_rng(13)
+    path = tmp_path / "m.hrrs"
+    outcomes = set()
+    for _ in range(400):
+        data = bytearray(base)
+        for _ in range(int(rng.integers(1, 4))):
+            if not data:
+                break
+            at = int(rng.integers(0, len(data)))
+            op = int(rng.integers(0, 3))
+            if op == 0:
+                data[at] = int(rng.integers(0, 256))
+            elif op == 1:
+                del data[at:]
+            else:
+                data[at] ^= 1 << int(rng.integers(0, 8))
+        if transport == "path":
+            path.write_bytes(data)
+        try:
+            list(hurray.StreamReader(path if transport == "path" else bytes(data)))
+            outcomes.add("ok")
+        except hurray.HurrayError as exc:
+            assert exc.code is not None
+            outcomes.add(type(exc).__name__)
+    assert {"StreamError", "InvalidDescriptorError"} <= outcomes
