@@ -408,6 +408,10 @@ std::shared_ptr<uint8_t> aligned_block(size_t size, size_t alignment) {
             [alignment](uint8_t* p) { ::operator delete(p, std::align_val_t(alignment)); }};
 }
 
+/// Buffers of at least this size are read into a recycled block when the
+/// reader has one free (`WireReader::block_for`).
+constexpr size_t kRecycleMin = size_t{64} << 10;
+
 /// Marks an object busy for a scope (a call that releases the GIL), so that
 /// another thread's call is refused rather than racing it.
 class BusyScope {
@@ -540,6 +544,7 @@ private:
         reader_.reset();
         source_.reset();
         signals_ = nullptr;
+        spare_.reset();  // arrays still using it keep it alive
         close_requested_ = false;
     }
 
@@ -672,7 +677,7 @@ private:
             const size_t alignment = std::clamp<size_t>(handles[i].alignment, kMinBufferAlignment, kMaxBufferAlignment);
             std::shared_ptr<uint8_t> block;
             try {
-                block = aligned_block(n, std::has_single_bit(alignment) ? alignment : kMinBufferAlignment);
+                block = block_for(n, std::has_single_bit(alignment) ? alignment : kMinBufferAlignment);
             } catch (const std::bad_alloc&) {
                 failure = Failure{Error(ErrorCode::kOutOfMemory, "buffer of " + std::to_string(n) + " bytes"),
                                   std::nullopt};
@@ -691,6 +696,28 @@ private:
             out.emplace_back(std::span<const uint8_t>(dest), std::shared_ptr<const void>(std::move(block)));
         }
         return true;
+    }
+
+    /// A block for a buffer of `n` bytes: the reader's spare block when the
+    /// items read into it are all gone (only `spare_` still refers to it) and
+    /// it fits, else a new one, which becomes the spare. A consumer that drops
+    /// each large tensor before taking the next then reads every one into the
+    /// same memory: no new pages to fault in, no freed blocks piling up in the
+    /// heap. Called without the GIL: a use count of 1 means that no array
+    /// refers to the block and none can come to (the reader hands it out only
+    /// here).
+    std::shared_ptr<uint8_t> block_for(size_t n, size_t alignment) {
+        if (n < kRecycleMin) {
+            return aligned_block(n, alignment);
+        }
+        if (spare_ && spare_.use_count() == 1 && n <= spare_size_ && n >= spare_size_ / 2 &&
+            alignment <= spare_alignment_) {
+            return spare_;
+        }
+        spare_ = aligned_block(n, alignment);
+        spare_size_ = n;
+        spare_alignment_ = alignment;
+        return spare_;
     }
 
     /// The item as Python objects (GIL held); as deep as `read_item` went.
@@ -741,6 +768,9 @@ private:
     py::object owner_;                              // bytes sources: the capsule holding the Py_buffer
     std::optional<std::span<const uint8_t>> memory_;  // bytes sources: the bytes
     uint64_t max_tensor_bytes_;
+    std::shared_ptr<uint8_t> spare_;  // the last large block allocated (see block_for)
+    size_t spare_size_ = 0;
+    size_t spare_alignment_ = 0;
     uint64_t offset_ = 0;
     uint64_t count_ = 0;
     bool at_end_ = false;

@@ -749,3 +749,27 @@ def test_mutated_streams_raise_hurray_errors_only(transport, tmp_path):
             assert exc.code is not None
             outcomes.add(type(exc).__name__)
     assert {"StreamError", "InvalidDescriptorError"} <= outcomes
+
+
+def test_large_buffers_reuse_memory_only_when_nothing_holds_it(tmp_path):
+    path = tmp_path / "big.hrrs"
+    with hurray.StreamWriter(path) as w:
+        for i in range(6):
+            w.write(np.full(1 << 18, i, np.float32))  # 1 MiB each
+    held = list(hurray.StreamReader(path))  # every item kept: each has its own memory
+    assert [float(np.asarray(t)[-1]) for t in held] == [0, 1, 2, 3, 4, 5]
+    assert len({t.buffer(0).ctypes.data for t in held}) == 6
+    addresses = []
+    for t in hurray.StreamReader(path):  # each dropped before the next: one block, read into again
+        a = np.asarray(t)
+        assert (a == a[0]).all()
+        addresses.append(a.ctypes.data)
+        del t, a
+    assert len(set(addresses)) == 1
+    view = None
+    reader = hurray.StreamReader(path)
+    for i, t in enumerate(reader):  # a view of the first outlives it: the block is not reused
+        if view is None:
+            view = np.asarray(t)[:4]
+        del t
+    assert view.tolist() == [0, 0, 0, 0]
