@@ -15,10 +15,10 @@ path = sys.argv[1] if len(sys.argv) > 1 else "model.hrry"
 # readme:begin python
 weights = {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.zeros(3, np.int8)}
 hurray.save(path, weights, kv={"arch": "demo", "layers": 2})
-tensors = hurray.load(path)                  # read-only arrays over the file's mapping
+tensors = hurray.load(path)                  # hurray.Tensor views of the file's mapping
 with hurray.open(path) as f:                 # lazy: no tensor data is read here
     print(f.keys(), f.info("w")["shape"], f.metadata())
-print(tensors["w"].sum(), tensors["b"].dtype)
+print(np.asarray(tensors["w"]).sum(), tensors["b"].dtype)  # np.asarray: zero-copy
 # readme:end python
 
 from hurray.numpy import load_file, save_file  # noqa: E402

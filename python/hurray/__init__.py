@@ -5,7 +5,8 @@
     import hurray
 
     hurray.save("model.hrry", {"w": np.ones((2, 3), np.float32)}, kv={"epochs": 3})
-    tensors = hurray.load("model.hrry")          # dict of read-only numpy arrays, zero-copy
+    tensors = hurray.load("model.hrry")          # dict of hurray.Tensor, zero-copy
+    w = np.asarray(tensors["w"])                 # read-only numpy view of the mapping
     with hurray.open("model.hrry") as f:         # lazy: names, info and KV without data
         print(f.keys(), f.info("w"), f.metadata())
 
@@ -36,6 +37,22 @@ __version__ = _hurray.__version__
 
 File = _hurray.File
 
+from . import device, dtype  # noqa: E402
+from .device import Device  # noqa: E402
+from .dtype import Dtype  # noqa: E402
+from .dtype import (  # noqa: E402,F401 - the Tier 1 element types
+    bfloat16, complex64, complex128, float16, float32, float64,
+    int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+)
+bool = dtype.bool  # noqa: A001 - the reference's name for the Tier 1 bool type
+_hurray._set_tensor_support(dtype._dtype_of, device._make_device)
+from ._tensor import (  # noqa: E402
+    Tensor, arange, asarray, empty, empty_like, eye, from_numpy, from_torch, full, full_like, linspace, ones,
+    ones_like, zeros, zeros_like,
+)
+from_dlpack = _hurray.from_dlpack
+from ._layout import Layout, Quantization  # noqa: E402
+
 __all__ = [
     "BufferError",
     "File",
@@ -51,6 +68,12 @@ __all__ = [
     "safe_open",
     "save",
 ]
+__all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, device.py, _layout.py)
+    "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
+    "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64", "from_dlpack",
+    "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace", "ones",
+    "ones_like", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
+]
 
 
 def open(path, writable=False):  # noqa: A001 - the package's name for it, like io.open
@@ -59,8 +82,9 @@ def open(path, writable=False):  # noqa: A001 - the package's name for it, like 
     The handle reads nothing but the header, index and KV section: ``keys()``,
     ``info(name)`` (dtype, shape, layout, quantization, nbytes) and
     ``metadata()`` touch no tensor data; ``get_tensor(name)`` returns a
-    read-only numpy array viewing the file's mapping. It is a context manager;
-    arrays stay valid after it is closed.
+    read-only numpy array viewing the file's mapping, ``tensor(name)`` a
+    ``hurray.Tensor``. It is a context manager; arrays and tensors stay valid
+    after it is closed.
 
     ``writable=True`` maps the file copy-on-write: ``get_tensor`` returns
     writable arrays, still without a copy, whose writes stay in this process
@@ -70,23 +94,26 @@ def open(path, writable=False):  # noqa: A001 - the package's name for it, like 
 
 
 def load(path, names=None):
-    """Loads tensors as a dict of name to read-only numpy array.
+    """Loads tensors as a dict of name to ``hurray.Tensor``.
 
-    Dense tensors view the file's memory mapping without a copy; the mapping
-    lives as long as any array from it. ``names`` (an iterable of str) limits
-    what is loaded; a name the file lacks raises KeyError. Bool tensors and
-    other layouts are copied (Hurray packs bools 8 per byte).
+    Every tensor (any layout, quantization or element type) views the file's
+    memory mapping without a copy; the mapping lives as long as any Tensor,
+    or numpy array made from one (``np.asarray(t)``), uses it. ``names`` (an
+    iterable of str) limits what is loaded; a name the file lacks raises
+    KeyError. Composite tensors are assembled into a dense copy.
     """
     if isinstance(names, (str, bytes)):
         raise TypeError("names must be an iterable of tensor names, not a single name")
     with open(path) as f:
         wanted = f.keys() if names is None else list(names)
-        return {name: f.get_tensor(name) for name in wanted}
+        return {name: f.tensor(name) for name in wanted}
 
 
 def _as_savable(name, value):
     if not isinstance(name, str):
         raise TypeError(f"tensor names must be str, not {type(name).__name__}")
+    if isinstance(value, Tensor):
+        return value  # written as it is: descriptor and every buffer
     array = _np.asarray(value)
     # Non-contiguous arrays (slices, transposes) are saved as a contiguous copy.
     if not array.flags.c_contiguous:
@@ -97,7 +124,11 @@ def _as_savable(name, value):
 
 
 def save(path, tensors, kv=None):
-    """Writes ``tensors`` (a dict of name to numpy array) and ``kv`` metadata as an HRRYFILE.
+    """Writes ``tensors`` (a dict of name to hurray.Tensor or numpy array) and ``kv`` metadata as an HRRYFILE.
+
+    A ``hurray.Tensor`` is written as it is (its descriptor and every buffer:
+    any layout, quantization or element type round-trips byte for byte);
+    other values go through ``numpy.asarray``.
 
     Atomic: a temporary file in the same directory is renamed over ``path``
     once complete, so a failure leaves any existing file untouched. Arrays
@@ -111,10 +142,12 @@ def save(path, tensors, kv=None):
 
 def _savable(tensors):
     if not isinstance(tensors, dict):
-        raise TypeError(f"tensors must be a dict of str to numpy arrays, not {type(tensors).__name__}")
+        raise TypeError(f"tensors must be a dict of str to hurray.Tensor or numpy arrays, not {type(tensors).__name__}")
     names = list(tensors.keys())
     return names, [_as_savable(name, tensors[name]) for name in names]
 
 
 from ._safetensors import safe_open  # noqa: E402
 from . import numpy  # noqa: E402,F401
+from ._stream import Composite, StreamReader, StreamWriter  # noqa: E402
+__all__ += ["Composite", "StreamReader", "StreamWriter"]

@@ -6,9 +6,10 @@
     tensors = load_file("model.hrry")
 """
 
+import os as _os
+
 from . import _hurray
 from . import _savable
-from . import load as _load
 from . import save as _save
 from ._safetensors import kv_from_metadata as _kv_from_metadata
 
@@ -22,7 +23,8 @@ def save_file(tensor_dict, filename, metadata=None):
 
 def load_file(filename):
     """Loads every tensor as a dict of name to read-only numpy array (zero-copy for dense data)."""
-    return _load(filename)
+    with _hurray.open(_os.fspath(filename)) as f:
+        return {name: f.get_tensor(name) for name in f.keys()}
 
 
 def save(tensor_dict, metadata=None):

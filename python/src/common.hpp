@@ -6,11 +6,17 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "hurray/core/result.hpp"
+#include "hurray/core/tensor_ref.hpp"
 #include "hurray/io/kv_metadata.hpp"
+
+namespace hurray {
+class FileTensor;
+}  // namespace hurray
 
 namespace hurray::python {
 
@@ -60,5 +66,20 @@ KvMetadata kv_from_python(const py::handle& mapping);
 
 /// A dict of the file's KV metadata (arrays become lists, bytes become bytes).
 py::dict kv_to_python(const KvMetadata& kv);
+
+/// Registers `hurray.Tensor` and its helpers (tensor.cpp).
+void register_tensor(py::module_& m);
+
+/// A `hurray.Tensor` over a file tensor's memory (zero-copy; keeps the mapping
+/// alive). Needs the GIL.
+py::object tensor_from_file(const FileTensor& ft);
+
+/// A `TensorRef` over a `hurray.Tensor`'s descriptor and buffers (not copied:
+/// `obj` must outlive it), or nothing when `obj` is not a Tensor.
+std::optional<TensorRef> tensor_ref_of(const py::handle& obj);
+
+/// Adds the streaming classes `_StreamReader` / `_StreamWriter` and the
+/// `_wire_*` descriptor helpers (stream.cpp) to the module.
+void register_stream(py::module_& m);
 
 }  // namespace hurray::python

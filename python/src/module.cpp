@@ -310,6 +310,25 @@ public:
         return a;
     }
 
+    /// The tensor as a `hurray.Tensor` viewing the file's memory (any layout,
+    /// quantization or element type; a composite head is assembled).
+    [[nodiscard]] py::object tensor(const std::string& name) const {
+        const FileReader r = reader();
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        std::optional<FileTensorResult> t;
+        {
+            const py::gil_scoped_release release;
+            t.emplace(r.tensor(*index));
+        }
+        if (!*t) {
+            raise_error(t->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+        }
+        return tensor_from_file(t->value());
+    }
+
     /// Every element as float32 (a new array, row-major), for any tensor:
     /// dequantized, densified, converted from its element type (bfloat16,
     /// float8, sub-byte integers, ...).
@@ -459,6 +478,7 @@ private:
 /// The tensors of a save: `TensorRef`s over the arrays, which `keep` holds.
 struct Prepared {
     std::vector<py::array> keep;  // references held while the file is written
+    std::vector<py::object> keep_tensors;  // hurray.Tensor values, held likewise
     std::vector<NamedTensor> tensors;
     KvMetadata metadata;
 };
@@ -484,6 +504,12 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
     tensors.reserve(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
+        if (auto ref = tensor_ref_of(arrays[i])) {
+            // A hurray.Tensor: its descriptor and every buffer, as they are.
+            tensors.push_back({name, std::move(*ref)});
+            prepared.keep_tensors.push_back(py::reinterpret_borrow<py::object>(arrays[i]));
+            continue;
+        }
         if (!py::isinstance<py::array>(arrays[i])) {
             throw py::type_error(tensor_label(name) + ": not a numpy.ndarray");
         }
@@ -610,6 +636,7 @@ PYBIND11_MODULE(_hurray, m) {
     m.attr("__version__") = hurray::kVersionString;
 
     m.def("_set_error_classes", &hurray::python::set_error_classes, py::arg("classes"));
+    hurray::python::register_tensor(m);
 
     py::class_<File>(m, "File", "A lazy handle to an HRRYFILE (hurray.open): names, info and KV without reading data")
         .def_property_readonly("path", &File::path)
@@ -624,6 +651,8 @@ PYBIND11_MODULE(_hurray, m) {
         .def("get_tensor", &File::get_tensor, py::arg("name"),
              "The tensor as a numpy array, read-only unless opened writable (zero-copy when its data is dense)")
         .def("_get_bits", &File::get_bits, py::arg("name"))
+        .def("tensor", &File::tensor, py::arg("name"),
+             "The tensor as a hurray.Tensor viewing the file's memory (any layout or element type)")
         .def("to_float32", &File::to_float32, py::arg("name"),
              "Every element as float32 (a new array): dequantized, densified, converted from any element type")
         .def("_data_range", &File::data_range, py::arg("name"))
@@ -645,4 +674,5 @@ PYBIND11_MODULE(_hurray, m) {
           "The bytes of an HRRYFILE holding the arrays and KV metadata");
     m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
           py::arg("kv") = py::none(), py::arg("types") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
+    hurray::python::register_stream(m);
 }

@@ -27,7 +27,7 @@ def test_conformance_files_match_the_manifest(conformance_dir):
                 assert info["dtype"] == t["element_type"]
                 assert list(info["shape"]) == t["shape"]
                 assert info["nbytes"] == t["data_bytes"]
-                a = loaded[t["name"]]
+                a = np.asarray(loaded[t["name"]])
                 assert a.dtype == np.dtype(t["element_type"])
                 assert list(a.shape) == t["shape"]
                 # The array holds exactly the file's data bytes.
@@ -45,8 +45,9 @@ def test_basic_hrry(conformance_dir):
     path = conformance_dir / "files" / "basic.hrry"
     tensors = hurray.load(path)
     assert list(tensors) == ["weights", "bias"]
-    assert tensors["weights"].dtype == np.float32 and tensors["weights"].shape == (2, 2)
-    assert tensors["bias"].dtype == np.int8 and tensors["bias"].shape == (3,)
+    assert tensors["weights"].dtype == hurray.float32 and tensors["weights"].shape == (2, 2)
+    assert tensors["bias"].dtype == hurray.int8 and tensors["bias"].shape == (3,)
+    assert np.asarray(tensors["weights"]).dtype == np.float32 and np.asarray(tensors["bias"]).dtype == np.int8
     assert hurray.open(path).metadata() == {"producer": "hurray-conformance", "tensor_count": 2}
 
 

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Read-only inspection of any `hurray.Tensor`: its layout and quantization
+/// (as `hurray.Layout` / `hurray.Quantization` objects built by the package,
+/// registered with `_set_inspection_support`), `to_dense()` / `dequantize()`
+/// (every element as a float32 numpy array, by the core's `to_float32`), and
+/// the sparse components `nnz` and `values`.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "hurray/core/builder.hpp"
+#include "hurray/core/dequantize.hpp"
+#include "hurray/core/layout.hpp"
+#include "hurray/core/quantization.hpp"
+#include "hurray/core/shape.hpp"
+#include "hurray/core/tensor_view.hpp"
+#include "tensor.hpp"
+
+namespace hurray::python {
+
+namespace {
+
+// make_layout(tag, core_name, buffer_count, params) and
+// make_quantization(tag, scheme_name), set by the package at import; strong
+// references owned for the life of the process on purpose (see errors.cpp).
+PyObject* g_make_layout = nullptr;
+PyObject* g_make_quantization = nullptr;
+
+/// The stored-element count of a sparse layout, or nothing.
+std::optional<uint64_t> sparse_nnz(const LayoutDescriptor& layout) noexcept {
+    if (const auto* coo = std::get_if<CooLayout>(&layout)) {
+        return coo->nnz;
+    }
+    if (const auto* csr = std::get_if<CsrLayout>(&layout)) {
+        return csr->nnz;
+    }
+    if (const auto* csc = std::get_if<CscLayout>(&layout)) {
+        return csc->nnz;
+    }
+    if (const auto* csf = std::get_if<CsfLayout>(&layout)) {
+        return csf->nnz;
+    }
+    return std::nullopt;
+}
+
+py::object layout_of(const Tensor& t) {
+    if (g_make_layout == nullptr) {
+        throw py::type_error("hurray: layouts are not registered (import the hurray package)");
+    }
+    const TensorDescriptor& d = t.desc;
+    py::dict params;
+    if (const auto nnz = sparse_nnz(d.layout)) {
+        params["nnz"] = py::int_(*nnz);
+    }
+    if (const auto* coo = std::get_if<CooLayout>(&d.layout)) {
+        params["is_sorted"] = py::bool_(coo->is_sorted);
+    }
+    if (const auto* strided = std::get_if<StridedLayout>(&d.layout)) {
+        py::tuple strides(strided->strides.size());
+        for (size_t i = 0; i < strided->strides.size(); ++i) {
+            strides[i] = py::int_(strided->strides[i]);
+        }
+        params["strides"] = strides;
+    }
+    if (const auto* csf = std::get_if<CsfLayout>(&d.layout)) {
+        py::tuple order(csf->mode_order.size());
+        for (size_t i = 0; i < csf->mode_order.size(); ++i) {
+            order[i] = py::int_(csf->mode_order[i]);
+        }
+        params["mode_order"] = order;
+    }
+    const uint8_t tag = d.layout_tag();
+    return py::reinterpret_borrow<py::object>(g_make_layout)(
+        tag, std::string(layout_name(tag)), layout_buffer_count(d.layout, d.rank()), params);
+}
+
+py::object quantization_of(const Tensor& t) {
+    if (!t.desc.quantization) {
+        return py::none();
+    }
+    if (g_make_quantization == nullptr) {
+        throw py::type_error("hurray: quantization classes are not registered (import the hurray package)");
+    }
+    const uint8_t tag = scheme_tag(t.desc.quantization->scheme);
+    return py::reinterpret_borrow<py::object>(g_make_quantization)(tag, std::string(scheme_name(tag)));
+}
+
+/// Every element as float32 (dequantized, densified, converted), a new array.
+py::array to_float32_array(const Tensor& t, const char* what) {
+    std::optional<Error> error;
+    auto values = std::make_unique<std::vector<float>>();
+    {
+        const py::gil_scoped_release release;
+        auto view = TensorView::make(t.desc, std::span<const std::span<const uint8_t>>(t.spans));
+        if (!view) {
+            error = view.error();
+        } else if (auto v = to_float32(*view); !v) {
+            error = v.error();
+        } else {
+            *values = std::move(*v);
+        }
+    }
+    if (error) {
+        raise_error(*error, Where::kTensor, what);
+    }
+    std::vector<py::ssize_t> shape;
+    uint64_t count = 1;
+    for (const uint64_t dim : t.desc.shape) {
+        if (dim > static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max()) ||
+            (dim != 0 && count > std::numeric_limits<uint64_t>::max() / dim)) {
+            raise_kind(ErrorKind::kBuffer, std::string(what) + ": the shape is too large");
+        }
+        count *= dim;
+        shape.push_back(static_cast<py::ssize_t>(dim));
+    }
+    if (count != values->size()) {
+        raise_kind(ErrorKind::kInternal, std::string(what) + ": " + std::to_string(values->size()) +
+                                             " values for " + std::to_string(count) + " elements");
+    }
+    if (values->empty()) {
+        return py::array_t<float>(shape);
+    }
+    const float* data = values->data();
+    auto* keep = values.release();
+    const py::capsule owner(keep, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+    // SAFETY: `data` holds exactly `count` floats (checked above), row-major
+    // for this shape; `owner`, the array's base, keeps the vector alive.
+    return py::array_t<float>(shape, {}, data, owner);
+}
+
+/// A sparse tensor's stored-element count; AttributeError for other layouts.
+uint64_t nnz_of(const Tensor& t) {
+    const auto nnz = sparse_nnz(t.desc.layout);
+    if (!nnz) {
+        throw py::attribute_error("nnz: a " + std::string(layout_name(t.desc.layout_tag())) +
+                                  " tensor is not sparse (COO, CSR, CSC, CSF)");
+    }
+    return *nnz;
+}
+
+/// A sparse tensor's values (buffer 0, `nnz` elements) as a 1-D Tensor viewing
+/// the same memory; AttributeError for other layouts.
+py::object values_of(const py::object& self) {
+    const auto& t = self.cast<const Tensor&>();
+    const uint64_t nnz = nnz_of(t);
+    std::optional<Result<TensorDescriptor>> d;
+    {
+        const py::gil_scoped_release release;
+        d.emplace(make_dense(t.desc.element_type, Shape{nnz}));
+    }
+    if (!*d) {
+        raise_error(d->error(), Where::kTensor, "values");
+    }
+    auto out = std::make_unique<Tensor>();
+    out->desc = std::move(d->value());
+    out->spans.push_back(t.spans.empty() ? std::span<const uint8_t>() : t.spans[0]);
+    out->writable.push_back(!t.writable.empty() && t.writable[0]);
+    out->owner = self;  // the parent keeps the memory alive
+    out->device_id = t.device_id;
+    return Tensor::finish(std::move(out), false);
+}
+
+}  // namespace
+
+void add_inspection(py::class_<Tensor>& cls, py::module_& m) {
+    m.def(
+        "_set_inspection_support",
+        [](const py::object& make_layout, const py::object& make_quantization) {
+            Py_XDECREF(g_make_layout);
+            Py_XDECREF(g_make_quantization);
+            g_make_layout = make_layout.inc_ref().ptr();
+            g_make_quantization = make_quantization.inc_ref().ptr();
+        },
+        py::arg("make_layout"), py::arg("make_quantization"));
+    cls.def_property_readonly("layout", &layout_of, "The memory layout, a hurray.Layout (name, tag, buffer_count, ...)")
+        .def_property_readonly("quantization", &quantization_of,
+                               "None, or a hurray.Quantization naming the scheme of a quantized tensor")
+        .def(
+            "to_dense", [](const Tensor& t) { return to_float32_array(t, "to_dense"); },
+            "Every logical element as a new float32 numpy array, row-major: densified (sparse, strided, tiled, "
+            "paged layouts), dequantized, converted from any element type")
+        .def(
+            "dequantize", [](const Tensor& t) { return to_float32_array(t, "dequantize"); },
+            "Same as to_dense(): the tensor's real values as a new float32 numpy array")
+        .def_property_readonly("nnz", &nnz_of, "Stored elements of a sparse tensor (AttributeError otherwise)")
+        .def_property_readonly("values", &values_of,
+                               "A sparse tensor's stored values as a 1-D Tensor over the same memory "
+                               "(AttributeError otherwise)");
+}
+
+}  // namespace hurray::python

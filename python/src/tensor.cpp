@@ -1,0 +1,687 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// `hurray.Tensor`: one class for every layout, a descriptor and one byte view
+/// per buffer of its buffer table. The bytes are never copied: a Tensor views
+/// Python buffers (bytes, bytearray, numpy arrays, memoryviews; held through
+/// the buffer protocol) or a file's mapping (held through the `FileTensor`).
+/// NumPy views of it (`__array__`, `buffer(i)`) keep the Tensor alive.
+///
+/// The GIL is released while descriptors are decoded, encoded and validated
+/// and while data is converted; Python objects are only touched with it held.
+
+#include "tensor.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "hurray/core/buffer_handle.hpp"
+#include "hurray/core/builder.hpp"
+#include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/element_type.hpp"
+#include "hurray/core/layout.hpp"
+#include "hurray/core/quantization.hpp"
+#include "hurray/core/shape.hpp"
+#include "hurray/core/tensor_view.hpp"
+#include "hurray/core/validate.hpp"
+#include "hurray/io/file_reader.hpp"
+
+namespace hurray::python {
+
+namespace {
+
+// The Python side of dtypes and devices (hurray/dtype.py, hurray/device.py),
+// registered at import by `_set_tensor_support`. Strong references owned for
+// the life of the process on purpose (see errors.cpp).
+PyObject* g_dtype_of = nullptr;     // dtype_of(tag: int) -> hurray.Dtype
+PyObject* g_make_device = nullptr;  // make_device(kind: str, device_id: int, memory_class: str) -> hurray.Device
+
+constexpr std::array<const char*, 4> kMemoryClassNames = {"standard", "host_pinned", "unified", "peer"};
+
+std::string memory_class_name(MemoryClass m) {
+    const auto i = static_cast<size_t>(m);
+    if (i < kMemoryClassNames.size()) {
+        return kMemoryClassNames.at(i);
+    }
+    return "private_" + std::to_string(i);
+}
+
+std::string device_kind_name(DeviceTag d) {
+    if (is_private_device(d)) {
+        return "private_" + std::to_string(static_cast<unsigned>(d));
+    }
+    return std::string(device_name(d));
+}
+
+/// The Device's (device_tag, memory_class, device_id) from a `hurray.Device`.
+struct Placement {
+    DeviceTag tag = DeviceTag::kCpu;
+    MemoryClass memory_class = MemoryClass::kStandard;
+    int64_t device_id = 0;
+};
+
+Placement placement_of(const py::handle& device) {
+    if (!py::hasattr(device, "kind") || !py::hasattr(device, "device_id") || !py::hasattr(device, "memory_class")) {
+        throw py::type_error("device must be a hurray.Device");
+    }
+    const auto kind = device.attr("kind").cast<std::string>();
+    const auto mc = device.attr("memory_class").cast<std::string>();
+    Placement p;
+    p.device_id = device.attr("device_id").cast<int64_t>();
+    bool found = false;
+    for (unsigned t = 0; t <= static_cast<unsigned>(DeviceTag::kOpenCl); ++t) {
+        if (device_kind_name(static_cast<DeviceTag>(t)) == kind) {
+            p.tag = static_cast<DeviceTag>(t);
+            found = true;
+        }
+    }
+    if (!found) {
+        raise_kind(ErrorKind::kInvalidDescriptor, "unknown device kind '" + kind + "'");
+    }
+    found = false;
+    for (size_t i = 0; i < kMemoryClassNames.size(); ++i) {
+        if (mc == kMemoryClassNames.at(i)) {
+            p.memory_class = static_cast<MemoryClass>(i);
+            found = true;
+        }
+    }
+    if (!found) {
+        raise_kind(ErrorKind::kInvalidDescriptor, "unknown memory_class '" + mc + "'");
+    }
+    return p;
+}
+
+/// The ElementType of a `hurray.Dtype` (its `tag`).
+ElementType element_type_of(const py::handle& dtype) {
+    if (!py::hasattr(dtype, "tag") || !py::hasattr(dtype, "bit_width")) {
+        throw py::type_error("dtype must be a hurray.Dtype (hurray.float32, hurray.dtype.int4, ...), not " +
+                             std::string(py::str(py::type::handle_of(dtype).attr("__name__"))));
+    }
+    const auto tag = dtype.attr("tag").cast<int>();
+    if (tag <= 0 || tag >= 0xFF) {
+        raise_kind(ErrorKind::kInvalidDescriptor, "dtype tag " + std::to_string(tag) + " is not an element type");
+    }
+    return static_cast<ElementType>(tag);
+}
+
+/// The NumPy dtype name of a Tier 1 element type NumPy has (not bfloat16).
+std::optional<const char*> numpy_type_name(ElementType t) noexcept {
+    switch (t) {
+        case ElementType::kBool: return "bool";
+        case ElementType::kInt8: return "int8";
+        case ElementType::kInt16: return "int16";
+        case ElementType::kInt32: return "int32";
+        case ElementType::kInt64: return "int64";
+        case ElementType::kUInt8: return "uint8";
+        case ElementType::kUInt16: return "uint16";
+        case ElementType::kUInt32: return "uint32";
+        case ElementType::kUInt64: return "uint64";
+        case ElementType::kFloat16: return "float16";
+        case ElementType::kFloat32: return "float32";
+        case ElementType::kFloat64: return "float64";
+        case ElementType::kComplex64: return "complex64";
+        case ElementType::kComplex128: return "complex128";
+        default: return std::nullopt;
+    }
+}
+
+bool is_composite_head(const TensorDescriptor& d) noexcept { return std::holds_alternative<CompositeLayout>(d.layout); }
+
+bool has_dynamic_dim(const TensorDescriptor& d) noexcept {
+    return std::ranges::any_of(d.shape, [](uint64_t dim) { return dim == kDynamicDim; });
+}
+
+/// Element count of a shape without dynamic dimensions (nothing on overflow).
+std::optional<uint64_t> element_count(std::span<const uint64_t> shape) noexcept {
+    uint64_t count = 1;
+    for (const uint64_t d : shape) {
+        if (d == kDynamicDim || (d != 0 && count > std::numeric_limits<uint64_t>::max() / d)) {
+            return std::nullopt;
+        }
+        count *= d;
+    }
+    return count;
+}
+
+/// Marks an array read-only.
+void set_read_only(py::array& a) { a.attr("flags").attr("writeable") = false; }
+
+/// A 1-D uint8 array over `bytes`, whose base is `base` (kept alive by it).
+py::array byte_view(std::span<const uint8_t> bytes, const py::handle& base, bool writable) {
+    if (bytes.empty()) {
+        py::array empty(py::dtype("uint8"), std::vector<py::ssize_t>{0});
+        set_read_only(empty);
+        return empty;
+    }
+    // SAFETY: `bytes` lies in memory that `base` keeps alive (a Tensor holding
+    // the Python buffer or the file mapping); the array (its base is `base`)
+    // cannot outlive it. It is writable only when the exporter granted a
+    // writable buffer.
+    py::array a(py::dtype("uint8"), std::vector<py::ssize_t>{static_cast<py::ssize_t>(bytes.size())}, {},
+                static_cast<const void*>(bytes.data()), base);
+    if (!writable) {
+        set_read_only(a);
+    }
+    return a;
+}
+
+/// Validates what the caller passed: the buffer count, each buffer at least
+/// its declared size, then (where the descriptor is complete) the data rules.
+/// Trims each span to its declared size. Raises with the GIL held.
+void check_buffers(const TensorDescriptor& d, std::vector<std::span<const uint8_t>>& spans, bool check_data) {
+    if (spans.size() != d.buffers.size()) {
+        raise_kind(ErrorKind::kBuffer, std::to_string(spans.size()) + " buffers given; the descriptor declares " +
+                                           std::to_string(d.buffers.size()));
+    }
+    for (size_t i = 0; i < spans.size(); ++i) {
+        const uint64_t declared = d.buffers[i].byte_size;
+        if (spans[i].size() < declared) {
+            raise_kind(ErrorKind::kBuffer, "buffer " + std::to_string(i) + ": " + std::to_string(spans[i].size()) +
+                                               " bytes given; the descriptor declares " + std::to_string(declared));
+        }
+        spans[i] = spans[i].first(static_cast<size_t>(declared));
+    }
+    if (!check_data || is_composite_head(d) || has_dynamic_dim(d)) {
+        return;
+    }
+    std::optional<Status> st;
+    {
+        const py::gil_scoped_release release;
+        st.emplace(validate_data(d, std::span<const std::span<const uint8_t>>(spans)));
+    }
+    if (!*st && st->error().code() != ErrorCode::kUnsupported) {
+        raise_error(st->error(), Where::kTensor, "tensor data");
+    }
+}
+
+}  // namespace
+
+HeldBuffer::HeldBuffer(const py::handle& obj, std::string_view what) {
+    if (PyObject_CheckBuffer(obj.ptr()) == 0) {
+        throw py::type_error(std::string(what) + ": expected an object with the buffer protocol (bytes, bytearray, "
+                                                 "memoryview, numpy array), not " +
+                             std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    }
+    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == 0) {
+        writable_ = true;
+    } else {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) {
+            PyErr_Clear();
+            raise_kind(ErrorKind::kBuffer, std::string(what) + ": the buffer is not C-contiguous");
+        }
+    }
+    held_ = true;
+}
+
+HeldBuffer::~HeldBuffer() {
+    if (held_) {
+        PyBuffer_Release(&view_);
+    }
+}
+
+std::span<const uint8_t> HeldBuffer::bytes() const noexcept {
+    if (view_.buf == nullptr || view_.len <= 0) {
+        return {};
+    }
+    // SAFETY: a C-contiguous buffer exported by the object covers `len` bytes
+    // from `buf` until PyBuffer_Release (our destructor).
+    return {static_cast<const uint8_t*>(view_.buf), static_cast<size_t>(view_.len)};
+}
+
+Tensor::~Tensor() = default;
+
+py::object Tensor::dtype() const {
+    if (g_dtype_of == nullptr) {
+        throw py::type_error("hurray: dtypes are not registered (import the hurray package)");
+    }
+    return py::reinterpret_borrow<py::object>(g_dtype_of)(py::int_(static_cast<unsigned>(desc.element_type)));
+}
+
+py::object Tensor::device() const {
+    if (g_make_device == nullptr) {
+        throw py::type_error("hurray: devices are not registered (import the hurray package)");
+    }
+    DeviceTag tag = DeviceTag::kCpu;
+    MemoryClass mc = MemoryClass::kStandard;
+    if (!desc.buffers.empty()) {
+        tag = desc.buffers[0].device_tag;
+        mc = desc.buffers[0].memory_class;
+    }
+    return py::reinterpret_borrow<py::object>(g_make_device)(device_kind_name(tag), device_id, memory_class_name(mc));
+}
+
+bool Tensor::on_cpu() const noexcept { return desc.buffers.empty() || desc.buffers[0].device_tag == DeviceTag::kCpu; }
+
+py::object Tensor::finish(std::unique_ptr<Tensor> t, bool check_data) {
+    check_buffers(t->desc, t->spans, check_data);
+    if (t->writable.size() != t->spans.size()) {
+        t->writable.assign(t->spans.size(), false);
+    }
+    return py::cast(std::move(t));
+}
+
+py::object Tensor::from_file(const FileTensor& ft) {
+    auto t = std::make_unique<Tensor>();
+    if (ft.is_composite()) {
+        // A composite head owns no buffers: its members are assembled into a
+        // dense row-major copy (materialize_composite).
+        std::optional<Result<std::vector<uint8_t>>> bytes;
+        std::optional<Result<TensorDescriptor>> dense;
+        {
+            const py::gil_scoped_release release;
+            bytes.emplace(ft.materialize());
+            dense.emplace(make_dense(ft.element_type(), Shape(ft.shape().begin(), ft.shape().end())));
+        }
+        if (!*bytes) {
+            raise_error(bytes->error(), Where::kTensor, "tensor '" + std::string(ft.name()) + "'");
+        }
+        if (!*dense) {
+            raise_error(dense->error(), Where::kTensor, "tensor '" + std::string(ft.name()) + "'");
+        }
+        auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(bytes->value()));
+        t->desc = std::move(dense->value());
+        t->spans.emplace_back(*owned);
+        t->native = std::move(owned);
+    } else {
+        t->desc = ft.descriptor();
+        for (const SharedBuffer& b : ft.buffers()) {
+            t->spans.push_back(b.span());
+        }
+        t->native = std::make_shared<const FileTensor>(ft);
+    }
+    t->writable.assign(t->spans.size(), false);
+    // The reader checked every buffer against its descriptor; the sizes are
+    // checked again here, the data rules are not run twice.
+    return finish(std::move(t), false);
+}
+
+namespace {
+
+/// `hurray.Tensor(data, dtype, shape, device=None, *, aux_buffers=None)`.
+std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtype, const py::object& shape,
+                                  const py::object& device, const py::object& aux_buffers) {
+    const ElementType type = element_type_of(dtype);
+    Shape dims;
+    for (const py::handle dim : shape) {
+        const auto v = dim.cast<int64_t>();
+        if (v < 0) {
+            raise_kind(ErrorKind::kInvalidDescriptor, "shape dimensions must be non-negative, got " + std::to_string(v));
+        }
+        dims.push_back(static_cast<uint64_t>(v));
+    }
+    Placement placement;
+    if (!device.is_none()) {
+        placement = placement_of(device);
+    }
+    if (placement.device_id < 0) {
+        raise_kind(ErrorKind::kInvalidDescriptor, "device_id must be non-negative");
+    }
+    if (!aux_buffers.is_none() && py::len(aux_buffers) != 0) {
+        raise_kind(ErrorKind::kInvalidDescriptor,
+                   "aux_buffers given for a dense tensor, which has one buffer (layouts are not supported yet)");
+    }
+    BufferPlacement bp;
+    bp.device_tag = placement.tag;
+    bp.memory_class = placement.memory_class;
+    std::optional<Result<TensorDescriptor>> d;
+    {
+        const py::gil_scoped_release release;
+        d.emplace(make_dense(type, std::move(dims), bp));
+    }
+    if (!*d) {
+        raise_error(d->error(), Where::kTensor, "Tensor");
+    }
+    auto t = std::make_unique<Tensor>();
+    t->desc = std::move(d->value());
+    t->device_id = placement.device_id;
+    auto held = std::make_unique<HeldBuffer>(data, "Tensor data");
+    t->spans.push_back(held->bytes());
+    t->writable.push_back(held->writable());
+    t->held.push_back(std::move(held));
+    const uint64_t need = t->desc.buffers.at(0).byte_size;
+    if (t->spans[0].size() < need) {
+        std::string dims_text;
+        for (const uint64_t dim : t->desc.shape) {
+            dims_text += (dims_text.empty() ? "" : ", ") + std::to_string(dim);
+        }
+        raise_kind(ErrorKind::kBuffer, "Tensor data: " + std::to_string(t->spans[0].size()) + " bytes; " +
+                                           std::string(type_name(type)) + " [" + dims_text + "] needs " +
+                                           std::to_string(need));
+    }
+    check_buffers(t->desc, t->spans, true);  // trims to `need`; packed padding, float8_e8m0 bytes
+    return t;
+}
+
+/// `Tensor._from_wire(descriptor, buffers, owner=None, device_id=0)`.
+py::object from_wire(const py::object& descriptor, const py::object& buffers, const py::object& owner,
+                     int64_t device_id) {
+    if (device_id < 0) {
+        raise_kind(ErrorKind::kInvalidDescriptor, "device_id must be non-negative");
+    }
+    std::optional<Result<TensorDescriptor>> decoded;
+    {
+        const HeldBuffer encoded(descriptor, "descriptor");
+        const std::span<const uint8_t> bytes = encoded.bytes();
+        const py::gil_scoped_release release;
+        decoded.emplace(decode(bytes));
+    }
+    if (!*decoded) {
+        raise_error(decoded->error(), Where::kTensor, "descriptor");
+    }
+    auto t = std::make_unique<Tensor>();
+    t->desc = std::move(decoded->value());
+    t->device_id = device_id;
+    t->owner = owner;
+    size_t i = 0;
+    for (const py::handle b : buffers) {
+        auto held = std::make_unique<HeldBuffer>(b, "buffer " + std::to_string(i));
+        t->spans.push_back(held->bytes());
+        t->writable.push_back(held->writable());
+        t->held.push_back(std::move(held));
+        ++i;
+    }
+    return Tensor::finish(std::move(t), true);
+}
+
+py::tuple shape_tuple(const Tensor& t) {
+    py::tuple out(t.desc.shape.size());
+    for (size_t i = 0; i < t.desc.shape.size(); ++i) {
+        const uint64_t d = t.desc.shape[i];
+        out[i] = d == kDynamicDim ? py::object(py::none()) : py::object(py::int_(d));
+    }
+    return out;
+}
+
+py::object size_of(const Tensor& t) {
+    py::object total = py::int_(1);
+    for (const uint64_t d : t.desc.shape) {
+        if (d == kDynamicDim) {
+            return py::none();
+        }
+        total = total * py::int_(d);  // Python ints: no overflow
+    }
+    return total;
+}
+
+uint64_t nbytes_of(const Tensor& t) {
+    uint64_t total = 0;
+    for (const BufferHandle& b : t.desc.buffers) {
+        if (total > std::numeric_limits<uint64_t>::max() - b.byte_size) {
+            raise_kind(ErrorKind::kBuffer, "total buffer size overflows");
+        }
+        total += b.byte_size;
+    }
+    return total;
+}
+
+py::array buffer_at(const py::object& self, py::ssize_t i) {
+    const auto& t = self.cast<const Tensor&>();
+    if (i < 0 || static_cast<size_t>(i) >= t.spans.size()) {
+        throw py::index_error("buffer index " + std::to_string(i) + " out of range (the tensor has " +
+                              std::to_string(t.spans.size()) + " buffers)");
+    }
+    const auto k = static_cast<size_t>(i);
+    return byte_view(t.spans[k], self, t.writable[k]);
+}
+
+/// `Tensor.__array__(dtype=None, copy=None)`.
+py::object to_array(const py::object& self, const py::object& dtype, const py::object& copy) {
+    const auto& t = self.cast<const Tensor&>();
+    const TensorDescriptor& d = t.desc;
+    const std::string type(type_name(d.element_type));
+    if (!t.on_cpu()) {
+        raise_kind(ErrorKind::kUnsupported, "__array__: the tensor is on device " + device_kind_name(d.buffers[0].device_tag) +
+                                                ", not the cpu");
+    }
+    if (d.quantization) {
+        raise_kind(ErrorKind::kUnsupported,
+                   "__array__: the tensor is quantized (" +
+                       std::string(scheme_name(scheme_tag(d.quantization->scheme))) +
+                       "); NumPy has no dtype for it (use dequantize() or the file's to_float32)");
+    }
+    const auto np_name = numpy_type_name(d.element_type);
+    if (!np_name) {
+        raise_kind(ErrorKind::kUnsupported, "__array__: element type " + (type.empty() ? std::string("(private)") : type) +
+                                                " has no NumPy dtype");
+    }
+    if (has_dynamic_dim(d)) {
+        raise_kind(ErrorKind::kUnsupported, "__array__: the shape has a dynamic dimension");
+    }
+    const auto count = element_count(d.shape);
+    if (!count) {
+        raise_kind(ErrorKind::kBuffer, "__array__: element count overflows");
+    }
+    std::vector<py::ssize_t> shape;
+    for (const uint64_t dim : d.shape) {
+        if (dim > static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max())) {
+            raise_kind(ErrorKind::kBuffer, "__array__: dimension " + std::to_string(dim) + " is too large");
+        }
+        shape.push_back(static_cast<py::ssize_t>(dim));
+    }
+    const py::dtype dt(*np_name);
+    const auto item = static_cast<uint64_t>(dt.itemsize());
+    if (*count > std::numeric_limits<uint64_t>::max() / item) {
+        raise_kind(ErrorKind::kBuffer, "__array__: byte count overflows");
+    }
+    const uint64_t nbytes = *count * item;
+    py::array out;
+    bool copied = false;
+    const bool row_major = std::holds_alternative<RowMajorLayout>(d.layout);
+    if (*count == 0) {
+        out = py::array(dt, shape);
+        copied = true;
+    } else if (row_major && d.element_type != ElementType::kBool && !t.spans.empty() &&
+               d.byte_offset <= t.spans[0].size() && nbytes <= t.spans[0].size() - d.byte_offset) {
+        // SAFETY: bytes [byte_offset, byte_offset + nbytes) lie inside buffer 0
+        // (checked just above); row-major dense data is C-contiguous for this
+        // shape; the array's base is the Tensor, which keeps the memory alive.
+        const uint8_t* data = t.spans[0].data() + d.byte_offset;
+        out = py::array(dt, shape, {}, static_cast<const void*>(data), self);
+        if (!t.writable[0]) {
+            set_read_only(out);
+        }
+    } else {
+        // Packed bools and other layouts: a row-major copy made by the core.
+        std::optional<Error> error;
+        auto values = std::make_unique<std::vector<uint8_t>>();
+        {
+            const py::gil_scoped_release release;
+            auto view = TensorView::make(d, std::span<const std::span<const uint8_t>>(t.spans));
+            if (!view) {
+                error = view.error();
+            } else if (auto bytes = view->materialize(); !bytes) {
+                error = bytes.error();
+            } else if (d.element_type == ElementType::kBool) {
+                const std::vector<uint8_t>& packed = *bytes;
+                if (*count > packed.size() * 8U) {
+                    error = Error(ErrorCode::kSizeMismatch, "packed bools too short");
+                } else {
+                    values->resize(static_cast<size_t>(*count));
+                    for (uint64_t k = 0; k < *count; ++k) {
+                        (*values)[k] = static_cast<uint8_t>((packed[k / 8] >> (k % 8)) & 1U);  // LSB first
+                    }
+                }
+            } else {
+                *values = std::move(*bytes);
+            }
+        }
+        if (error) {
+            raise_error(*error, Where::kTensor, "__array__");
+        }
+        if (values->size() != nbytes) {
+            raise_kind(ErrorKind::kInternal, "__array__: " + std::to_string(values->size()) +
+                                                 " bytes materialized, expected " + std::to_string(nbytes));
+        }
+        const uint8_t* data = values->data();
+        auto* keep = values.release();
+        const py::capsule owner(keep, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+        // SAFETY: `data` holds exactly nbytes bytes (checked above), row-major
+        // for this shape; `owner`, the array's base, keeps the vector alive.
+        out = py::array(dt, shape, {}, static_cast<const void*>(data), owner);
+        copied = true;
+    }
+    const bool read_only = t.writable.empty() || !t.writable[0];
+    if (!copy.is_none() && copy.cast<bool>()) {
+        if (!copied) {
+            out = py::reinterpret_borrow<py::array>(out.attr("copy")());
+        }
+    } else if (copied && read_only) {
+        set_read_only(out);  // a copy behaves like the memory it stands for
+    }
+    if (!copy.is_none() && !copy.cast<bool>() && copied && *count != 0) {
+        throw py::value_error("__array__(copy=False): this tensor (packed bools or a non-row-major layout) needs a copy");
+    }
+    if (!dtype.is_none()) {
+        return out.attr("astype")(dtype, py::arg("copy") = false);
+    }
+    return out;
+}
+
+std::string repr_of(const py::object& self) {
+    const auto& t = self.cast<const Tensor&>();
+    const std::string type = type_name(t.desc.element_type).empty() ? "extension"
+                                                                    : std::string(type_name(t.desc.element_type));
+    if (classify_type_tag(static_cast<uint8_t>(t.desc.element_type)) == TypeTagClass::kTier1 && t.on_cpu() &&
+        !t.desc.quantization && std::holds_alternative<RowMajorLayout>(t.desc.layout)) {
+        try {
+            const py::object arr = to_array(self, py::none(), py::none());
+            return "hurray.Tensor(" + std::string(py::str(arr)) + ", dtype=" + type + ")";
+        } catch (const py::error_already_set&) {
+            // fall back on the metadata form below
+        }
+    }
+    return "hurray.Tensor(shape=" + std::string(py::repr(shape_tuple(t))) + ", dtype=" + type +
+           ", device=" + std::string(py::repr(t.device())) + ")";
+}
+
+}  // namespace
+
+std::optional<TensorRef> tensor_ref_of(const py::handle& obj) {
+    if (!py::isinstance<Tensor>(obj)) {
+        return std::nullopt;
+    }
+    const auto& t = obj.cast<const Tensor&>();
+    return TensorRef::from_descriptor(t.desc, std::span<const std::span<const uint8_t>>(t.spans));
+}
+
+py::object tensor_from_file(const FileTensor& ft) { return Tensor::from_file(ft); }
+
+void register_tensor(py::module_& m) {
+    m.def(
+        "_set_tensor_support",
+        [](const py::object& dtype_of, const py::object& make_device) {
+            Py_XDECREF(g_dtype_of);
+            Py_XDECREF(g_make_device);
+            g_dtype_of = dtype_of.inc_ref().ptr();
+            g_make_device = make_device.inc_ref().ptr();
+        },
+        py::arg("dtype_of"), py::arg("make_device"));
+
+    m.def(
+        "_element_types",
+        []() {
+            py::list out;
+            for (unsigned tag = 1; tag < 0xFF; ++tag) {
+                const TypeTagClass c = classify_type_tag(static_cast<uint8_t>(tag));
+                if (c != TypeTagClass::kTier1 && c != TypeTagClass::kTier2) {
+                    continue;
+                }
+                const auto t = static_cast<ElementType>(tag);
+                out.append(py::make_tuple(tag, std::string(type_name(t)), bit_width(t),
+                                          c == TypeTagClass::kTier1 ? 1 : 2, is_floating_point(t),
+                                          is_signed_integer(t), is_unsigned_integer(t), is_sub_byte(t)));
+            }
+            return out;
+        },
+        "Every built-in element type: (tag, name, bit_width, tier, is_float, is_signed_int, is_unsigned_int, "
+        "is_sub_byte)");
+
+    py::class_<Tensor> cls(m, "Tensor",
+                       "A Hurray tensor: a descriptor (element type, shape, layout, quantization) and its buffers, "
+                       "viewed without copying. One class for every layout.");
+    cls.def(py::init(&construct), py::arg("data"), py::arg("dtype"), py::arg("shape"), py::arg("device") = py::none(),
+             py::kw_only(), py::arg("aux_buffers") = py::none(),
+             "A dense row-major tensor viewing `data` (any buffer-protocol object, C-contiguous) without a copy; "
+             "the Tensor keeps `data` alive. BufferError when `data` is smaller than dtype and shape need.")
+        .def_static("_from_wire", &from_wire, py::arg("descriptor"), py::arg("buffers"), py::arg("owner") = py::none(),
+                    py::arg("device_id") = 0,
+                    "A Tensor from an encoded descriptor (bytes) and one buffer-protocol object per buffer, viewed "
+                    "without a copy; `owner` is kept alive with it. Validates the buffers against the descriptor.")
+        .def(
+            "_wire",
+            [](const py::object& self) {
+                const auto& t = self.cast<const Tensor&>();
+                std::optional<Result<std::vector<uint8_t>>> encoded;
+                {
+                    const py::gil_scoped_release release;
+                    encoded.emplace(encode(t.desc));
+                }
+                if (!*encoded) {
+                    raise_error(encoded->error(), Where::kTensor, "_wire");
+                }
+                const std::vector<uint8_t>& bytes = encoded->value();
+                py::list bufs;
+                for (const std::span<const uint8_t> span : t.spans) {
+                    bufs.append(byte_view(span, self, false));
+                }
+                // SAFETY: char may alias the vector's bytes; py::bytes copies them.
+                return py::make_tuple(py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size()), bufs);
+            },
+            "(encoded descriptor bytes, [one read-only uint8 array per buffer, zero-copy])")
+        .def_property_readonly("dtype", &Tensor::dtype, "The element type, a hurray.Dtype")
+        .def_property_readonly("shape", &shape_tuple, "The shape: a tuple of int, None for a dynamic dimension")
+        .def_property_readonly("ndim", [](const Tensor& t) { return t.desc.shape.size(); }, "The rank")
+        .def_property_readonly("size", &size_of, "The element count, or None when a dimension is dynamic")
+        .def_property_readonly("device", &Tensor::device, "The device of its buffers, a hurray.Device")
+        .def_property_readonly("device_id", [](const Tensor& t) { return t.device_id; }, "The runtime device index")
+        .def_property_readonly("buffer_count", [](const Tensor& t) { return t.spans.size(); },
+                               "The number of buffers in the descriptor's buffer table")
+        .def_property_readonly("nbytes", &nbytes_of, "Total bytes of every buffer")
+        .def_property_readonly(
+            "readonly", [](const Tensor& t) { return t.writable.empty() || !t.writable[0]; },
+            "Whether buffer 0 is read-only")
+        .def("buffer", &buffer_at, py::arg("i"),
+             "Buffer `i` as a 1-D uint8 numpy array viewing the tensor's memory (IndexError past the end)")
+        .def_property_readonly(
+            "T",
+            [](const Tensor& t) -> py::object {
+                if (t.desc.shape.size() != 2) {
+                    throw py::value_error("T needs a rank-2 tensor; this one has rank " +
+                                          std::to_string(t.desc.shape.size()));
+                }
+                raise_kind(ErrorKind::kUnsupported, "Tensor.T is not implemented (transpose with NumPy: np.asarray(t).T)");
+            },
+            "Not implemented (UnsupportedError, a NotImplementedError) for rank 2; ValueError for other ranks")
+        .def("__array__", &to_array, py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
+             "A numpy array: zero-copy over a dense row-major Tier 1 tensor (its base keeps the Tensor alive), a "
+             "copy for bools and other layouts; UnsupportedError for Tier 2, bfloat16 and quantized tensors")
+        .def("__repr__", &repr_of)
+        .def("__len__", [](const Tensor& t) -> uint64_t {
+            if (t.desc.shape.empty()) {
+                throw py::type_error("len() of a 0-d tensor");
+            }
+            if (t.desc.shape[0] == kDynamicDim) {
+                throw py::type_error("len() of a tensor whose first dimension is dynamic");
+            }
+            return t.desc.shape[0];
+        });
+    add_dlpack(cls, m);
+    add_inspection(cls, m);
+}
+
+}  // namespace hurray::python
