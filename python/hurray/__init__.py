@@ -79,7 +79,7 @@ __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, 
 ]
 
 
-def open(path):  # noqa: A001 - the package's name for it, like io.open
+def open(path, writable=False):  # noqa: A001 - the package's name for it, like io.open
     """Opens and validates an HRRYFILE; returns a lazy ``hurray.File``.
 
     The handle reads nothing but the header, index and KV section: ``keys()``,
@@ -88,8 +88,12 @@ def open(path):  # noqa: A001 - the package's name for it, like io.open
     read-only numpy array viewing the file's mapping, ``tensor(name)`` a
     ``hurray.Tensor``. It is a context manager; arrays and tensors stay valid
     after it is closed.
+
+    ``writable=True`` maps the file copy-on-write: ``get_tensor`` returns
+    writable arrays, still without a copy, whose writes stay in this process
+    (the file never changes; arrays of one handle share them).
     """
-    return _hurray.open(_os.fspath(path))
+    return _hurray.open(_os.fspath(path), writable=writable)
 
 
 def load(path, names=None):
@@ -150,3 +154,5 @@ def _savable(tensors):
 
 from ._safetensors import safe_open  # noqa: E402
 from . import numpy  # noqa: E402,F401
+from ._stream import Composite, StreamReader, StreamWriter  # noqa: E402
+__all__ += ["Composite", "StreamReader", "StreamWriter"]

@@ -4,9 +4,13 @@
 import os
 
 from . import _hurray
-from ._errors import UnsupportedError
+from ._errors import InvalidArgumentError, UnsupportedError
 
 _NUMPY_FRAMEWORKS = ("np", "numpy")
+_TORCH_FRAMEWORKS = ("pt", "torch")
+# safetensors' other frameworks: known, not supported here (UnsupportedError);
+# any other name is a ValueError.
+_OTHER_FRAMEWORKS = ("tf", "tensorflow", "flax", "jax", "mlx", "paddle")
 
 
 def metadata_from_kv(kv):
@@ -37,14 +41,29 @@ class safe_open:  # noqa: N801 - safetensors' name
             for name in f.keys():
                 array = f.get_tensor(name)
 
-    Only ``framework="np"`` (or ``"numpy"``) for now; ``device`` must be ``"cpu"``.
+    ``framework="np"`` (or ``"numpy"``): read-only numpy arrays, ``device``
+    must be ``"cpu"``. ``framework="pt"`` (or ``"torch"``, needs PyTorch):
+    torch tensors on ``device``; on the CPU they view the file's mapping,
+    which is mapped copy-on-write, so writing into them never reaches the file
+    (two ``get_tensor`` calls for one name share memory). Other frameworks
+    safetensors knows raise ``UnsupportedError``; an unknown one
+    ``InvalidArgumentError`` (a ValueError).
     """
 
     def __init__(self, filename, framework="np", device="cpu"):
+        if framework in _TORCH_FRAMEWORKS:
+            from . import torch as _hurray_torch  # ImportError without PyTorch
+            self._torch = _hurray_torch
+            self._device = device
+            self._file = _hurray.open(os.fspath(filename), writable=True)
+            return
+        if framework in _OTHER_FRAMEWORKS:
+            raise UnsupportedError(f"safe_open: framework {framework!r} is not supported yet (use 'np' or 'pt')")
         if framework not in _NUMPY_FRAMEWORKS:
-            raise UnsupportedError(f"safe_open: framework {framework!r} is not supported yet (use 'np')")
+            raise InvalidArgumentError(f"safe_open: unknown framework {framework!r} (use 'np' or 'pt')")
         if device != "cpu":
             raise UnsupportedError(f"safe_open: device {device!r} is not supported (numpy arrays live on the cpu)")
+        self._torch = None
         self._file = _hurray.open(os.fspath(filename))
 
     def __enter__(self):
@@ -59,7 +78,10 @@ class safe_open:  # noqa: N801 - safetensors' name
         return self._file.keys()
 
     def get_tensor(self, name):
-        """The tensor as a read-only numpy array (zero-copy for dense data)."""
+        """The tensor as a read-only numpy array (zero-copy for dense data), or
+        with framework "pt" a torch.Tensor (zero-copy on the CPU)."""
+        if self._torch is not None:
+            return self._torch.tensor_from_file(self._file, name, self._device)
         return self._file.get_tensor(name)
 
     def get_slice(self, name):
@@ -67,7 +89,7 @@ class safe_open:  # noqa: N801 - safetensors' name
         indexing, which returns a new array of just the slice. Dense tensors
         are views of the file's mapping, so only the pages the slice covers are
         read."""
-        return _Slice(self._file, name)
+        return _Slice(self, name)
 
     def metadata(self):
         """The file's KV metadata as str to str (None when it has none)."""
@@ -86,9 +108,9 @@ _SAFETENSORS_DTYPES = {
 class _Slice:
     """What ``safe_open.get_slice`` returns."""
 
-    def __init__(self, file, name):
-        self._info = file.info(name)  # KeyError for a missing name, before any data is read
-        self._file = file
+    def __init__(self, handle, name):
+        self._info = handle._file.info(name)  # KeyError for a missing name, before any data is read
+        self._handle = handle
         self._name = name
 
     def get_shape(self):
@@ -98,5 +120,8 @@ class _Slice:
         return _SAFETENSORS_DTYPES.get(self._info["dtype"], self._info["dtype"])
 
     def __getitem__(self, index):
-        view = self._file.get_tensor(self._name)
+        handle = self._handle
+        if handle._torch is not None:
+            return handle._torch.slice_from_file(handle._file, self._name, index, handle._device)
+        view = handle._file.get_tensor(self._name)
         return view[index].copy()

@@ -78,4 +78,8 @@ py::object tensor_from_file(const FileTensor& ft);
 /// `obj` must outlive it), or nothing when `obj` is not a Tensor.
 std::optional<TensorRef> tensor_ref_of(const py::handle& obj);
 
+/// Adds the streaming classes `_StreamReader` / `_StreamWriter` and the
+/// `_wire_*` descriptor helpers (stream.cpp) to the module.
+void register_stream(py::module_& m);
+
 }  // namespace hurray::python

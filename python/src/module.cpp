@@ -83,6 +83,24 @@ std::optional<ElementType> element_type_of_dtype(const py::dtype& dt) {
     return std::nullopt;
 }
 
+/// The NumPy dtype that carries a tensor's elements: its own dtype, or, when
+/// `bits` and NumPy has none, the unsigned integer of the element's width
+/// (bfloat16 as uint16, float8 as uint8), for callers that reinterpret the
+/// bits (`hurray.torch`). Nothing for types narrower than a byte or wider
+/// than 64 bits.
+std::optional<const char*> carrier_name(ElementType t, bool bits) noexcept {
+    if (const auto name = numpy_name(t); name || !bits || is_sub_byte(t)) {
+        return name;
+    }
+    switch (bit_width(t)) {
+        case 8: return "uint8";
+        case 16: return "uint16";
+        case 32: return "uint32";
+        case 64: return "uint64";
+        default: return std::nullopt;
+    }
+}
+
 std::string tensor_label(std::string_view name) { return "tensor '" + std::string(name) + "'"; }
 
 /// Shape of a stored tensor as NumPy dimensions; raises when a dimension is
@@ -118,19 +136,28 @@ struct ReadOutcome {
 /// handle; arrays already handed out keep the mapping alive on their own.
 class File {
 public:
-    File(FileReader reader, std::string path) : reader_(std::move(reader)), path_(std::move(path)) {}
+    File(FileReader reader, std::string path, bool writable = false)
+        : reader_(std::move(reader)), path_(std::move(path)), writable_(writable) {}
 
-    static File open(const std::filesystem::path& path) {
+    /// Opens `path`. `writable`: the file is mapped copy-on-write and
+    /// get_tensor returns writable arrays whose writes stay in this process
+    /// (copies when the file could not be mapped).
+    static File open(const std::filesystem::path& path, bool writable) {
+        FileReadOptions options;
+        options.copy_on_write = writable;
         std::optional<Result<FileReader>> opened;
         {
             const py::gil_scoped_release release;
-            opened.emplace(FileReader::open(path));
+            opened.emplace(FileReader::open(path, options));
         }
         if (!*opened) {
             raise_error(opened->error(), Where::kOpen, path.string());
         }
-        return {std::move(opened->value()), path.string()};
+        return {std::move(opened->value()), path.string(), writable};
     }
+
+    /// Whether get_tensor returns writable arrays (opened with writable=True).
+    [[nodiscard]] bool writable() const { return writable_; }
 
     void close() { reader_.reset(); }
     [[nodiscard]] bool closed() const { return !reader_.has_value(); }
@@ -193,7 +220,20 @@ public:
     /// The tensor as a read-only NumPy array: a view of the mapping when its
     /// data is dense row-major bytes, else a copy (bool, other layouts,
     /// composites).
-    [[nodiscard]] py::array get_tensor(const std::string& name) const {
+    [[nodiscard]] py::array get_tensor(const std::string& name) const { return array_of(name, false); }
+
+    /// (array, element type name): like get_tensor, but a tensor whose element
+    /// type NumPy lacks (bfloat16, float8) comes as the unsigned integers of
+    /// its width holding its bits; the name says what they are.
+    [[nodiscard]] py::tuple get_bits(const std::string& name) const {
+        ElementType type{};
+        py::array a = array_of(name, true, &type);
+        return py::make_tuple(std::move(a), std::string(type_name(type)));
+    }
+
+    /// get_tensor (`bits` false) or get_bits (true); stores the tensor's
+    /// element type in `*type` when given.
+    [[nodiscard]] py::array array_of(const std::string& name, bool bits, ElementType* type = nullptr) const {
         const FileReader r = reader();  // a share: close() on another thread cannot pull the file away
         const std::optional<size_t> index = r.find(name);
         if (!index) {
@@ -202,14 +242,22 @@ public:
         ReadOutcome out;
         {
             const py::gil_scoped_release release;
-            out = read(r, *index);
+            out = read(r, *index, bits);
+            if (!out.error && writable_ && !out.owned && !r.copy_on_write()) {
+                // Writable arrays over memory that must not be written (the
+                // pread fallback's cache): a private copy instead.
+                out.owned = std::make_unique<std::vector<uint8_t>>(out.bytes.begin(), out.bytes.end());
+            }
         }
         const std::string context = path_ + ": " + tensor_label(name);
         if (out.error) {
             raise_error(*out.error, Where::kTensor, context);
         }
         const FileTensor& t = *out.tensor;
-        const auto np_name = numpy_name(t.element_type());
+        if (type != nullptr) {
+            *type = t.element_type();
+        }
+        const auto np_name = carrier_name(t.element_type(), bits);
         const py::dtype dt(*np_name);
         const std::vector<py::ssize_t> shape = numpy_shape(t.shape(), name);
 
@@ -232,7 +280,9 @@ public:
         }
         if (data.empty()) {
             py::array a(dt, shape);
-            make_read_only(a);
+            if (!writable_) {
+                make_read_only(a);
+            }
             return a;
         }
         py::capsule owner;
@@ -249,9 +299,14 @@ public:
         // `owner` (the array's base) keeps the FileTensor, and through it the
         // mapping, or the vector alive for as long as the array or a view of it
         // lives. NumPy takes a non-const pointer but the array is made
-        // read-only before it is returned.
+        // read-only before it is returned, unless the file is writable: then
+        // the data is an owned vector or a copy-on-write mapping
+        // (FileReader::copy_on_write, checked above), whose writes land in
+        // private pages and never reach the file.
         py::array a(dt, shape, {}, static_cast<const void*>(data.data()), owner);
-        make_read_only(a);
+        if (!writable_) {
+            make_read_only(a);
+        }
         return a;
     }
 
@@ -349,7 +404,7 @@ private:
     }
 
     /// Reads tensor `index` (no GIL held: no Python object is touched).
-    static ReadOutcome read(const FileReader& r, size_t index) {
+    static ReadOutcome read(const FileReader& r, size_t index, bool bits) {
         ReadOutcome out;
         FileTensorResult t = r.tensor(index);
         if (!t) {
@@ -364,7 +419,7 @@ private:
                                   "): loading it as an array is not supported yet (use info() to inspect it)");
             return out;
         }
-        if (!numpy_name(d.element_type)) {
+        if (!carrier_name(d.element_type, bits)) {
             out.error = Error(ErrorCode::kUnsupported, "element type " + std::string(type_name(d.element_type)) +
                                                            " has no NumPy dtype; not supported yet");
             return out;
@@ -417,6 +472,7 @@ private:
 
     std::optional<FileReader> reader_;
     std::string path_;
+    bool writable_ = false;
 };
 
 /// The tensors of a save: `TensorRef`s over the arrays, which `keep` holds.
@@ -430,9 +486,16 @@ struct Prepared {
 /// Checks and wraps `names[i]` -> `arrays[i]` (C-contiguous, native byte
 /// order; the package makes them so) and the KV. `names` must outlive the
 /// result (the tensors refer to its strings).
-Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv) {
+/// `types` (None, or a list as long as `names` of None or a Hurray type name)
+/// stores array i's bytes as that element type instead of its dtype's (for
+/// types NumPy lacks, such as bfloat16 carried as uint16).
+Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv,
+                 const py::object& types = py::none()) {
     if (names.size() != py::len(arrays)) {
         throw py::value_error("save: names and arrays differ in length");
+    }
+    if (!types.is_none() && py::len(types) != names.size()) {
+        throw py::value_error("save: names and types differ in length");
     }
     Prepared prepared;
     std::vector<py::array>& keep = prepared.keep;
@@ -452,7 +515,18 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
         }
         auto a = py::reinterpret_borrow<py::array>(arrays[i]);
         const py::dtype dt = a.dtype();
-        const auto type = element_type_of_dtype(dt);
+        auto type = element_type_of_dtype(dt);
+        if (!types.is_none() && !types[py::int_(i)].is_none()) {
+            const std::string wanted = py::str(types[py::int_(i)]);
+            const auto named = type_from_name(wanted);
+            if (!type || !named || *named == ElementType::kBool || is_sub_byte(*named) ||
+                bit_width(*named) != static_cast<uint64_t>(dt.itemsize()) * 8U) {
+                raise_kind(ErrorKind::kInvalidArgument, tensor_label(name) + ": cannot store " +
+                                                            std::to_string(dt.itemsize()) + "-byte elements as '" +
+                                                            wanted + "'");
+            }
+            type = named;
+        }
         if (!type) {
             raise_kind(ErrorKind::kUnsupported,
                        tensor_label(name) + ": dtype " + std::string(py::str(static_cast<const py::handle&>(dt))) + " has no Hurray element type");
@@ -497,8 +571,8 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
 
 /// `_hurray.save`: writes the file at `path` atomically.
 void save(const std::filesystem::path& path, const std::vector<std::string>& names, const py::list& arrays,
-          const py::object& kv) {
-    const Prepared prepared = prepare(names, arrays, kv);
+          const py::object& kv, const py::object& types) {
+    const Prepared prepared = prepare(names, arrays, kv, types);
     std::optional<Status> st;
     {
         const py::gil_scoped_release release;
@@ -510,8 +584,9 @@ void save(const std::filesystem::path& path, const std::vector<std::string>& nam
 }
 
 /// `_hurray.save_bytes`: the file's bytes, built in memory.
-py::bytes save_bytes(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv) {
-    const Prepared prepared = prepare(names, arrays, kv);
+py::bytes save_bytes(const std::vector<std::string>& names, const py::list& arrays, const py::object& kv,
+                     const py::object& types) {
+    const Prepared prepared = prepare(names, arrays, kv, types);
     MemorySink sink;
     std::optional<Status> st;
     {
@@ -567,12 +642,15 @@ PYBIND11_MODULE(_hurray, m) {
         .def_property_readonly("path", &File::path)
         .def_property_readonly("closed", &File::closed)
         .def_property_readonly("mapped", &File::mapped, "Whether the file is memory-mapped")
+        .def_property_readonly("writable", &File::writable,
+                               "Whether get_tensor returns writable arrays (copy-on-write; writes never reach the file)")
         .def("keys", &File::keys, "Tensor names, in the order they were written")
         .def("info", &File::info, py::arg("name"),
              "A dict: dtype, numpy_dtype, shape, layout, quantization, nbytes, data_offset, buffer_count")
         .def("metadata", &File::metadata, "The KV metadata as a dict")
         .def("get_tensor", &File::get_tensor, py::arg("name"),
-             "The tensor as a read-only numpy array (zero-copy when its data is dense)")
+             "The tensor as a numpy array, read-only unless opened writable (zero-copy when its data is dense)")
+        .def("_get_bits", &File::get_bits, py::arg("name"))
         .def("tensor", &File::tensor, py::arg("name"),
              "The tensor as a hurray.Tensor viewing the file's memory (any layout or element type)")
         .def("to_float32", &File::to_float32, py::arg("name"),
@@ -588,10 +666,13 @@ PYBIND11_MODULE(_hurray, m) {
             return "<hurray.File " + f.path() + (f.closed() ? " (closed)>" : ">");
         });
 
-    m.def("open", &File::open, py::arg("path"), "Opens and validates an HRRYFILE");
+    m.def("open", &File::open, py::arg("path"), py::arg("writable") = false,
+          "Opens and validates an HRRYFILE; writable=True maps it copy-on-write (writable arrays, file untouched)");
     m.def("open_bytes", &hurray::python::open_bytes, py::arg("data"), "Validates an HRRYFILE held in memory (copied)");
     m.def("save_bytes", &hurray::python::save_bytes, py::arg("names"), py::arg("arrays"), py::arg("kv") = py::none(),
+          py::arg("types") = py::none(),
           "The bytes of an HRRYFILE holding the arrays and KV metadata");
     m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
-          py::arg("kv") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
+          py::arg("kv") = py::none(), py::arg("types") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
+    hurray::python::register_stream(m);
 }

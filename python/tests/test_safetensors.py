@@ -51,7 +51,7 @@ def test_metadata_must_be_str_to_str(tmp_path):
 def test_unsupported_framework_and_device(tmp_path):
     save_file({"a": np.ones(1)}, tmp_path / "m.hrry")
     with pytest.raises(hurray.UnsupportedError):
-        hurray.safe_open(tmp_path / "m.hrry", framework="pt")
+        hurray.safe_open(tmp_path / "m.hrry", framework="tf")
     with pytest.raises(hurray.UnsupportedError):
         hurray.safe_open(tmp_path / "m.hrry", framework="np", device="cuda")
 

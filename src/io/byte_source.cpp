@@ -5,12 +5,14 @@
 #include "hurray/io/byte_source.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -75,9 +77,58 @@ FdSource::~FdSource() {
     }
 }
 
+void FdSource::set_timeouts(FdReadTimeouts timeouts) noexcept {
+    timeouts_ = timeouts;
+    deadline_.reset();
+}
+
+Status FdSource::wait_readable() {
+    using Clock = std::chrono::steady_clock;
+    const bool has_idle = timeouts_.idle.count() > 0;
+    const bool has_total = timeouts_.total.count() > 0;
+    if (has_total && !deadline_) {
+        deadline_ = Clock::now() + timeouts_.total;
+    }
+    const auto idle_end = Clock::now() + timeouts_.idle;
+    while (true) {
+        // The wait: the nearer of the idle and total ends, or forever (-1).
+        int wait_ms = -1;
+        if (has_idle || has_total) {
+            const auto now = Clock::now();
+            if (has_total && now >= *deadline_) {
+                return Error(ErrorCode::kIoError, "read timed out: the peer took longer than " +
+                                                      std::to_string(timeouts_.total.count()) + " ms in all");
+            }
+            if (has_idle && now >= idle_end) {
+                return Error(ErrorCode::kIoError,
+                             "read timed out: no byte for " + std::to_string(timeouts_.idle.count()) + " ms");
+            }
+            const auto end = !has_idle ? *deadline_ : (!has_total ? idle_end : std::min(idle_end, *deadline_));
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(end - now).count();
+            wait_ms = static_cast<int>(std::min<long long>(left, INT_MAX));
+        }
+        pollfd p{};
+        p.fd = fd_;
+        p.events = POLLIN;
+        // SAFETY: `p` is one valid pollfd on the stack, and the count is 1.
+        const int rc = ::poll(&p, 1, wait_ms);
+        if (rc > 0) {
+            return Status::success();  // readable, at end of input, or in error: read(2) says which
+        }
+        if (rc < 0 && errno != EINTR) {
+            return io_error("poll", errno);
+        }
+        // rc == 0 (the wait ran out) or EINTR: the loop re-checks the clock.
+    }
+}
+
 Result<size_t> FdSource::read_some(std::span<uint8_t> out) {
     if (out.empty()) {
         return Error(ErrorCode::kInvalidArgument, "read_some: empty output buffer");
+    }
+    const bool bounded = timeouts_.idle.count() > 0 || timeouts_.total.count() > 0;
+    if (bounded) {
+        HURRAY_RETURN_IF_ERROR(wait_readable());
     }
     while (true) {
         // SAFETY: `out` is a valid writable span of out.size() bytes; read(2)
@@ -85,6 +136,12 @@ Result<size_t> FdSource::read_some(std::span<uint8_t> out) {
         const ssize_t n = ::read(fd_, out.data(), out.size());
         if (n >= 0) {
             return static_cast<size_t>(n);
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            // A non-blocking descriptor with nothing to read yet: wait for
+            // it (within the timeouts) rather than failing.
+            HURRAY_RETURN_IF_ERROR(wait_readable());
+            continue;
         }
         if (errno != EINTR) {
             return io_error("read", errno);

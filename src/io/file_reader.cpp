@@ -165,7 +165,12 @@ Result<FileReader> FileReader::Impl::open(detail::FileSource source, const FileR
     impl->options.descriptor.known_extension_layouts = impl->known_layouts;
     impl->options.descriptor.known_private_schemes = impl->known_schemes;
     impl->source = std::move(source);
-    HURRAY_RETURN_IF_ERROR(impl->load());
+    if (auto loaded = impl->load(); !loaded) {
+        // A file cut while it was being checked reads as zeros past the cut:
+        // report the change, not the corruption it looks like.
+        HURRAY_RETURN_IF_ERROR(impl->source.check_unchanged());
+        return std::move(loaded).error();
+    }
     if (impl->options.access != AccessPattern::kNormal) {
         HURRAY_RETURN_IF_ERROR(impl->source.advise(0, impl->source.size(), impl->options.access));
     }
@@ -495,11 +500,21 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot) const {
     }
     auto d = decode(bytes->span(), decode_options());
     if (!d) {
+        // Bytes that were valid at open and are not now: the file changed
+        // under the mapping (its pages read as zeros), not a corrupt file.
+        if (auto changed = source.check_unchanged(); !changed) {
+            slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+            return;
+        }
         slot.error = with_context(d.error(), entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset),
                                   e.descriptor_offset);
         return;
     }
     if (auto s = check_against_entry(i, *d); !s) {
+        if (auto changed = source.check_unchanged(); !changed) {
+            slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+            return;
+        }
         slot.error = std::move(s).error();
         return;
     }
@@ -558,7 +573,7 @@ FileReader& FileReader::operator=(FileReader&&) noexcept = default;
 FileReader::~FileReader() = default;
 
 Result<FileReader> FileReader::open(const std::filesystem::path& path, const FileReadOptions& options) {
-    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path.native(), options.use_mmap));
+    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path.native(), options.use_mmap, options.copy_on_write));
     auto reader = Impl::open(std::move(source), options);
     if (!reader) {
         return with_context(reader.error(), "'" + path.native() + "'", 0);
@@ -575,6 +590,7 @@ const FileHeader& FileReader::header() const noexcept { return impl_->header; }
 const FileTrailer& FileReader::trailer() const noexcept { return impl_->trailer; }
 uint64_t FileReader::file_size() const noexcept { return impl_->source.size(); }
 bool FileReader::mapped() const noexcept { return impl_->source.kind() == detail::FileSource::Kind::kMapped; }
+bool FileReader::copy_on_write() const noexcept { return impl_->source.writable(); }
 const KvMetadata& FileReader::kv() const noexcept { return impl_->kv; }
 size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
 const IndexEntry& FileReader::entry(size_t i) const { return impl_->entries[i]; }
@@ -717,6 +733,8 @@ Status FileReader::check_all() const {
     }
     return Status::success();
 }
+
+Status FileReader::check_unchanged() const { return impl_->source.check_unchanged(); }
 
 Status FileReader::advise(AccessPattern pattern) const {
     return impl_->source.advise(0, impl_->source.size(), pattern);

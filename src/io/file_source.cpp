@@ -42,7 +42,11 @@ struct FdCloser {
 /// SharedBuffer handed out by it) goes away.
 struct Unmapper {
     size_t length = 0;
+    std::optional<MappingWatch> watch;
     void operator()(const void* base) const noexcept {
+        if (watch) {
+            unwatch_mapping(*watch);  // before the range can be reused
+        }
         if (base != nullptr) {
             // SAFETY: base and length are exactly what mmap() returned and
             // was given; the shared_ptr calls this once, after every span
@@ -70,7 +74,7 @@ int to_madvise(AccessPattern pattern) noexcept {
 
 }  // namespace
 
-Result<FileSource> FileSource::open(const std::string& path, bool use_mmap) {
+Result<FileSource> FileSource::open(const std::string& path, bool use_mmap, bool copy_on_write) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected
     // below as not a regular file. The flag has no effect on regular files.
     // SAFETY: path.c_str() is a valid NUL-terminated string for the call.
@@ -96,19 +100,26 @@ Result<FileSource> FileSource::open(const std::string& path, bool use_mmap) {
     src.size_ = static_cast<uint64_t>(st.st_size);
     if (use_mmap && src.size_ > 0 && src.size_ <= SIZE_MAX) {
         const auto len = static_cast<size_t>(src.size_);
-        // SAFETY: a read-only private mapping of the whole file, from offset
-        // 0, of its size at fstat time. The result is checked against
-        // MAP_FAILED before use. Pages past a later truncation would raise
-        // SIGBUS; the library cannot prevent another process from
-        // truncating the file (documented in FileReader).
-        void* base = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, *fd, 0);
+        // SAFETY: a private mapping of the whole file, from offset 0, of its
+        // size at fstat time: read-only, or copy-on-write (PROT_WRITE with
+        // MAP_PRIVATE needs only the O_RDONLY descriptor; writes go to
+        // private anonymous pages, never to the file). The result is checked
+        // against MAP_FAILED before use. Pages past a later truncation raise
+        // SIGBUS; the mapping is registered with the SIGBUS guard, which
+        // turns such a read into zeros plus a recorded change
+        // (sigbus_guard.hpp, check_unchanged).
+        const int prot = copy_on_write ? (PROT_READ | PROT_WRITE) : PROT_READ;  // NOLINT(hicpp-signed-bitwise)
+        void* base = ::mmap(nullptr, len, prot, MAP_PRIVATE, *fd, 0);
         if (base != MAP_FAILED) {
             src.kind_ = Kind::kMapped;
-            src.owner_ = std::shared_ptr<const void>(base, Unmapper{len});
+            src.writable_ = copy_on_write;
+            src.watch_ = watch_mapping(base, len, copy_on_write);
+            src.owner_ = std::shared_ptr<const void>(base, Unmapper{len, src.watch_});
             // SAFETY: the mapping covers exactly len readable bytes from
             // base and stays valid as long as owner_ (or a copy) lives.
             src.bytes_ = std::span<const uint8_t>(static_cast<const uint8_t*>(base), len);
-            return src;  // the descriptor is closed: the mapping does not need it
+            src.fd_ = std::move(fd);  // kept to re-check the size (check_unchanged)
+            return src;
         }
     }
     src.kind_ = Kind::kPread;
@@ -166,6 +177,40 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
     return SharedBuffer::from_vector(std::move(buf));
 }
 
+Status FileSource::check_unchanged() const {
+    if (kind_ == Kind::kMemory) {
+        return Status::success();
+    }
+    constexpr uint64_t kNone = UINT64_MAX;
+    uint64_t now = kNone;
+    struct stat st {};
+    // SAFETY: st is a local, writable struct stat; fd_ is open while any
+    // copy of this source lives.
+    if (fd_ && ::fstat(*fd_, &st) == 0 && st.st_size >= 0) {
+        now = static_cast<uint64_t>(st.st_size);
+    }
+    uint64_t fault = kNone;
+    if (watch_) {
+        fault = mapping_fault(*watch_).value_or(kNone);
+    }
+    const bool resized = now != kNone && now != size_;
+    if (fault == kNone && !resized) {
+        return Status::success();
+    }
+    std::string msg = std::string(kind_ == Kind::kMapped ? "file changed while mapped: it was "
+                                                         : "file changed while open: it was ") +
+                      dec(size_) + " bytes when opened";
+    if (now != kNone) {
+        msg += ", it is " + dec(now) + " now";
+    }
+    if (fault != kNone) {
+        msg += "; reading byte " + dec(fault) + " failed (SIGBUS), the data from there on read as zeros";
+    }
+    return Error(ErrorCode::kIoError,
+                 msg + " (it was truncated or rewritten in place; a file replaced by rename does not affect a reader)",
+                 fault != kNone ? fault : now);
+}
+
 Status FileSource::advise(uint64_t offset, uint64_t length, AccessPattern pattern) const {
     if (kind_ != Kind::kMapped || length == 0) {
         return Status::success();
@@ -184,9 +229,10 @@ Status FileSource::advise(uint64_t offset, uint64_t length, AccessPattern patter
     const uint64_t last = *end;
     // SAFETY: [first, last) lies inside [0, size_) of the mapping, and
     // first is page-aligned from a page-aligned base, as madvise requires;
-    // the advice values used never modify the mapping's contents (for a
-    // private read-only mapping MADV_DONTNEED drops clean pages, which are
-    // read back from the file on the next access).
+    // the advice values used never modify the file (for a private mapping
+    // MADV_DONTNEED drops the pages, which are read back from the file on the
+    // next access; in a copy-on-write mapping that discards what was written,
+    // as FileReadOptions::copy_on_write documents).
     void* addr = const_cast<uint8_t*>(bytes_.data() + first);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
     if (::madvise(addr, static_cast<size_t>(last - first), to_madvise(pattern)) != 0) {
         return Error(ErrorCode::kIoError, os_error("madvise", errno));

@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "hurray/core/result.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/shared_buffer.hpp"
+#include "io/sigbus_guard.hpp"
 
 namespace hurray::detail {
 
@@ -22,16 +24,17 @@ class FileSource {
 public:
     /// How the bytes are held.
     enum class Kind : uint8_t {
-        kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE).
+        kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE; PROT_WRITE too when copy-on-write).
         kPread,   ///< An open descriptor; ranges are read on demand.
         kMemory,  ///< Caller-provided bytes.
     };
 
     /// Opens `path`. Maps it when `use_mmap` and the mapping succeeds (an
     /// empty file is never mapped); otherwise keeps the descriptor for pread.
-    /// Fails with `kIoError` when the file cannot be opened or is not a
-    /// regular file.
-    static Result<FileSource> open(const std::string& path, bool use_mmap);
+    /// `copy_on_write` maps it writable and private (writes stay in this
+    /// process; see `FileReadOptions::copy_on_write`). Fails with `kIoError`
+    /// when the file cannot be opened or is not a regular file.
+    static Result<FileSource> open(const std::string& path, bool use_mmap, bool copy_on_write = false);
 
     /// Wraps bytes in memory; `owner` (may be null) keeps them alive.
     static FileSource memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner);
@@ -40,6 +43,8 @@ public:
     [[nodiscard]] uint64_t size() const noexcept { return size_; }
     /// How the bytes are held.
     [[nodiscard]] Kind kind() const noexcept { return kind_; }
+    /// Whether the bytes are a copy-on-write mapping that may be written.
+    [[nodiscard]] bool writable() const noexcept { return writable_; }
     /// Whether every byte is addressable without a copy (mapped or memory).
     [[nodiscard]] bool contiguous() const noexcept { return kind_ != Kind::kPread; }
 
@@ -54,15 +59,27 @@ public:
     /// anything on the pread and memory sources and for an empty range.
     [[nodiscard]] Status advise(uint64_t offset, uint64_t length, AccessPattern pattern) const;
 
+    /// Whether the file changed under the mapping: a read of a mapped page
+    /// faulted (the file shrank; the pages from there on now read as zeros,
+    /// see sigbus_guard.hpp), or the file's size is not what it was when
+    /// it was opened. `kIoError` "file changed while mapped: ..." saying where;
+    /// success for unchanged files and for memory sources.
+    [[nodiscard]] Status check_unchanged() const;
+
 private:
     Kind kind_ = Kind::kMemory;
     uint64_t size_ = 0;
+    bool writable_ = false;  // a copy-on-write mapping (kMapped only)
     // Contiguous sources: the whole file as one span, kept alive by owner_
     // (the mapping, whose deleter unmaps it, or the caller's owner).
     std::span<const uint8_t> bytes_;
     std::shared_ptr<const void> owner_;
-    // Pread source: the open descriptor, closed when the last copy goes.
+    // The open descriptor, closed when the last copy goes: pread reads
+    // through it; a mapped source keeps it to re-check the file's size.
     std::shared_ptr<const int> fd_;
+    // The mapping's SIGBUS registration (mapped sources; none when the
+    // registry was full).
+    std::optional<MappingWatch> watch_;
 };
 
 }  // namespace hurray::detail

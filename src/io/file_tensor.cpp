@@ -132,11 +132,25 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
 
 Result<std::span<const uint8_t>> FileTensor::bytes() const { return typed_bytes(element_type(), 1, nullptr); }
 
+namespace {
+
+/// `result`, unless the file changed while it was being computed from the
+/// mapping (then that change, which also explains a failed `result`).
+template <typename T>
+Result<T> unless_changed(const FileReader& file, Result<T> result, const std::string& label) {
+    if (auto s = file.check_unchanged(); !s) {
+        return Error(s.error().code(), label + ": " + s.error().message(), s.error().offset());
+    }
+    return result;
+}
+
+}  // namespace
+
 Result<std::vector<uint8_t>> FileTensor::materialize() const {
     const std::string label = std::string("tensor '") + entry_->name + "': materialize()";
     if (!is_composite()) {
         HURRAY_ASSIGN_OR_RETURN(const TensorView v, view());
-        return v.materialize();
+        return unless_changed(file_, v.materialize(), label);
     }
     // A composite head: assemble it from its direct members.
     HURRAY_ASSIGN_OR_RETURN(const FileComposite comp, file_.composite(index_));
@@ -152,7 +166,7 @@ Result<std::vector<uint8_t>> FileTensor::materialize() const {
         HURRAY_ASSIGN_OR_RETURN(TensorView v, t.view());  // holds its own share of the file
         views.push_back(std::move(v));
     }
-    auto bytes = materialize_composite(*descriptor_, views);
+    auto bytes = unless_changed(file_, materialize_composite(*descriptor_, views), label);
     if (!bytes) {
         return Error(bytes.error().code(), label + ": " + bytes.error().message());
     }
@@ -163,7 +177,7 @@ Result<std::vector<float>> FileTensor::to_float32() const {
     const std::string label = std::string("tensor '") + entry_->name + "': to_float32()";
     if (!is_composite()) {
         HURRAY_ASSIGN_OR_RETURN(const TensorView v, view());
-        auto values = hurray::to_float32(v);
+        auto values = unless_changed(file_, hurray::to_float32(v), label);
         if (!values) {
             return Error(values.error().code(), label + ": " + values.error().message());
         }

@@ -23,7 +23,13 @@ Status file_to_stream(const FileReader& file, ByteSink& sink, const StreamWriteO
         for (const SharedBuffer& b : t.buffers()) {
             spans.push_back(b.span());
         }
-        HURRAY_RETURN_IF_ERROR(writer.write_tensor(t.descriptor(), spans));
+        if (auto s = writer.write_tensor(t.descriptor(), spans); !s) {
+            // A write from a vanished page fails (EFAULT from write(2)) or
+            // reads zeros; either way the file's change is the real cause.
+            HURRAY_RETURN_IF_ERROR(file.check_unchanged());
+            return s;
+        }
+        HURRAY_RETURN_IF_ERROR(file.check_unchanged());
     }
     return writer.finish();
 }

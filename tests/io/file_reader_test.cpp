@@ -384,6 +384,42 @@ TEST(FileReaderMapping, MemoryOwnerIsShared) {
     EXPECT_TRUE(weak.expired());
 }
 
+TEST(FileReaderMapping, CopyOnWriteKeepsWritesPrivate) {
+    const BuiltFile f = test::small_file();
+    TempDir dir;
+    const std::string path = dir.write("cow.hrry", f.bytes);
+    FileReadOptions o;
+    o.copy_on_write = true;
+    auto r = FileReader::open(path, o);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    ASSERT_TRUE(r->mapped());
+    ASSERT_TRUE(r->copy_on_write());
+    const SharedBuffer a = must(r->tensor("a")).buffers()[0];
+    ASSERT_EQ(a.size(), 24U);
+    // SAFETY: copy_on_write() is true, so the mapping is writable and private;
+    // the bytes written are tensor a's data, inside the mapping.
+    auto* bytes = const_cast<uint8_t*>(a.data());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    for (size_t k = 0; k < a.size(); ++k) {
+        bytes[k] = static_cast<uint8_t>(~test::pattern_byte(0, 0, k));
+    }
+    // Every view of this reader sees the write ...
+    const SharedBuffer again = must(r->tensor("a")).buffers()[0];
+    EXPECT_EQ(again.data()[5], static_cast<uint8_t>(~test::pattern_byte(0, 0, 5)));
+    // ... the file and another reader do not, and the descriptors still decode.
+    EXPECT_EQ(test::read_all(path), f.bytes);
+    auto other = FileReader::open(path);
+    ASSERT_TRUE(other.ok());
+    EXPECT_FALSE(other->copy_on_write());
+    expect_pattern(*other, 0, 0);
+    EXPECT_TRUE(r->check_all().ok());
+    // The option has no effect without a mapping.
+    o.use_mmap = false;
+    auto p = FileReader::open(path, o);
+    ASSERT_TRUE(p.ok());
+    EXPECT_FALSE(p->copy_on_write());
+    expect_pattern(*p, 0, 0);
+}
+
 class LargeAlignment : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(LargeAlignment, DataIsPageAlignedAndReadable) {

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "hurray/core/descriptor_codec.hpp"
 #include "net_test_support.hpp"
 
 namespace hurray {
@@ -112,6 +113,83 @@ TEST_F(NetCancel, TimeoutInsideATensorIsSticky) {
         }
         auto next = co_await reader.next();  // sticky
         EXPECT_FALSE(next.ok());
+    });
+    EXPECT_TRUE(done);
+}
+
+// --- Hostile peers ----------------------------------------------------------------
+
+TEST_F(NetCancel, HugeClaimThenStallAllocatesNothingAndTimesOut) {
+    // A descriptor claiming a 1 TiB buffer, 100 bytes of it, then silence.
+    const TensorDescriptor claim = *make_dense(ElementType::kUInt8, {uint64_t{1} << 40});
+    std::vector<uint8_t> bytes = *encode(claim);
+    bytes.insert(bytes.end(), 100, 0x11);
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncStreamReader<Socket> reader(a);
+        co_await asio::async_write(b, asio::buffer(bytes), asio::use_awaitable);
+        auto t = co_await reader.next();
+        EXPECT_TRUE(t.ok() && *t != nullptr);
+        // Whole: refused before anything is allocated or read.
+        auto whole = co_await reader.read_tensor();
+        EXPECT_FALSE(whole.ok());
+        if (!whole.ok()) {
+            EXPECT_EQ(whole.error().code(), ErrorCode::kInvalidArgument) << whole.error().to_string();
+        }
+        // In pieces: what came, then a timer ends the wait for the rest.
+        std::vector<uint8_t> buf(4096);
+        auto got = co_await reader.read_data(buf);
+        EXPECT_TRUE(got.ok() && *got == 100U);
+        const auto t0 = std::chrono::steady_clock::now();
+        asio::steady_timer timer(co_await asio::this_coro::executor, 50ms);
+        auto r = co_await (reader.read_data(buf) || timer.async_wait(asio::use_awaitable));
+        EXPECT_EQ(r.index(), 1U) << "the stalled read should lose to the timer";
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    });
+    EXPECT_TRUE(done);
+}
+
+TEST_F(NetCancel, TricklingPeerIsCutByAnOverallDeadline) {
+    const Item it = dense_item(ElementType::kFloat32, {256}, 4);
+    const std::vector<uint8_t> bytes = streamtest::stream_bytes({it, it});
+    bool stop = false;
+    // The peer sends one byte every 5 ms: the whole stream would take ~10 s.
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            asio::steady_timer pause(co_await asio::this_coro::executor);
+            for (size_t i = 0; i < bytes.size() && !stop; ++i) {
+                co_await asio::async_write(b, asio::buffer(&bytes[i], 1), asio::use_awaitable);
+                pause.expires_after(5ms);
+                co_await pause.async_wait(asio::use_awaitable);
+            }
+        },
+        [](const std::exception_ptr&) {});  // the write may fail once the reader has gone
+    const bool done = run_to_end([&]() -> asio::awaitable<void> {
+        net::AsyncStreamReader<Socket> reader(a);
+        auto read_all = [&]() -> asio::awaitable<int> {
+            int tensors = 0;
+            while (true) {
+                auto t = co_await reader.next();
+                if (!t.ok() || *t == nullptr) {
+                    co_return tensors;
+                }
+                auto data = co_await reader.read_tensor();
+                if (!data.ok()) {
+                    co_return tensors;
+                }
+                ++tensors;
+            }
+        };
+        const auto t0 = std::chrono::steady_clock::now();
+        asio::steady_timer deadline(co_await asio::this_coro::executor, 200ms);
+        auto r = co_await (read_all() || deadline.async_wait(asio::use_awaitable));
+        const auto took = std::chrono::steady_clock::now() - t0;
+        EXPECT_EQ(r.index(), 1U) << "the deadline should end the reading";
+        EXPECT_GE(took, 190ms);
+        EXPECT_LT(took, 5s);
+        stop = true;
+        a.close();
+        b.close();
     });
     EXPECT_TRUE(done);
 }

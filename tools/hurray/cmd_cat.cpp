@@ -308,6 +308,12 @@ int cat(const CatOptions& opt, const Console& console) {
         note = "(the first " + std::to_string(n) + " of " + std::to_string(count) + " elements, flattened)\n";
     }
     auto text = format_numpy(sub, kind, float_bits, fetch, numpy);
+    if (loaded.reader) {
+        // Values read from pages of a file truncated meanwhile are zeros: say so instead.
+        if (auto s = loaded.reader->check_unchanged(); !s) {
+            return fail({kExitInvalid, opt.name + ": " + where(s.error())});
+        }
+    }
     if (!text) {
         return fail({kExitInvalid, opt.name + ": " + where(text.error())});
     }

@@ -144,11 +144,15 @@ Status copy_file_to_file(const FileReader& file, FileWriter& writer) {
             std::span<const uint8_t> rest = b.span();
             while (!rest.empty()) {
                 const size_t n = std::min(rest.size(), kPiece);
-                HURRAY_RETURN_IF_ERROR(writer.write_data(rest.first(n)));
+                if (auto s = writer.write_data(rest.first(n)); !s) {
+                    HURRAY_RETURN_IF_ERROR(file.check_unchanged());  // EFAULT from a vanished page
+                    return s;
+                }
                 rest = rest.subspan(n);
             }
         }
         HURRAY_RETURN_IF_ERROR(writer.end_tensor());
+        HURRAY_RETURN_IF_ERROR(file.check_unchanged());
     }
     writer.kv() = file.kv();
     return Status::success();

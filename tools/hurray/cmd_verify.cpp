@@ -86,6 +86,9 @@ void verify_file(Input& input, Report& r) {
             ++r.data_checked;
         }
     }
+    if (auto s = file->check_unchanged(); !s) {
+        r.problems.push_back(error_text(name, s.error()));
+    }
     if (r.problems.empty()) {
         if (auto s = file->check_all(); !s) {
             r.problems.push_back(error_text(name, s.error()));

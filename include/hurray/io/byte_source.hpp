@@ -6,8 +6,10 @@
 #pragma once
 
 #include "hurray/io/export.hpp"
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <span>
 
 #include "hurray/core/result.hpp"
@@ -51,13 +53,40 @@ protected:
     Result<uint64_t> skip_by_reading(uint64_t n);
 };
 
-/// Reads from a POSIX file descriptor; retries `EINTR`.
+/// How long an `FdSource` may wait for a peer: bounds that keep a reader
+/// of a pipe or socket from being held forever by a peer that stalls, or
+/// that trickles a byte now and then. Zero means no limit.
+struct FdReadTimeouts {
+    /// Longest wait for the next byte (the peer stalls).
+    std::chrono::milliseconds idle{0};
+    /// Longest time all reads together may take, counted from the first
+    /// read after the timeouts were set (the peer trickles).
+    std::chrono::milliseconds total{0};
+};
+
+/// Reads from a POSIX file descriptor; retries `EINTR`. A non-blocking
+/// descriptor is waited on (poll) instead of failing with `EAGAIN`.
+///
+/// @code
+/// hurray::FdSource src(sock);
+/// src.set_timeouts({.idle = std::chrono::seconds(5), .total = std::chrono::minutes(2)});
+/// hurray::StreamReader reader(src);   // a stalled peer is kIoError "... timed out ..."
+/// @endcode
 class HURRAY_IO_EXPORT FdSource final : public ByteSource {
 public:
     /// Reads from `fd`; closes it on destruction when `owns` is true.
     explicit FdSource(int fd, bool owns = false) noexcept : fd_(fd), owns_(owns) {}
     ~FdSource() override;
+    /// Reads what is there (at least one byte), waiting at most as long as
+    /// the timeouts allow: past them it fails with `kIoError` ("read timed
+    /// out: no byte for N ms" / "read timed out: N ms in all"), consuming
+    /// nothing; the source can be read again (with new timeouts) after that.
     Result<size_t> read_some(std::span<uint8_t> out) override;
+    /// Bounds the waits of later reads (see `FdReadTimeouts`); the total
+    /// budget starts again with the next read. Regular files never wait.
+    void set_timeouts(FdReadTimeouts timeouts) noexcept;
+    /// The timeouts in effect.
+    [[nodiscard]] FdReadTimeouts timeouts() const noexcept { return timeouts_; }
     /// Skips by moving the file offset when `fd` is a regular file (never
     /// past its end), by reading otherwise (pipes, sockets, terminals).
     Result<uint64_t> skip(uint64_t n) override;
@@ -70,8 +99,14 @@ public:
     FdSource& operator=(FdSource&&) = delete;
 
 private:
+    /// Waits until `fd_` is readable within the timeouts (or forever).
+    Status wait_readable();
+
     int fd_;
     bool owns_;
+    FdReadTimeouts timeouts_{};
+    /// When the total budget runs out; set by the first read after `set_timeouts`.
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 /// Reads from a C stream (not owned, not closed).

@@ -55,6 +55,21 @@ struct HURRAY_IO_EXPORT FileReadOptions {
     bool use_mmap = true;
     /// Hint for the whole mapping, applied at open.
     AccessPattern access = AccessPattern::kNormal;
+    /// Map the file copy-on-write (`PROT_READ | PROT_WRITE`, `MAP_PRIVATE`)
+    /// instead of read-only. The spans handed out stay `const`, but a caller
+    /// that checks `FileReader::copy_on_write()` may write into a tensor's
+    /// data bytes: the first write to a page gives this process a private
+    /// copy of it, so writes never reach the file or other processes, and are
+    /// seen through every span of this reader over that data (not by other
+    /// readers of the same file). Writing anywhere but tensor data (headers,
+    /// descriptors, the index) is undefined: descriptors are decoded lazily
+    /// from the mapping. Costs nothing until a page is written, except that a
+    /// strict overcommit policy (`vm.overcommit_memory = 2`) counts the whole
+    /// file against the commit limit. `advise(kDontNeed)` discards written
+    /// pages (the file's bytes reappear). Has no effect when the file is not
+    /// mapped (`use_mmap` false, or the mapping failed): check
+    /// `copy_on_write()`.
+    bool copy_on_write = false;
 };
 
 class FileTensorResult;
@@ -80,9 +95,13 @@ struct HURRAY_IO_EXPORT FileComposite {
 /// trailer), and the KV section. Descriptors are decoded lazily, once each
 /// (thread-safe), and checked against their entry (`data_length` agreement).
 /// Memory at open: O(index size + KV size), never more than the file bounds.
-/// A mapped file must not be truncated by another process while mapped
-/// (reading a page past the new end raises SIGBUS); use `use_mmap = false`
-/// for files that may change. Without a mapping, a tensor's data is read
+/// A file truncated in place by another process while mapped does not kill
+/// the process: the library handles SIGBUS for its own mappings (chaining
+/// any handler the program installed), the vanished pages read as zeros,
+/// and `check_unchanged` (which the library's bulk reads call) reports
+/// "file changed while mapped". A file replaced by rename (how FileWriter
+/// saves) does not affect a reader at all. `use_mmap = false` reads with
+/// `pread` into owned memory instead, for callers that prefer a copy. Without a mapping, a tensor's data is read
 /// (`pread`) on its first access and kept until the file is closed, so its
 /// buffers live exactly as long as mapped ones would. The spans in `FileReadOptions::descriptor` are
 /// copied at open.
@@ -140,6 +159,10 @@ public:
     [[nodiscard]] uint64_t file_size() const noexcept;
     /// Whether the file is memory-mapped (false: pread fallback or memory).
     [[nodiscard]] bool mapped() const noexcept;
+    /// Whether the file is mapped copy-on-write (`FileReadOptions::copy_on_write`
+    /// was set and the mapping succeeded): only then may tensor data bytes be
+    /// written through a `const_cast` of the spans this reader hands out.
+    [[nodiscard]] bool copy_on_write() const noexcept;
     /// The KV metadata (empty when the file has none).
     [[nodiscard]] const KvMetadata& kv() const noexcept;
 
@@ -171,6 +194,21 @@ public:
     /// Decodes every descriptor and checks every composite of the file (in
     /// write order, with `CompositeAssembler`).
     [[nodiscard]] Status check_all() const;
+    /// Whether the file changed under the reader since it was opened: its
+    /// size is no longer the same, or (mapped) a read of its pages faulted
+    /// because it shrank. `kIoError` "file changed while mapped: it was N
+    /// bytes when opened, it is M now; reading byte K failed (SIGBUS) ...".
+    /// The library's own bulk reads (`FileTensor::materialize`,
+    /// `to_float32`, `file_to_stream`, the `hurray` tool) check this before
+    /// they return, so a result built from a vanished page is an error, not
+    /// zeros; call it after reading zero-copy spans yourself when the file
+    /// may be rewritten in place.
+    ///
+    /// @code
+    /// auto sum = sum_bytes(file->tensor("w")->buffers()[0].span());
+    /// if (auto s = file->check_unchanged(); !s) return s.error();   // the sum is not trustworthy
+    /// @endcode
+    [[nodiscard]] Status check_unchanged() const;
 
     /// Applies an access hint (`madvise`) to the whole mapping. Succeeds
     /// without doing anything when the file is not mapped.

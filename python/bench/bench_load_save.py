@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Load and save times of the hurray module against numpy and torch.
+
+    PYTHONPATH=build/gcc/python /usr/bin/python3 python/bench/bench_load_save.py \\
+        --size-mib 1024 --tensors 291 --dir /tmp/bench
+
+Builds float32 tensors shaped like a transformer checkpoint (an embedding and
+an output head, then per layer four attention projections, three MLP
+projections and two norm vectors: 291 tensors is a 32-layer model), of about
+``--size-mib`` in all, writes them in every format once, then reports the
+median of ``--runs`` timed runs of each operation with the page cache warm
+(one untimed run first; the rows take turns in each run; saves start after
+an ``os.sync()``):
+
+- load: ``hurray.numpy.load_file``, ``np.load`` of one .npy per tensor
+  (``mmap_mode=None`` reads the bytes, ``'r'`` maps them), ``torch.load`` of a
+  ``torch.save`` file, ``hurray.torch.load_file``. Hurray's loads map the file
+  and read no tensor bytes, so their time should grow with the tensor count,
+  not the size: reported in µs and µs per tensor.
+- save: ``hurray.numpy.save_file`` and ``hurray.torch.save_file`` (atomic:
+  temporary file, fsync, rename), ``np.save`` per tensor, ``torch.save``, and
+  the limit: the same bytes written to one file with ``os.write`` (without and
+  with a final fsync).
+
+"x limit" is the limit's time over the row's time (1.0: as fast as writing
+the raw bytes; loads are compared with reading them). torch is optional.
+"""
+
+import argparse
+import math
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import hurray
+import hurray.numpy
+
+try:
+    import torch
+    import hurray.torch
+except ImportError:  # the numpy rows still run
+    torch = None
+
+
+def checkpoint_shapes(total_bytes, count, itemsize=4):
+    """(name, shape) of `count` tensors of about `total_bytes`, shaped like a
+    decoder-only transformer's (llama-like ratios: vocab 7.8 x hidden, MLP 2.7 x)."""
+    if count < 3:
+        raise ValueError("at least 3 tensors (embedding, head, final norm)")
+    layers = (count - 3) // 9
+    extra = count - 3 - 9 * layers  # small bias vectors to reach the count
+
+    def params(h):
+        f, v = int(h * 2.6875), int(h * 7.8125)
+        return 2 * v * h + layers * (4 * h * h + 3 * h * f + 2 * h) + h + extra * h
+
+    target = max(total_bytes // itemsize, 1)
+    h = 8
+    while params(h * 2) <= target:
+        h *= 2
+    lo, hi = h, h * 2
+    while hi - lo > 1:  # the largest hidden size that fits
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if params(mid) <= target else (lo, mid)
+    h = lo
+    f, v = int(h * 2.6875), int(h * 7.8125)
+    shapes = [("model.embed_tokens.weight", (v, h))]
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        shapes += [(p + "self_attn.q_proj.weight", (h, h)), (p + "self_attn.k_proj.weight", (h, h)),
+                   (p + "self_attn.v_proj.weight", (h, h)), (p + "self_attn.o_proj.weight", (h, h)),
+                   (p + "mlp.gate_proj.weight", (f, h)), (p + "mlp.up_proj.weight", (f, h)),
+                   (p + "mlp.down_proj.weight", (h, f)), (p + "input_layernorm.weight", (h,)),
+                   (p + "post_attention_layernorm.weight", (h,))]
+    shapes += [(f"model.extra.{i}.bias", (h,)) for i in range(extra)]
+    shapes += [("model.norm.weight", (h,)), ("lm_head.weight", (v, h))]
+    # Top the last big tensor up so the total comes close to the target.
+    used = sum(math.prod(s) for _, s in shapes)
+    rows = (target - used) // h
+    if rows > 0:
+        name, (r, c) = shapes[-1]
+        shapes[-1] = (name, (r + rows, c))
+    return shapes
+
+
+def checkpoint(total_bytes, count):
+    """A dict of name to float32 array (cheap deterministic values)."""
+    out = {}
+    for i, (name, shape) in enumerate(checkpoint_shapes(total_bytes, count)):
+        out[name] = np.full(shape, i * 0.25, np.float32)
+    return out
+
+
+def timed(rows, runs, sync):
+    """Median time of each row's function. Rows take turns within each run, so
+    that a slow spell of a shared machine hits them alike."""
+    for _, fn in rows:
+        fn()  # warm: page cache, lazy imports, the files the loads read
+    times = [[] for _ in rows]
+    for _ in range(runs):
+        for i, (_, fn) in enumerate(rows):
+            if sync:
+                os.sync()  # start each save with no dirty pages left by the one before
+            t0 = time.perf_counter()
+            result = fn()
+            times[i].append(time.perf_counter() - t0)
+            del result
+    return [(label, statistics.median(t)) for (label, _), t in zip(rows, times)]
+
+
+def write_raw(path, arrays, fsync):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for a in arrays:
+            view = memoryview(a).cast("B")
+            while view:
+                view = view[os.write(fd, view):]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_raw(path):
+    with open(path, "rb", buffering=0) as f:
+        return f.readall()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mib", type=float, default=1024)
+    ap.add_argument("--tensors", type=int, default=291)
+    ap.add_argument("--dir", type=pathlib.Path, default=None, help="where the files go (default: a temporary dir)")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per row (median)")
+    args = ap.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        tmp = pathlib.Path(tmp)
+        arrays = checkpoint(int(args.size_mib * 2**20), args.tensors)
+        nbytes = sum(a.nbytes for a in arrays.values())
+        n = len(arrays)
+        print(f"{n} float32 tensors, {nbytes / 2**20:.1f} MiB, median of {args.runs} runs, page cache warm"
+              f" (torch {'absent' if torch is None else torch.__version__})")
+        paths = {"hurray": tmp / "np.hrry", "hurray_pt": tmp / "pt.hrry", "npy": tmp / "npy",
+                 "pt": tmp / "model.pt", "raw": tmp / "raw.bin"}
+        paths["npy"].mkdir()
+        npy = {name: paths["npy"] / f"{i}.npy" for i, name in enumerate(arrays)}
+        tensors = None if torch is None else {name: torch.from_numpy(a) for name, a in arrays.items()}
+
+        saves = [
+            ("os.write (limit)", lambda: write_raw(paths["raw"], arrays.values(), False)),
+            ("os.write + fsync", lambda: write_raw(paths["raw"], arrays.values(), True)),
+            ("hurray.numpy.save_file", lambda: hurray.numpy.save_file(arrays, paths["hurray"])),
+            ("np.save (one .npy each)", lambda: [np.save(npy[k], a) for k, a in arrays.items()]),
+        ]
+        if torch is not None:
+            saves += [("hurray.torch.save_file", lambda: hurray.torch.save_file(tensors, paths["hurray_pt"])),
+                      ("torch.save", lambda: torch.save(tensors, paths["pt"]))]
+        loads = [
+            ("read raw bytes (limit)", lambda: read_raw(paths["raw"])),
+            ("hurray.numpy.load_file", lambda: hurray.numpy.load_file(paths["hurray"])),
+            ("np.load mmap_mode=None", lambda: {k: np.load(p) for k, p in npy.items()}),
+            ("np.load mmap_mode='r'", lambda: {k: np.load(p, mmap_mode="r") for k, p in npy.items()}),
+        ]
+        if torch is not None:
+            loads += [("hurray.torch.load_file", lambda: hurray.torch.load_file(paths["hurray_pt"])),
+                      ("torch.load", lambda: torch.load(paths["pt"]))]
+
+        def table(title, rows, per_tensor):
+            results = timed(rows, args.runs, sync=not per_tensor)
+            limit = results[0][1]
+            print(f"\n{title}")
+            head = f"{'':26} {'time':>12} {'GiB/s':>9} {'x limit':>8}"
+            print(head + (f" {'µs/tensor':>10}" if per_tensor else ""))
+            for label, t in results:
+                line = f"{label:26} {t * 1e6:10.0f}µs {nbytes / 2**30 / t:9.2f} {limit / t:8.2f}"
+                print(line + (f" {t * 1e6 / n:10.1f}" if per_tensor else ""))
+
+        table("save", saves, False)  # writes the files the loads read
+        table("load", loads, True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
