@@ -72,10 +72,11 @@ __all__ = [
     "save",
 ]
 __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, device.py, _layout.py)
-    "ColMajorLayout", "CooLayout", "CopyRequiredError", "CscLayout", "CsfLayout", "CsrLayout", "Device", "Dtype", "Layout", "Quantization", "Tensor", "arange", "asarray", "bfloat16", "complex64",
-    "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64", "from_dlpack",
-    "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace", "ones",
-    "ones_like", "RowMajorLayout", "sparse_coo", "StridedLayout", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
+    "ColMajorLayout", "CooLayout", "CopyRequiredError", "CscLayout", "CsfLayout", "CsrLayout", "Device", "Dtype",
+    "Layout", "Quantization", "RowMajorLayout", "StridedLayout", "Tensor", "arange", "asarray", "bfloat16",
+    "complex64", "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64",
+    "from_dlpack", "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace",
+    "ones", "ones_like", "sparse_coo", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
 ]
 
 
