@@ -3,8 +3,8 @@
 
 set(_hurray_python_default OFF)
 set(_hurray_python_why "")
-if(HURRAY_SANITIZE OR HURRAY_COVERAGE)
-    set(_hurray_python_why "HURRAY_SANITIZE/HURRAY_COVERAGE is on (an instrumented extension cannot be loaded into the uninstrumented interpreter)")
+if(HURRAY_SANITIZE OR HURRAY_SANITIZE_THREAD OR HURRAY_COVERAGE)
+    set(_hurray_python_why "HURRAY_SANITIZE/HURRAY_SANITIZE_THREAD/HURRAY_COVERAGE is on (an instrumented extension cannot be loaded into the uninstrumented interpreter)")
 else()
     if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
         set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python 3 interpreter the module is built for")

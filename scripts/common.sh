@@ -25,9 +25,9 @@ HURRAY_GCC_RELEASE_ARGS=(
     -DCMAKE_INSTALL_PREFIX="${HURRAY_ROOT}/build/install"
 )
 
-# ccache, when installed, for every build but the coverage one (gcov notes and ccache
-# do not mix well). CCACHE_BASEDIR makes paths relative, so clones in other folders
-# (CI's) share the cache.
+# ccache, when installed, for every build (the sanitizer + coverage one included:
+# ccache supports --coverage and stores the .gcno notes with the objects). CCACHE_BASEDIR
+# makes paths relative, so clones in other folders (CI's) share the cache.
 HURRAY_LAUNCHER_ARGS=()
 if command -v ccache >/dev/null 2>&1 && [[ "${HURRAY_NO_CCACHE:-0}" != 1 ]]; then
     export CCACHE_BASEDIR="$HURRAY_ROOT"

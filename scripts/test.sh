@@ -5,14 +5,19 @@
 # Stages (each can be skipped for local iteration; the default runs everything):
 #   1. GCC Release, shared libraries, -Werror: all, tests, bench, examples; ctest (always)
 #   2. install; consumers, quickstart, C example, CLI built against it   HURRAY_SKIP_INSTALL=1
-#   3. GCC ASan+UBSan Debug -O1 tests; ctest                           HURRAY_SKIP_ASAN=1
+#   3. GCC ASan+UBSan+coverage Debug -O1 build of what ctest runs; ctest; HURRAY_SKIP_ASAN=1
+#      gcovr line coverage of src/ >= 80% (the counts of that same run)
+#      (HURRAY_SKIP_COV=1: no coverage instrumentation, no gcovr)
+#   3b. GCC ThreadSanitizer build of the test programs that start      HURRAY_SKIP_TSAN=1
+#      threads (io, net, C); their threaded tests, halt_on_error=1
 #   4. Clang 14 -Werror core, io, json + fuzz; clang-tidy; fuzz_decode, HURRAY_SKIP_CLANG=1
-#      fuzz_file_reader, fuzz_stream_reader; the hurray CLI over their corpora
-#      (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
-#   5. GCC coverage build; ctest; gcovr line coverage of src/ >= 80%    HURRAY_SKIP_COV=1
+#      fuzz_file_reader, fuzz_stream_reader, fuzz_annotate; the hurray CLI over their
+#      corpora (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
+# Each stage's time and the total are printed at the end (before the final ctest run).
 # Other knobs: HURRAY_FUZZ_SECONDS (default 60), HURRAY_JOBS (default 2),
 #   HURRAY_CLI_CORPUS_FILES (inputs per corpus for the CLI check, default 150),
-#   HURRAY_SKIP_BOOTSTRAP=1, HURRAY_SHARED_DIR (default ../shared), HURRAY_MIN_LINE_COVERAGE.
+#   HURRAY_SKIP_BOOTSTRAP=1, HURRAY_SHARED_DIR (default ../shared), HURRAY_MIN_LINE_COVERAGE,
+#   HURRAY_FUZZ_UPDATE_CORPUS=1 (merge what each fuzz run found into fuzz/corpus/<target>).
 set -euo pipefail
 
 # shellcheck source=scripts/common.sh
@@ -194,17 +199,70 @@ fi
 
 # --------------------------------------------------------------------------
 if [[ "${HURRAY_SKIP_ASAN:-0}" == 1 ]]; then
-    stage_skip "3. ASan+UBSan tests" "HURRAY_SKIP_ASAN=1"
+    stage_skip "3. ASan+UBSan tests + coverage" "HURRAY_SKIP_ASAN=1"
 else
-    stage_start "3. GCC ASan+UBSan Debug -O1 build + ctest (build/asan)"
+    # One build for the sanitizers and the coverage: gcov writes its counts at exit
+    # (ASan's exit included); processes that die of a signal or _exit (death tests,
+    # the SIGKILL crash test's children) write none, as in any coverage build.
+    # -fprofile-update=atomic (hurray_enable_coverage) keeps threaded counts sane.
+    cov=ON
+    [[ "${HURRAY_SKIP_COV:-0}" == 1 ]] && cov=OFF
+    stage_start "3. GCC ASan+UBSan+coverage Debug -O1 build of the ctest programs + ctest + gcovr (build/asan)"
     cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
-        -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DHURRAY_SANITIZE=ON -DHURRAY_WERROR=ON \
+        -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DHURRAY_SANITIZE=ON -DHURRAY_COVERAGE="$cov" -DHURRAY_WERROR=ON \
         -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
         -DHURRAY_INSTALL=OFF -DHURRAY_BUILD_PYTHON=OFF "${HURRAY_LAUNCHER_ARGS[@]}"
-    cmake --build build/asan -j "$HURRAY_JOBS"
+    # What ctest runs (tests/CMakeLists.txt: hurray_ctest_programs), not `all`; the
+    # hurray tool comes with hurray_cli_tests (stage 4d runs it over the corpora).
+    cmake --build build/asan -j "$HURRAY_JOBS" --target hurray_ctest_programs
+    find build/asan -name '*.gcda' -delete   # counts from earlier runs
     ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
         ctest --test-dir build/asan "${CTEST_ARGS[@]}"
+    if [[ "$cov" == ON ]]; then
+        gcovr -r . --filter 'src/' -j "$HURRAY_JOBS" --print-summary \
+            --fail-under-line "$MIN_LINE_COVERAGE" build/asan
+    else
+        echo "HURRAY_SKIP_COV=1: no coverage instrumentation, no gcovr"
+    fi
+    stage_end
+fi
+
+# --------------------------------------------------------------------------
+# ThreadSanitizer over the tests that start threads. Programs: hurray_io_tests
+# (tests whose names say Thread, Pipe, Socket or Concurrent: FileReader shared by 8
+# threads, lazy descriptors, pipe and socket ends fed by a thread), hurray_net_tests
+# (all: async ends on 1- and 4-thread io_contexts, validation on a thread pool) and
+# hurray_c_tests (all; per-thread last-error messages from 4 threads). A threaded
+# test added to tests/io must carry one of those words in its name.
+TSAN_IO_FILTER='*Thread*:*Pipe*:*Socket*:*Concurrent*'
+if [[ "${HURRAY_SKIP_TSAN:-0}" == 1 ]]; then
+    stage_skip "3b. TSan tests" "HURRAY_SKIP_TSAN=1"
+else
+    stage_start "3b. GCC ThreadSanitizer Debug -O1 build of the threaded tests + run (build/tsan)"
+    cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
+        -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DHURRAY_SANITIZE_THREAD=ON \
+        -DHURRAY_WERROR=ON -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
+        -DHURRAY_BUILD_TOOLS=OFF -DHURRAY_BUILD_JSON=OFF -DHURRAY_INSTALL=OFF -DHURRAY_BUILD_PYTHON=OFF \
+        "${HURRAY_LAUNCHER_ARGS[@]}"
+    tsan_targets=(hurray_io_tests hurray_net_tests)
+    [[ -n "$(cmake -L -N build/tsan 2>/dev/null | grep '^HURRAY_BUILD_C:BOOL=ON')" ]] &&
+        tsan_targets+=(hurray_c_tests hurray_c_test_writer hurray_c_test_dlpack_writer)
+    cmake --build build/tsan -j "$HURRAY_JOBS" --target "${tsan_targets[@]}"
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+    echo "--- hurray_io_tests --gtest_filter=$TSAN_IO_FILTER"
+    (cd build/tsan/tests && ./hurray_io_tests --gtest_filter="$TSAN_IO_FILTER" --gtest_brief=1)
+    if [[ -x build/tsan/tests/hurray_net_tests ]]; then
+        echo "--- hurray_net_tests"
+        (cd build/tsan/tests && ./hurray_net_tests --gtest_brief=1)
+    fi
+    if [[ -x build/tsan/tests/hurray_c_tests ]]; then
+        echo "--- hurray_c_tests"
+        (cd build/tsan/tests && ./hurray_c_test_writer c_api_kv.hrry &&
+            ./hurray_c_test_dlpack_writer c_api_dlpack.hrry &&
+            ./hurray_c_tests "$SHARED_DIR/conformance" c_api_kv.hrry . | tail -n 1)
+    fi
+    unset TSAN_OPTIONS
     stage_end
 fi
 
@@ -274,7 +332,16 @@ else
             echo "warning: build/gcc/tests/hurray_fuzz_seeds missing; empty seed corpus"
         fi
     }
-    # run_fuzz TARGET MAX_LEN SEED_FUNCTION: TARGET for FUZZ_SECONDS seconds.
+    # The annotator of `hurray inspect` reads all three kinds of input.
+    seed_annotate() {
+        seed_descriptors "$1"
+        seed_files "$1"
+        seed_streams "$1"
+    }
+    # run_fuzz TARGET MAX_LEN SEED_FUNCTION: TARGET for FUZZ_SECONDS seconds, from
+    # SEED_FUNCTION's inputs plus the corpus kept in fuzz/corpus/TARGET (inputs that
+    # found new coverage in earlier runs; HURRAY_FUZZ_UPDATE_CORPUS=1 merges this
+    # run's finds into it, minimised).
     run_fuzz() {
         local target="$1" max_len="$2" seed="$3"
         if [[ "${HURRAY_SKIP_FUZZ:-0}" == 1 ]]; then
@@ -290,6 +357,9 @@ else
         trap 'rm -rf "$fuzz_tmp"' EXIT
         mkdir -p "$fuzz_tmp/corpus" build/clang/fuzz-artifacts
         "$seed" "$fuzz_tmp/corpus"
+        if [[ -d "fuzz/corpus/$target" ]]; then
+            cp fuzz/corpus/"$target"/* "$fuzz_tmp/corpus/" 2>/dev/null || true
+        fi
         chmod -R u+w "$fuzz_tmp/corpus"
         echo "seed corpus: $(find "$fuzz_tmp/corpus" -type f | wc -l) file(s)"
         local log="build/clang/$target.log"
@@ -304,6 +374,22 @@ else
             echo "$target FAILED; full log: $log; reproducer in build/clang/fuzz-artifacts/" >&2
             exit 1
         fi
+        if [[ "${HURRAY_FUZZ_UPDATE_CORPUS:-0}" == 1 ]]; then
+            # Merged over the seeds and the kept corpus, so that only inputs that add
+            # coverage beyond both are kept; the seeds themselves are not.
+            echo "--- merging this run's new coverage into fuzz/corpus/$target"
+            mkdir -p "fuzz/corpus/$target" "$fuzz_tmp/keep"
+            "$seed" "$fuzz_tmp/keep"
+            local seeds
+            seeds="$(ls "$fuzz_tmp/keep")"
+            cp fuzz/corpus/"$target"/* "$fuzz_tmp/keep/" 2>/dev/null || true
+            "$HURRAY_ROOT/build/clang/fuzz/$target" -merge=1 -max_len="$max_len" -timeout=10 \
+                "$fuzz_tmp/keep" "$fuzz_tmp/corpus" 2>&1 | tail -n 1
+            for f in "$fuzz_tmp"/keep/*; do
+                grep -qxF "$(basename "$f")" <<<"$seeds" || cp -n "$f" "fuzz/corpus/$target/"
+            done
+            echo "fuzz/corpus/$target: $(find "fuzz/corpus/$target" -type f | wc -l) file(s)"
+        fi
         # Kept for stage 4d (the CLI over the corpora).
         rm -rf "build/clang/fuzz-corpus/$target"
         mkdir -p build/clang/fuzz-corpus
@@ -315,6 +401,7 @@ else
     run_fuzz fuzz_decode 4096 seed_descriptors
     run_fuzz fuzz_file_reader 65536 seed_files
     run_fuzz fuzz_stream_reader 65536 seed_streams
+    run_fuzz fuzz_annotate 65536 seed_annotate
 
     # The `hurray` tool over what the fuzzers found and the conformance vectors:
     # exit 0 or 1 with a message, never a usage error, a signal or a hang. The
@@ -328,27 +415,11 @@ else
         ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
             bash scripts/cli_corpus_check.sh "$cli_bin" "${HURRAY_CLI_CORPUS_FILES:-150}" \
             build/clang/fuzz-corpus/fuzz_decode build/clang/fuzz-corpus/fuzz_file_reader \
-            build/clang/fuzz-corpus/fuzz_stream_reader "$SHARED_DIR/conformance/descriptors" \
+            build/clang/fuzz-corpus/fuzz_stream_reader build/clang/fuzz-corpus/fuzz_annotate \
+            "$SHARED_DIR/conformance/descriptors" \
             "$SHARED_DIR/conformance/files"
         stage_end
     fi
-fi
-
-# --------------------------------------------------------------------------
-if [[ "${HURRAY_SKIP_COV:-0}" == 1 ]]; then
-    stage_skip "5. coverage" "HURRAY_SKIP_COV=1"
-else
-    stage_start "5. GCC coverage build + ctest + gcovr (build/cov)"
-    cmake -S . -B build/cov -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=g++ \
-        -DCMAKE_CXX_FLAGS_DEBUG="-g -O0" -DHURRAY_COVERAGE=ON -DHURRAY_WERROR=ON \
-        -DHURRAY_BUILD_TESTS=ON -DHURRAY_BUILD_BENCH=OFF -DHURRAY_BUILD_EXAMPLES=OFF \
-        -DHURRAY_INSTALL=OFF -DHURRAY_BUILD_PYTHON=OFF
-    cmake --build build/cov -j "$HURRAY_JOBS"
-    find build/cov -name '*.gcda' -delete   # counts from earlier runs
-    ctest --test-dir build/cov "${CTEST_ARGS[@]}"
-    gcovr -r . --filter 'src/' -j "$HURRAY_JOBS" --print-summary \
-        --fail-under-line "$MIN_LINE_COVERAGE" build/cov
-    stage_end
 fi
 
 # --------------------------------------------------------------------------
@@ -357,5 +428,5 @@ printf '%s\n' "${STAGE_TIMES[@]}"
 printf '%-66s %4ds\n' "total" "$SECONDS"
 
 # Last: the main build's test summary, the line CI reads.
-banner "All stages passed. Final ctest run of the GCC Release build (build/gcc)"
+banner "All stages passed in $((SECONDS / 60))m$((SECONDS % 60))s (total wall time). Final ctest run of the GCC Release build (build/gcc)"
 ctest --test-dir build/gcc "${CTEST_ARGS[@]}"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -334,6 +335,78 @@ TEST(FileReaderLazy, ConcurrentFirstUseYieldsOneDescriptor) {
         }
     }
 }
+
+// One reader shared by 8 threads that start together (run under ThreadSanitizer by
+// scripts/test.sh stage 3b), mapped and through pread (data read and cached on first
+// use, under a mutex): lazy descriptors, tensors and their bytes, materialize, lookup,
+// KV, check_all, access hints, and copies of the reader made and dropped in each thread.
+class FileReaderThreads : public ::testing::TestWithParam<bool> {};
+
+TEST_P(FileReaderThreads, EightThreadsShareOneReader) {
+    std::vector<TestTensor> ts;
+    for (int i = 0; i < 24; ++i) {
+        ts.push_back(dense(std::string("t").append(std::to_string(i)), ElementType::kFloat32,
+                           {3, static_cast<uint64_t>(i + 1)}));
+    }
+    KvMetadata kv;
+    ASSERT_TRUE(kv.set("k", KvValue::uint64(7)).ok());
+    const BuiltFile f = build_file(ts, &kv);
+    TempDir dir;
+    const std::string path = dir.write("shared.hrry", f.bytes);
+    FileReadOptions o;
+    o.use_mmap = GetParam();
+    const FileReader r = must(FileReader::open(path, o));
+    ASSERT_EQ(r.mapped(), GetParam());
+    constexpr size_t kThreads = 8;
+    std::atomic<size_t> ready{0};
+    std::atomic<size_t> failures{0};
+    std::vector<std::vector<const TensorDescriptor*>> seen(kThreads);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            ready.fetch_add(1);
+            while (ready.load() < kThreads) {
+                std::this_thread::yield();
+            }
+            const size_t n = r.tensor_count();
+            for (size_t k = 0; k < n; ++k) {
+                const size_t i = (k + t * 3) % n;
+                const FileReader copy = r;  // shares the handle: reference counting
+                auto d = copy.descriptor(i);
+                auto tensor = r.tensor(r.entry(i).name);
+                auto bytes = tensor.ok() ? tensor->materialize() : Result<std::vector<uint8_t>>(tensor.error());
+                if (!d.ok() || !tensor.ok() || !bytes.ok() || &tensor->descriptor() != *d ||
+                    r.find(r.entry(i).name) != std::optional<size_t>(i) || !r.advise(i, AccessPattern::kWillNeed).ok()) {
+                    failures.fetch_add(1);
+                    continue;
+                }
+                seen[t].push_back(*d);
+                // build_file writes tensor i i-th; one buffer each.
+                for (size_t b = 0; b < bytes->size(); ++b) {
+                    if ((*bytes)[b] != test::pattern_byte(i, 0, b) || tensor->buffers()[0].data()[b] != (*bytes)[b]) {
+                        failures.fetch_add(1);
+                        break;
+                    }
+                }
+            }
+            if (!r.check_all().ok() || !r.kv().get_uint64("k").ok()) {
+                failures.fetch_add(1);
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    EXPECT_EQ(failures.load(), 0U);
+    for (size_t t = 0; t < kThreads; ++t) {
+        ASSERT_EQ(seen[t].size(), r.tensor_count());
+        for (size_t k = 0; k < seen[t].size(); ++k) {
+            EXPECT_EQ(seen[t][k], must(r.descriptor((k + t * 3) % r.tensor_count())));  // one decoding each
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(MappedAndPread, FileReaderThreads, ::testing::Bool());
 
 // ---------------------------------------------------------------------------
 // Zero copy, page alignment, pread, access hints
