@@ -6,10 +6,16 @@
 
 #include <pybind11/pybind11.h>
 
+#include <pybind11/numpy.h>
+
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "hurray/core/element_type.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_ref.hpp"
 #include "hurray/io/kv_metadata.hpp"
@@ -43,6 +49,10 @@ enum class Where : unsigned {
     kSave,    ///< Building and writing a file.
 };
 
+/// Whether `code` says "not supported" (a version, tag or scheme this build
+/// does not know): `UnsupportedError`.
+bool is_unsupported(ErrorCode code) noexcept;
+
 /// The class for `error` raised at `where`.
 ErrorKind error_kind(const Error& error, Where where) noexcept;
 
@@ -66,6 +76,17 @@ KvMetadata kv_from_python(const py::handle& mapping);
 
 /// A dict of the file's KV metadata (arrays become lists, bytes become bytes).
 py::dict kv_to_python(const KvMetadata& kv);
+
+/// The NumPy dtype name of a Hurray element type, or nothing when NumPy has
+/// no such type (bfloat16, float8, sub-byte types, ...). arrays.cpp.
+std::optional<const char*> numpy_name(ElementType t) noexcept;
+
+/// A float32 array of shape `dims` that takes over `values` (no copy; the
+/// array's base owns them). Raises `mismatch` when their count is not the
+/// shape's, `BufferError` when the shape is too large; `context` starts the
+/// message. Needs the GIL. arrays.cpp.
+py::array float_array(std::vector<float>&& values, std::span<const uint64_t> dims, ErrorKind mismatch,
+                      const std::string& context);
 
 /// Registers `hurray.Tensor` and its helpers (tensor.cpp).
 void register_tensor(py::module_& m);

@@ -46,10 +46,8 @@ py::handle class_of(ErrorKind kind) {
 
 }  // namespace
 
-ErrorKind error_kind(const Error& error, Where where) noexcept {
-    switch (error.code()) {
-        case ErrorCode::kIoError:
-            return ErrorKind::kFile;
+bool is_unsupported(ErrorCode code) noexcept {
+    switch (code) {
         case ErrorCode::kUnsupported:
         case ErrorCode::kUnsupportedVersion:
         case ErrorCode::kUnknownElementType:
@@ -57,9 +55,18 @@ ErrorKind error_kind(const Error& error, Where where) noexcept {
         case ErrorCode::kUnsupportedExtensionLayout:
         case ErrorCode::kUnknownQuantizationScheme:
         case ErrorCode::kUnsupportedQuantizationVersion:
-            return ErrorKind::kUnsupported;
+            return true;
         default:
-            break;
+            return false;
+    }
+}
+
+ErrorKind error_kind(const Error& error, Where where) noexcept {
+    if (error.code() == ErrorCode::kIoError) {
+        return ErrorKind::kFile;
+    }
+    if (is_unsupported(error.code())) {
+        return ErrorKind::kUnsupported;
     }
     switch (where) {
         case Where::kOpen:

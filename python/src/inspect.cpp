@@ -100,7 +100,7 @@ py::object quantization_of(const Tensor& t) {
 /// Every element as float32 (dequantized, densified, converted), a new array.
 py::array to_float32_array(const Tensor& t, const char* what) {
     std::optional<Error> error;
-    auto values = std::make_unique<std::vector<float>>();
+    std::vector<float> values;
     {
         const py::gil_scoped_release release;
         auto view = TensorView::make(t.desc, std::span<const std::span<const uint8_t>>(t.spans));
@@ -109,35 +109,13 @@ py::array to_float32_array(const Tensor& t, const char* what) {
         } else if (auto v = to_float32(*view); !v) {
             error = v.error();
         } else {
-            *values = std::move(*v);
+            values = std::move(*v);
         }
     }
     if (error) {
         raise_error(*error, Where::kTensor, what);
     }
-    std::vector<py::ssize_t> shape;
-    uint64_t count = 1;
-    for (const uint64_t dim : t.desc.shape) {
-        if (dim > static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max()) ||
-            (dim != 0 && count > std::numeric_limits<uint64_t>::max() / dim)) {
-            raise_kind(ErrorKind::kBuffer, std::string(what) + ": the shape is too large");
-        }
-        count *= dim;
-        shape.push_back(static_cast<py::ssize_t>(dim));
-    }
-    if (count != values->size()) {
-        raise_kind(ErrorKind::kInternal, std::string(what) + ": " + std::to_string(values->size()) +
-                                             " values for " + std::to_string(count) + " elements");
-    }
-    if (values->empty()) {
-        return py::array_t<float>(shape);
-    }
-    const float* data = values->data();
-    auto* keep = values.release();
-    const py::capsule owner(keep, [](void* p) { delete static_cast<std::vector<float>*>(p); });
-    // SAFETY: `data` holds exactly `count` floats (checked above), row-major
-    // for this shape; `owner`, the array's base, keeps the vector alive.
-    return py::array_t<float>(shape, {}, data, owner);
+    return float_array(std::move(values), t.desc.shape, ErrorKind::kInternal, what);
 }
 
 /// A sparse tensor's stored-element count; AttributeError for other layouts.

@@ -37,28 +37,6 @@ namespace hurray::python {
 
 namespace {
 
-/// The NumPy dtype name of a Hurray element type, or nothing when NumPy has
-/// no such type (bfloat16, float8, sub-byte types, ...).
-std::optional<const char*> numpy_name(ElementType t) noexcept {
-    switch (t) {
-        case ElementType::kBool: return "bool";
-        case ElementType::kInt8: return "int8";
-        case ElementType::kInt16: return "int16";
-        case ElementType::kInt32: return "int32";
-        case ElementType::kInt64: return "int64";
-        case ElementType::kUInt8: return "uint8";
-        case ElementType::kUInt16: return "uint16";
-        case ElementType::kUInt32: return "uint32";
-        case ElementType::kUInt64: return "uint64";
-        case ElementType::kFloat16: return "float16";
-        case ElementType::kFloat32: return "float32";
-        case ElementType::kFloat64: return "float64";
-        case ElementType::kComplex64: return "complex64";
-        case ElementType::kComplex128: return "complex128";
-        default: return std::nullopt;
-    }
-}
-
 /// The Hurray element type of a NumPy dtype (native byte order), or nothing.
 std::optional<ElementType> element_type_of_dtype(const py::dtype& dt) {
     struct Entry {
@@ -356,27 +334,7 @@ public:
         if (error) {
             raise_error(*error, Where::kTensor, context);
         }
-        const std::vector<py::ssize_t> shape = numpy_shape(dims, name);
-        uint64_t count = 1;
-        for (const uint64_t d : dims) {
-            if (d != 0 && count > std::numeric_limits<uint64_t>::max() / d) {
-                raise_kind(ErrorKind::kBuffer, context + ": element count overflows");
-            }
-            count *= d;
-        }
-        if (count != values->size()) {
-            raise_kind(ErrorKind::kBuffer, context + ": " + std::to_string(values->size()) + " values for " +
-                                               std::to_string(count) + " elements");
-        }
-        if (values->empty()) {
-            return py::array_t<float>(shape);
-        }
-        const float* data = values->data();
-        auto* keep = values.release();
-        const py::capsule owner(keep, [](void* p) { delete static_cast<std::vector<float>*>(p); });
-        // SAFETY: `data` holds exactly `count` floats (checked above), C-contiguous
-        // for this shape; `owner`, the array's base, keeps the vector alive.
-        return py::array_t<float>(shape, {}, data, owner);
+        return float_array(std::move(*values), dims, ErrorKind::kBuffer, context);
     }
 
     /// Where the tensor's data lies in memory (address, bytes) when it can be

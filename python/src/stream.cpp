@@ -100,21 +100,6 @@ struct Failure {
     }
 }
 
-bool is_unsupported(ErrorCode code) noexcept {
-    switch (code) {
-        case ErrorCode::kUnsupported:
-        case ErrorCode::kUnsupportedVersion:
-        case ErrorCode::kUnknownElementType:
-        case ErrorCode::kUnknownLayoutTag:
-        case ErrorCode::kUnsupportedExtensionLayout:
-        case ErrorCode::kUnknownQuantizationScheme:
-        case ErrorCode::kUnsupportedQuantizationVersion:
-            return true;
-        default:
-            return false;
-    }
-}
-
 /// The class of a reading error. `at_end`: the input had ended when it was
 /// found (a truncated tensor, a torn composite).
 ErrorKind read_error_kind(const Error& e, bool at_end) noexcept {

@@ -118,27 +118,6 @@ ElementType element_type_of(const py::handle& dtype) {
     return static_cast<ElementType>(tag);
 }
 
-/// The NumPy dtype name of a Tier 1 element type NumPy has (not bfloat16).
-std::optional<const char*> numpy_type_name(ElementType t) noexcept {
-    switch (t) {
-        case ElementType::kBool: return "bool";
-        case ElementType::kInt8: return "int8";
-        case ElementType::kInt16: return "int16";
-        case ElementType::kInt32: return "int32";
-        case ElementType::kInt64: return "int64";
-        case ElementType::kUInt8: return "uint8";
-        case ElementType::kUInt16: return "uint16";
-        case ElementType::kUInt32: return "uint32";
-        case ElementType::kUInt64: return "uint64";
-        case ElementType::kFloat16: return "float16";
-        case ElementType::kFloat32: return "float32";
-        case ElementType::kFloat64: return "float64";
-        case ElementType::kComplex64: return "complex64";
-        case ElementType::kComplex128: return "complex128";
-        default: return std::nullopt;
-    }
-}
-
 bool is_composite_head(const TensorDescriptor& d) noexcept { return std::holds_alternative<CompositeLayout>(d.layout); }
 
 bool has_dynamic_dim(const TensorDescriptor& d) noexcept {
@@ -548,7 +527,7 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
                        std::string(scheme_name(scheme_tag(d.quantization->scheme))) +
                        "); NumPy has no dtype for it (use dequantize() or the file's to_float32)");
     }
-    const auto np_name = numpy_type_name(d.element_type);
+    const auto np_name = numpy_name(d.element_type);
     if (!np_name) {
         raise_kind(ErrorKind::kUnsupported, "__array__: element type " + (type.empty() ? std::string("(private)") : type) +
                                                 " has no NumPy dtype");

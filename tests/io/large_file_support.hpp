@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,6 +21,7 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_writer.hpp"
+#include "io_test_util.hpp"
 
 namespace hurray::test {
 
@@ -137,5 +139,30 @@ inline std::optional<LargeFile> write_large_file(const std::string& path) {
     }
     return f;
 }
+
+/// A fixture holding one large file for the whole suite (written once, in a
+/// temporary directory, removed after the last test); each test skips when
+/// the file system cannot store it sparsely.
+class LargeFileSuite : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = std::make_unique<TempDir>();
+        if (supports_sparse_files(dir_->path().string())) {
+            file_ = write_large_file(dir_->file("large.hrry"));
+        }
+    }
+    static void TearDownTestSuite() {
+        file_.reset();
+        dir_.reset();
+    }
+    void SetUp() override {
+        if (!file_) {
+            GTEST_SKIP() << "the file system of " << dir_->path()
+                         << " does not store sparse files (a 5 GiB test file would take 5 GiB of disk)";
+        }
+    }
+    inline static std::unique_ptr<TempDir> dir_;
+    inline static std::optional<LargeFile> file_;
+};
 
 }  // namespace hurray::test

@@ -26,36 +26,10 @@ namespace hurray {
 namespace {
 
 using hurray::test::LargeFile;
-using hurray::test::TempDir;
 
 constexpr uint64_t k4GiB = uint64_t{1} << 32;
 
-class LargeFileTest : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        dir_ = std::make_unique<TempDir>();
-        if (!hurray::test::supports_sparse_files(dir_->path().string())) {
-            return;
-        }
-        file_ = hurray::test::write_large_file(dir_->file("large.hrry"));
-    }
-    static void TearDownTestSuite() {
-        file_.reset();
-        dir_.reset();
-    }
-    void SetUp() override {
-        if (!file_) {
-            GTEST_SKIP() << "the file system of " << dir_->path()
-                         << " does not store sparse files (a 5 GiB test file would take 5 GiB of disk)";
-        }
-    }
-
-    static std::unique_ptr<TempDir> dir_;
-    static std::optional<LargeFile> file_;
-};
-
-std::unique_ptr<TempDir> LargeFileTest::dir_;
-std::optional<LargeFile> LargeFileTest::file_;
+using LargeFileTest = hurray::test::LargeFileSuite;
 
 void expect_contents(const FileReader& r, const LargeFile& f) {
     ASSERT_EQ(r.tensor_count(), 4U);

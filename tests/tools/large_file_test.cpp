@@ -20,30 +20,7 @@ namespace {
 using hurray::test::LargeFile;
 using json = nlohmann::json;
 
-class CliLargeFile : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        dir_ = std::make_unique<TempDir>();
-        if (hurray::test::supports_sparse_files(dir_->path().string())) {
-            file_ = hurray::test::write_large_file(dir_->file("large.hrry"));
-        }
-    }
-    static void TearDownTestSuite() {
-        file_.reset();
-        dir_.reset();
-    }
-    void SetUp() override {
-        if (!file_) {
-            GTEST_SKIP() << "the file system of " << dir_->path()
-                         << " does not store sparse files (a 5 GiB test file would take 5 GiB of disk)";
-        }
-    }
-    static std::unique_ptr<TempDir> dir_;
-    static std::optional<LargeFile> file_;
-};
-
-std::unique_ptr<TempDir> CliLargeFile::dir_;
-std::optional<LargeFile> CliLargeFile::file_;
+using CliLargeFile = hurray::test::LargeFileSuite;
 
 TEST_F(CliLargeFile, LsJsonGivesOffsetsPast4GiB) {
     const Ran r = run_process("ls --json '" + file_->path + "'", "", *dir_);
