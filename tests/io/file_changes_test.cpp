@@ -206,43 +206,28 @@ TEST_F(FileChanges, WithoutMmapATruncatedFileIsAnErrorNotASignal) {
     ::_exit(v == 0 ? 3 : 4);             // not reached
 }
 
-TEST_F(FileChanges, AForeignSigbusReachesTheProgramsHandler) {
-    write_model(path);
-    const std::string other = dir.file("other.hrry");
-    write_model(other);
+/// Forks a child that opens `path` with the library (which installs the
+/// guard, unless this process already has it), after installing its own
+/// SIGBUS handler (exit 42) when `own_handler`, then faults on `other`
+/// outside the library's mappings. Returns the child's wait status.
+int foreign_fault_in_child(const std::string& path, const std::string& other, bool own_handler) {
     std::fflush(nullptr);
     const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        // The program's own handler, installed before the library's guard.
-        struct sigaction sa {};
-        sa.sa_handler = [](int) { ::_exit(42); };
-        sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGBUS, &sa, nullptr);
-        auto r = FileReader::open(path);  // installs the guard (in a fresh process; else it is there already)
-        if (!r) {
-            ::_exit(2);
-        }
-        foreign_fault(other);
+    if (pid < 0) {
+        ADD_FAILURE() << "fork failed";
+        return -1;
     }
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
-    EXPECT_EQ(WEXITSTATUS(status), 42) << "the program's SIGBUS handler was not called";
-}
-
-TEST_F(FileChanges, AForeignSigbusStillKillsWithoutAHandler) {
-    write_model(path);
-    const std::string other = dir.file("other.hrry");
-    write_model(other);
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
     if (pid == 0) {
-        // Quiet: AddressSanitizer's report of the expected crash is not a finding.
+        // Quiet: a sanitizer's report of the expected crash is not a finding.
         const int null = ::open("/dev/null", O_WRONLY);
         if (null >= 0) {
             ::dup2(null, 2);
+        }
+        if (own_handler) {
+            struct sigaction sa {};
+            sa.sa_handler = [](int) { ::_exit(42); };
+            sigemptyset(&sa.sa_mask);
+            ::sigaction(SIGBUS, &sa, nullptr);
         }
         auto r = FileReader::open(path);
         if (!r) {
@@ -251,7 +236,24 @@ TEST_F(FileChanges, AForeignSigbusStillKillsWithoutAHandler) {
         foreign_fault(other);
     }
     int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+TEST_F(FileChanges, AForeignSigbusReachesTheProgramsHandler) {
+    write_model(path);
+    const std::string other = dir.file("other.hrry");
+    write_model(other);
+    const int status = foreign_fault_in_child(path, other, /*own_handler=*/true);
+    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), 42) << "the program's SIGBUS handler was not called";
+}
+
+TEST_F(FileChanges, AForeignSigbusStillKillsWithoutAHandler) {
+    write_model(path);
+    const std::string other = dir.file("other.hrry");
+    write_model(other);
+    const int status = foreign_fault_in_child(path, other, /*own_handler=*/false);
 #if defined(__SANITIZE_ADDRESS__)
     // AddressSanitizer's own SIGBUS handler reports it and exits non-zero.
     EXPECT_FALSE(WIFEXITED(status) && (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 0)) << status;
