@@ -109,6 +109,10 @@ TEST_F(FileChanges, ADescriptorThatVanishedIsReportedAsTheChange) {
     ASSERT_FALSE(b);
     EXPECT_TRUE(says_changed(b.error())) << b.error().to_string();
     EXPECT_NE(b.error().message().find("tensor 'b'"), std::string::npos) << b.error().to_string();
+    // What `hurray verify` runs over the whole file says the same.
+    auto all = r.check_all();
+    ASSERT_FALSE(all);
+    EXPECT_TRUE(says_changed(all.error())) << all.error().to_string();
 }
 
 TEST_F(FileChanges, MaterializeAndToFloat32ReportTheChange) {
