@@ -1,5 +1,5 @@
 # Install rules: libraries, public headers, CMake package (hurray::core,
-# hurray::io and, when built, hurray::json, hurray::net and hurray::c),
+# hurray::io and, when built, hurray::json, hurray::net, hurray::c and hurray::convert),
 # hurray.pc, hurray-io.pc, hurray-json.pc, hurray-net.pc and hurray-c.pc.
 include(CMakePackageConfigHelpers)
 
@@ -18,6 +18,9 @@ endif()
 if(TARGET hurray_c)
     list(APPEND HURRAY_INSTALLED_TARGETS hurray_c)
 endif()
+if(TARGET hurray_convert)
+    list(APPEND HURRAY_INSTALLED_TARGETS hurray_convert)
+endif()
 install(TARGETS ${HURRAY_INSTALLED_TARGETS}
     EXPORT hurrayTargets
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -32,6 +35,9 @@ if(NOT TARGET hurray_json)
 endif()
 if(NOT TARGET hurray_net)
     list(APPEND _hurray_header_excludes PATTERN "net" EXCLUDE)
+endif()
+if(NOT TARGET hurray_convert)
+    list(APPEND _hurray_header_excludes PATTERN "convert" EXCLUDE)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"

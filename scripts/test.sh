@@ -282,9 +282,9 @@ else
     if [[ "${HURRAY_SKIP_TIDY:-0}" == 1 ]]; then
         stage_skip "4b. clang-tidy" "HURRAY_SKIP_TIDY=1"
     else
-        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json, src/c and python/src"
+        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json, src/c, src/convert and python/src"
         shopt -s nullglob
-        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp src/c/*.cpp)
+        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp src/c/*.cpp src/convert/*.cpp)
         # The Python extension, when build/clang builds it (pybind11 found).
         if grep -q '/python/src/' build/clang/compile_commands.json; then
             tidy_files+=(python/src/*.cpp)

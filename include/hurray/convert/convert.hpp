@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file
+/// Converting between formats: any TensorSource to any format with a writer, chunk by
+/// chunk (memory bounded by the chunk size), atomically (a temporary file renamed when
+/// complete: an error never leaves a partial output), with an optional re-read check.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "hurray/convert/export.hpp"
+#include "hurray/convert/format.hpp"
+#include "hurray/convert/tensor_source.hpp"
+#include "hurray/core/element_type.hpp"
+#include "hurray/core/result.hpp"
+
+namespace hurray::convert {
+
+/// Called as a conversion proceeds: bytes of tensor data written so far, and in all.
+using ProgressCallback = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
+
+/// How a conversion is made.
+struct HURRAY_CONVERT_EXPORT ConvertOptions {
+    /// The output format; kUnknown: from the output's extension (format_from_extension()),
+    /// an error when it has none.
+    Format to = Format::kUnknown;
+    /// Turn quantized, sparse and other non-dense tensors into dense ones of
+    /// `dequantize_type` (needed by formats that hold dense tensors only; without it
+    /// such a tensor is an error naming it).
+    bool dequantize = false;
+    /// The element type of dequantized tensors: kFloat32, kFloat16 or kBFloat16.
+    ElementType dequantize_type = ElementType::kFloat32;
+    /// After writing, re-open the output and compare every tensor's values with the
+    /// source (dequantized where the source was); the first mismatch is the error.
+    bool verify = false;
+    /// Bytes of data copied at a time (the memory a conversion holds, beyond metadata).
+    uint64_t chunk_bytes = uint64_t{8} << 20;
+    /// Durable output (fsync before the rename); off for scratch files.
+    bool durable = true;
+    /// Progress reports (none when empty).
+    ProgressCallback progress;
+};
+
+/// What a conversion did.
+struct HURRAY_CONVERT_EXPORT ConvertReport {
+    Format from = Format::kUnknown;  ///< The input's format.
+    Format to = Format::kUnknown;    ///< The output's format.
+    uint64_t tensors = 0;            ///< Tensors written.
+    uint64_t data_bytes = 0;         ///< Bytes of tensor data written.
+    bool verified = false;           ///< True when `verify` ran and found no difference.
+};
+
+/// Writes every tensor and the metadata of `source` to `path` in `options.to`'s format.
+/// Fails naming the tensor (and the byte offset in the source) for what the output
+/// format cannot hold, for unreadable input, or for a verification mismatch; the output
+/// is then not created (nor replaced).
+/// @code
+/// auto src = hurray::convert::open_source("model.safetensors");
+/// if (!src) return src.error();
+/// auto report = hurray::convert::write(**src, "model.hrry", {});
+/// @endcode
+HURRAY_CONVERT_EXPORT Result<ConvertReport> write(const TensorSource& source,
+                                                  const std::filesystem::path& path,
+                                                  const ConvertOptions& options = {});
+
+/// open_source(in) then write(): `hurray convert IN OUT`.
+/// @code
+/// hurray::convert::ConvertOptions opt;
+/// opt.verify = true;
+/// auto report = hurray::convert::convert_file("model.gguf", "model.hrry", opt);
+/// @endcode
+HURRAY_CONVERT_EXPORT Result<ConvertReport> convert_file(const std::filesystem::path& in,
+                                                         const std::filesystem::path& out,
+                                                         const ConvertOptions& options = {});
+
+/// Compares the values of every tensor of `a` and `b` (same names, same order of
+/// dimensions; dense tensors of the same type byte for byte, others after
+/// dequantization to float32 or float64). Fails with kInvalidData naming the tensor and
+/// the first differing element (index, both values).
+HURRAY_CONVERT_EXPORT Status compare_sources(const TensorSource& a, const TensorSource& b);
+
+}  // namespace hurray::convert

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hurray/convert/tensor_source.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <system_error>
+
+namespace hurray::convert {
+
+TensorSource::~TensorSource() = default;
+
+std::optional<std::span<const uint8_t>> TensorSource::view(size_t /*i*/, size_t /*buffer*/) const {
+    return std::nullopt;
+}
+
+std::optional<size_t> TensorSource::find(std::string_view name) const {
+    for (size_t i = 0; i < tensor_count(); ++i) {
+        if (tensor(i).name == name) {
+            return i;
+        }
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+/// The first bytes of `path` and its size.
+struct Head {
+    std::array<uint8_t, kDetectHeadBytes> bytes{};
+    size_t size = 0;
+    uint64_t file_size = 0;
+};
+
+Result<Head> read_head(const std::filesystem::path& path) {
+    std::error_code ec;
+    const uint64_t file_size = std::filesystem::file_size(path, ec);
+    if (ec) {
+        return Error(ErrorCode::kIoError, path.string() + ": " + ec.message());
+    }
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+        return Error(ErrorCode::kIoError, path.string() + ": " + std::strerror(errno));
+    }
+    Head head;
+    head.file_size = file_size;
+    head.size = std::fread(head.bytes.data(), 1, head.bytes.size(), f);
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed) {
+        return Error(ErrorCode::kIoError, path.string() + ": read failed");
+    }
+    return head;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& path,
+                                                  const SourceOptions& /*options*/) {
+    auto head = read_head(path);
+    if (!head) {
+        return head.error();
+    }
+    const Format format =
+        detect_format(std::span<const uint8_t>(head->bytes.data(), head->size), head->file_size);
+    switch (format) {
+        // Each reader adds its case here.
+        case Format::kHrryFile:
+        case Format::kSafeTensors:
+        case Format::kGguf:
+        case Format::kNpy:
+        case Format::kNpz:
+            return Error(ErrorCode::kUnsupported, path.string() + ": no " +
+                                                      std::string(format_name(format)) +
+                                                      " reader in this build yet");
+        case Format::kStream:
+        case Format::kUnknown:
+            break;
+    }
+    return Error(ErrorCode::kUnsupported,
+                 path.string() +
+                     ": not an HRRYFILE, SafeTensors, GGUF, .npy or .npz file (a Hurray stream "
+                     "converts with hurray::stream_to_file)",
+                 0);
+}
+
+}  // namespace hurray::convert
