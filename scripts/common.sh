@@ -31,6 +31,9 @@ HURRAY_GCC_RELEASE_ARGS=(
 HURRAY_LAUNCHER_ARGS=()
 if command -v ccache >/dev/null 2>&1 && [[ "${HURRAY_NO_CCACHE:-0}" != 1 ]]; then
     export CCACHE_BASEDIR="$HURRAY_ROOT"
+    # The test programs use precompiled headers (tests/CMakeLists.txt, HURRAY_TEST_PCH):
+    # ccache caches their objects only with these sloppiness settings.
+    export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
     HURRAY_LAUNCHER_ARGS=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 HURRAY_GCC_RELEASE_ARGS+=("${HURRAY_LAUNCHER_ARGS[@]}")

@@ -64,6 +64,19 @@ ErrorKind error_kind(const Error& error, Where where) noexcept;
 /// Raises `kind` with `message` (attributes `code` and `offset` are None).
 [[noreturn]] void raise_kind(ErrorKind kind, const std::string& message);
 
+/// Keeps `value` in `slot`, a strong reference the extension holds for its whole
+/// life (a callback or class registered from Python), releasing what `slot` held
+/// before, after the new reference is taken (so replacing an object by itself is
+/// safe). Needs the GIL.
+/// @code
+/// replace_kept_object(g_make_layout, make_layout);
+/// @endcode
+inline void replace_kept_object(PyObject*& slot, const py::handle& value) {
+    PyObject* old = slot;
+    slot = value.inc_ref().ptr();
+    Py_XDECREF(old);
+}
+
 /// Registers the classes: a dict from the names "FileError",
 /// "InvalidDescriptorError", "BufferError", "UnsupportedError", "StreamError",
 /// "InvalidArgumentError", "InternalError" to classes.

@@ -142,9 +142,7 @@ void set_error_classes(const py::dict& classes) {
             throw py::type_error(std::string("_set_error_classes: ") + kKindNames.at(i) +
                                  " is not an exception class");
         }
-        PyObject* old = g_classes.at(i);
-        g_classes.at(i) = cls.inc_ref().ptr();
-        Py_XDECREF(old);
+        replace_kept_object(g_classes.at(i), cls);
     }
 }
 

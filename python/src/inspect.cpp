@@ -197,10 +197,8 @@ void add_inspection(py::class_<Tensor>& cls, py::module_& m) {
     m.def(
         "_set_inspection_support",
         [](const py::object& make_layout, const py::object& make_quantization) {
-            Py_XDECREF(g_make_layout);
-            Py_XDECREF(g_make_quantization);
-            g_make_layout = make_layout.inc_ref().ptr();
-            g_make_quantization = make_quantization.inc_ref().ptr();
+            replace_kept_object(g_make_layout, make_layout);
+            replace_kept_object(g_make_quantization, make_quantization);
         },
         py::arg("make_layout"), py::arg("make_quantization"));
     cls.def_property_readonly("layout", &layout_of, "The memory layout, a hurray.Layout (name, tag, buffer_count, ...)")

@@ -682,10 +682,8 @@ void register_tensor(py::module_& m) {
     m.def(
         "_set_tensor_support",
         [](const py::object& dtype_of, const py::object& make_device) {
-            Py_XDECREF(g_dtype_of);
-            Py_XDECREF(g_make_device);
-            g_dtype_of = dtype_of.inc_ref().ptr();
-            g_make_device = make_device.inc_ref().ptr();
+            replace_kept_object(g_dtype_of, dtype_of);
+            replace_kept_object(g_make_device, make_device);
         },
         py::arg("dtype_of"), py::arg("make_device"));
 

@@ -44,6 +44,9 @@ std::atomic<uint64_t> g_generation{0};
 struct sigaction g_previous {};
 bool g_installed = false;
 std::once_flag g_install_once;
+/// The page size, read once by install(): sysconf is not async-signal-safe, so the
+/// handler never calls it.
+uintptr_t g_page_size = 4096;
 
 /// Hands the signal to whoever had it before us.
 void chain(int sig, siginfo_t* info, void* context) noexcept {
@@ -81,8 +84,7 @@ void on_sigbus(int sig, siginfo_t* info, void* context) noexcept {
             if (addr < base || addr - base >= length) {
                 continue;
             }
-            const long page_l = ::sysconf(_SC_PAGESIZE);
-            const uintptr_t page = page_l > 0 ? static_cast<uintptr_t>(page_l) : 4096U;
+            const uintptr_t page = g_page_size;
             const uintptr_t from = addr - (addr - base) % page;  // base is page-aligned
             const size_t rest = length - static_cast<size_t>(from - base);
             const int prot = s.writable.load(std::memory_order_relaxed) ? (PROT_READ | PROT_WRITE) : PROT_READ;  // NOLINT(hicpp-signed-bitwise)
@@ -108,6 +110,11 @@ void on_sigbus(int sig, siginfo_t* info, void* context) noexcept {
 }
 
 void install() noexcept {
+    // Before the handler exists: it reads g_page_size, and sigaction orders this write
+    // before any delivery of the signal to it.
+    if (const long page = ::sysconf(_SC_PAGESIZE); page > 0) {
+        g_page_size = static_cast<uintptr_t>(page);
+    }
     struct sigaction sa {};
     sa.sa_sigaction = on_sigbus;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;  // NOLINT(hicpp-signed-bitwise)
