@@ -3,18 +3,14 @@
 // around them), and convert_file().
 #include "hurray/convert/convert.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <string>
 
+#include "convert/compare.hpp"
+#include "convert/file_commit.hpp"
 #include "convert/guard.hpp"
 #include "convert/source_data.hpp"
 #include "hurray/convert/hrryfile.hpp"
+#include "hurray/convert/numpy.hpp"
 
 namespace hurray::convert {
 namespace {
@@ -40,10 +36,12 @@ Status write_format(Format format, const TensorSource& source, const std::filesy
         case Format::kHrryFile:
             return write_hrryfile(source, path, options);
         // Each writer adds its case here.
+        case Format::kNpy:
+            return write_npy(source, path, options);
+        case Format::kNpz:
+            return write_npz(source, path, options);
         case Format::kSafeTensors:
         case Format::kGguf:
-        case Format::kNpy:
-        case Format::kNpz:
             return Error(ErrorCode::kUnsupported, path.string() + ": no " +
                                                       std::string(format_name(format)) +
                                                       " writer in this build yet");
@@ -57,60 +55,6 @@ Status write_format(Format format, const TensorSource& source, const std::filesy
     }
     return Error(ErrorCode::kInvalidArgument, path.string() + ": no output format");
 }
-
-/// A name beside `path` for a file that is verified before it takes `path`'s place.
-std::filesystem::path verify_temp_path(const std::filesystem::path& path) {
-    static std::atomic<uint64_t> counter{0};
-    std::filesystem::path temp = path;
-    std::string name(1, '.');
-    name += path.filename().string();
-    name += ".verify-";
-    name += std::to_string(::getpid());
-    name += '-';
-    name += std::to_string(counter.fetch_add(1));
-    temp.replace_filename(name);
-    return temp;
-}
-
-/// fsync of the directory that holds `path` (makes a rename durable).
-Status sync_directory(const std::filesystem::path& path) {
-    std::filesystem::path dir = path.parent_path();
-    if (dir.empty()) {
-        dir = ".";
-    }
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        return Error(ErrorCode::kIoError,
-                     dir.string() + ": open to fsync: " + std::strerror(errno));
-    }
-    const int rc = ::fsync(fd);
-    const int err = errno;
-    ::close(fd);
-    if (rc != 0 && err != EINVAL) {
-        return Error(ErrorCode::kIoError, dir.string() + ": fsync: " + std::strerror(err));
-    }
-    return {};
-}
-
-/// Removes a file when it goes out of scope, unless released.
-class RemoveOnExit {
-public:
-    explicit RemoveOnExit(std::filesystem::path path) : path_(std::move(path)) {}
-    RemoveOnExit(const RemoveOnExit&) = delete;
-    RemoveOnExit& operator=(const RemoveOnExit&) = delete;
-    RemoveOnExit(RemoveOnExit&&) = delete;
-    RemoveOnExit& operator=(RemoveOnExit&&) = delete;
-    ~RemoveOnExit() {
-        if (!path_.empty()) {
-            std::error_code ec;
-            std::filesystem::remove(path_, ec);
-        }
-    }
-    void release() noexcept { path_.clear(); }
-
-private:
-    std::filesystem::path path_;
-};
 
 Result<ConvertReport> write_impl(const TensorSource& source, const std::filesystem::path& path,
                                  const ConvertOptions& options) {
@@ -141,8 +85,11 @@ Result<ConvertReport> write_impl(const TensorSource& source, const std::filesyst
     }
     // Written beside the target, verified, then renamed over it: a mismatch leaves no
     // output (and an existing file untouched).
-    const std::filesystem::path temp = verify_temp_path(path);
-    RemoveOnExit cleanup(temp);
+    HURRAY_ASSIGN_OR_RETURN(const std::filesystem::path temp_dir,
+                            detail::temp_dir_beside(path, "verify"));
+    const detail::RemoveOnExit cleanup(temp_dir);
+    const std::filesystem::path temp =
+        temp_dir / path.filename();  // same name: a .npy names its tensor so
     HURRAY_RETURN_IF_ERROR(write_format(to, *presented, temp, inner));
     {
         auto written = open_source(temp);
@@ -152,21 +99,12 @@ Result<ConvertReport> write_impl(const TensorSource& source, const std::filesyst
                 path.string() + ": verify: re-reading the output: " + written.error().message(),
                 written.error().offset());
         }
-        if (auto s = compare_sources(*presented, **written); !s) {
+        if (auto s = detail::compare_sources_impl(*presented, **written, to != Format::kNpy); !s) {
             return Error(s.error().code(), path.string() + ": verify: " + s.error().message(),
                          s.error().offset());
         }
     }
-    std::error_code ec;
-    std::filesystem::rename(temp, path, ec);
-    if (ec) {
-        return Error(ErrorCode::kIoError,
-                     "rename " + temp.string() + " to " + path.string() + ": " + ec.message());
-    }
-    cleanup.release();
-    if (options.durable) {
-        HURRAY_RETURN_IF_ERROR(sync_directory(path));
-    }
+    HURRAY_RETURN_IF_ERROR(detail::commit_file(temp, path, options.durable));
     report.verified = true;
     return report;
 }

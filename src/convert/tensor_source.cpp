@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "hurray/convert/hrryfile.hpp"
+#include "hurray/convert/numpy.hpp"
 
 namespace hurray::convert {
 
@@ -71,10 +72,12 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
         // Each reader adds its case here.
         case Format::kHrryFile:
             return open_hrryfile(path, options);
+        case Format::kNpy:
+            return open_npy(path, options);
+        case Format::kNpz:
+            return open_npz(path, options);
         case Format::kSafeTensors:
         case Format::kGguf:
-        case Format::kNpy:
-        case Format::kNpz:
             return Error(ErrorCode::kUnsupported, path.string() + ": no " +
                                                       std::string(format_name(format)) +
                                                       " reader in this build yet");
