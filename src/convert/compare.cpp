@@ -49,7 +49,7 @@ std::string bytes_text(std::span<const uint8_t> b) {
 }
 
 Error mismatch(const std::string& name, const std::string& what) {
-    return Error(ErrorCode::kInvalidData, "tensor '" + name + "': " + what);
+    return {ErrorCode::kInvalidData, "tensor '" + name + "': " + what};
 }
 
 /// The value of the element at flat index `index` of a plain dense tensor, as text.

@@ -16,7 +16,7 @@ namespace {
 
 /// The error of a FileWriter call for tensor `name`, named.
 Error tensor_error(const Error& e, const std::string& name) {
-    return Error(e.code(), "tensor '" + name + "': " + e.message(), e.offset());
+    return {e.code(), "tensor '" + name + "': " + e.message(), e.offset()};
 }
 
 Status write_hrryfile_impl(const TensorSource& source, const std::filesystem::path& path,

@@ -15,35 +15,32 @@
 namespace hurray::convert::detail {
 namespace {
 
-/// Composites nest at most this deep here (the spec's own limit is lower).
-constexpr int kMaxDepth = 64;
-
 Error named(const SourceTensor& t, const Error& e) {
-    return Error(e.code(), "tensor '" + t.name + "': " + e.message(), e.offset());
+    return {e.code(), "tensor '" + t.name + "': " + e.message(), e.offset()};
 }
 
-Result<size_t> extent_at(const TensorSource& source, size_t head, int depth) {
-    const SourceTensor& t = source.tensor(head);
-    const auto* comp = std::get_if<CompositeLayout>(&t.descriptor.layout);
-    if (comp == nullptr) {
-        return size_t{1};
-    }
-    if (depth > kMaxDepth) {
-        return Error(ErrorCode::kNestingTooDeep,
-                     "tensor '" + t.name + "': composites nested too deep");
-    }
-    size_t next = head + 1;
-    for (uint32_t m = 0; m < comp->member_count; ++m) {
-        if (next >= source.tensor_count()) {
-            return Error(ErrorCode::kInvalidComposite,
-                         "tensor '" + t.name + "': composite head of " +
-                             std::to_string(comp->member_count) +
-                             " members, the source ends after " + std::to_string(m));
+/// The tensors a composite spans, counted without recursion: each tensor visited uses
+/// one of the slots still open and opens one per member it declares.
+Result<size_t> extent_of(const TensorSource& source, size_t head) {
+    uint64_t open = 1;
+    size_t pos = head;
+    while (open > 0) {
+        if (pos >= source.tensor_count()) {
+            return Error(
+                ErrorCode::kInvalidComposite,
+                "tensor '" + source.tensor(head).name + "': composite head of " +
+                    std::to_string(std::get<CompositeLayout>(source.tensor(head).descriptor.layout)
+                                       .member_count) +
+                    " members, the source ends before its last member");
         }
-        HURRAY_ASSIGN_OR_RETURN(const size_t n, extent_at(source, next, depth + 1));
-        next += n;
+        --open;
+        if (const auto* comp =
+                std::get_if<CompositeLayout>(&source.tensor(pos).descriptor.layout)) {
+            open += comp->member_count;
+        }
+        ++pos;
     }
-    return next - head;
+    return pos - head;
 }
 
 /// A member's bytes and view, kept alive together.
@@ -108,7 +105,10 @@ bool is_plain_dense(const TensorDescriptor& d) noexcept {
 }
 
 Result<size_t> composite_extent(const TensorSource& source, size_t head) {
-    return extent_at(source, head, 0);
+    if (!is_composite_head(source.tensor(head).descriptor)) {
+        return size_t{1};
+    }
+    return extent_of(source, head);
 }
 
 Result<std::vector<uint8_t>> materialize_dense(const TensorSource& source, size_t i) {

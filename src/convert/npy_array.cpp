@@ -9,19 +9,22 @@
 
 #include "core/checked_math.hpp"
 #include "hurray/core/builder.hpp"
+#include "hurray/core/element_convert.hpp"
 
 namespace hurray::convert::detail {
 namespace {
 
+using hurray::detail::mul_u64;
+
 Error range_error(const std::string& name, uint64_t offset, size_t n, uint64_t size) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "tensor '" + name + "': bytes [" + std::to_string(offset) + ", +" +
-                     std::to_string(n) + ") are outside its " + std::to_string(size) + " bytes");
+    return {ErrorCode::kInvalidArgument, "tensor '" + name + "': bytes [" + std::to_string(offset) +
+                                             ", +" + std::to_string(n) + ") are outside its " +
+                                             std::to_string(size) + " bytes"};
 }
 
 /// An error of the raw reader, named after the array.
 Error named(const NpyArray& a, const Error& e) {
-    return Error(e.code(), a.what + ": " + e.message(), e.offset());
+    return {e.code(), a.what + ": " + e.message(), e.offset()};
 }
 
 }  // namespace
@@ -119,7 +122,29 @@ Result<NpyEncoder> NpyEncoder::make(const TensorSource& source, size_t i) {
         return Error(ErrorCode::kUnsupported,
                      what + " has layout " + std::string(layout_name(d.layout_tag())) + hint);
     }
-    HURRAY_ASSIGN_OR_RETURN(const std::string descr, npy_descr_of(d.element_type, what));
+    ElementType written = d.element_type;
+    switch (d.element_type) {  // no NumPy dtype: widened exactly
+        case ElementType::kBFloat16:
+        case ElementType::kFloat8E4M3:
+        case ElementType::kFloat8E5M2:
+        case ElementType::kFloat8E8M0:
+        case ElementType::kFloat4E2M1:
+        case ElementType::kFloat6E2M3:
+        case ElementType::kFloat6E3M2:
+            written = ElementType::kFloat32;
+            break;
+        case ElementType::kInt4:
+        case ElementType::kInt2:
+            written = ElementType::kInt8;
+            break;
+        case ElementType::kUInt4:
+        case ElementType::kUInt2:
+            written = ElementType::kUInt8;
+            break;
+        default:
+            break;
+    }
+    HURRAY_ASSIGN_OR_RETURN(const std::string descr, npy_descr_of(written, what));
     auto count = element_count(d.shape);
     if (!count) {
         return Error(count.error().code(), what + ": " + count.error().message());
@@ -136,7 +161,17 @@ Result<NpyEncoder> NpyEncoder::make(const TensorSource& source, size_t i) {
     NpyEncoder e(source, i);
     e.count_ = *count;
     e.unpack_bool_ = d.element_type == ElementType::kBool;
-    e.data_bytes_ = e.unpack_bool_ ? *count : *stored;
+    e.stored_ = d.element_type;
+    e.written_ = written;
+    if (written != d.element_type) {
+        auto widened = mul_u64(*count, written == ElementType::kFloat32 ? 4 : 1);
+        if (!widened) {
+            return Error(ErrorCode::kSizeOverflow, what + ": widened data overflows 64 bits");
+        }
+        e.data_bytes_ = *widened;
+    } else {
+        e.data_bytes_ = e.unpack_bool_ ? *count : *stored;
+    }
     e.header_ = format_npy_header(descr, col && d.shape.size() >= 2, d.shape);
     return e;
 }
@@ -156,6 +191,9 @@ Status NpyEncoder::read(uint64_t pos, std::span<uint8_t> out) const {
     if (dpos > data_bytes_ || rest.size() > data_bytes_ - dpos) {
         return Error(ErrorCode::kInvalidArgument, "npy bytes past the end");
     }
+    if (written_ != stored_) {
+        return read_widened(dpos, rest);
+    }
     if (!unpack_bool_) {
         return source_->read(index_, 0, dpos, rest);
     }
@@ -172,8 +210,35 @@ Status NpyEncoder::read(uint64_t pos, std::span<uint8_t> out) const {
     return {};
 }
 
+Status NpyEncoder::read_widened(uint64_t dpos, std::span<uint8_t> out) const {
+    const uint64_t width = written_ == ElementType::kFloat32 ? 4 : 1;
+    const uint32_t bits = bit_width(stored_);
+    // Whole groups of 8 source elements start and end on byte boundaries for any width.
+    const uint64_t first = dpos / width / 8 * 8;
+    const uint64_t last = std::min(count_, ((dpos + out.size() + width - 1) / width + 7) / 8 * 8);
+    const uint64_t byte0 = first * bits / 8;
+    const uint64_t byte1 =
+        std::min(source_->tensor(index_).descriptor.buffers[0].byte_size, (last * bits + 7) / 8);
+    std::vector<uint8_t> packed(static_cast<size_t>(byte1 - byte0));
+    HURRAY_RETURN_IF_ERROR(source_->read(index_, 0, byte0, packed));
+    std::vector<uint8_t> wide(static_cast<size_t>((last - first) * width));
+    for (uint64_t e = first; e < last; ++e) {
+        HURRAY_ASSIGN_OR_RETURN(const double v, element_as_double(stored_, packed, e - first));
+        uint8_t* at = wide.data() + (e - first) * width;
+        if (width == 4) {
+            const auto f = static_cast<float>(v);  // exact: every value of these types is a float32
+            std::memcpy(at, &f, 4);
+        } else {
+            *at = written_ == ElementType::kUInt8 ? static_cast<uint8_t>(v)
+                                                  : static_cast<uint8_t>(static_cast<int8_t>(v));
+        }
+    }
+    std::memcpy(out.data(), wide.data() + (dpos - first * width), out.size());
+    return {};
+}
+
 std::optional<std::span<const uint8_t>> NpyEncoder::data_view() const {
-    if (unpack_bool_) {
+    if (unpack_bool_ || written_ != stored_) {
         return std::nullopt;
     }
     return source_->view(index_, 0);

@@ -68,8 +68,9 @@ private:
 /// The .npy bytes of tensor `i` of a source: header, then data.
 class NpyEncoder {
 public:
-    /// Checks that the tensor is dense row- or column-major data of a NumPy dtype (errors
-    /// name the tensor and say what to do) and builds its header.
+    /// Checks that the tensor is dense row- or column-major data (errors name the tensor
+    /// and say what to do) and builds its header. Types NumPy lacks are widened exactly:
+    /// bfloat16 and the 8/6/4-bit floats to float32, int4/int2 to int8, uint4/uint2 to uint8.
     static Result<NpyEncoder> make(const TensorSource& source, size_t i);
     /// Total bytes of the .npy.
     [[nodiscard]] uint64_t size() const noexcept { return header_.size() + data_bytes_; }
@@ -84,9 +85,14 @@ public:
 
 private:
     NpyEncoder(const TensorSource& source, size_t i) : source_(&source), index_(i) {}
+    /// Fills `out` with data bytes from `dpos`, widening each element (see make()).
+    [[nodiscard]] Status read_widened(uint64_t dpos, std::span<uint8_t> out) const;
+
     const TensorSource* source_;
     size_t index_;
     bool unpack_bool_ = false;
+    ElementType stored_ = ElementType::kFloat32;  ///< The source's element type.
+    ElementType written_ = ElementType::kFloat32; ///< The NumPy dtype's (differs when widened).
     uint64_t count_ = 0;
     uint64_t data_bytes_ = 0;
     std::vector<uint8_t> header_;

@@ -45,10 +45,10 @@ public:
 private:
     static constexpr int kMaxDepth = 16;
 
-    Error fail(const std::string& why) const {
-        return Error(ErrorCode::kInvalidDocument,
-                     what_ + ": header: " + why + " at byte " + std::to_string(base_ + pos_),
-                     base_ + pos_);
+    [[nodiscard]] Error fail(const std::string& why) const {
+        return {ErrorCode::kInvalidDocument,
+                what_ + ": header: " + why + " at byte " + std::to_string(base_ + pos_),
+                base_ + pos_};
     }
 
     void skip_space() {
@@ -75,6 +75,7 @@ private:
         return false;
     }
 
+    // NOLINTNEXTLINE(misc-no-recursion): bounded by kMaxDepth
     Result<PyValue> value(int depth) {
         if (depth > kMaxDepth) {
             return fail("literal nested too deep");
@@ -224,8 +225,8 @@ Result<uint64_t> npy_data_offset(std::span<const uint8_t> prefix, const std::str
 
 Result<NpyDtype> parse_npy_descr(std::string_view descr, const std::string& what) {
     auto refuse = [&](const std::string& kind) -> Error {
-        return Error(ErrorCode::kUnsupported, what + ": dtype " + quoted(descr) + " (" + kind +
-                                                  ") has no Hurray element type");
+        return {ErrorCode::kUnsupported,
+                what + ": dtype " + quoted(descr) + " (" + kind + ") has no Hurray element type"};
     };
     if (descr.size() < 2) {
         return Error(ErrorCode::kInvalidDocument,
@@ -397,17 +398,13 @@ Result<NpyHeader> parse_npy_header(std::span<const uint8_t> bytes, const std::st
                                : key == "fortran_order" ? &fortran
                                : key == "shape"         ? &shape
                                                         : nullptr;
-        if (slot == nullptr) {
-            return Error(ErrorCode::kInvalidDocument,
-                         what + ": header: unexpected key '" + key + "' at byte " +
-                             std::to_string(dict.items[k].offset),
-                         dict.items[k].offset);
-        }
-        if (*slot != nullptr) {
-            return Error(ErrorCode::kInvalidDocument,
-                         what + ": header: key '" + key + "' twice, at byte " +
-                             std::to_string(dict.items[k].offset),
-                         dict.items[k].offset);
+        if (slot == nullptr || *slot != nullptr) {
+            std::string msg = what;
+            msg += slot == nullptr ? ": header: unexpected key '" : ": header: key '";
+            msg += key;
+            msg += slot == nullptr ? "' at byte " : "' twice, at byte ";
+            msg += std::to_string(dict.items[k].offset);
+            return Error(ErrorCode::kInvalidDocument, std::move(msg), dict.items[k].offset);
         }
         *slot = v;
     }

@@ -322,6 +322,30 @@ TEST(NumpyWrite, NpzAndNpyAreReadByNumpy) {
     }
 }
 
+TEST(NumpyWrite, TypesNumpyLacksAreWidenedExactly) {
+    REQUIRE_NUMPY();
+    TempDir dir;
+    // u2 codes 0,1,2,3,3,2,1,0,1 packed 4 per byte, LSB first.
+    std::vector<MemTensor> t = {
+        {"bf", *make_dense(ElementType::kBFloat16, {3}), {{0x80, 0x3F, 0x00, 0xC0, 0x00, 0x3F}}},
+        {"i4", *make_dense(ElementType::kInt4, {5}), {{0x78, 0xF0, 0x03}}},
+        {"u2", *make_dense(ElementType::kUInt2, {9}), {{0xE4, 0x1B, 0x01}}},
+    };
+    for (const bool views : {false, true}) {
+        MemorySource mem(t, views);
+        ConvertOptions opt;
+        opt.chunk_bytes = 3;
+        ASSERT_TRUE(write_npz(mem, dir.file("w.npz"), opt).ok());
+        auto [rc, out] = run_script("numpy_check.py", "widened_npz " + dir.file("w.npz"), dir);
+        EXPECT_EQ(rc, 0) << out;
+        auto back = open_npz(dir.file("w.npz"));
+        ASSERT_TRUE(back.ok());
+        EXPECT_EQ((*back)->tensor(0).descriptor.element_type, ElementType::kFloat32);
+        EXPECT_EQ((*back)->tensor(1).descriptor.element_type, ElementType::kInt8);
+        EXPECT_TRUE(compare_sources(mem, **back).ok());  // same values, compared as float32
+    }
+}
+
 TEST(NumpyWrite, RefusalsNameTheTensorOrCount) {
     TempDir dir;
     MemorySource two(test::model_tensors(), true);
@@ -336,11 +360,13 @@ TEST(NumpyWrite, RefusalsNameTheTensorOrCount) {
     EXPECT_NE(z.error().message().find("quant.q4"), std::string::npos) << z.error().message();
     EXPECT_NE(z.error().message().find("--dequantize"), std::string::npos) << z.error().message();
     EXPECT_EQ(dir.list(), std::vector<std::string>{});
-    // bfloat16 has no NumPy dtype.
-    MemorySource bf({{"b", *make_dense(ElementType::kBFloat16, {2}), {{0, 0, 0, 0}}}});
-    auto b = write_npy(bf, dir.file("b.npy"));
+    // A strided tensor needs densifying.
+    auto strided = *make_dense(ElementType::kFloat32, {2});
+    strided.layout = StridedLayout{{1}};
+    MemorySource st({{"s", strided, {{0, 0, 0, 0, 0, 0, 0, 0}}}});
+    auto b = write_npy(st, dir.file("s.npy"));
     ASSERT_FALSE(b.ok());
-    EXPECT_NE(b.error().message().find("bfloat16"), std::string::npos) << b.error().message();
+    EXPECT_NE(b.error().message().find("tensor 's'"), std::string::npos) << b.error().message();
     // With dequantization through write(), the model goes to .npz.
     ConvertOptions opt;
     opt.dequantize = true;

@@ -50,6 +50,11 @@ elif kind == "fortran_npy":
     if not a.flags.f_contiguous or a.flags.c_contiguous:
         sys.exit("not written in Fortran order")
     same("fortran", a, np.asfortranarray((np.arange(24, dtype=np.float32) - 3).reshape(2, 3, 4)))
+elif kind == "widened_npz":
+    with np.load(path) as z:
+        same("bf", z["bf"], np.array([1.0, -2.0, 0.5], dtype=np.float32))
+        same("i4", z["i4"], np.array([-8, 7, 0, -1, 3], dtype=np.int8))
+        same("u2", z["u2"], np.array([0, 1, 2, 3, 3, 2, 1, 0, 1], dtype=np.uint8))
 elif kind.startswith("roundtrip_npz:"):
     original = kind.split(":", 1)[1]
     with np.load(path) as z, np.load(original) as o:
