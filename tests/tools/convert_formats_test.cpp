@@ -66,6 +66,16 @@ TEST(ConvertFormats, NpyToHrryFileWithVerify) {
     ASSERT_GE(zb.size(), 4U);
     EXPECT_EQ(zb[0], 'P');
     EXPECT_EQ(zb[1], 'K');
+    // `ls` reads NumPy files directly.
+    const Ran ls = run_cli({"ls", dir.file("w.npy")});
+    ASSERT_EQ(ls.rc, 0) << ls.err;
+    EXPECT_NE(ls.out.find("w     float32  [2, 3]  row_major  -                24"),
+              std::string::npos)
+        << ls.out;
+    const Ran lsz = run_cli({"ls", "--json", dir.file("w.data")});
+    ASSERT_EQ(lsz.rc, 0) << lsz.err;
+    EXPECT_NE(lsz.out.find("\"kind\": \"npz\""), std::string::npos) << lsz.out;
+    EXPECT_NE(lsz.out.find("\"name\": \"w\""), std::string::npos) << lsz.out;
     // The .npz (detected from its bytes, whatever its name) converts back.
     const Ran again = run_cli({"convert", dir.file("w.data"), dir.file("again.hrry"), "--verify"});
     ASSERT_EQ(again.rc, 0) << again.err;
@@ -120,6 +130,9 @@ TEST(ConvertFormats, BadInputsExitOneNamingTheFieldAndWriteNothing) {
     const Ran badr = run_cli({"convert", dir.file("bad.npy"), dir.file("o.hrry")});
     EXPECT_EQ(badr.rc, 1);
     EXPECT_NE(badr.err.find("'<U3'"), std::string::npos) << badr.err;
+    const Ran badls = run_cli({"ls", dir.file("bad.npy")});
+    EXPECT_EQ(badls.rc, 1);
+    EXPECT_NE(badls.err.find("'<U3'"), std::string::npos) << badls.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("o.hrry")));
     EXPECT_EQ(entries(dir), 2U) << "no output, no temporary file";
     // Writers that are not in this build, or two tensors into one .npy.

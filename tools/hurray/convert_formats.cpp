@@ -132,7 +132,33 @@ int run_format_convert(const FormatConvertRequest& r, const Console& console) {
     return kExitOk;
 }
 
+std::optional<Result<ForeignListing>> list_foreign(const std::string& path) {
+    const hc::Format f = detected(path);
+    if (!foreign(f)) {
+        return std::nullopt;
+    }
+    auto src = hc::open_source(path);
+    if (!src) {
+        if (src.error().code() == ErrorCode::kUnsupported &&
+            src.error().message().find("reader in this build") != std::string::npos) {
+            return std::nullopt;  // no reader for it: reported as not a Hurray file
+        }
+        return Result<ForeignListing>(src.error());
+    }
+    ForeignListing listing;
+    listing.format = std::string(hc::format_name(f));
+    for (size_t i = 0; i < (*src)->tensor_count(); ++i) {
+        listing.tensors.emplace_back((*src)->tensor(i).name, (*src)->tensor(i).descriptor);
+    }
+    listing.kv = (*src)->kv();
+    return Result<ForeignListing>(std::move(listing));
+}
+
 #else  // built without hurray::convert
+
+std::optional<Result<ForeignListing>> list_foreign(const std::string& /*path*/) {
+    return std::nullopt;
+}
 
 bool uses_converter(const FormatConvertRequest& r) {
     return r.dequantize || !r.dtype.empty() || r.verify ||

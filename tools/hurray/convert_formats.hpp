@@ -5,9 +5,15 @@
 /// HRRYFILE with --dequantize / --verify). Kept apart from cmd_convert.cpp: the
 /// hurray::convert headers cannot share a translation unit with <hurray/io/file_reader.hpp>
 /// (its float_types.hpp declares functions named hurray::convert).
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hurray/cli.hpp"
+#include "hurray/core/result.hpp"
+#include "hurray/core/tensor_descriptor.hpp"
+#include "hurray/io/kv_metadata.hpp"
 
 namespace hurray::cli {
 
@@ -29,5 +35,18 @@ bool uses_converter(const FormatConvertRequest& request);
 /// Runs the conversion; returns the exit status (errors and usage problems reported on
 /// console.err, a progress bar when console.err is a terminal).
 int run_format_convert(const FormatConvertRequest& request, const Console& console);
+
+/// The tensors and metadata of a file that hurray::convert reads (SafeTensors, GGUF,
+/// .npy, .npz), in Hurray's terms, for `hurray ls`.
+struct ForeignListing {
+    std::string format;  ///< its format's name ("npy", "npz", ...)
+    std::vector<std::pair<std::string, TensorDescriptor>> tensors;  ///< name, descriptor
+    KvMetadata kv;                                                  ///< its metadata
+};
+
+/// Lists `path` through hurray::convert::open_source when it is a SafeTensors, GGUF, .npy
+/// or .npz file whose reader is in this build; nullopt otherwise (HRRYFILE, stream, '-',
+/// anything else: the caller's own path reports it).
+std::optional<Result<ForeignListing>> list_foreign(const std::string& path);
 
 }  // namespace hurray::cli
