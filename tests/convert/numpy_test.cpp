@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -344,6 +345,32 @@ TEST(NumpyWrite, TypesNumpyLacksAreWidenedExactly) {
         EXPECT_EQ((*back)->tensor(1).descriptor.element_type, ElementType::kInt8);
         EXPECT_TRUE(compare_sources(mem, **back).ok());  // same values, compared as float32
     }
+}
+
+TEST(NumpyWrite, MoreThan65535MembersUseZip64) {
+    REQUIRE_NUMPY();
+    TempDir dir;
+    std::vector<MemTensor> many;
+    many.reserve(70000);
+    for (size_t k = 0; k < 70000; ++k) {
+        std::string name(1, 't');
+        name += std::to_string(k);
+        many.push_back({name, *make_dense(ElementType::kInt8, {1}), {{static_cast<uint8_t>(k % 128)}}});
+    }
+    MemorySource mem(std::move(many), true);
+    ConvertOptions opt;
+    opt.durable = false;
+    ASSERT_TRUE(write_npz(mem, dir.file("many.npz"), opt).ok());
+    const auto bytes = file_bytes(dir.file("many.npz"));
+    const std::string zip64_end("PK\x06\x06", 4);  // zip64 end of central directory record
+    EXPECT_NE(std::search(bytes.begin(), bytes.end(), zip64_end.begin(), zip64_end.end()), bytes.end());
+    auto back = open_npz(dir.file("many.npz"));
+    ASSERT_TRUE(back.ok()) << back.error().to_string();
+    ASSERT_EQ((*back)->tensor_count(), 70000U);
+    EXPECT_EQ((*back)->tensor(65536).name, "t65536");
+    EXPECT_EQ(test::read_all(**back, 69999, 0), std::vector<uint8_t>{69999 % 128});
+    auto [rc, out] = run_script("numpy_check.py", "many_npz " + dir.file("many.npz"), dir);
+    EXPECT_EQ(rc, 0) << out;
 }
 
 TEST(NumpyWrite, RefusalsNameTheTensorOrCount) {

@@ -55,6 +55,12 @@ elif kind == "widened_npz":
         same("bf", z["bf"], np.array([1.0, -2.0, 0.5], dtype=np.float32))
         same("i4", z["i4"], np.array([-8, 7, 0, -1, 3], dtype=np.int8))
         same("u2", z["u2"], np.array([0, 1, 2, 3, 3, 2, 1, 0, 1], dtype=np.uint8))
+elif kind == "many_npz":
+    with np.load(path) as z:
+        if len(z.files) != 70000:
+            sys.exit(f"{len(z.files)} members")
+        for k in [0, 1, 65535, 65536, 69999]:
+            same(f"t{k}", z[f"t{k}"], np.array([k % 128], dtype=np.int8))
 elif kind.startswith("roundtrip_npz:"):
     original = kind.split(":", 1)[1]
     with np.load(path) as z, np.load(original) as o:
