@@ -8,6 +8,9 @@
 #include <string>
 #include <system_error>
 
+#include "hurray/convert/hrryfile.hpp"
+#include "hurray/convert/numpy.hpp"
+
 namespace hurray::convert {
 
 TensorSource::~TensorSource() = default;
@@ -58,7 +61,7 @@ Result<Head> read_head(const std::filesystem::path& path) {
 }  // namespace
 
 Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& path,
-                                                  const SourceOptions& /*options*/) {
+                                                  const SourceOptions& options) {
     auto head = read_head(path);
     if (!head) {
         return head.error();
@@ -68,10 +71,13 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
     switch (format) {
         // Each reader adds its case here.
         case Format::kHrryFile:
+            return open_hrryfile(path, options);
+        case Format::kNpy:
+            return open_npy(path, options);
+        case Format::kNpz:
+            return open_npz(path, options);
         case Format::kSafeTensors:
         case Format::kGguf:
-        case Format::kNpy:
-        case Format::kNpz:
             return Error(ErrorCode::kUnsupported, path.string() + ": no " +
                                                       std::string(format_name(format)) +
                                                       " reader in this build yet");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hurray/commands.hpp"
+#include "hurray/convert_formats.hpp"
 #include "hurray/input.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_writer.hpp"
@@ -34,6 +35,9 @@ struct ConvertOptions {
     std::vector<std::string> names;
     std::string names_from;
     std::string kv_from;
+    bool dequantize = false;
+    std::string dtype;
+    bool verify = false;
 };
 
 /// Largest piece of tensor data handed to a writer at once.
@@ -197,6 +201,22 @@ int fail(const Console& console, const ConvertOptions& o, const std::string& mes
 }
 
 int run_convert(const ConvertOptions& o, const Console& console) {
+    const FormatConvertRequest request{o.in, o.out, o.to, o.dequantize, o.dtype, o.verify};
+    if (uses_converter(request)) {
+        if (o.alignment || o.sorted_index || o.write_order || !o.names.empty() || !o.names_from.empty() ||
+            !o.kv_from.empty()) {
+            return usage(console,
+                         "--alignment, --sorted-index, --write-order, --names, --names-from and --kv-from apply to "
+                         "HRRYFILE and stream conversions only (not with SafeTensors, GGUF or NumPy files, "
+                         "--dequantize, --dtype or --verify)");
+        }
+        return run_format_convert(request, console);
+    }
+    if (o.to == "hrryfile") {
+        ConvertOptions as_file = o;
+        as_file.to = "file";
+        return run_convert(as_file, console);
+    }
     if (o.sorted_index && o.write_order) {
         return usage(console, "--sorted-index and --write-order exclude each other");
     }
@@ -324,11 +344,16 @@ int run_convert(const ConvertOptions& o, const Console& console) {
 void add_convert(CLI::App& app, const Console& console, int* status) {
     auto opts = std::make_shared<ConvertOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "convert", "Re-pack an HRRYFILE or a stream through the library's reader and writer, streaming in "
-                   "bounded memory: file -> file (alignment, index order), file -> stream, stream -> file, "
-                   "stream -> stream. Every tensor, KV entry and composite is kept (a stream holds no names "
-                   "and no KV). Output files are replaced atomically.");
-    cmd->add_option("input", opts->in, "HRRYFILE or stream ('-': standard input)")->required();
+        "convert", "Convert tensor files, streaming in bounded memory. HRRYFILE and streams: re-packed through "
+                   "the library's reader and writer: file -> file (alignment, index order), file -> stream, "
+                   "stream -> file, stream -> stream; every tensor, KV entry and composite is kept (a stream "
+                   "holds no names and no KV). SafeTensors, GGUF, NumPy .npy and .npz: read (the input's kind "
+                   "is detected from its bytes) and written (the output's kind from --to or its extension: "
+                   ".hrry, .safetensors, .gguf, .npy, .npz) through hurray::convert (docs/convert.md). Output "
+                   "files are replaced atomically; a failure leaves none.");
+    cmd->add_option("input", opts->in,
+                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+        ->required();
     cmd->add_option("output", opts->out, "output path ('-': standard output)")->required();
     cmd->add_option("--alignment", opts->alignment,
                     "data_buffer_alignment of the output file: a power of two in 4096 .. 2097152 "
@@ -337,8 +362,18 @@ void add_convert(CLI::App& app, const Console& console, int* status) {
     cmd->add_flag("--write-order", opts->write_order,
                   "keep the output file's index in write order (default: as the input)");
     cmd->add_option("--to", opts->to,
-                    "output kind (default: a file, except a file input written to '-', which becomes a stream)")
-        ->check(CLI::IsMember({"file", "stream"}));
+                    "output kind: file (= hrryfile), stream, safetensors, gguf, npy, npz (default: from the "
+                    "output's extension; otherwise a file, except a file input written to '-', which becomes "
+                    "a stream)")
+        ->check(CLI::IsMember({"file", "hrryfile", "stream", "safetensors", "gguf", "npy", "npz"}));
+    cmd->add_flag("--dequantize", opts->dequantize,
+                  "write quantized, sparse and composite tensors as dense ones (float32 unless --dtype; "
+                  "needed for SafeTensors and NumPy outputs of such tensors)");
+    cmd->add_option("--dtype", opts->dtype, "element type of dequantized tensors (implies --dequantize)")
+        ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
+    cmd->add_flag("--verify", opts->verify,
+                  "re-read the output and compare every tensor's values with the input's before replacing "
+                  "the output; the first difference is the error");
     cmd->add_option("--names", opts->names,
                     "names of a stream's tensors in the output file, comma-separated (default: tensor_0, "
                     "tensor_1, ...)")
@@ -347,7 +382,8 @@ void add_convert(CLI::App& app, const Console& console, int* status) {
                     "name a stream's tensors after the tensors of this HRRYFILE, in its write order (the order "
                     "'convert FILE -' streams them)");
     cmd->add_option("--kv-from", opts->kv_from, "copy the KV metadata of this HRRYFILE into the output file");
-    cmd->footer("Exit status: 0 converted, 1 invalid input or output not written, 2 usage error.");
+    cmd->footer("Exit status: 0 converted, 1 invalid input or output not written (the message names the "
+                "tensor or field), 2 usage error.");
     cmd->callback([&console, status, opts] { *status = run_convert(*opts, console); });
 }
 

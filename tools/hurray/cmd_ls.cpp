@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hurray/commands.hpp"
+#include "hurray/convert_formats.hpp"
 #include "hurray/input.hpp"
 #include "hurray/json_out.hpp"
 #include "hurray/listing.hpp"
@@ -45,7 +46,41 @@ void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
     }
 }
 
+/// `ls` of a SafeTensors, GGUF, .npy or .npz file, read through hurray::convert.
+int run_ls_foreign(const LsOptions& o, const Result<ForeignListing>& listed, const Console& console) {
+    if (!listed) {
+        console.err << "hurray ls: " << listed.error().to_string() << '\n';
+        return kExitInvalid;
+    }
+    std::vector<ListedTensor> tensors;
+    for (const auto& [name, descriptor] : listed->tensors) {
+        tensors.push_back(ListedTensor{name, descriptor, {}});
+    }
+    if (!o.json) {
+        print_table(tensors, console.out);
+        return kExitOk;
+    }
+    nlohmann::ordered_json j;
+    j["kind"] = listed->format;
+    j["kv"] = kv_json(listed->kv);
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& t : tensors) {
+        nlohmann::ordered_json one;
+        one["name"] = t.name;
+        one["descriptor"] = descriptor_json(t.descriptor);
+        list.push_back(std::move(one));
+    }
+    j["tensors"] = std::move(list);
+    console.out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    return kExitOk;
+}
+
 int run_ls(const LsOptions& o, const Console& console) {
+    if (o.path != "-") {
+        if (auto foreign = list_foreign(o.path)) {
+            return run_ls_foreign(o, *foreign, console);
+        }
+    }
     auto in = open_input_or_report(o.path, console, "ls");
     if (!in) {
         return kExitInvalid;
@@ -97,9 +132,12 @@ int run_ls(const LsOptions& o, const Console& console) {
 void add_ls(CLI::App& app, const Console& console, int* status) {
     auto opts = std::make_shared<LsOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "ls", "List the tensors of an HRRYFILE (index order) or a stream (stream order): name, element type, "
+        "ls", "List the tensors of an HRRYFILE (index order), a stream (stream order), or a SafeTensors, GGUF, "
+              ".npy or .npz file (read through hurray::convert, as it would be converted): name, element type, "
               "shape, layout, quantization scheme, data bytes. Dynamic dimensions print as '?'.");
-    cmd->add_option("input", opts->path, "HRRYFILE or stream ('-': standard input)")->required();
+    cmd->add_option("input", opts->path,
+                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+        ->required();
     cmd->add_flag("--json", opts->json,
                   "print one JSON object: kind, container_version, flags, data_buffer_alignment, kv, tensors "
                   "(streams: kind and tensors only, named tensor_0, tensor_1, ...)");
