@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include "hurray/convert/safetensors.hpp"
+
 namespace hurray::convert {
 
 TensorSource::~TensorSource() = default;
@@ -58,7 +60,7 @@ Result<Head> read_head(const std::filesystem::path& path) {
 }  // namespace
 
 Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& path,
-                                                  const SourceOptions& /*options*/) {
+                                                  const SourceOptions& options) {
     auto head = read_head(path);
     if (!head) {
         return head.error();
@@ -67,8 +69,9 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
         detect_format(std::span<const uint8_t>(head->bytes.data(), head->size), head->file_size);
     switch (format) {
         // Each reader adds its case here.
-        case Format::kHrryFile:
         case Format::kSafeTensors:
+            return open_safetensors(path, options);
+        case Format::kHrryFile:
         case Format::kGguf:
         case Format::kNpy:
         case Format::kNpz:
