@@ -12,21 +12,6 @@
 
 namespace hurray::convert {
 
-TensorSource::~TensorSource() = default;
-
-std::optional<std::span<const uint8_t>> TensorSource::view(size_t /*i*/, size_t /*buffer*/) const {
-    return std::nullopt;
-}
-
-std::optional<size_t> TensorSource::find(std::string_view name) const {
-    for (size_t i = 0; i < tensor_count(); ++i) {
-        if (tensor(i).name == name) {
-            return i;
-        }
-    }
-    return std::nullopt;
-}
-
 namespace {
 
 /// The first bytes of `path` and its size.
