@@ -259,8 +259,8 @@ Status write_file(const TensorSource& source, const std::filesystem::path& path,
         !s) {
         return s;
     }
-    // The chunk: options.chunk_bytes (at least 4 KiB), never more than the largest tensor.
-    const uint64_t chunk_bytes = std::max<uint64_t>(options.chunk_bytes, 4096);
+    // The chunk: options.chunk_bytes (0 taken as 1), never more than the largest tensor.
+    const uint64_t chunk_bytes = std::max<uint64_t>(options.chunk_bytes, 1);
     std::vector<uint8_t> chunk(
         static_cast<size_t>(std::min(chunk_bytes, std::max<uint64_t>(largest, 1))));
     std::vector<uint8_t> unpacked;
