@@ -8,9 +8,25 @@
 #include <string>
 #include <system_error>
 
+#include "hurray/convert/hrryfile.hpp"
 #include "hurray/convert/safetensors.hpp"
 
 namespace hurray::convert {
+
+TensorSource::~TensorSource() = default;
+
+std::optional<std::span<const uint8_t>> TensorSource::view(size_t /*i*/, size_t /*buffer*/) const {
+    return std::nullopt;
+}
+
+std::optional<size_t> TensorSource::find(std::string_view name) const {
+    for (size_t i = 0; i < tensor_count(); ++i) {
+        if (tensor(i).name == name) {
+            return i;
+        }
+    }
+    return std::nullopt;
+}
 
 namespace {
 
@@ -54,9 +70,10 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
         detect_format(std::span<const uint8_t>(head->bytes.data(), head->size), head->file_size);
     switch (format) {
         // Each reader adds its case here.
+        case Format::kHrryFile:
+            return open_hrryfile(path, options);
         case Format::kSafeTensors:
             return open_safetensors(path, options);
-        case Format::kHrryFile:
         case Format::kGguf:
         case Format::kNpy:
         case Format::kNpz:

@@ -12,7 +12,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <string_view>
 
 #include "hurray/convert/export.hpp"
 #include "hurray/convert/format.hpp"
@@ -56,11 +55,7 @@ struct HURRAY_CONVERT_EXPORT SourceOptions {
 /// @endcode
 class HURRAY_CONVERT_EXPORT TensorSource {
 public:
-    // Every virtual function is defined in this header, so that TensorSource has no key
-    // function: its vtable and type_info are emitted wherever needed, and a subclass
-    // compiled with RTTI (a test's fake source) links against this library built without
-    // it (as ByteSource does).
-    virtual ~TensorSource() = default;
+    virtual ~TensorSource();
     TensorSource() = default;
     TensorSource(const TensorSource&) = delete;
     TensorSource& operator=(const TensorSource&) = delete;
@@ -84,20 +79,11 @@ public:
                                       std::span<uint8_t> out) const = 0;
     /// The bytes of buffer `buffer` of tensor `i` without a copy, when they are in memory
     /// (a mapping) as they are presented; nullopt otherwise (then use read()).
-    [[nodiscard]] virtual std::optional<std::span<const uint8_t>> view(size_t /*i*/,
-                                                                       size_t /*buffer*/) const {
-        return std::nullopt;
-    }
+    [[nodiscard]] virtual std::optional<std::span<const uint8_t>> view(size_t i,
+                                                                       size_t buffer) const;
     /// The index of the tensor named `name`, nullopt when there is none (linear by
     /// default; readers with an index override it).
-    [[nodiscard]] virtual std::optional<size_t> find(std::string_view name) const {
-        for (size_t i = 0; i < tensor_count(); ++i) {
-            if (tensor(i).name == name) {
-                return i;
-            }
-        }
-        return std::nullopt;
-    }
+    [[nodiscard]] virtual std::optional<size_t> find(std::string_view name) const;
 };
 
 /// Opens `path` as a TensorSource, its format detected from its bytes (detect_format()).
