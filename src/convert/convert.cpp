@@ -15,6 +15,7 @@
 #include "convert/guard.hpp"
 #include "convert/source_data.hpp"
 #include "hurray/convert/hrryfile.hpp"
+#include "hurray/convert/safetensors.hpp"
 
 namespace hurray::convert {
 namespace {
@@ -41,6 +42,7 @@ Status write_format(Format format, const TensorSource& source, const std::filesy
             return write_hrryfile(source, path, options);
         // Each writer adds its case here.
         case Format::kSafeTensors:
+            return write_safetensors(source, path, options);
         case Format::kGguf:
         case Format::kNpy:
         case Format::kNpz:

@@ -40,9 +40,9 @@ Result<Planned> plan_tensor(const TensorSource& source, size_t i, const ConvertO
     const auto refuse = [&](const std::string& why) -> Error {
         std::string msg = "tensor " + quoted(t.name) + ": " + why + "; SafeTensors holds dense " +
                           "row-major tensors only";
-        msg += options.dequantize
-                   ? " (dequantizing is not available in this build of the SafeTensors writer)"
-                   : " (convert with --dequantize)";
+        if (!options.dequantize) {
+            msg += " (convert with --dequantize)";
+        }
         return {ErrorCode::kUnsupported, msg};
     };
     if (d.quantization) {
@@ -242,7 +242,7 @@ Status write_file(const TensorSource& source, const std::filesystem::path& path,
     if (!header) {
         return header.error();
     }
-    auto sink = AtomicFileSink::create(path);
+    auto sink = AtomicFileSink::create(path, options.durable);
     if (!sink) {
         return sink.error();
     }
@@ -279,7 +279,19 @@ Status write_file(const TensorSource& source, const std::filesystem::path& path,
 Status write_safetensors(const TensorSource& source, const std::filesystem::path& path,
                          const ConvertOptions& options) {
     try {
-        auto s = write_file(source, path, options);
+        // Non-dense tensors presented dense (dequantized_source), as write() does.
+        std::unique_ptr<TensorSource> dense;
+        const TensorSource* presented = &source;
+        if (options.dequantize) {
+            auto d = dequantized_source(source, options.dequantize_type);
+            if (!d) {
+                return Error(d.error().code(), path.string() + ": " + d.error().message(),
+                             d.error().offset());
+            }
+            dense = std::move(*d);
+            presented = dense.get();
+        }
+        auto s = write_file(*presented, path, options);
         if (!s) {
             const Error& e = s.error();
             return Error(e.code(), path.string() + ": " + e.message(), e.offset());

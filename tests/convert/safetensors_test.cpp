@@ -24,14 +24,16 @@
 #include <utility>
 #include <vector>
 
+#include "convert_test_support.hpp"
+#include "hurray/convert/convert.hpp"
 #include "hurray/convert/tensor_source.hpp"
 #include "io_test_util.hpp"
 
 namespace hurray::convert {
 namespace {
 
-using test::Bytes;
-using test::TempDir;
+using hurray::test::Bytes;
+using hurray::test::TempDir;
 
 constexpr const char* kPython = "/usr/bin/python3";
 const std::string kWriter =
@@ -252,6 +254,46 @@ TEST_F(PythonFiles, TensorBytesSurviveARoundTripExactly) {
         ASSERT_TRUE((*a)->read(i, 0, 0, y));
         EXPECT_EQ(x, y) << (*src)->tensor(i).name;
     }
+}
+
+TEST_F(PythonFiles, RoundTripThroughHrryFileIsByteExact) {
+    TempDir out;
+    auto src = open_safetensors(path("all"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    const std::string hrry = out.file("all.hrry");
+    const std::string direct = out.file("direct.safetensors");
+    const std::string back = out.file("back.safetensors");
+    // SafeTensors -> HRRYFILE (write() by extension) -> SafeTensors.
+    auto r1 = write(**src, hrry);
+    ASSERT_TRUE(r1) << r1.error().to_string();
+    EXPECT_EQ(r1->from, Format::kSafeTensors);
+    EXPECT_EQ(r1->to, Format::kHrryFile);
+    auto h = open_source(hrry);
+    ASSERT_TRUE(h) << h.error().to_string();
+    EXPECT_EQ((*h)->format(), Format::kHrryFile);
+    EXPECT_TRUE(compare_sources(**src, **h)) << "values kept in the HRRYFILE";
+    EXPECT_EQ((*h)->kv(), (*src)->kv()) << "__metadata__ kept as string KV, in order";
+    ConvertOptions opt;
+    opt.verify = true;
+    auto r2 = write(**h, back, opt);
+    ASSERT_TRUE(r2) << r2.error().to_string();
+    EXPECT_EQ(r2->to, Format::kSafeTensors);
+    EXPECT_TRUE(r2->verified);
+    expect_python_accepts(back, "all");
+    // Byte for byte the file the SafeTensors source writes directly: same header (order,
+    // dtypes, shapes, offsets, metadata) and the same tensor bytes.
+    ASSERT_TRUE(write_safetensors(**src, direct));
+    EXPECT_EQ(read_file(back), read_file(direct));
+    // And each tensor's bytes are the Python file's.
+    auto b = open_safetensors(back);
+    ASSERT_TRUE(b);
+    for (size_t i = 0; i < (*src)->tensor_count(); ++i) {
+        EXPECT_EQ(test::read_all(**src, i, 0), test::read_all(**b, i, 0)) << (*src)->tensor(i).name;
+    }
+    // convert_file does the same in one call.
+    auto r3 = convert_file(hrry, out.file("cf.safetensors"));
+    ASSERT_TRUE(r3) << r3.error().to_string();
+    EXPECT_EQ(read_file(out.file("cf.safetensors")), read_file(direct));
 }
 
 TEST_F(PythonFiles, EveryTruncationIsAnErrorNeverACrash) {
@@ -674,16 +716,56 @@ TEST(SafeTensorsWrite, WhatSafeTensorsCannotHoldIsRefusedByName) {
         ASSERT_TRUE(src.mutable_kv().add("p", KvValue::private_value(KvPrivateValue{0xF1, {1}})));
         expect_refused(src, ErrorCode::kUnsupported, "KV 'p'");
     }
-    {
-        ConvertOptions opt;
-        opt.dequantize = true;
-        MemorySource src;
-        auto d = dense(ElementType::kInt4, {4}, 2);
-        d.quantization = QuantizationDescriptor{};
-        src.add("q", d, Bytes(2));
-        auto s = write_safetensors(src, p, opt);
-        ASSERT_FALSE(s);
-        EXPECT_NE(s.error().message().find("tensor 'q'"), std::string::npos);
+}
+
+TEST(SafeTensorsWrite, NonDenseTensorsNeedDequantize) {
+    TempDir dir;
+    const std::string p = dir.file("model.safetensors");
+    test::MemorySource mem(test::model_tensors(), true);
+    mem.metadata = test::model_kv();
+    // Without dequantize: the first non-dense tensor is named, nothing is written.
+    auto s = write_safetensors(mem, p);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code(), ErrorCode::kUnsupported);
+    EXPECT_NE(s.error().message().find("tensor 'quant.q4': it is quantized"), std::string::npos)
+        << s.error().to_string();
+    EXPECT_NE(s.error().message().find("--dequantize"), std::string::npos);
+    EXPECT_EQ(dir.list().size(), 0U);
+    // With it (through write() and directly): dense tensors, equal to dequantized_source's.
+    for (const bool direct : {false, true}) {
+        for (const ElementType type :
+             {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBFloat16}) {
+            SCOPED_TRACE(std::string(type_name(type)) + (direct ? " direct" : " write()"));
+            ConvertOptions opt;
+            opt.dequantize = true;
+            opt.dequantize_type = type;
+            if (direct) {
+                auto w = write_safetensors(mem, p, opt);
+                ASSERT_TRUE(w) << w.error().to_string();
+            } else {
+                opt.verify = true;
+                auto w = write(mem, p, opt);
+                ASSERT_TRUE(w) << w.error().to_string();
+                EXPECT_TRUE(w->verified);
+            }
+            auto back = open_safetensors(p);
+            ASSERT_TRUE(back) << back.error().to_string();
+            auto want = dequantized_source(mem, type);
+            ASSERT_TRUE(want);
+            ASSERT_EQ((*back)->tensor_count(), (*want)->tensor_count());
+            for (size_t i = 0; i < (*want)->tensor_count(); ++i) {
+                EXPECT_EQ((*back)->tensor(i).name, (*want)->tensor(i).name);
+                EXPECT_EQ((*back)->tensor(i).descriptor.element_type,
+                          (*want)->tensor(i).descriptor.element_type);
+                EXPECT_EQ((*back)->tensor(i).descriptor.shape, (*want)->tensor(i).descriptor.shape);
+                EXPECT_EQ(test::read_all(**back, i, 0), test::read_all(**want, i, 0))
+                    << (*want)->tensor(i).name;
+            }
+            EXPECT_TRUE(compare_sources(**want, **back));
+            EXPECT_EQ(*(*back)->kv().get_string("general.architecture"), "test");
+            EXPECT_EQ(*(*back)->kv().get_string("n"), "42");
+            EXPECT_EQ(*(*back)->kv().get_string("dims"), "[4096,-1]");
+        }
     }
 }
 

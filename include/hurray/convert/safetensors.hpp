@@ -57,12 +57,13 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_safetensors(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
 /// Writes every tensor of `source` to a SafeTensors file at `path`, in the source's order,
-/// atomically (a temporary file beside `path`, fsynced and renamed when complete; on an
-/// error `path` is untouched). Dense row-major tensors of the types SafeTensors has are
+/// atomically (a temporary file beside `path`, fsynced when `options.durable`, renamed
+/// when complete; on an error `path` is untouched). Dense row-major tensors of the types SafeTensors has are
 /// written as they are (bool unpacked to one byte per element), chunk by chunk
 /// (`options.chunk_bytes`). A quantized, sparse, composite, column-major or strided
-/// tensor, or one of a type SafeTensors lacks, is an error naming it unless
-/// `options.dequantize` is set and this build has the dequantizing source. The source's
+/// tensor is an error naming it unless `options.dequantize` is set (then the source is
+/// read through dequantized_source(), as write() does); a tensor of a type SafeTensors
+/// lacks (int4, int2, float128, complex128) is an error either way. The source's
 /// KV metadata goes into `__metadata__`: strings as they are, other values as their text
 /// form (docs/convert.md).
 /// @code
