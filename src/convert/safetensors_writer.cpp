@@ -164,9 +164,9 @@ Result<std::string> header_json(const TensorSource& source, const std::vector<Pl
             return Error(ErrorCode::kInvalidName,
                          "tensor " + quoted(t.name) + ": name is not valid UTF-8");
         }
-        s += ":{\"dtype\":\"";
+        s += R"(:{"dtype":")";
         s += p.dtype;
-        s += "\",\"shape\":[";
+        s += R"(","shape":[)";
         for (size_t k = 0; k < t.descriptor.shape.size(); ++k) {
             if (k > 0) {
                 s += ',';
