@@ -11,6 +11,7 @@
 #include "convert/source_data.hpp"
 #include "hurray/convert/hrryfile.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/convert/safetensors.hpp"
 
 namespace hurray::convert {
 namespace {
@@ -41,6 +42,7 @@ Status write_format(Format format, const TensorSource& source, const std::filesy
         case Format::kNpz:
             return write_npz(source, path, options);
         case Format::kSafeTensors:
+            return write_safetensors(source, path, options);
         case Format::kGguf:
             return Error(ErrorCode::kUnsupported, path.string() + ": no " +
                                                       std::string(format_name(format)) +

@@ -10,6 +10,7 @@
 
 #include "hurray/convert/hrryfile.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/convert/safetensors.hpp"
 
 namespace hurray::convert {
 
@@ -77,6 +78,7 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
         case Format::kNpz:
             return open_npz(path, options);
         case Format::kSafeTensors:
+            return open_safetensors(path, options);
         case Format::kGguf:
             return Error(ErrorCode::kUnsupported, path.string() + ": no " +
                                                       std::string(format_name(format)) +

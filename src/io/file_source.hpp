@@ -13,6 +13,7 @@
 #include <string>
 
 #include "hurray/core/result.hpp"
+#include "hurray/io/export.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/shared_buffer.hpp"
 #include "io/sigbus_guard.hpp"
@@ -20,7 +21,7 @@
 namespace hurray::detail {
 
 /// Random access to the bytes of one file. Copying shares the backing store.
-class FileSource {
+class HURRAY_IO_EXPORT FileSource {
 public:
     /// How the bytes are held.
     enum class Kind : uint8_t {
