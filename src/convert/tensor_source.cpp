@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/convert/tensor_source.hpp"
 
+#include "hurray/convert/gguf.hpp"
+
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -58,7 +60,7 @@ Result<Head> read_head(const std::filesystem::path& path) {
 }  // namespace
 
 Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& path,
-                                                  const SourceOptions& /*options*/) {
+                                                  const SourceOptions& options) {
     auto head = read_head(path);
     if (!head) {
         return head.error();
@@ -67,9 +69,10 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
         detect_format(std::span<const uint8_t>(head->bytes.data(), head->size), head->file_size);
     switch (format) {
         // Each reader adds its case here.
+        case Format::kGguf:
+            return open_gguf(path, options);
         case Format::kHrryFile:
         case Format::kSafeTensors:
-        case Format::kGguf:
         case Format::kNpy:
         case Format::kNpz:
             return Error(ErrorCode::kUnsupported, path.string() + ": no " +

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+// GGUF in and out (hurray/convert/gguf.hpp): files written by the independent Python
+// writer tests/convert/writers/gguf_writer.py, read back element by element; the round
+// trip GGUF -> TensorSource -> GGUF; hostile inputs.
+#include "hurray/convert/gguf.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "convert/gguf_format.hpp"
+#include "hurray/core/dequantize.hpp"
+#include "hurray/core/tensor_view.hpp"
+#include "io_test_util.hpp"
+
+namespace hurray::convert {
+namespace {
+
+using test::Bytes;
+using test::read_all;
+using test::TempDir;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+/// Runs the Python writer once into a directory shared by the tests of this file.
+class GgufFiles : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = new TempDir();
+        if (!std::filesystem::exists(kPython)) {
+            skip_ = "/usr/bin/python3 is missing";
+            return;
+        }
+        if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
+            skip_ = "numpy is missing for /usr/bin/python3";
+            return;
+        }
+        const std::string cmd = std::string(kPython) + " " + HURRAY_TESTS_DIR +
+                                "/convert/writers/gguf_writer.py " + dir_->path().string();
+        ran_ = std::system(cmd.c_str()) == 0;
+    }
+    static void TearDownTestSuite() {
+        delete dir_;
+        dir_ = nullptr;
+    }
+    void SetUp() override {
+        if (!skip_.empty()) {
+            GTEST_SKIP() << skip_;
+        }
+        ASSERT_TRUE(ran_) << "gguf_writer.py failed";
+    }
+    static std::string file(const std::string& name) { return dir_->file(name); }
+
+    static TempDir* dir_;
+    static std::string skip_;
+    static bool ran_;
+};
+TempDir* GgufFiles::dir_ = nullptr;
+std::string GgufFiles::skip_;
+bool GgufFiles::ran_ = false;
+
+/// Every byte of buffer `b` of tensor `i`, through read() in small pieces.
+Bytes read_buffer(const TensorSource& src, size_t i, size_t b, size_t piece = 37) {
+    const uint64_t size = src.tensor(i).descriptor.buffers[b].byte_size;
+    Bytes out(size);
+    for (uint64_t off = 0; off < size; off += piece) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(piece, size - off));
+        auto st = src.read(i, b, off, std::span<uint8_t>(out.data() + off, n));
+        EXPECT_TRUE(st) << st.error().to_string();
+    }
+    return out;
+}
+
+std::vector<float> floats(const Bytes& b) {
+    std::vector<float> f(b.size() / 4);
+    std::memcpy(f.data(), b.data(), f.size() * 4);
+    return f;
+}
+
+/// Bit-identical float32 (NaNs: both NaN).
+void expect_same_floats(const std::vector<float>& got, const std::vector<float>& want,
+                        const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    size_t bad = 0;
+    for (size_t k = 0; k < got.size() && bad < 5; ++k) {
+        const bool same = std::isnan(want[k])
+                              ? std::isnan(got[k])
+                              : std::bit_cast<uint32_t>(got[k]) == std::bit_cast<uint32_t>(want[k]);
+        if (!same) {
+            ++bad;
+            ADD_FAILURE() << what << " element " << k << ": got " << got[k] << " (0x" << std::hex
+                          << std::bit_cast<uint32_t>(got[k]) << "), want " << want[k] << " (0x"
+                          << std::bit_cast<uint32_t>(want[k]) << std::dec << ")";
+        }
+    }
+}
+
+/// The float32 values of a per-block affine tensor by hurray's core dequantization.
+std::vector<float> core_dequantize(const TensorSource& src, size_t i) {
+    const auto& d = src.tensor(i).descriptor;
+    std::vector<Bytes> bufs;
+    std::vector<std::span<const uint8_t>> spans;
+    for (size_t b = 0; b < d.buffers.size(); ++b) {
+        bufs.push_back(read_buffer(src, i, b, 4096));
+    }
+    for (const auto& b : bufs) {
+        spans.emplace_back(b);
+    }
+    auto view = TensorView::make(d, spans);
+    EXPECT_TRUE(view) << view.error().to_string();
+    if (!view) {
+        return {};
+    }
+    auto v = dequantize(*view);
+    EXPECT_TRUE(v) << v.error().to_string();
+    return v ? *v : std::vector<float>{};
+}
+
+size_t index_of(const TensorSource& src, const std::string& name) {
+    auto i = src.find(name);
+    EXPECT_TRUE(i.has_value()) << name;
+    return i.value_or(0);
+}
+
+TEST_F(GgufFiles, KvEveryTypeWithItsGgufType) {
+    auto src = open_gguf(file("all.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    const KvMetadata& kv = (*src)->kv();
+    EXPECT_EQ((*src)->format(), Format::kGguf);
+    EXPECT_EQ(*kv.get_string("general.architecture"), "llama");
+    EXPECT_EQ(*kv.get_uint64("general.alignment"), 64U);
+    EXPECT_EQ(*kv.get_uint64("t.u8"), 200U);
+    EXPECT_EQ(*kv.get_int64("t.i8"), -100);
+    EXPECT_EQ(*kv.get_uint64("t.u16"), 65535U);
+    EXPECT_EQ(*kv.get_int64("t.i16"), -32768);
+    EXPECT_EQ(*kv.get_uint64("t.u32"), 4000000000U);
+    EXPECT_EQ(*kv.get_int64("t.i32"), -2000000000);
+    EXPECT_EQ(*kv.get_float64("t.f32"), static_cast<double>(0.1F));
+    EXPECT_EQ(std::bit_cast<uint64_t>(*kv.get_float64("t.f32.snan")), 0x7FF0000020000000ULL);
+    EXPECT_EQ(*kv.get_bool("t.bool"), true);
+    EXPECT_EQ(*kv.get_string("t.str"), "h\xC3\xA9llo \xE2\x9C\x93");
+    auto bad = kv.get_bytes("t.str.bad");
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(Bytes(bad->begin(), bad->end()), (Bytes{0xFF, 0xFE, 'o', 'k'}));
+    EXPECT_EQ(*kv.get_uint64("t.u64"), UINT64_MAX);
+    EXPECT_EQ(*kv.get_int64("t.i64"), INT64_MIN);
+    EXPECT_EQ(std::bit_cast<uint64_t>(*kv.get_float64("t.f64")), 0x8000000000000000ULL);
+    const auto* strs = std::get_if<std::vector<std::string>>(&(*kv.get_array("t.arr.str"))->values);
+    ASSERT_NE(strs, nullptr);
+    EXPECT_EQ(*strs, (std::vector<std::string>{"<s>", "", "\xE2\x96\x81the", "tok\xC3\xA9n"}));
+    EXPECT_EQ(std::get<std::vector<int64_t>>((*kv.get_array("t.arr.i32"))->values),
+              (std::vector<int64_t>{1, -2, 2147483647, -2147483648LL}));
+    EXPECT_EQ(std::get<std::vector<uint64_t>>((*kv.get_array("t.arr.u8"))->values),
+              (std::vector<uint64_t>{0, 1, 255}));
+    EXPECT_EQ(std::get<std::vector<double>>((*kv.get_array("t.arr.f32"))->values).size(), 3U);
+    EXPECT_EQ(std::get<std::vector<bool>>((*kv.get_array("t.arr.bool"))->values),
+              (std::vector<bool>{true, false, true}));
+    EXPECT_EQ(std::get<std::vector<int64_t>>((*kv.get_array("t.arr.empty"))->values).size(), 0U);
+    // An array of arrays: its GGUF bytes (element type 9, count 3, then each array).
+    auto nested = kv.get_bytes("t.arr.nested");
+    ASSERT_TRUE(nested);
+    EXPECT_EQ(nested->size(), 4U + 8 + (12 + 4) + 12 + (12 + 2));
+
+    auto types = kv.get_array(kGgufKvTypesKey);
+    ASSERT_TRUE(types);
+    const auto& t = std::get<std::vector<std::string>>((*types)->values);
+    ASSERT_EQ(t.size(), kv.size() - 1);
+    EXPECT_EQ(t[1], "uint32:general.alignment");
+    EXPECT_EQ(t[2], "uint8:t.u8");
+    EXPECT_EQ(t[8], "float32:t.f32");
+    EXPECT_EQ(t[11], "string:t.str");
+    EXPECT_EQ(t[12], "string:t.str.bad");
+    EXPECT_EQ(t[16], "array[string]:t.arr.str");
+    EXPECT_EQ(t[24], "array[array]:t.arr.nested");
+}
+
+TEST_F(GgufFiles, DenseTensorsZeroCopyRowMajor) {
+    auto src = open_gguf(file("all.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    struct Want {
+        const char* name;
+        ElementType type;
+        Shape shape;
+    };
+    const Want wants[] = {
+        {"dense_f32", ElementType::kFloat32, {3, 4}},
+        {"dense_f16", ElementType::kFloat16, {2, 3, 4}},
+        {"dense_bf16", ElementType::kBFloat16, {5}},
+        {"dense_f64", ElementType::kFloat64, {2, 2}},
+        {"dense_i8", ElementType::kInt8, {7}},
+        {"dense_i16", ElementType::kInt16, {2, 3}},
+        {"dense_i32", ElementType::kInt32, {2, 2, 2, 2}},
+        {"dense_i64", ElementType::kInt64, {3}},
+    };
+    for (const Want& w : wants) {
+        const size_t i = index_of(**src, w.name);
+        const auto& d = (*src)->tensor(i).descriptor;
+        EXPECT_EQ(d.element_type, w.type) << w.name;
+        EXPECT_EQ(d.shape, w.shape) << w.name;
+        EXPECT_FALSE(d.quantization.has_value()) << w.name;
+        const Bytes raw = read_all(file(std::string(w.name) + ".raw"));
+        EXPECT_EQ(read_buffer(**src, i, 0), raw) << w.name;
+        auto v = (*src)->view(i, 0);
+        ASSERT_TRUE(v.has_value()) << w.name;
+        EXPECT_EQ(Bytes(v->begin(), v->end()), raw) << w.name;
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(v->data()) % 64, 0U)
+            << w.name << ": aligned in the mapping";
+    }
+}
+
+TEST_F(GgufFiles, Q8_0AndQ4_0ArePerBlockAffineAndValueExact) {
+    auto src = open_gguf(file("all.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    for (const char* name : {"q8_0", "q4_0", "q8_0_rand", "q4_0_rand"}) {
+        const size_t i = index_of(**src, name);
+        const auto& d = (*src)->tensor(i).descriptor;
+        ASSERT_TRUE(d.quantization.has_value()) << name;
+        const auto* pb = std::get_if<PerBlockAffine>(&d.quantization->scheme);
+        ASSERT_NE(pb, nullptr) << name;
+        EXPECT_EQ(pb->axis, d.rank() - 1);
+        EXPECT_EQ(pb->block_size, 32U);
+        EXPECT_EQ(pb->scale_type, ElementType::kFloat16);
+        EXPECT_FALSE(pb->zero_point_buffer_index.has_value());
+        EXPECT_EQ(d.element_type, name[1] == '8' ? ElementType::kInt8 : ElementType::kInt4);
+        EXPECT_FALSE((*src)->view(i, 0).has_value()) << "de-interleaved bytes have no view";
+        expect_same_floats(core_dequantize(**src, i),
+                           floats(read_all(file(std::string(name) + ".ref"))), name);
+    }
+}
+
+TEST_F(GgufFiles, ZeroAndNonFiniteScalesKeepTheBlocks) {
+    auto src = open_gguf(file("all.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    for (const char* name : {"q8_0_zero", "q4_0_inf", "q4_k", "q6_k", "q5_1_raw", "iq2_xxs_raw"}) {
+        const size_t i = index_of(**src, name);
+        const auto& d = (*src)->tensor(i).descriptor;
+        ASSERT_TRUE(ggml_blocks_type(d).has_value()) << name;
+        const Bytes raw = read_all(file(std::string(name) + ".raw"));
+        EXPECT_EQ(d.buffers.size(), 1U);
+        EXPECT_EQ(read_buffer(**src, i, 0), raw) << name;
+        auto v = (*src)->view(i, 0);
+        ASSERT_TRUE(v.has_value());
+        EXPECT_EQ(Bytes(v->begin(), v->end()), raw) << name;
+    }
+    EXPECT_EQ(ggml_blocks_type((*src)->tensor(index_of(**src, "q4_k")).descriptor), 12U);
+}
+
+TEST_F(GgufFiles, VersionTwoDefaultAlignment) {
+    auto src = open_source(file("v2.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    ASSERT_EQ((*src)->tensor_count(), 2U);
+    EXPECT_EQ((*src)->tensor(0).name, "a");
+    auto v = (*src)->view(0, 0);
+    ASSERT_TRUE(v.has_value());
+    const float want[] = {1, 2, 3, 4};
+    EXPECT_EQ(std::memcmp(v->data(), want, 16), 0);
+    EXPECT_EQ(*(*src)->kv().get_string("general.name"), "small");
+}
+
+TEST_F(GgufFiles, ReadRangeChecks) {
+    auto src = open_gguf(file("v2.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    uint8_t b[8];
+    EXPECT_EQ((*src)->read(5, 0, 0, b).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ((*src)->read(0, 1, 0, b).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ((*src)->read(0, 0, 12, b).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ((*src)->read(1, 1, 0, std::span<uint8_t>(b, 4)).error().code(),
+              ErrorCode::kInvalidArgument);
+    EXPECT_TRUE((*src)->read(1, 1, 0, std::span<uint8_t>(b, 2)));
+}
+
+}  // namespace
+}  // namespace hurray::convert
