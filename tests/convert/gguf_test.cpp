@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "convert/gguf_format.hpp"
+#include "hurray/core/builder.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "io_test_util.hpp"
@@ -276,6 +277,76 @@ TEST_F(GgufFiles, ReadRangeChecks) {
     EXPECT_EQ((*src)->read(1, 1, 0, std::span<uint8_t>(b, 4)).error().code(),
               ErrorCode::kInvalidArgument);
     EXPECT_TRUE((*src)->read(1, 1, 0, std::span<uint8_t>(b, 2)));
+}
+
+/// Every tensor's descriptor and buffers, and the KV, of two sources agree.
+void expect_same_sources(const TensorSource& a, const TensorSource& b) {
+    EXPECT_TRUE(a.kv() == b.kv());
+    ASSERT_EQ(a.tensor_count(), b.tensor_count());
+    for (size_t i = 0; i < a.tensor_count(); ++i) {
+        EXPECT_EQ(a.tensor(i).name, b.tensor(i).name);
+        EXPECT_TRUE(a.tensor(i).descriptor == b.tensor(i).descriptor) << a.tensor(i).name;
+        for (size_t k = 0; k < a.tensor(i).descriptor.buffers.size(); ++k) {
+            EXPECT_EQ(read_buffer(a, i, k, 4096), read_buffer(b, i, k, 4096)) << a.tensor(i).name;
+        }
+    }
+}
+
+TEST_F(GgufFiles, RoundTripIsByteIdentical) {
+    auto src = open_gguf(file("all.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    TempDir out;
+    for (uint64_t chunk : {uint64_t{8} << 20, uint64_t{100}, uint64_t{1}}) {
+        ConvertOptions opt;
+        opt.chunk_bytes = chunk;
+        uint64_t last = 0;
+        opt.progress = [&last](uint64_t done, uint64_t total) {
+            EXPECT_LE(done, total);
+            EXPECT_GE(done, last);
+            last = done;
+        };
+        const std::string path = out.file("rt.gguf");
+        auto st = write_gguf(**src, path, opt);
+        ASSERT_TRUE(st) << st.error().to_string();
+        // Same KV (types included), same tensor infos and offsets, same data: the same file.
+        EXPECT_EQ(read_all(path), read_all(file("all.gguf"))) << "chunk " << chunk;
+        auto back = open_gguf(path);
+        ASSERT_TRUE(back) << back.error().to_string();
+        expect_same_sources(**src, **back);
+    }
+    EXPECT_EQ(out.list(), std::vector<std::string>{"rt.gguf"}) << "no temporary file left";
+}
+
+TEST_F(GgufFiles, VersionTwoIsWrittenAsThree) {
+    auto src = open_gguf(file("v2.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    TempDir out;
+    ASSERT_TRUE(write_gguf(**src, out.file("v3.gguf")));
+    Bytes want = read_all(file("v2.gguf"));
+    want[4] = 3;
+    EXPECT_EQ(read_all(out.file("v3.gguf")), want);
+}
+
+TEST_F(GgufFiles, DequantizeGgmlMatchesTheReference) {
+    auto src = open_gguf(file("all.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    for (const char* name :
+         {"q8_0", "q4_0", "q8_0_rand", "q4_0_rand", "q8_0_zero", "q4_0_inf", "q4_k", "q6_k"}) {
+        const size_t i = index_of(**src, name);
+        const auto& d = (*src)->tensor(i).descriptor;
+        const Bytes raw = read_all(file(std::string(name) + ".raw"));
+        const uint32_t type = std::string(name).rfind("q8_0", 0) == 0   ? 8
+                              : std::string(name).rfind("q4_0", 0) == 0 ? 2
+                              : std::string(name) == "q4_k"             ? 12
+                                                                        : 14;
+        auto values = dequantize_ggml(type, raw, *element_count(d.shape));
+        ASSERT_TRUE(values) << values.error().to_string();
+        expect_same_floats(*values, floats(read_all(file(std::string(name) + ".ref"))), name);
+    }
+    EXPECT_EQ(dequantize_ggml(16, Bytes(66), 256).error().code(), ErrorCode::kUnsupported);
+    EXPECT_EQ(dequantize_ggml(12, Bytes(143), 256).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(dequantize_ggml(12, Bytes(144), 255).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(dequantize_ggml(4, Bytes(18), 32).error().code(), ErrorCode::kUnsupported);
 }
 
 }  // namespace
