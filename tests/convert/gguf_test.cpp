@@ -349,5 +349,211 @@ TEST_F(GgufFiles, DequantizeGgmlMatchesTheReference) {
     EXPECT_EQ(dequantize_ggml(4, Bytes(18), 32).error().code(), ErrorCode::kUnsupported);
 }
 
+// ---------------------------------------------------------------------------
+// Hostile inputs, built here field by field.
+
+/// A little-endian GGUF builder for hostile inputs.
+struct G {
+    Bytes b;
+    G& u8(uint8_t v) {
+        b.push_back(v);
+        return *this;
+    }
+    G& u32(uint32_t v) {
+        for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+        return *this;
+    }
+    G& u64(uint64_t v) {
+        for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+        return *this;
+    }
+    G& str(const std::string& s) {
+        u64(s.size());
+        b.insert(b.end(), s.begin(), s.end());
+        return *this;
+    }
+    G& head(uint64_t tensors, uint64_t kvs, uint32_t version = 3) {
+        b = {'G', 'G', 'U', 'F'};
+        return u32(version).u64(tensors).u64(kvs);
+    }
+    /// A tensor info.
+    G& info(const std::string& name, std::vector<uint64_t> ne, uint32_t type, uint64_t offset) {
+        str(name).u32(static_cast<uint32_t>(ne.size()));
+        for (uint64_t n : ne) u64(n);
+        return u32(type).u64(offset);
+    }
+    G& pad(size_t alignment = 32) {
+        while (b.size() % alignment != 0) b.push_back(0);
+        return *this;
+    }
+    G& data(size_t n, uint8_t fill = 0x11) {
+        b.insert(b.end(), n, fill);
+        return *this;
+    }
+};
+
+/// A valid file: general.alignment 32, an F32 [4] tensor and a Q8_0 [2 x 32] one.
+Bytes valid_file() {
+    G g;
+    g.head(2, 2).str("general.alignment").u32(4).u32(32);
+    g.str("names").u32(9).u32(8).u64(2).str("x").str("y");
+    g.info("a", {4}, 0, 0).info("q", {32, 2}, 8, 32).pad();
+    g.data(16, 0).data(16, 0);
+    for (int blk = 0; blk < 2; ++blk)
+        g.u8(0x00).u8(0x3C).data(32, static_cast<uint8_t>(blk + 1));  // d = 1.0
+    return g.b;
+}
+
+Result<std::unique_ptr<TensorSource>> open_bytes(const TempDir& dir, const Bytes& bytes) {
+    return open_gguf(dir.write("h.gguf", bytes));
+}
+
+void expect_error(const TempDir& dir, const Bytes& bytes, ErrorCode code, uint64_t offset,
+                  const std::string& field) {
+    auto r = open_bytes(dir, bytes);
+    ASSERT_FALSE(r) << field;
+    EXPECT_EQ(r.error().code(), code) << r.error().to_string();
+    EXPECT_EQ(r.error().offset(), offset) << r.error().to_string();
+    EXPECT_NE(r.error().message().find(field), std::string::npos) << r.error().to_string();
+}
+
+TEST(GgufHostile, ValidFileOpensAndReads) {
+    TempDir dir;
+    auto r = open_bytes(dir, valid_file());
+    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_EQ((*r)->tensor_count(), 2U);
+    const auto q = core_dequantize(**r, 1);
+    ASSERT_EQ(q.size(), 64U);
+    EXPECT_EQ(q[0], 1.0F);
+    EXPECT_EQ(q[63], 2.0F);
+}
+
+TEST(GgufHostile, TruncatedAnywhere) {
+    TempDir dir;
+    const Bytes full = valid_file();
+    for (size_t n = 0; n < full.size(); ++n) {
+        auto r =
+            open_bytes(dir, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n)));
+        ASSERT_FALSE(r) << "prefix " << n;
+        EXPECT_NE(r.error().message().find("gguf"), std::string::npos) << r.error().to_string();
+        EXPECT_NE(r.error().offset(), Error::kNoOffset) << r.error().to_string();
+    }
+}
+
+TEST(GgufHostile, HeaderFields) {
+    TempDir dir;
+    Bytes b = valid_file();
+    b[0] = 'X';
+    expect_error(dir, b, ErrorCode::kInvalidMagic, 0, "magic");
+    expect_error(dir, G().head(0, 0, 1).b, ErrorCode::kUnsupportedVersion, 4, "v1");
+    expect_error(dir, G().head(0, 0, 0x03000000).b, ErrorCode::kUnsupportedVersion, 4,
+                 "big-endian");
+    expect_error(dir, G().head(0, 0, 4).b, ErrorCode::kUnsupportedVersion, 4, "version");
+    expect_error(dir, G().head(uint64_t{1} << 62, 0).b, ErrorCode::kTruncated, 8, "tensor_count");
+    expect_error(dir, G().head(0, UINT64_MAX).b, ErrorCode::kTruncated, 16, "kv_count");
+    EXPECT_TRUE(open_bytes(dir, G().head(0, 0).b)) << "an empty GGUF file is valid";
+}
+
+TEST(GgufHostile, KvFields) {
+    TempDir dir;
+    // key length past the end
+    expect_error(dir, G().head(0, 1).u64(1000).data(20).b, ErrorCode::kTruncated, 24, "kv[0] key");
+    // unknown value type
+    expect_error(dir, G().head(0, 1).str("k").u32(13).u8(0).b, ErrorCode::kInvalidFile, 33,
+                 "unknown value type 13");
+    // string value length past the end
+    expect_error(dir, G().head(0, 1).str("k").u32(8).u64(UINT64_MAX).b, ErrorCode::kTruncated, 37,
+                 "'k'");
+    // array element type unknown, array count huge
+    expect_error(dir, G().head(0, 1).str("k").u32(9).u32(42).u64(0).b, ErrorCode::kInvalidFile, 37,
+                 "element type 42");
+    expect_error(dir, G().head(0, 1).str("k").u32(9).u32(4).u64(uint64_t{1} << 61).b,
+                 ErrorCode::kTruncated, 41, "elements cannot fit");
+    expect_error(dir, G().head(0, 1).str("k").u32(9).u32(8).u64(2).str("a").u64(99).b,
+                 ErrorCode::kTruncated, 58, "'k'[1]");
+    // bool byte other than 0/1
+    expect_error(dir, G().head(0, 1).str("k").u32(7).u8(2).b, ErrorCode::kInvalidFile, 37, "bool");
+    // duplicate key; the reserved key
+    expect_error(dir, G().head(0, 2).str("k").u32(0).u8(1).str("k").u32(0).u8(1).b,
+                 ErrorCode::kDuplicateName, 38, "duplicate key");
+    expect_error(dir, G().head(0, 1).str(std::string(kGgufKvTypesKey)).u32(0).u8(1).b,
+                 ErrorCode::kUnsupported, 24, "reserved");
+    // general.alignment: not a uint32, not a power of two
+    expect_error(dir, G().head(0, 1).str("general.alignment").u32(10).u64(32).b,
+                 ErrorCode::kInvalidFile, 49, "must be a uint32");
+    expect_error(dir, G().head(0, 1).str("general.alignment").u32(4).u32(24).b,
+                 ErrorCode::kInvalidFile, 53, "not a power of two");
+    expect_error(dir, G().head(0, 1).str("general.alignment").u32(4).u32(0).b,
+                 ErrorCode::kInvalidFile, 53, "not a power of two");
+    // arrays of arrays nested too deep
+    G deep;
+    deep.head(0, 1).str("k").u32(9);
+    for (int i = 0; i < 12; ++i) deep.u32(9).u64(1);
+    deep.u32(0).u64(0);
+    auto r = open_bytes(dir, deep.b);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), ErrorCode::kNestingTooDeep) << r.error().to_string();
+}
+
+TEST(GgufHostile, TensorInfoFields) {
+    TempDir dir;
+    auto one = [](const std::string& name, std::vector<uint64_t> ne, uint32_t type,
+                  uint64_t offset) {
+        G g;
+        g.head(1, 0).info(name, std::move(ne), type, offset).pad().data(64);
+        return g.b;
+    };
+    expect_error(dir, one("t", {1, 1, 1, 1, 1}, 0, 0), ErrorCode::kInvalidFile, 33,
+                 "n_dims 5 exceeds 4");
+    expect_error(dir, one("t", {uint64_t{1} << 63}, 0, 0), ErrorCode::kInvalidFile, 37,
+                 "exceeds 2^63");
+    expect_error(dir, one("t", {uint64_t{1} << 32, uint64_t{1} << 32}, 0, 0),
+                 ErrorCode::kSizeOverflow, 45, "overflows at ne[1]");
+    expect_error(dir, one("t", {4}, 4, 0), ErrorCode::kUnsupported, 45, "unknown ggml type 4");
+    expect_error(dir, one("t", {4}, 1000, 0), ErrorCode::kUnsupported, 45,
+                 "unknown ggml type 1000");
+    expect_error(dir, one("t", {48}, 8, 0), ErrorCode::kInvalidFile, 37,
+                 "not a multiple of the q8_0 block size");
+    expect_error(dir, one("t", {4}, 0, 8), ErrorCode::kInvalidFile, 49,
+                 "not a multiple of the alignment");
+    expect_error(dir, one("t", {4}, 0, 64), ErrorCode::kTruncated, 49, "runs past the end");
+    expect_error(dir, one("t", {4}, 0, UINT64_MAX - 31), ErrorCode::kTruncated, 49,
+                 "runs past the end");
+    expect_error(dir, one("t", {}, 8, 0), ErrorCode::kInvalidFile, 33, "needs n_dims >= 1");
+    G two;
+    two.head(2, 0).info("a", {16}, 0, 0).info("b", {4}, 0, 32).pad().data(128);
+    expect_error(dir, two.b, ErrorCode::kOverlap, 82, "overlaps tensor 'a'");
+    G dup;
+    dup.head(2, 0).info("a", {4}, 0, 0).info("a", {4}, 0, 32).pad().data(128);
+    auto r = open_bytes(dir, dup.b);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), ErrorCode::kDuplicateName) << r.error().to_string();
+}
+
+TEST(GgufHostile, RandomMutationsNeverCrash) {
+    TempDir dir;
+    const Bytes full = valid_file();
+    std::mt19937_64 rng(14);
+    int opened = 0;
+    for (int round = 0; round < 1500; ++round) {
+        Bytes b = full;
+        const int flips = 1 + static_cast<int>(rng() % 4);
+        for (int k = 0; k < flips; ++k) {
+            b[rng() % b.size()] = static_cast<uint8_t>(rng());
+        }
+        auto r = open_bytes(dir, b);
+        if (!r) {
+            continue;
+        }
+        ++opened;
+        for (size_t i = 0; i < (*r)->tensor_count(); ++i) {
+            for (size_t k = 0; k < (*r)->tensor(i).descriptor.buffers.size(); ++k) {
+                (void)read_buffer(**r, i, k);
+            }
+        }
+    }
+    EXPECT_GT(opened, 0);
+}
+
 }  // namespace
 }  // namespace hurray::convert
