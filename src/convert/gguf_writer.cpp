@@ -336,9 +336,7 @@ Result<Plan> plan_tensor(const SourceTensor& t, const ConvertOptions& options) {
     }
     Plan p;
     p.ne.assign(d.shape.rbegin(), d.shape.rend());
-    if (p.ne.empty()) {
-        p.ne.push_back(1);  // a scalar: ggml tensors have at least one dimension
-    }
+    // A scalar keeps n_dims = 0 (ggml reads it as one element), so that it reads back as a scalar.
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));
     const bool row_major = std::holds_alternative<RowMajorLayout>(d.layout);
     const bool has_buffer = !d.buffers.empty();
