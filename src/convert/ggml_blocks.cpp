@@ -154,7 +154,7 @@ void ggml_interleave(GgmlPresentation presentation, std::span<const uint8_t> qua
             continue;
         }
         std::array<uint8_t, kBlock> x{};  // the unsigned GGUF codes of the block's 32 values
-        for (uint32_t k = 0; k < 16; ++k) {
+        for (size_t k = 0; k < 16; ++k) {
             x[2 * k] = static_cast<uint8_t>((q[k] & 0x0FU) ^ 0x08U);
             x[2 * k + 1] = static_cast<uint8_t>((q[k] >> 4) ^ 0x08U);
         }

@@ -32,9 +32,9 @@ std::optional<uint32_t> ggml_type_of_element(ElementType type) noexcept;
 Result<TensorDescriptor> ggml_descriptor(GgmlPresentation presentation, uint32_t type,
                                          const Shape& shape);
 
-/// Whether every block of a Q8_0 / Q4_0 tensor (`blocks`, whole blocks of `block_bytes`)
+/// Whether every block of a Q8_0 / Q4_0 tensor (`blocks`, whole blocks of `bytes_per_block`)
 /// has a finite, non-zero float16 scale, as per-block affine requires.
-bool ggml_scales_valid(std::span<const uint8_t> blocks, uint32_t block_bytes) noexcept;
+bool ggml_scales_valid(std::span<const uint8_t> blocks, uint32_t bytes_per_block) noexcept;
 
 /// Bytes [offset, offset + out.size()) of buffer `buffer` (0: quants, 1: scales) of the
 /// per-block affine presentation of the Q8_0 / Q4_0 `blocks`; the range must lie inside

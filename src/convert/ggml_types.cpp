@@ -10,7 +10,7 @@ namespace hurray::convert {
 namespace {
 
 struct TypeRow {
-    uint32_t id;
+    uint32_t id = 0;
     GgmlTypeInfo info;
 };
 

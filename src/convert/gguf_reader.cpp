@@ -67,7 +67,7 @@ public:
     [[nodiscard]] uint64_t pos() const noexcept { return pos_; }
     [[nodiscard]] uint64_t left() const noexcept { return b_.size() - pos_; }
 
-    Status need(uint64_t n, const std::string& field) const {
+    [[nodiscard]] Status need(uint64_t n, const std::string& field) const {
         if (n > left()) {
             return Error(ErrorCode::kTruncated,
                          "gguf: " + field + ": needs " + std::to_string(n) + " bytes at offset " +
@@ -118,47 +118,62 @@ private:
 };
 
 Error invalid(const std::string& msg, uint64_t at) {
-    return Error(ErrorCode::kInvalidFile, "gguf: " + msg, at);
+    return {ErrorCode::kInvalidFile, "gguf: " + msg, at};
 }
 
-/// Skips one value of type `t` (for arrays of arrays, whose bytes are kept raw).
-Status skip_value(Cursor& c, GgufType t, const std::string& field, int depth);
-
-Status skip_array_body(Cursor& c, const std::string& field, int depth) {
-    const uint64_t at = c.pos();
-    if (depth > kMaxArrayDepth) {
-        return Error(
-            ErrorCode::kNestingTooDeep,
-            "gguf: " + field + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth), at);
-    }
-    HURRAY_ASSIGN_OR_RETURN(uint32_t et, c.le<uint32_t>(field + " element type"));
-    if (et >= detail::kGgufTypeCount) {
-        return invalid(field + ": unknown array element type " + std::to_string(et), at);
-    }
-    const uint64_t count_at = c.pos();
-    HURRAY_ASSIGN_OR_RETURN(uint64_t count, c.le<uint64_t>(field + " count"));
-    const auto e = static_cast<GgufType>(et);
-    if (count > c.left() / min_value_bytes(e)) {
-        return Error(ErrorCode::kTruncated,
-                     "gguf: " + field + ": " + std::to_string(count) +
-                         " elements cannot fit in the " + std::to_string(c.left()) + " bytes left",
-                     count_at);
-    }
-    for (uint64_t i = 0; i < count; ++i) {
-        HURRAY_RETURN_IF_ERROR(skip_value(c, e, field, depth));
+/// Walks the body of an array of arrays (element type, count, elements; the bytes the
+/// reader keeps raw), checking every nested header, without recursion.
+Status skip_nested_array(Cursor& c, const std::string& field) {
+    struct Level {
+        GgufType type;
+        uint64_t left;
+    };
+    std::vector<Level> stack;
+    auto open_array = [&]() -> Status {
+        const uint64_t at = c.pos();
+        if (stack.size() >= static_cast<size_t>(kMaxArrayDepth)) {
+            return Error(
+                ErrorCode::kNestingTooDeep,
+                "gguf: " + field + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth),
+                at);
+        }
+        HURRAY_ASSIGN_OR_RETURN(uint32_t et, c.le<uint32_t>(field + " element type"));
+        if (et >= detail::kGgufTypeCount) {
+            return invalid(field + ": unknown array element type " + std::to_string(et), at);
+        }
+        const uint64_t count_at = c.pos();
+        HURRAY_ASSIGN_OR_RETURN(uint64_t count, c.le<uint64_t>(field + " count"));
+        const auto e = static_cast<GgufType>(et);
+        if (count > c.left() / min_value_bytes(e)) {
+            return Error(ErrorCode::kTruncated,
+                         "gguf: " + field + ": " + std::to_string(count) +
+                             " elements cannot fit in the " + std::to_string(c.left()) +
+                             " bytes left",
+                         count_at);
+        }
+        stack.push_back(Level{e, count});
+        return Status::success();
+    };
+    HURRAY_RETURN_IF_ERROR(open_array());
+    while (!stack.empty()) {
+        if (stack.back().left == 0) {
+            stack.pop_back();
+            continue;
+        }
+        --stack.back().left;
+        const GgufType t = stack.back().type;
+        if (t == GgufType::kArray) {
+            HURRAY_RETURN_IF_ERROR(open_array());
+        } else if (t == GgufType::kString) {
+            auto str = c.str(field);
+            if (!str) {
+                return str.error();
+            }
+        } else {
+            HURRAY_RETURN_IF_ERROR(c.skip(min_value_bytes(t), field));
+        }
     }
     return Status::success();
-}
-
-Status skip_value(Cursor& c, GgufType t, const std::string& field, int depth) {
-    if (t == GgufType::kString) {
-        auto s = c.str(field);
-        return s ? Status::success() : Status(s.error());
-    }
-    if (t == GgufType::kArray) {
-        return skip_array_body(c, field, depth + 1);
-    }
-    return c.skip(min_value_bytes(t), field);
 }
 
 template <typename T>
@@ -282,7 +297,7 @@ Result<KvValue> read_value(Cursor& c, GgufKvType& type, const std::string& field
         // Arrays of arrays: Hurray's KV has none; their GGUF bytes (element type, count,
         // elements) are kept as they are, checked by walking them.
         c = at_body;
-        HURRAY_RETURN_IF_ERROR(skip_array_body(c, field, 1));
+        HURRAY_RETURN_IF_ERROR(skip_nested_array(c, field));
         const auto raw = c.slice(body, c.pos());
         return KvValue::bytes(std::vector<uint8_t>(raw.begin(), raw.end()));
     }

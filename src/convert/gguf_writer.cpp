@@ -32,7 +32,6 @@ using detail::GgufType;
 using hurray::detail::add_u64;
 using hurray::detail::ceil_div;
 using hurray::detail::is_pow2;
-using hurray::detail::mul_u64;
 
 /// Little-endian appends.
 class Out {
@@ -53,7 +52,7 @@ public:
 };
 
 Error kv_error(std::string_view key, const std::string& msg) {
-    return Error(ErrorCode::kInvalidArgument, "gguf write: kv '" + std::string(key) + "': " + msg);
+    return {ErrorCode::kInvalidArgument, "gguf write: kv '" + std::string(key) + "': " + msg};
 }
 
 /// The range of an integer GGUF type.
@@ -261,12 +260,24 @@ Status put_array(Out& out, GgufType e, const KvValue& v, std::string_view key) {
 
 /// The GGUF type a value gets when none is recorded.
 Result<GgufKvType> default_type(const KvValue& v, std::string_view key) {
-    if (v.as_string() != nullptr) return GgufKvType{GgufType::kString, GgufType::kUint8};
-    if (v.as_int64() != nullptr) return GgufKvType{GgufType::kInt64, GgufType::kUint8};
-    if (v.as_uint64() != nullptr) return GgufKvType{GgufType::kUint64, GgufType::kUint8};
-    if (v.as_float64() != nullptr) return GgufKvType{GgufType::kFloat64, GgufType::kUint8};
-    if (v.as_bool() != nullptr) return GgufKvType{GgufType::kBool, GgufType::kUint8};
-    if (v.as_bytes() != nullptr) return GgufKvType{GgufType::kArray, GgufType::kUint8};
+    if (v.as_string() != nullptr) {
+        return GgufKvType{GgufType::kString, GgufType::kUint8};
+    }
+    if (v.as_int64() != nullptr) {
+        return GgufKvType{GgufType::kInt64, GgufType::kUint8};
+    }
+    if (v.as_uint64() != nullptr) {
+        return GgufKvType{GgufType::kUint64, GgufType::kUint8};
+    }
+    if (v.as_float64() != nullptr) {
+        return GgufKvType{GgufType::kFloat64, GgufType::kUint8};
+    }
+    if (v.as_bool() != nullptr) {
+        return GgufKvType{GgufType::kBool, GgufType::kUint8};
+    }
+    if (v.as_bytes() != nullptr) {
+        return GgufKvType{GgufType::kArray, GgufType::kUint8};
+    }
     if (const KvArray* a = v.as_array()) {
         switch (a->element_type()) {
             case KvType::kString:
@@ -306,7 +317,7 @@ Result<std::unordered_map<std::string, GgufKvType>> recorded_types(const KvMetad
                            : detail::parse_gguf_kv_type(std::string_view(entry).substr(0, colon));
         if (!t) {
             return kv_error(kGgufKvTypesKey,
-                            "entry \"" + entry + "\" is not \"<gguf type>:<key>\"");
+                            "entry \"" + entry + R"(" is not "<gguf type>:<key>")");
         }
         types[entry.substr(colon + 1)] = *t;
     }
@@ -435,6 +446,7 @@ Result<std::vector<uint8_t>> dequantized_bytes(const TensorSource& src, size_t i
         bufs.emplace_back(t.descriptor.buffers[b].byte_size);
         HURRAY_RETURN_IF_ERROR(src.read(i, b, 0, bufs.back()));
     }
+    spans.reserve(bufs.size());
     for (const auto& b : bufs) {
         spans.emplace_back(b);
     }

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/convert/tensor_source.hpp"
 
-#include "hurray/convert/gguf.hpp"
-
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <system_error>
+
+#include "hurray/convert/gguf.hpp"
 
 namespace hurray::convert {
 
