@@ -24,6 +24,7 @@ HURRAY_APT_PACKAGES=(
     python3             # gcovr runs on it
     nlohmann-json3-dev  # hurray::json (JSON/CBOR form, private); tests read manifest.json
     libisal-dev         # CRC-32C of the HRRYFILE index (hurray::io, private)
+    libzip-dev          # hurray::convert: .npz archives (NumPy's zip of .npy members), private
     libdlpack-dev       # <dlpack/dlpack.h>: the C ABI exports tensors as DLManagedTensor
     libasio-dev         # hurray::net: async streams on standalone Asio (header-only)
     libcli11-dev        # the `hurray` command-line tool's argument parsing (header-only)

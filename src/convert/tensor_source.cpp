@@ -9,6 +9,8 @@
 #include <system_error>
 
 #include "hurray/convert/gguf.hpp"
+#include "hurray/convert/hrryfile.hpp"
+#include "hurray/convert/numpy.hpp"
 
 namespace hurray::convert {
 
@@ -72,9 +74,12 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
         case Format::kGguf:
             return open_gguf(path, options);
         case Format::kHrryFile:
-        case Format::kSafeTensors:
+            return open_hrryfile(path, options);
         case Format::kNpy:
+            return open_npy(path, options);
         case Format::kNpz:
+            return open_npz(path, options);
+        case Format::kSafeTensors:
             return Error(ErrorCode::kUnsupported, path.string() + ": no " +
                                                       std::string(format_name(format)) +
                                                       " reader in this build yet");

@@ -165,7 +165,8 @@ Status MemorySink::write(std::span<const uint8_t> bytes) {
 // ---------------------------------------------------------------------------
 // AtomicFileSink
 
-Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::filesystem::path& target_path) {
+Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::filesystem::path& target_path,
+                                                               bool durable) {
     const std::string& path = target_path.native();
     const size_t slash = path.rfind('/');
     const std::string dir_prefix = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
@@ -190,7 +191,7 @@ Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::filesy
         ::unlink(temp.c_str());
         return io_error("chmod temporary file \"" + temp + "\"", err);
     }
-    return std::unique_ptr<AtomicFileSink>(new AtomicFileSink(path, std::move(temp), fd));
+    return std::unique_ptr<AtomicFileSink>(new AtomicFileSink(path, std::move(temp), fd, durable));
 }
 
 AtomicFileSink::~AtomicFileSink() { abandon(); }
@@ -206,7 +207,7 @@ Status AtomicFileSink::commit() {
     if (done_) {
         return Error(ErrorCode::kIoError, "commit \"" + path_ + "\": already committed or abandoned");
     }
-    if (::fsync(fd_) != 0) {
+    if (durable_ && ::fsync(fd_) != 0) {
         const int err = errno;
         abandon();
         return io_error("fsync temporary file \"" + temp_path_ + "\"", err);
@@ -224,6 +225,9 @@ Status AtomicFileSink::commit() {
         return io_error("rename \"" + temp_path_ + "\" to \"" + path_ + "\"", err);
     }
     done_ = true;
+    if (!durable_) {
+        return Status::success();
+    }
     // Make the rename itself durable: fsync the directory that holds both names.
     const size_t slash = path_.rfind('/');
     const std::string dir = slash == std::string::npos ? std::string(".")

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -76,10 +77,49 @@ HURRAY_CONVERT_EXPORT Result<ConvertReport> convert_file(const std::filesystem::
                                                          const std::filesystem::path& out,
                                                          const ConvertOptions& options = {});
 
-/// Compares the values of every tensor of `a` and `b` (same names, same order of
-/// dimensions; dense tensors of the same type byte for byte, others after
-/// dequantization to float32 or float64). Fails with kInvalidData naming the tensor and
-/// the first differing element (index, both values).
+/// `base` with every tensor that is not plain dense data presented as a dense row-major
+/// tensor (what ConvertOptions::dequantize does; write() applies it, a per-format writer
+/// called directly expects it applied):
+/// - quantized tensors: dequantized (hurray::to_float32), stored as `type` (kFloat32,
+///   kFloat16 or kBFloat16, rounded to nearest even);
+/// - composite heads: assembled from their members (materialize_composite) in the head's
+///   element type (a quantized member is dequantized by the core); the members that
+///   follow the head are no longer listed;
+/// - other layouts (sparse, strided, tiled, curves, paged, column-major) and dense data
+///   with a byte_offset or padding: densified in their own element type (lossless);
+/// - plain dense tensors: passed through unchanged (zero-copy views included).
+///
+/// A transformed tensor is materialized whole in memory when it is read (one at a time:
+/// the last one is cached while it is read chunk by chunk), so a conversion with
+/// dequantization holds the largest such tensor (its dense float values and bytes).
+/// Descriptor sections that describe stored codes (statistics) are dropped; shard
+/// sections are kept. `base` must outlive the result. Fails with kInvalidArgument for
+/// another `type`, kInvalidComposite for a composite whose members are missing.
+/// @code
+/// auto src = hurray::convert::open_source("model.hrry");
+/// if (!src) return src.error();
+/// auto dense = hurray::convert::dequantized_source(**src, hurray::ElementType::kFloat16);
+/// if (!dense) return dense.error();
+/// if (auto s = hurray::convert::write_hrryfile(**dense, "dense.hrry"); !s) return s;
+/// @endcode
+HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> dequantized_source(
+    const TensorSource& base, ElementType type = ElementType::kFloat32);
+
+/// Compares the values of every tensor of `a` and `b`: the same names in the same order,
+/// the same shapes; tensors with equal descriptors, or plain dense tensors (row-major,
+/// unquantized) of the same element type, byte for byte (chunked); any other pair after
+/// both are converted to float32 (dequantized, densified, composites assembled: such a
+/// tensor is materialized whole), element by element by bit pattern (every NaN equals
+/// every NaN). Fails with kInvalidData naming the tensor and the first differing element
+/// (its flat row-major index and both values).
+/// @code
+/// auto a = hurray::convert::open_source("model.safetensors");
+/// auto b = hurray::convert::open_source("model.hrry");
+/// if (a && b) {
+///     if (auto s = hurray::convert::compare_sources(**a, **b); !s)
+///     std::puts(s.error().message().c_str());
+/// }
+/// @endcode
 HURRAY_CONVERT_EXPORT Status compare_sources(const TensorSource& a, const TensorSource& b);
 
 }  // namespace hurray::convert

@@ -114,6 +114,9 @@ private:
 /// commit) removes the temporary file; `path` is never touched. A crash at
 /// any point leaves `path` with either its old or its new content, never a
 /// mix, and at most a stray temporary file (named `.<name>.tmp-XXXXXX`).
+/// A sink created with `durable = false` skips both `fsync`s: the replacement
+/// is still atomic for other processes (rename), but a power loss may leave
+/// `path` empty or partial; for scratch files and tests.
 ///
 /// @code
 /// auto sink = hurray::AtomicFileSink::create("model.hrry");
@@ -124,7 +127,9 @@ private:
 class HURRAY_IO_EXPORT AtomicFileSink final : public ByteSink {
 public:
     /// Creates the temporary file next to `target_path` with mode 0644 (minus umask).
-    static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& target_path);
+    /// `durable`: fsync the file and its directory at `commit()` (see the class comment).
+    static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& target_path,
+                                                          bool durable = true);
     ~AtomicFileSink() override;
     Status write(std::span<const uint8_t> bytes) override;
     /// Makes the written bytes the content of `path` (see the class comment).
@@ -144,11 +149,12 @@ public:
     AtomicFileSink& operator=(AtomicFileSink&&) = delete;
 
 private:
-    AtomicFileSink(std::string path, std::string temp_path, int fd) noexcept
-        : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {}
+    AtomicFileSink(std::string path, std::string temp_path, int fd, bool durable) noexcept
+        : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd), durable_(durable) {}
     std::string path_;
     std::string temp_path_;
     int fd_;
+    bool durable_ = true;
     bool done_ = false;
 };
 

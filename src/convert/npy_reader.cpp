@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// open_npy: one .npy file as a TensorSource, read with pread.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "convert/guard.hpp"
+#include "convert/npy_array.hpp"
+#include "convert/posix_file.hpp"
+#include "hurray/convert/numpy.hpp"
+
+namespace hurray::convert {
+namespace {
+
+Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path& path) {
+    HURRAY_ASSIGN_OR_RETURN(const detail::PosixFile file, detail::PosixFile::open(path));
+    const std::string what = path.string();
+    std::vector<uint8_t> prefix(static_cast<size_t>(std::min<uint64_t>(file.size(), 12)));
+    HURRAY_RETURN_IF_ERROR(file.read(0, prefix, "magic"));
+    HURRAY_ASSIGN_OR_RETURN(const uint64_t data_offset, detail::npy_data_offset(prefix, what));
+    if (data_offset > file.size()) {
+        return Error(ErrorCode::kTruncated,
+                     what + ": header_len: the header ends at byte " + std::to_string(data_offset) +
+                         ", past the end of the file (" + std::to_string(file.size()) + " bytes)",
+                     8);
+    }
+    std::vector<uint8_t> head(static_cast<size_t>(data_offset));
+    HURRAY_RETURN_IF_ERROR(file.read(0, head, "header"));
+    HURRAY_ASSIGN_OR_RETURN(const detail::NpyHeader header, detail::parse_npy_header(head, what));
+    if (header.data_bytes > file.size() - data_offset) {
+        return Error(ErrorCode::kTruncated,
+                     what + ": data: the shape declares " + std::to_string(header.data_bytes) +
+                         " bytes from byte " + std::to_string(data_offset) + ", the file holds " +
+                         std::to_string(file.size() - data_offset),
+                     data_offset);
+    }
+    HURRAY_ASSIGN_OR_RETURN(SourceTensor tensor, detail::npy_tensor(path.stem().string(), header));
+    detail::NpyArray array;
+    array.tensor = std::move(tensor);
+    array.header = header;
+    array.what = what;
+    array.raw = [file, data_offset](uint64_t offset, std::span<uint8_t> out) -> Status {
+        return file.read(data_offset + offset, out, "data");
+    };
+    std::vector<detail::NpyArray> arrays;
+    arrays.push_back(std::move(array));
+    return std::unique_ptr<TensorSource>(
+        std::make_unique<detail::NpySource>(Format::kNpy, std::move(arrays), nullptr));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TensorSource>> open_npy(const std::filesystem::path& path,
+                                               const SourceOptions& /*options*/) {
+    return detail::guarded(path.string(), [&]() { return open_npy_impl(path); });
+}
+
+}  // namespace hurray::convert
