@@ -241,7 +241,7 @@ TEST_F(GgufFiles, Q8_0AndQ4_0ArePerBlockAffineAndValueExact) {
 TEST_F(GgufFiles, ZeroAndNonFiniteScalesKeepTheBlocks) {
     auto src = open_gguf(file("all.gguf"));
     ASSERT_TRUE(src) << src.error().to_string();
-    for (const char* name : {"q8_0_zero", "q4_0_inf", "q4_k", "q6_k", "q5_1_raw", "iq2_xxs_raw"}) {
+    for (const char* name : {"q8_0_zero", "q4_0_inf", "q4_k", "q6_k", "q5_1_rand", "iq2_xxs_raw"}) {
         const size_t i = index_of(**src, name);
         const auto& d = (*src)->tensor(i).descriptor;
         ASSERT_TRUE(ggml_blocks_type(d).has_value()) << name;
@@ -330,15 +330,15 @@ TEST_F(GgufFiles, VersionTwoIsWrittenAsThree) {
 TEST_F(GgufFiles, DequantizeGgmlMatchesTheReference) {
     auto src = open_gguf(file("all.gguf"));
     ASSERT_TRUE(src) << src.error().to_string();
-    for (const char* name :
-         {"q8_0", "q4_0", "q8_0_rand", "q4_0_rand", "q8_0_zero", "q4_0_inf", "q4_k", "q6_k"}) {
+    const std::pair<const char*, uint32_t> cases[] = {
+        {"q8_0", 8},      {"q4_0", 2},       {"q8_0_rand", 8},  {"q4_0_rand", 2},  {"q8_0_zero", 8},
+        {"q4_0_inf", 2},  {"q4_k", 12},      {"q6_k", 14},      {"q4_1_rand", 3},  {"q5_0_rand", 6},
+        {"q5_1_rand", 7}, {"q2_k_rand", 10}, {"q3_k_rand", 11}, {"q5_k_rand", 13},
+    };
+    for (const auto& [name, type] : cases) {
         const size_t i = index_of(**src, name);
         const auto& d = (*src)->tensor(i).descriptor;
         const Bytes raw = read_all(file(std::string(name) + ".raw"));
-        const uint32_t type = std::string(name).rfind("q8_0", 0) == 0   ? 8
-                              : std::string(name).rfind("q4_0", 0) == 0 ? 2
-                              : std::string(name) == "q4_k"             ? 12
-                                                                        : 14;
         auto values = dequantize_ggml(type, raw, *element_count(d.shape));
         ASSERT_TRUE(values) << values.error().to_string();
         expect_same_floats(*values, floats(read_all(file(std::string(name) + ".ref"))), name);

@@ -30,11 +30,12 @@ SCALAR_FMT = {UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", 
 
 # ggml types: (id, values per block, bytes per block)
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 = 0, 1, 2, 3, 6, 7, 8
-Q4_K, Q6_K, IQ2_XXS = 12, 14, 16
+Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ2_XXS = 10, 11, 12, 13, 14, 16
 I8, I16, I32, I64, F64, BF16 = 24, 25, 26, 27, 28, 30
 BLOCK = {F32: (1, 4), F16: (1, 2), BF16: (1, 2), F64: (1, 8), I8: (1, 1), I16: (1, 2),
-         I32: (1, 4), I64: (1, 8), Q4_0: (32, 18), Q8_0: (32, 34), Q5_1: (32, 24),
-         Q4_K: (256, 144), Q6_K: (256, 210), IQ2_XXS: (256, 66)}
+         I32: (1, 4), I64: (1, 8), Q4_0: (32, 18), Q8_0: (32, 34), Q4_1: (32, 20), Q5_0: (32, 22),
+         Q5_1: (32, 24), Q2_K: (256, 84), Q3_K: (256, 110), Q4_K: (256, 144), Q5_K: (256, 176),
+         Q6_K: (256, 210), IQ2_XXS: (256, 66)}
 
 
 def gstr(s):
@@ -244,6 +245,108 @@ def deq_q6_k(raw):
     return np.concatenate(ys).astype(np.float32)
 
 
+def f16_at(a, at):
+    return f16_value(a[at:at + 2].copy().view(np.uint16))[0]
+
+
+def deq_q4_1(raw):
+    ys = []
+    for a in np.frombuffer(raw, dtype=np.uint8).reshape(-1, 20):
+        d, m, qs = f16_at(a, 0), f16_at(a, 2), a[4:20]
+        ys.append(np.concatenate([(qs & 0xF).astype(np.float32) * d + m, (qs >> 4).astype(np.float32) * d + m]))
+    return np.concatenate(ys).astype(np.float32)
+
+
+def q5_values(qh, qs):
+    j = np.arange(16)
+    h0 = ((qh >> j) << 4) & 0x10
+    h1 = (qh >> (j + 12)) & 0x10
+    return (qs & 0xF).astype(np.int64) | h0, (qs >> 4).astype(np.int64) | h1
+
+
+def deq_q5_0(raw):
+    ys = []
+    for a in np.frombuffer(raw, dtype=np.uint8).reshape(-1, 22):
+        d = f16_at(a, 0)
+        x0, x1 = q5_values(int(a[2:6].copy().view("<u4")[0]), a[6:22])
+        ys.append(np.concatenate([(x0 - 16).astype(np.float32) * d, (x1 - 16).astype(np.float32) * d]))
+    return np.concatenate(ys).astype(np.float32)
+
+
+def deq_q5_1(raw):
+    ys = []
+    for a in np.frombuffer(raw, dtype=np.uint8).reshape(-1, 24):
+        d, m = f16_at(a, 0), f16_at(a, 2)
+        x0, x1 = q5_values(int(a[4:8].copy().view("<u4")[0]), a[8:24])
+        ys.append(np.concatenate([x0.astype(np.float32) * d + m, x1.astype(np.float32) * d + m]))
+    return np.concatenate(ys).astype(np.float32)
+
+
+def deq_q2_k(raw):
+    ys = []
+    for a in np.frombuffer(raw, dtype=np.uint8).reshape(-1, 84):
+        scales, qs, d, dmin = a[0:16], a[16:80], f16_at(a, 80), f16_at(a, 82)
+        for n in range(2):
+            q = qs[32 * n: 32 * n + 32]
+            for j in range(4):
+                for half in range(2):
+                    sc = int(scales[8 * n + 2 * j + half])
+                    dl, ml = d * np.float32(sc & 0xF), dmin * np.float32(sc >> 4)
+                    v = ((q[16 * half: 16 * half + 16] >> (2 * j)) & 3).astype(np.float32)
+                    ys.append(np.float32(dl) * v - np.float32(ml))
+    return np.concatenate(ys).astype(np.float32)
+
+
+def deq_q3_k(raw):
+    ys = []
+    k1, k2 = 0x03030303, 0x0F0F0F0F
+    for a in np.frombuffer(raw, dtype=np.uint8).reshape(-1, 110):
+        hm, qs, d = a[0:32], a[32:96], f16_at(a, 108)
+        aux = [int(x) for x in a[96:108].copy().view("<u4")]
+        tmp = aux[2]
+        words = [(aux[0] & k2) | (((tmp >> 0) & k1) << 4), (aux[1] & k2) | (((tmp >> 2) & k1) << 4),
+                 ((aux[0] >> 4) & k2) | (((tmp >> 4) & k1) << 4), ((aux[1] >> 4) & k2) | (((tmp >> 6) & k1) << 4)]
+        sc = np.array(words, dtype="<u4").view(np.int8).astype(np.int64)
+        m = 1
+        for n in range(2):
+            q = qs[32 * n: 32 * n + 32]
+            for j in range(4):
+                for half in range(2):
+                    dl = d * np.float32(sc[8 * n + 2 * j + half] - 32)
+                    sl = slice(16 * half, 16 * half + 16)
+                    v = ((q[sl] >> (2 * j)) & 3).astype(np.int64) - np.where(hm[sl] & m, 0, 4)
+                    ys.append(np.float32(dl) * v.astype(np.float32))
+                m <<= 1
+    return np.concatenate(ys).astype(np.float32)
+
+
+def deq_q5_k(raw):
+    ys = []
+    for a in np.frombuffer(raw, dtype=np.uint8).reshape(-1, 176):
+        d, dmin = f16_at(a, 0), f16_at(a, 2)
+        s = [int(v) for v in a[4:16]]
+        qh, qs = a[16:48], a[48:176]
+        u1, u2 = 1, 2
+        for j in range(4):
+            ql = qs[32 * j: 32 * j + 32]
+            for half, u in ((0, u1), (1, u2)):
+                sc, m = scale_min_k4(2 * j + half, s)
+                d1, m1 = np.float32(d * np.float32(sc)), np.float32(dmin * np.float32(m))
+                low = (ql & 0xF) if half == 0 else (ql >> 4)
+                v = (low.astype(np.int64) + np.where(qh & u, 16, 0)).astype(np.float32)
+                ys.append(d1 * v - m1)
+            u1, u2 = u1 << 2, u2 << 2
+    return np.concatenate(ys).astype(np.float32)
+
+
+def random_blocks(rng, nblocks, block_bytes, f16_fields):
+    """Random blocks whose float16 fields (byte offsets) hold random finite non-zero values."""
+    a = rng.integers(0, 256, size=(nblocks, block_bytes), dtype=np.uint8)
+    for at in f16_fields:
+        a[:, at:at + 2] = random_f16_scales(rng, nblocks).view(np.uint8).reshape(nblocks, 2)
+    return a.tobytes()
+
+
 def random_f16_scales(rng, n):
     """Random finite, non-zero float16 bit patterns of both signs (subnormals included)."""
     bits = rng.integers(0, 1 << 16, size=n, dtype=np.uint32)
@@ -325,7 +428,16 @@ def main():
     raw = quant_q6_k(w)
     add("q6_k", Q6_K, (3, 256), raw, deq_q6_k(raw))
 
-    add("q5_1_raw", Q5_1, (2, 64), rng.integers(0, 256, size=2 * 2 * 24, dtype=np.uint8).tobytes())
+    # Random blocks of the other types dequantize_ggml supports, with numpy references.
+    for name, gtype, nb_, fields, deq in (("q4_1_rand", Q4_1, 64, (0, 2), deq_q4_1),
+                                          ("q5_0_rand", Q5_0, 64, (0,), deq_q5_0),
+                                          ("q5_1_rand", Q5_1, 64, (0, 2), deq_q5_1),
+                                          ("q2_k_rand", Q2_K, 8, (80, 82), deq_q2_k),
+                                          ("q3_k_rand", Q3_K, 8, (108,), deq_q3_k),
+                                          ("q5_k_rand", Q5_K, 8, (0, 2), deq_q5_k)):
+        per = BLOCK[gtype][0]
+        raw = random_blocks(rng, nb_, BLOCK[gtype][1], fields)
+        add(name, gtype, (2, nb_ * per // 2), raw, deq(raw))
     add("iq2_xxs_raw", IQ2_XXS, (1, 256), rng.integers(0, 256, size=66, dtype=np.uint8).tobytes())
 
     with open(os.path.join(out, "all.gguf"), "wb") as f:
