@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "convert/ggml_blocks.hpp"
+#include "convert/gguf_cursor.hpp"
 #include "convert/gguf_format.hpp"
 #include "core/checked_math.hpp"
 #include "hurray/convert/gguf.hpp"
@@ -178,9 +179,15 @@ Status put_array(Out& out, GgufType e, const KvValue& v, std::string_view key) {
     if (e == GgufType::kArray) {
         // The GGUF bytes of an array of arrays, kept raw by the reader: element type 9 first.
         const auto* b = v.as_bytes();
-        if (b == nullptr || b->size() < 12 || (*b)[0] != 9 || (*b)[1] != 0 || (*b)[2] != 0 ||
+        if (b == nullptr || b->size() < 4 || (*b)[0] != 9 || (*b)[1] != 0 || (*b)[2] != 0 ||
             (*b)[3] != 0) {
             return kv_error(key, "an array of arrays needs the bytes open_gguf() kept for it");
+        }
+        detail::Cursor c(*b);
+        if (auto st = detail::skip_nested_array(c, "value"); !st || c.left() != 0) {
+            return kv_error(key, "the bytes of an array of arrays are not one GGUF array (" +
+                                     (st ? std::string("bytes left over") : st.error().message()) +
+                                     ")");
         }
         out.raw(*b);
         return Status::success();

@@ -447,7 +447,23 @@ TEST(GgufWrite, RecordedTypesAreChecked) {
     ASSERT_TRUE(
         src.kv_.set(std::string(kGgufKvTypesKey), KvValue::string_array({"float32:small"})));
     EXPECT_FALSE(write_gguf(src, out.file("y.gguf")));
-    EXPECT_EQ(out.list(), std::vector<std::string>{"x.gguf"});
+    // The raw bytes of an array of arrays are checked.
+    ASSERT_TRUE(src.kv_.set(std::string(kGgufKvTypesKey),
+                            KvValue::string_array({"uint16:small", "array[array]:n"})));
+    ASSERT_TRUE(src.kv_.add(
+        "n", KvValue::bytes({9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0})));  // 1 array, missing
+    auto bad = write_gguf(src, out.file("y.gguf"));
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message().find("'n'"), std::string::npos) << bad.error().to_string();
+    // One array holding one int16 array [-2].
+    ASSERT_TRUE(src.kv_.set("n", KvValue::bytes({9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,    3,
+                                                 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xFE, 0xFF})));
+    ASSERT_TRUE(write_gguf(src, out.file("z.gguf")));
+    auto z = open_gguf(out.file("z.gguf"));
+    ASSERT_TRUE(z) << z.error().to_string();
+    ASSERT_NE((*z)->kv().find("n"), nullptr);
+    EXPECT_TRUE(*(*z)->kv().find("n") == *src.kv_.find("n"));
+    EXPECT_EQ(out.list(), (std::vector<std::string>{"x.gguf", "z.gguf"}));
 }
 
 TEST_F(GgufFiles, ThroughHrryFileWithOpenSource) {
