@@ -32,7 +32,6 @@ using detail::GgmlPresentation;
 using detail::GgufKvType;
 using detail::GgufType;
 using detail::invalid;
-using detail::kMaxArrayDepth;
 using detail::min_value_bytes;
 using detail::skip_nested_array;
 
