@@ -9,6 +9,7 @@
 #include "convert/file_commit.hpp"
 #include "convert/guard.hpp"
 #include "convert/source_data.hpp"
+#include "hurray/convert/gguf.hpp"
 #include "hurray/convert/hrryfile.hpp"
 #include "hurray/convert/numpy.hpp"
 #include "hurray/convert/safetensors.hpp"
@@ -36,7 +37,6 @@ Status write_format(Format format, const TensorSource& source, const std::filesy
     switch (format) {
         case Format::kHrryFile:
             return write_hrryfile(source, path, options);
-        // Each writer adds its case here.
         case Format::kNpy:
             return write_npy(source, path, options);
         case Format::kNpz:
@@ -44,9 +44,7 @@ Status write_format(Format format, const TensorSource& source, const std::filesy
         case Format::kSafeTensors:
             return write_safetensors(source, path, options);
         case Format::kGguf:
-            return Error(ErrorCode::kUnsupported, path.string() + ": no " +
-                                                      std::string(format_name(format)) +
-                                                      " writer in this build yet");
+            return write_gguf(source, path, options);
         case Format::kStream:
             return Error(ErrorCode::kUnsupported,
                          path.string() +

@@ -8,6 +8,7 @@
 #include <string>
 #include <system_error>
 
+#include "hurray/convert/gguf.hpp"
 #include "hurray/convert/hrryfile.hpp"
 #include "hurray/convert/numpy.hpp"
 #include "hurray/convert/safetensors.hpp"
@@ -70,7 +71,8 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
     const Format format =
         detect_format(std::span<const uint8_t>(head->bytes.data(), head->size), head->file_size);
     switch (format) {
-        // Each reader adds its case here.
+        case Format::kGguf:
+            return open_gguf(path, options);
         case Format::kHrryFile:
             return open_hrryfile(path, options);
         case Format::kNpy:
@@ -79,10 +81,6 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
             return open_npz(path, options);
         case Format::kSafeTensors:
             return open_safetensors(path, options);
-        case Format::kGguf:
-            return Error(ErrorCode::kUnsupported, path.string() + ": no " +
-                                                      std::string(format_name(format)) +
-                                                      " reader in this build yet");
         case Format::kStream:
         case Format::kUnknown:
             break;

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: the bounds-checked reading of GGUF fields, shared by the reader and by the
+// writer's check of the raw bytes of arrays of arrays (src/convert/gguf_reader.cpp,
+// gguf_writer.cpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "convert/gguf_format.hpp"
+#include "hurray/core/result.hpp"
+
+namespace hurray::convert::detail {
+
+/// Deepest nesting of arrays of arrays accepted.
+inline constexpr int kMaxArrayDepth = 8;
+
+/// The smallest encoding of one value of `t` (arrays: element type + count).
+inline uint64_t min_value_bytes(GgufType t) noexcept {
+    switch (t) {
+        case GgufType::kUint8:
+        case GgufType::kInt8:
+        case GgufType::kBool:
+            return 1;
+        case GgufType::kUint16:
+        case GgufType::kInt16:
+            return 2;
+        case GgufType::kUint32:
+        case GgufType::kInt32:
+        case GgufType::kFloat32:
+            return 4;
+        case GgufType::kString:
+        case GgufType::kUint64:
+        case GgufType::kInt64:
+        case GgufType::kFloat64:
+            return 8;
+        case GgufType::kArray:
+            return 12;
+    }
+    return 1;
+}
+
+/// A bounds-checked little-endian reader over the mapped file; errors name the field and
+/// its byte offset.
+class Cursor {
+public:
+    explicit Cursor(std::span<const uint8_t> bytes) noexcept : b_(bytes) {}
+
+    [[nodiscard]] uint64_t pos() const noexcept { return pos_; }
+    [[nodiscard]] uint64_t left() const noexcept { return b_.size() - pos_; }
+
+    [[nodiscard]] Status need(uint64_t n, const std::string& field) const {
+        if (n > left()) {
+            return Error(ErrorCode::kTruncated,
+                         "gguf: " + field + ": needs " + std::to_string(n) + " bytes at offset " +
+                             std::to_string(pos_) + ", the file ends at " +
+                             std::to_string(b_.size()),
+                         pos_);
+        }
+        return Status::success();
+    }
+    template <typename T>
+    Result<T> le(const std::string& field) {
+        HURRAY_RETURN_IF_ERROR(need(sizeof(T), field));
+        uint64_t v = 0;
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            v |= static_cast<uint64_t>(b_[pos_ + i]) << (8 * i);
+        }
+        pos_ += sizeof(T);
+        return static_cast<T>(v);
+    }
+    /// A GGUF string: u64 length, bytes.
+    Result<std::string_view> str(const std::string& field) {
+        const uint64_t at = pos_;
+        HURRAY_ASSIGN_OR_RETURN(uint64_t n, le<uint64_t>(field + " length"));
+        if (n > left()) {
+            return Error(ErrorCode::kTruncated,
+                         "gguf: " + field + ": length " + std::to_string(n) + " at offset " +
+                             std::to_string(at) + " runs past the end of the file (" +
+                             std::to_string(left()) + " bytes left)",
+                         at);
+        }
+        // SAFETY: [pos_, pos_ + n) lies inside the mapping (checked above).
+        std::string_view s(reinterpret_cast<const char*>(b_.data() + pos_), n);
+        pos_ += n;
+        return s;
+    }
+    Status skip(uint64_t n, const std::string& field) {
+        HURRAY_RETURN_IF_ERROR(need(n, field));
+        pos_ += n;
+        return Status::success();
+    }
+    [[nodiscard]] std::span<const uint8_t> slice(uint64_t from, uint64_t to) const noexcept {
+        return b_.subspan(from, to - from);
+    }
+
+private:
+    std::span<const uint8_t> b_;
+    uint64_t pos_ = 0;
+};
+
+inline Error invalid(const std::string& msg, uint64_t at) {
+    return {ErrorCode::kInvalidFile, "gguf: " + msg, at};
+}
+
+/// Walks the body of an array of arrays (element type, count, elements; the bytes the
+/// reader keeps raw), checking every nested header, without recursion.
+inline Status skip_nested_array(Cursor& c, const std::string& field) {
+    struct Level {
+        GgufType type;
+        uint64_t left;
+    };
+    std::vector<Level> stack;
+    auto open_array = [&]() -> Status {
+        const uint64_t at = c.pos();
+        if (stack.size() >= static_cast<size_t>(kMaxArrayDepth)) {
+            return Error(
+                ErrorCode::kNestingTooDeep,
+                "gguf: " + field + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth),
+                at);
+        }
+        HURRAY_ASSIGN_OR_RETURN(uint32_t et, c.le<uint32_t>(field + " element type"));
+        if (et >= detail::kGgufTypeCount) {
+            return invalid(field + ": unknown array element type " + std::to_string(et), at);
+        }
+        const uint64_t count_at = c.pos();
+        HURRAY_ASSIGN_OR_RETURN(uint64_t count, c.le<uint64_t>(field + " count"));
+        const auto e = static_cast<GgufType>(et);
+        if (count > c.left() / min_value_bytes(e)) {
+            return Error(ErrorCode::kTruncated,
+                         "gguf: " + field + ": " + std::to_string(count) +
+                             " elements cannot fit in the " + std::to_string(c.left()) +
+                             " bytes left",
+                         count_at);
+        }
+        stack.push_back(Level{e, count});
+        return Status::success();
+    };
+    HURRAY_RETURN_IF_ERROR(open_array());
+    while (!stack.empty()) {
+        if (stack.back().left == 0) {
+            stack.pop_back();
+            continue;
+        }
+        --stack.back().left;
+        const GgufType t = stack.back().type;
+        if (t == GgufType::kArray) {
+            HURRAY_RETURN_IF_ERROR(open_array());
+        } else if (t == GgufType::kString) {
+            auto str = c.str(field);
+            if (!str) {
+                return str.error();
+            }
+        } else {
+            HURRAY_RETURN_IF_ERROR(c.skip(min_value_bytes(t), field));
+        }
+    }
+    return Status::success();
+}
+
+}  // namespace hurray::convert::detail
