@@ -14,7 +14,7 @@
 #include "hurray/convert/numpy.hpp"
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 /// The output format: options.to, else the extension of `path`.
@@ -125,4 +125,4 @@ Result<ConvertReport> convert_file(const std::filesystem::path& in,
     });
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

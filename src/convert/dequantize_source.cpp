@@ -14,7 +14,7 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/core/element_convert.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 /// How a presented tensor is made from the base.
@@ -168,4 +168,4 @@ Result<std::unique_ptr<TensorSource>> dequantized_source(const TensorSource& bas
     });
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-namespace hurray::convert::detail {
+namespace hurray::formats::detail {
 namespace {
 
 Status fsync_path(const std::filesystem::path& path, bool directory) {
@@ -84,4 +84,4 @@ Status commit_file(const std::filesystem::path& temp, const std::filesystem::pat
     return {};
 }
 
-}  // namespace hurray::convert::detail
+}  // namespace hurray::formats::detail

@@ -8,7 +8,7 @@
 
 #include "hurray/core/result.hpp"
 
-namespace hurray::convert::detail {
+namespace hurray::formats::detail {
 
 /// A fresh name beside `target` for a temporary file: `.<name>.<tag>-<pid>-<n>`.
 std::filesystem::path temp_path_beside(const std::filesystem::path& target, const char* tag);
@@ -44,4 +44,4 @@ private:
     std::filesystem::path path_;
 };
 
-}  // namespace hurray::convert::detail
+}  // namespace hurray::formats::detail

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 std::string_view format_name(Format format) noexcept {
     switch (format) {
@@ -114,4 +114,4 @@ std::optional<Format> format_from_extension(const std::filesystem::path& path) {
     return std::nullopt;
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -16,7 +16,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 namespace {
 
@@ -305,4 +305,4 @@ Result<std::vector<float>> dequantize_ggml(uint32_t type, std::span<const uint8_
     }
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -5,7 +5,7 @@
 #include "convert/ggml_blocks.hpp"
 #include "hurray/convert/gguf.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 namespace {
 
@@ -109,4 +109,4 @@ std::optional<uint32_t> ggml_type_of_element(ElementType type) noexcept {
 
 }  // namespace detail
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

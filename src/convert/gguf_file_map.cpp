@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-namespace hurray::convert::detail {
+namespace hurray::formats::detail {
 
 MappedFile::MappedFile(void* base, size_t size) noexcept
     // SAFETY: `base` is a mapping of `size` readable bytes (or null with size 0) that
@@ -56,4 +56,4 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem
     return std::shared_ptr<const MappedFile>(new MappedFile(base, size));
 }
 
-}  // namespace hurray::convert::detail
+}  // namespace hurray::formats::detail

@@ -9,7 +9,7 @@
 
 #include "hurray/core/result.hpp"
 
-namespace hurray::convert::detail {
+namespace hurray::formats::detail {
 
 /// A read-only private mapping of a whole regular file (an empty file maps to no bytes),
 /// unmapped when the last owner goes.
@@ -32,4 +32,4 @@ private:
     std::span<const uint8_t> bytes_;
 };
 
-}  // namespace hurray::convert::detail
+}  // namespace hurray::formats::detail

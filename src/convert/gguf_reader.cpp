@@ -23,7 +23,7 @@ using hurray::detail::ceil_div;
 using hurray::detail::is_pow2;
 using hurray::detail::mul_u64;
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 namespace {
 
@@ -600,4 +600,4 @@ Result<std::unique_ptr<TensorSource>> open_gguf(const std::filesystem::path& pat
     }
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -2,8 +2,11 @@
 // An opened HRRYFILE behind hrryfile_access.hpp (see there why).
 #include "convert/hrryfile_access.hpp"
 
+#include <array>
+#include <cstdint>
 #include <utility>
 
+#include "hurray/convert/gguf.hpp"
 #include "hurray/io/file_reader.hpp"
 
 namespace hurray::hrryfile_access {
@@ -59,7 +62,12 @@ OpenedFile::~OpenedFile() = default;
 
 Result<std::unique_ptr<OpenedFile>> OpenedFile::open(const std::filesystem::path& path,
                                                      bool validate) {
-    auto file = FileReader::open(path);
+    // The private scheme of GGML blocks (gguf.hpp, kGgmlBlocksTag) is one this library
+    // writes and reads back: HRRYFILE files converted from GGUF hold it.
+    static constexpr std::array<uint8_t, 1> kKnownPrivateSchemes = {formats::kGgmlBlocksTag};
+    FileReadOptions read_options;
+    read_options.descriptor.known_private_schemes = kKnownPrivateSchemes;
+    auto file = FileReader::open(path, read_options);
     if (!file) {
         return file.error();
     }

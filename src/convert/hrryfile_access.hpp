@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file
-/// Internal: an opened HRRYFILE (hurray::FileReader) behind an interface that does not
-/// include <hurray/io/file_reader.hpp>. That header brings the core's
-/// `hurray::convert(span, span)` float conversions (float_types.hpp), whose name clashes
-/// with the namespace `hurray::convert`: no translation unit can see both, so the
-/// converter's sources reach FileReader through this header only.
+/// Internal: an opened HRRYFILE (hurray::FileReader) behind the narrow interface the
+/// converter's HRRYFILE source and writer need (tensors in write order, descriptors,
+/// buffer spans, KV), so that only hrryfile_access.cpp depends on FileReader's API.
 
 #include <cstddef>
 #include <cstdint>

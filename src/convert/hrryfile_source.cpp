@@ -10,7 +10,7 @@
 #include "convert/hrryfile_access.hpp"
 #include "hurray/convert/hrryfile.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 class HrryFileSource final : public TensorSource {
@@ -112,4 +112,4 @@ Result<std::unique_ptr<TensorSource>> open_hrryfile(const std::filesystem::path&
     });
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

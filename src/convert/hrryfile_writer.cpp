@@ -11,7 +11,7 @@
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_writer.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 /// The error of a FileWriter call for tensor `name`, named.
@@ -69,4 +69,4 @@ Status write_hrryfile(const TensorSource& source, const std::filesystem::path& p
                            [&]() -> Status { return write_hrryfile_impl(source, path, options); });
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -7,12 +7,13 @@
 #include <variant>
 
 #include "convert/source_data.hpp"
+#include "hurray/convert/gguf.hpp"
 #include "hurray/core/composite_materialize.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
 
-namespace hurray::convert::detail {
+namespace hurray::formats::detail {
 namespace {
 
 Error named(const SourceTensor& t, const Error& e) {
@@ -145,6 +146,21 @@ Result<std::vector<float>> to_float32(const TensorSource& source, size_t i) {
     }
     MemberData data;
     HURRAY_RETURN_IF_ERROR(whole_buffers(source, i, data.buffers, data.spans));
+    if (const auto ggml_type = ggml_blocks_type(t.descriptor)) {
+        // GGML blocks kept as they were in a GGUF file (gguf.hpp): ggml's formulas.
+        auto count = element_count(t.descriptor.shape);
+        if (!count) {
+            return named(t, count.error());
+        }
+        if (data.spans.empty()) {
+            return named(t, Error(ErrorCode::kInvalidData, "GGML blocks: no buffer"));
+        }
+        auto values = dequantize_ggml(*ggml_type, data.spans[0], *count);
+        if (!values) {
+            return named(t, values.error());
+        }
+        return values;
+    }
     auto view = TensorView::make(t.descriptor, data.spans);
     if (!view) {
         return named(t, view.error());
@@ -156,4 +172,4 @@ Result<std::vector<float>> to_float32(const TensorSource& source, size_t i) {
     return values;
 }
 
-}  // namespace hurray::convert::detail
+}  // namespace hurray::formats::detail

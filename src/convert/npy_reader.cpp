@@ -9,7 +9,7 @@
 #include "convert/posix_file.hpp"
 #include "hurray/convert/numpy.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path& path) {
@@ -55,4 +55,4 @@ Result<std::unique_ptr<TensorSource>> open_npy(const std::filesystem::path& path
     return detail::guarded(path.string(), [&]() { return open_npy_impl(path); });
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -14,7 +14,7 @@
 #include "convert/npy_array.hpp"
 #include "hurray/convert/numpy.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 /// Bytes skipped at a time when a deflated member is read forward.
@@ -205,4 +205,4 @@ Result<std::unique_ptr<TensorSource>> open_npz(const std::filesystem::path& path
     return detail::guarded(path.string(), [&]() { return open_npz_impl(path); });
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

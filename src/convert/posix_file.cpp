@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace hurray::convert::detail {
+namespace hurray::formats::detail {
 
 Result<PosixFile> PosixFile::open(const std::filesystem::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -58,4 +58,4 @@ Status PosixFile::read(uint64_t offset, std::span<uint8_t> out, const std::strin
     return {};
 }
 
-}  // namespace hurray::convert::detail
+}  // namespace hurray::formats::detail

@@ -12,7 +12,7 @@
 
 #include "hurray/core/result.hpp"
 
-namespace hurray::convert::detail {
+namespace hurray::formats::detail {
 
 /// An open, read-only file. Copies share the descriptor; safe from several threads
 /// (pread has no file position).
@@ -37,4 +37,4 @@ private:
     std::string path_;
 };
 
-}  // namespace hurray::convert::detail
+}  // namespace hurray::formats::detail

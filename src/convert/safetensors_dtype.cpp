@@ -7,7 +7,7 @@
 
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 namespace {
 
@@ -52,4 +52,4 @@ std::string_view safetensors_dtype_name(ElementType type) noexcept {
     return {};
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

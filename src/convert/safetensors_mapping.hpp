@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: the bytes of a SafeTensors file, through io's FileSource (a read-only mapping
 // guarded against SIGBUS, or pread when mapping fails, or bytes in memory).
-//
-// A firewall: io's file_source.hpp brings in hurray/core/float_types.hpp, whose functions
-// `hurray::convert(...)` clash with the namespace `hurray::convert`, so no translation unit
-// can include both. This header includes neither; safetensors_mapping.cpp includes only
-// the io side.
+// This header keeps io's internal file_source.hpp out of the SafeTensors reader;
+// safetensors_mapping.cpp alone includes it.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,7 @@
 #include "core/checked_math.hpp"
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 namespace detail {
 
@@ -286,4 +286,4 @@ Result<std::unique_ptr<TensorSource>> open_safetensors(const std::filesystem::pa
     }
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

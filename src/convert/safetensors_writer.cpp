@@ -18,7 +18,7 @@
 #include "hurray/convert/safetensors.hpp"
 #include "hurray/io/byte_sink.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 namespace {
 
@@ -305,4 +305,4 @@ Status write_safetensors(const TensorSource& source, const std::filesystem::path
     }
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -13,7 +13,7 @@
 #include "hurray/convert/numpy.hpp"
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 TensorSource::~TensorSource() = default;
 
@@ -92,4 +92,4 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
                  0);
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats

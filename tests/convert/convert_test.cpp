@@ -17,7 +17,7 @@
 #include "hurray/io/byte_sink.hpp"
 #include "io_test_util.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 using hurray::test::TempDir;
@@ -315,4 +315,4 @@ TEST(Dequantize, TornCompositeIsAnError) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::formats

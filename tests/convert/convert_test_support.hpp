@@ -17,7 +17,7 @@
 #include "hurray/core/element_convert.hpp"
 #include "hurray/io/file_writer.hpp"
 
-namespace hurray::convert::test {
+namespace hurray::formats::test {
 
 /// One tensor of a MemorySource: name, descriptor and the bytes of each buffer.
 struct MemTensor {
@@ -212,4 +212,4 @@ inline void expect_identical(const TensorSource& a, const TensorSource& b) {
     EXPECT_EQ(a.kv(), b.kv());
 }
 
-}  // namespace hurray::convert::test
+}  // namespace hurray::formats::test

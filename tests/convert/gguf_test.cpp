@@ -18,12 +18,14 @@
 #include <vector>
 
 #include "convert/gguf_format.hpp"
+#include "hurray/convert/convert.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/dequantize.hpp"
+#include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "io_test_util.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 using test::Bytes;
@@ -497,11 +499,6 @@ TEST_F(GgufFiles, ThroughHrryFileEveryTensorKind) {
     auto to_hrry = write(**src, out.file("m.hrry"));
     ASSERT_TRUE(to_hrry) << to_hrry.error().to_string();
     auto hrry = open_source(out.file("m.hrry"));
-    if (!hrry && hrry.error().code() == ErrorCode::kUnknownQuantizationScheme) {
-        GTEST_SKIP() << "open_hrryfile does not know the private scheme 0xF0 of GGML blocks yet "
-                        "(FileReadOptions::descriptor.known_private_schemes): "
-                     << hrry.error().to_string();
-    }
     ASSERT_TRUE(hrry) << hrry.error().to_string();
     expect_same_sources(**src, **hrry);
     ConvertOptions opt;
@@ -509,6 +506,57 @@ TEST_F(GgufFiles, ThroughHrryFileEveryTensorKind) {
     auto back = write(**hrry, out.file("back.gguf"), opt);
     ASSERT_TRUE(back) << back.error().to_string();
     EXPECT_EQ(read_all(out.file("back.gguf")), read_all(file("all.gguf")));
+}
+
+TEST_F(GgufFiles, DequantizeGgmlBlocksThroughAnHrryFile) {
+    // --dequantize reaches the GGML blocks kept under the private scheme (K-quants...)
+    // through dequantize_ggml, after a trip through an HRRYFILE too: the values are
+    // those of dequantize_ggml over the original blocks, bit for bit.
+    auto src = open_gguf(file("all.gguf"));
+    ASSERT_TRUE(src) << src.error().to_string();
+    TempDir out;
+    auto to_hrry = write(**src, out.file("m.hrry"));
+    ASSERT_TRUE(to_hrry) << to_hrry.error().to_string();
+    auto hrry = open_source(out.file("m.hrry"));
+    ASSERT_TRUE(hrry) << hrry.error().to_string();
+    auto dense = dequantized_source(**hrry, ElementType::kFloat32);
+    ASSERT_TRUE(dense) << dense.error().to_string();
+    size_t checked = 0;
+    for (size_t i = 0; i < (*src)->tensor_count(); ++i) {
+        const auto& t = (*src)->tensor(i);
+        const auto type = ggml_blocks_type(t.descriptor);
+        if (!type) {
+            continue;
+        }
+        Bytes blocks(t.descriptor.buffers.at(0).byte_size);
+        ASSERT_TRUE((*src)->read(i, 0, 0, blocks));
+        const auto count = element_count(t.descriptor.shape);
+        ASSERT_TRUE(count);
+        auto want = dequantize_ggml(*type, blocks, *count);
+        const auto j = (*dense)->find(t.name);
+        ASSERT_TRUE(j) << t.name;
+        Bytes got((*dense)->tensor(*j).descriptor.buffers.at(0).byte_size);
+        const Status read = (*dense)->read(*j, 0, 0, got);
+        if (!want) {
+            // Types without dequantization (IQ...): the same clear error through the source.
+            EXPECT_EQ(want.error().code(), ErrorCode::kUnsupported) << t.name;
+            EXPECT_FALSE(read) << t.name;
+            continue;
+        }
+        ASSERT_TRUE(read) << t.name << ": " << read.error().to_string();
+        ASSERT_EQ(got.size(), want->size() * sizeof(float)) << t.name;
+        EXPECT_EQ(std::memcmp(got.data(), want->data(), got.size()), 0) << t.name;
+        ++checked;
+    }
+    EXPECT_GT(checked, 0U) << "all.gguf has K-quant tensors";
+    // A file with a type that has no dequantization: the conversion fails naming the
+    // tensor, and leaves no output.
+    ConvertOptions opt;
+    opt.dequantize = true;
+    auto st = write(**hrry, out.file("m.safetensors"), opt);
+    ASSERT_FALSE(st);
+    EXPECT_NE(st.error().message().find("iq2_xxs"), std::string::npos) << st.error().to_string();
+    EXPECT_FALSE(std::filesystem::exists(out.file("m.safetensors")));
 }
 
 // ---------------------------------------------------------------------------
@@ -718,4 +766,4 @@ TEST(GgufHostile, RandomMutationsNeverCrash) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::formats

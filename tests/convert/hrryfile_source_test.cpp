@@ -12,7 +12,7 @@
 #include "hurray/convert/hrryfile.hpp"
 #include "io_test_util.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 using hurray::test::TempDir;
@@ -155,4 +155,4 @@ TEST(HrryFileSource, OpenSourceDispatchesOnMagic) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::formats

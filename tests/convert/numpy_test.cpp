@@ -17,7 +17,7 @@
 #include "hurray/convert/hrryfile.hpp"
 #include "io_test_util.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 using hurray::test::TempDir;
@@ -519,4 +519,4 @@ TEST(NumpyHostile, BadZipIsAnError) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::formats

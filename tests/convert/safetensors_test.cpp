@@ -29,7 +29,7 @@
 #include "hurray/convert/tensor_source.hpp"
 #include "io_test_util.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 namespace {
 
 using hurray::test::Bytes;
@@ -797,4 +797,4 @@ TEST(SafeTensorsDtypes, NamesMapBothWays) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::formats

@@ -21,7 +21,7 @@ namespace hurray::cli {
 #ifdef HURRAY_CLI_HAS_CONVERT
 namespace {
 
-namespace hc = hurray::convert;
+namespace hc = hurray::formats;
 
 bool foreign(hc::Format f) {
     return f == hc::Format::kSafeTensors || f == hc::Format::kGguf || f == hc::Format::kNpy ||

@@ -2,9 +2,8 @@
 #pragma once
 /// @file
 /// `hurray convert` for the formats of hurray::convert (SafeTensors, GGUF, .npy, .npz, and
-/// HRRYFILE with --dequantize / --verify). Kept apart from cmd_convert.cpp: the
-/// hurray::convert headers cannot share a translation unit with <hurray/io/file_reader.hpp>
-/// (its float_types.hpp declares functions named hurray::convert).
+/// HRRYFILE with --dequantize / --verify), through hurray::formats; cmd_convert.cpp keeps
+/// the HRRYFILE and stream conversions of the io library.
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,7 +43,7 @@ struct ForeignListing {
     KvMetadata kv;                                                  ///< its metadata
 };
 
-/// Lists `path` through hurray::convert::open_source when it is a SafeTensors, GGUF, .npy
+/// Lists `path` through hurray::formats::open_source when it is a SafeTensors, GGUF, .npy
 /// or .npz file whose reader is in this build; nullopt otherwise (HRRYFILE, stream, '-',
 /// anything else: the caller's own path reports it).
 std::optional<Result<ForeignListing>> list_foreign(const std::string& path);

@@ -20,7 +20,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 
-namespace hurray::convert {
+namespace hurray::formats {
 
 /// The KV key under which open_gguf() records the GGUF type of every other key, and from
 /// which write_gguf() takes them back: an array of strings `"<gguf type>:<key>"`, one per
@@ -98,7 +98,7 @@ HURRAY_CONVERT_EXPORT std::string_view gguf_kv_type_name(uint32_t type) noexcept
 /// kGgufKvTypesKey. Fails with kInvalidFile / kTruncated / kSizeOverflow / kOverlap /
 /// kUnsupported naming the field and its byte offset.
 /// @code
-/// auto src = hurray::convert::open_gguf("model.gguf");
+/// auto src = hurray::formats::open_gguf("model.gguf");
 /// if (!src) return src.error();
 /// std::printf("%zu tensors\n", (*src)->tensor_count());
 /// @endcode
@@ -116,9 +116,9 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_gguf(
 /// `options.dequantize_type`). The tensor data is aligned to `general.alignment` (32 when
 /// absent).
 /// @code
-/// auto src = hurray::convert::open_source("model.hrry");
+/// auto src = hurray::formats::open_source("model.hrry");
 /// if (!src) return src.error();
-/// auto st = hurray::convert::write_gguf(**src, "model.gguf", {});
+/// auto st = hurray::formats::write_gguf(**src, "model.gguf", {});
 /// @endcode
 HURRAY_CONVERT_EXPORT Status write_gguf(const TensorSource& source,
                                         const std::filesystem::path& path,
@@ -129,7 +129,7 @@ HURRAY_CONVERT_EXPORT Status write_gguf(const TensorSource& source,
 /// Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K;
 /// kUnsupported naming the type for the others, kInvalidArgument for a size mismatch.
 /// @code
-/// auto values = hurray::convert::dequantize_ggml(12, blocks, 4096);  // q4_K
+/// auto values = hurray::formats::dequantize_ggml(12, blocks, 4096);  // q4_K
 /// @endcode
 HURRAY_CONVERT_EXPORT Result<std::vector<float>> dequantize_ggml(uint32_t type,
                                                                  std::span<const uint8_t> bytes,
@@ -140,4 +140,4 @@ HURRAY_CONVERT_EXPORT Result<std::vector<float>> dequantize_ggml(uint32_t type,
 /// calls for these tensors (buffer 0, element_count(shape) values).
 HURRAY_CONVERT_EXPORT std::optional<uint32_t> ggml_blocks_type(const TensorDescriptor& d) noexcept;
 
-}  // namespace hurray::convert
+}  // namespace hurray::formats
