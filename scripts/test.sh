@@ -342,6 +342,27 @@ else
         seed_files "$1"
         seed_streams "$1"
     }
+    # The converters' readers: files written by the tests' independent Python writers
+    # (tests/convert/writers/, /usr/bin/python3 with NumPy) plus the kept corpus.
+    # seed_from_writer DIR PATTERN SCRIPT ARGS...: SCRIPT's files matching PATTERN.
+    seed_from_writer() {
+        local dir="$1" pattern="$2" script="$3" tmp
+        shift 3
+        if [[ ! -x /usr/bin/python3 ]]; then
+            echo "warning: no /usr/bin/python3: $script writes no seeds"
+            return
+        fi
+        tmp="$(mktemp -d)"
+        if /usr/bin/python3 "$script" "$@" "$tmp" >/dev/null; then
+            find "$tmp" -maxdepth 1 -type f -name "$pattern" -size -256k -exec cp {} "$dir/" \;
+        else
+            echo "warning: $script failed: no seeds from it"
+        fi
+        rm -rf "$tmp"
+    }
+    seed_safetensors() { seed_from_writer "$1" '*.safetensors' tests/convert/writers/safetensors_writer.py write; }
+    seed_gguf() { seed_from_writer "$1" '*.gguf' tests/convert/writers/gguf_writer.py; }
+    seed_npy() { seed_from_writer "$1" '*.npy' tests/convert/writers/numpy_arrays.py; }
     # The fuzz targets: TARGET:MAX_LEN:SEED_FUNCTION. Each runs FUZZ_SECONDS seconds
     # from SEED_FUNCTION's inputs plus the corpus kept in fuzz/corpus/TARGET (inputs
     # that found new coverage in earlier runs; HURRAY_FUZZ_UPDATE_CORPUS=1 merges this
@@ -352,6 +373,9 @@ else
         fuzz_file_reader:65536:seed_files
         fuzz_stream_reader:65536:seed_streams
         fuzz_annotate:65536:seed_annotate
+        fuzz_convert_safetensors:65536:seed_safetensors
+        fuzz_convert_gguf:131072:seed_gguf
+        fuzz_convert_npy:65536:seed_npy
     )
     # fuzz_prepare TARGET SEED: build/clang/fuzz-work/TARGET/corpus from the seeds and
     # the kept corpus.
@@ -457,6 +481,8 @@ else
             bash scripts/cli_corpus_check.sh "$cli_bin" "${HURRAY_CLI_CORPUS_FILES:-100}" \
             build/clang/fuzz-corpus/fuzz_decode build/clang/fuzz-corpus/fuzz_file_reader \
             build/clang/fuzz-corpus/fuzz_stream_reader build/clang/fuzz-corpus/fuzz_annotate \
+            build/clang/fuzz-corpus/fuzz_convert_safetensors build/clang/fuzz-corpus/fuzz_convert_gguf \
+            build/clang/fuzz-corpus/fuzz_convert_npy \
             "$SHARED_DIR/conformance/descriptors" \
             "$SHARED_DIR/conformance/files"
         stage_end
