@@ -31,7 +31,6 @@
 //   float16 [8, 32, 128, 128] row-major (77 bytes), K = 1: int4 [4, 32, 128,
 //   4096] per-block affine, block 32, float16 scales (121 bytes).
 #include <benchmark/benchmark.h>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -107,7 +106,8 @@ bool write_llm_like(const std::string& path) {
     if (!add(*w, "token_embd.weight", *embed, zeros)) {
         return false;
     }
-    static const char* const kAttn[] = {".attn_q.weight", ".attn_k.weight", ".attn_v.weight", ".attn_output.weight"};
+    static const char* const kAttn[] = {".attn_q.weight", ".attn_k.weight", ".attn_v.weight",
+                                        ".attn_output.weight"};
     static const char* const kMlp[] = {".ffn_gate.weight", ".ffn_up.weight", ".ffn_down.weight"};
     for (uint64_t l = 0; l < 32; ++l) {
         bool ok = add(*w, numbered("blk.", l, ".attn_norm.weight"), *norm, zeros) &&
@@ -123,7 +123,8 @@ bool write_llm_like(const std::string& path) {
         }
     }
     return add(*w, "output_norm.weight", *norm, zeros) && add(*w, "output.weight", *embed, zeros) &&
-           w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() && w->finish().ok();
+           w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() &&
+           w->finish().ok();
 }
 
 /// `count` uint8[16] tensors named model.layers.<i>.weight.
@@ -142,13 +143,15 @@ bool write_small(const std::string& path, uint64_t count) {
             return false;
         }
     }
-    return w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() && w->finish().ok();
+    return w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() &&
+           w->finish().ok();
 }
 
 /// The test file for `n` tensors (written now; the caller deletes it).
 std::string make_file(benchmark::State& state, int64_t n) {
     const std::string path = tmp_path(numbered("meta_", static_cast<uint64_t>(n), ".hrry"));
-    const bool ok = n == kLlmLike ? write_llm_like(path) : write_small(path, static_cast<uint64_t>(n));
+    const bool ok =
+        n == kLlmLike ? write_llm_like(path) : write_small(path, static_cast<uint64_t>(n));
     if (!ok) {
         ::unlink(path.c_str());
         state.SkipWithError("could not write the file");
@@ -229,7 +232,8 @@ void BM_MetaOpenEnumerate(benchmark::State& state) {
         floor.index_offset = file->trailer().index_offset;
         floor.index_length = file->trailer().index_length;
         for (size_t i = 0; i < file->tensor_count(); ++i) {
-            floor.descriptors.emplace_back(file->entry(i).descriptor_offset, file->entry(i).descriptor_length);
+            floor.descriptors.emplace_back(file->entry(i).descriptor_offset,
+                                           file->entry(i).descriptor_length);
         }
     }
     double hurray_s = 0;
@@ -252,7 +256,8 @@ void BM_MetaOpenEnumerate(benchmark::State& state) {
                     break;
                 }
                 const hurray::TensorDescriptor& desc = **d;
-                acc += e.name.size() + static_cast<uint64_t>(desc.element_type) + e.data_offset + e.data_length;
+                acc += e.name.size() + static_cast<uint64_t>(desc.element_type) + e.data_offset +
+                       e.data_length;
                 for (const uint64_t dim : desc.shape) {
                     acc += dim;
                 }
@@ -321,9 +326,10 @@ void BM_MetaOpenIndexOnly(benchmark::State& state) {
 }
 
 hurray::TensorDescriptor codec_case(int64_t which) {
-    auto d = which == 0 ? hurray::make_dense(hurray::ElementType::kFloat16, {8, 32, 128, 128})
-                        : hurray::make_per_block_quantized(hurray::ElementType::kInt4, {4, 32, 128, 4096}, 3, 32,
-                                                           hurray::ElementType::kFloat16);
+    auto d = which == 0
+                 ? hurray::make_dense(hurray::ElementType::kFloat16, {8, 32, 128, 128})
+                 : hurray::make_per_block_quantized(hurray::ElementType::kInt4, {4, 32, 128, 4096},
+                                                    3, 32, hurray::ElementType::kFloat16);
     if (!d.ok()) {
         std::fprintf(stderr, "metadata_bench: %s\n", d.error().to_string().c_str());
         std::abort();
@@ -372,9 +378,25 @@ void BM_MetaEncode(benchmark::State& state) {
 BENCHMARK(BM_MetaDecode)->Arg(0)->Arg(1);
 BENCHMARK(BM_MetaEncodeTo)->Arg(0)->Arg(1);
 BENCHMARK(BM_MetaEncode)->Arg(0)->Arg(1);
-BENCHMARK(BM_MetaOpenIndexOnly)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(30);
-BENCHMARK(BM_MetaOpenEnumerate)->Arg(kLlmLike)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
-BENCHMARK(BM_MetaOpenEnumerate)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
-BENCHMARK(BM_MetaOpenEnumerate)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_MetaOpenIndexOnly)
+    ->Arg(100000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(30);
+BENCHMARK(BM_MetaOpenEnumerate)
+    ->Arg(kLlmLike)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(200);
+BENCHMARK(BM_MetaOpenEnumerate)
+    ->Arg(100000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(20);
+BENCHMARK(BM_MetaOpenEnumerate)
+    ->Arg(1000000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 }  // namespace

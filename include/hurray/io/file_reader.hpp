@@ -5,7 +5,6 @@
 /// descriptors, KV metadata and zero-copy views of tensor data.
 #pragma once
 
-#include "hurray/io/export.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -23,6 +22,7 @@
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/core/tensor_ref.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "hurray/io/export.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
 #include "hurray/io/shared_buffer.hpp"
@@ -37,6 +37,28 @@ enum class AccessPattern : uint8_t {
     kWillNeed,    ///< Start reading it in now.
     kDontNeed,    ///< Done with it; the pages may be dropped.
 };
+
+/// When `FileReader` checks each tensor's descriptor. Every choice gives the
+/// same guarantee: no byte of a tensor (and no descriptor) is handed out
+/// before its descriptor has been decoded, fully validated and checked
+/// against its index entry; they differ only in when an error shows up (at
+/// `open`, or from the first `descriptor(i)` / `tensor(i)` of that tensor).
+/// The structure of the file (header, trailer, index CRC, every entry's
+/// offsets, overlaps, names, KV section) is always checked at open.
+enum class DescriptorCheck : uint8_t {
+    /// At open, each descriptor's magic, version and length (its first 10
+    /// bytes, one page touched per tensor); the full decode on first use.
+    kPeek,
+    /// At open, every descriptor decoded, validated and checked against its
+    /// entry (one pass in file order): `open` fails on the first bad one.
+    kFull,
+    /// Nothing at open beyond the index (names and offsets only, no page of a
+    /// descriptor touched); everything `kPeek` and `kFull` check, on first use.
+    kLazy,
+};
+
+/// Defined when `FileReadOptions::descriptors` (`DescriptorCheck`) exists.
+#define HURRAY_HAS_DESCRIPTOR_CHECK 1
 
 /// How `FileReader` opens and checks a file.
 struct HURRAY_IO_EXPORT FileReadOptions {
@@ -70,6 +92,15 @@ struct HURRAY_IO_EXPORT FileReadOptions {
     /// mapped (`use_mmap` false, or the mapping failed): check
     /// `copy_on_write()`.
     bool copy_on_write = false;
+    /// When descriptors are checked (see `DescriptorCheck`); the default
+    /// checks their first bytes at open and decodes each on first use.
+    ///
+    /// @code
+    /// hurray::FileReadOptions o;
+    /// o.descriptors = hurray::DescriptorCheck::kFull;  // a bad descriptor fails open
+    /// auto file = hurray::FileReader::open("model.hrry", o);
+    /// @endcode
+    DescriptorCheck descriptors = DescriptorCheck::kPeek;
 };
 
 class FileTensorResult;
@@ -101,13 +132,14 @@ struct HURRAY_IO_EXPORT FileComposite {
 /// and `check_unchanged` (which the library's bulk reads call) reports
 /// "file changed while mapped". A file replaced by rename (how FileWriter
 /// saves) does not affect a reader at all. `use_mmap = false` reads with
-/// `pread` into owned memory instead, for callers that prefer a copy. Without a mapping, a tensor's data is read
+/// `pread` into owned memory instead, for callers that prefer a copy. Without a mapping, a tensor's
+/// data is read
 /// (`pread`) on its first access and kept until the file is closed, so its
-/// buffers live exactly as long as mapped ones would. The spans in `FileReadOptions::descriptor` are
-/// copied at open.
+/// buffers live exactly as long as mapped ones would. The spans in `FileReadOptions::descriptor`
+/// are copied at open.
 ///
 /// Lookup by name: binary search when the index is sorted, a hash table
-/// otherwise (built at open).
+/// otherwise (built at open); neither allocates.
 ///
 /// Lifetime: a `FileReader` is a handle to the opened file. Copies share it
 /// (one reference count, nothing re-read or re-checked), and every
@@ -130,7 +162,8 @@ struct HURRAY_IO_EXPORT FileComposite {
 class HURRAY_IO_EXPORT FileReader {
 public:
     /// Opens and validates the file at `path`.
-    static Result<FileReader> open(const std::filesystem::path& path, const FileReadOptions& options = {});
+    static Result<FileReader> open(const std::filesystem::path& path,
+                                   const FileReadOptions& options = {});
     /// Validates a file held in memory. `owner` keeps `bytes` alive (it is
     /// shared by every buffer handed out); without one, `bytes` must outlive
     /// the reader and its buffers.
@@ -296,7 +329,8 @@ public:
         // type that stores T (same size and representation, little-endian),
         // aligned for T; T is trivially copyable, so the bytes are T objects
         // (implicit object creation).
-        return std::span<const T>(reinterpret_cast<const T*>(data->data()), data->size() / sizeof(T));
+        return std::span<const T>(reinterpret_cast<const T*>(data->data()),
+                                  data->size() / sizeof(T));
     }
 
     /// Every logical element in row-major order as storage bytes of the
@@ -318,7 +352,8 @@ public:
 
 private:
     friend class FileReader;
-    FileTensor(FileReader file, size_t index, const IndexEntry* entry, const TensorDescriptor* descriptor)
+    FileTensor(FileReader file, size_t index, const IndexEntry* entry,
+               const TensorDescriptor* descriptor)
         : file_(std::move(file)), index_(index), entry_(entry), descriptor_(descriptor) {}
     [[nodiscard]] Result<std::span<const uint8_t>> typed_bytes(ElementType want, size_t alignment,
                                                                const char* cpp_name) const;
