@@ -1208,8 +1208,54 @@ Status check_fields(const Ctx& c) {
 
 }  // namespace
 
+bool plain_dense_valid(const TensorDescriptor& d) noexcept {
+    if (d.version_major != kDescriptorVersionMajor || d.quantization || d.shard || d.statistics ||
+        d.extension_type || d.composite_member || !d.unknown_trailing_bytes.empty() || d.buffers.size() != 1 ||
+        d.shape.size() > kMaxRank) {
+        return false;
+    }
+    const bool row = std::holds_alternative<RowMajorLayout>(d.layout);
+    const bool column = std::holds_alternative<ColumnMajorLayout>(d.layout);
+    if (!row && !(column && !d.shape.empty())) {
+        return false;
+    }
+    // Assigned tags are accepted in both modes and are not private (no
+    // extension type section is needed).
+    const TypeTagClass cls = classify_type_tag(type_tag(d.element_type));
+    if (cls != TypeTagClass::kTier1 && cls != TypeTagClass::kTier2) {
+        return false;
+    }
+    const BufferHandle& b = d.buffers[0];
+    if (!check_buffer_handle(b, 0).ok()) {
+        return false;
+    }
+    const uint32_t bits = bit_width(d.element_type);
+    const std::optional<uint64_t> n = stored_element_count(d);  // nullopt: dynamic or overflow
+    if (bits == 0 || !n) {
+        return false;
+    }
+    uint64_t need = 0;
+    if (*n > 0) {
+        auto bytes = storage_bytes_for_bits(bits, *n);
+        if (!bytes) {
+            return false;
+        }
+        need = *bytes;
+    }
+    const std::optional<uint64_t> total = add_u64(d.byte_offset, need);
+    return total && d.byte_offset <= b.byte_size && *total <= b.byte_size;
+}
+
 Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& options,
                            const SectionOffsets& off) {
+    if (plain_dense_valid(d)) {
+        return Status::success();
+    }
+    return check_descriptor_full(d, options, off);
+}
+
+Status check_descriptor_full(const TensorDescriptor& d, const DecodeOptions& options,
+                             const SectionOffsets& off) {
     const Ctx c{d, options, off};
     HURRAY_RETURN_IF_ERROR(check_fields(c));
     HURRAY_RETURN_IF_ERROR(check_buffer_table(c));
@@ -1224,7 +1270,10 @@ Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& optio
 namespace hurray {
 
 Status check_descriptor(const TensorDescriptor& d, const DecodeOptions& options) {
-    return detail::check_descriptor_at(d, options, detail::section_offsets(d));
+    if (detail::plain_dense_valid(d)) {
+        return Status::success();  // no offsets needed: there is no error to place
+    }
+    return detail::check_descriptor_full(d, options, detail::section_offsets(d));
 }
 
 Result<std::vector<BufferRequirement>> required_buffer_sizes(const TensorDescriptor& d) {
