@@ -361,9 +361,10 @@ Result<ExtensionTypeDescriptor> parse_extension_type(ByteReader& r, bool strict)
     return e;
 }
 
-// The common descriptor, read in one pass: flags 0 (no optional section), a
-// row- or column-major layout, no byte after the buffer table, every reserved
-// byte zero. Fills `d` and returns true only then; false otherwise (with `d`
+// The common descriptor, read in one pass: no optional section but
+// (optionally) a 24-byte per-block affine quantization, a row- or
+// column-major layout, no byte after the last field, every reserved byte
+// zero. Fills `d` and returns true only then; false otherwise (with `d`
 // partly filled: the caller drops it) and the general parser decides, so
 // every error still comes from it. `length` (from peek_length) is at most
 // bytes.size() and at least the fixed header.
@@ -377,17 +378,19 @@ bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDe
     const uint8_t type = c.u8();
     const uint8_t layout = c.u8();
     const uint32_t rank = c.u32();
-    if (flags != 0 || (layout != 0x01 && layout != 0x02) || rank > kMaxRank) {
+    if ((flags != 0 && flags != kHasQuantization) || (layout != 0x01 && layout != 0x02) || rank > kMaxRank) {
         return false;
     }
-    // Header, shape, byte_offset, buffer_count: then 16 bytes per buffer and
-    // nothing more.
+    // Header, shape, byte_offset, buffer_count: then 16 bytes per buffer,
+    // the quantization section (length + 24 bytes) when flagged, nothing more.
+    constexpr uint64_t kPerBlockSection = 4 + 24;
     const uint64_t table = uint64_t{kFixedHeaderSize} + uint64_t{8} * rank + 8;
     if (length < table + 1) {
         return false;
     }
     const uint32_t count = bytes[static_cast<size_t>(table)];
-    if (length != table + 1 + uint64_t{kBufferHandleSize} * count) {
+    const uint64_t quant = flags != 0 ? kPerBlockSection : 0;
+    if (length != table + 1 + uint64_t{kBufferHandleSize} * count + quant) {
         return false;
     }
     d.version_major = major;
@@ -412,6 +415,31 @@ bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDe
         if (c.u8() != 0) {
             return false;  // buffer._reserved: the general parser reports it
         }
+    }
+    if (flags != 0) {
+        // quantization_length 24: per_block_affine (0x03) version 1, flags
+        // 0 or SYMMETRIC, axis, block_size, scale index, zero-point index
+        // (0xFFFFFFFF when SYMMETRIC), scale type, 3 reserved bytes.
+        const uint32_t qlen = c.u32();
+        const uint8_t tag = c.u8();
+        const uint8_t version = c.u8();
+        const uint32_t qflags_lo = c.u8();
+        const uint32_t qflags = qflags_lo | (uint32_t{c.u8()} << 8U);
+        PerBlockAffine p;
+        p.axis = c.u32();
+        p.block_size = c.u32();
+        p.scale_buffer_index = c.u32();
+        const uint32_t zp = c.u32();
+        p.scale_type = static_cast<ElementType>(c.u8());
+        const bool reserved_zero = c.u8() == 0 && c.u8() == 0 && c.u8() == 0;
+        if (qlen != 24 || tag != 0x03 || version != 1 || qflags > kSymmetricFlag || !reserved_zero ||
+            (qflags == kSymmetricFlag && zp != kNoZeroPoint)) {
+            return false;
+        }
+        if (qflags == 0) {
+            p.zero_point_buffer_index = zp;
+        }
+        d.quantization = QuantizationDescriptor{p, {}};
     }
     return c.ok() && c.pos() == length;
 }

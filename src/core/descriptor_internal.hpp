@@ -52,10 +52,12 @@ HURRAY_CORE_EXPORT Status check_descriptor_full(const TensorDescriptor& d, const
                                                 const SectionOffsets& off);
 
 /// The common case in one pass, without building anything: true only when
-/// `d` has no optional section, no trailing bytes, a row- or column-major
-/// layout (row-major for a scalar), an assigned (Tier 1 or 2) element type,
-/// one valid buffer handle, no dynamic dimension, and a buffer large enough
-/// for `byte_offset` plus the data. Everything it accepts,
+/// `d` has no optional section but (optionally) a per-block affine
+/// quantization with its scales in buffer 1 and zero points (if any) in
+/// buffer 2, no trailing bytes, a row- or column-major layout (row-major for
+/// a scalar), an assigned (Tier 1 or 2) element type, valid buffer handles
+/// on one device, no dynamic dimension, a data buffer large enough for
+/// `byte_offset` plus the data and parameter buffers of the exact size. Everything it accepts,
 /// `check_descriptor_full` accepts too (the differential tests hold it to
 /// that); false says nothing (the full check decides). Allocates nothing.
 HURRAY_CORE_EXPORT bool plain_dense_valid(const TensorDescriptor& d) noexcept;

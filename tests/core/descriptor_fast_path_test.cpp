@@ -121,6 +121,29 @@ TensorDescriptor random_plain(Rng& rng) {
     if (!shape.empty() && rng.chance(1, 3)) {
         d.layout = ColumnMajorLayout{};
     }
+    if (!shape.empty() && rng.chance(1, 2)) {
+        // Per-block affine: scales in buffer 1, zero points in buffer 2 unless symmetric.
+        static const std::vector<ElementType> kStorage = {ElementType::kInt8, ElementType::kUInt8,
+                                                          ElementType::kInt4, ElementType::kUInt4,
+                                                          ElementType::kInt2, ElementType::kUInt2};
+        static const std::vector<ElementType> kScales = {
+            ElementType::kFloat16, ElementType::kBFloat16, ElementType::kFloat32};
+        const auto axis = static_cast<uint32_t>(rng.below(shape.size()));
+        shape[axis] = rng.range(1, 40);
+        const auto block = static_cast<uint32_t>(uint64_t{1} << rng.range(1, 4));
+        auto q = make_per_block_quantized(rng.pick(kStorage), shape, axis, block, rng.pick(kScales),
+                                          rng.chance(1, 2));
+        if (q.ok()) {
+            if (rng.chance(1, 4)) {
+                q->layout = ColumnMajorLayout{};
+            }
+            if (rng.chance(1, 4)) {
+                q->buffers[static_cast<size_t>(rng.below(q->buffers.size()))].byte_size +=
+                    rng.range(0, 2) - 1;
+            }
+            return *q;
+        }
+    }
     const uint64_t bytes = d.element_storage_bytes(*element_count(shape)).value();
     d.byte_offset = rng.chance(1, 4) ? rng.below(16) : 0;
     BufferHandle b;
@@ -208,6 +231,7 @@ TEST(DescriptorFastPath, CheckAndEncodeToAllocateNothing) {
         // Decode allocates exactly the model's two vectors (shape, buffers);
         // a scalar's empty shape none.
         const uint64_t want = d.shape.empty() ? 1 : 2;
+        EXPECT_TRUE(detail::plain_dense_valid(d));
         EXPECT_EQ(allocations_in([&] { ok = decode(out).ok(); }), want);
         EXPECT_TRUE(ok);
     }
