@@ -969,14 +969,14 @@ FileTensorResult FileReader::tensor(size_t i) const {
         return Error(ErrorCode::kSizeMismatch,
                      entry_label(e, i) + ": buffers do not match data_length");
     }
-    t.buffers_.reserve(d->buffers.size());
-    (void)for_each_buffer_start(
-        *d, e.data_offset, impl_->header.data_buffer_alignment, [&](size_t k, uint64_t start) {
-            // start + byte_size <= end == data_offset + data_length
-            // == region.size() + data_offset.
-            t.buffers_.push_back(region.slice(static_cast<size_t>(start - e.data_offset),
-                                              static_cast<size_t>(d->buffers[k].byte_size)));
-        });
+    (void)for_each_buffer_start(*d, e.data_offset, impl_->header.data_buffer_alignment,
+                                [&](size_t k, uint64_t start) {
+                                    // start + byte_size <= end == data_offset + data_length
+                                    // == region.size() + data_offset.
+                                    t.add_buffer(region.slice(static_cast<size_t>(start - e.data_offset),
+                                                              static_cast<size_t>(d->buffers[k].byte_size)),
+                                                 d->buffers.size());
+                                });
     return t;
 }
 

@@ -5,6 +5,8 @@
 /// descriptors, KV metadata and zero-copy views of tensor data.
 #pragma once
 
+#include "hurray/io/export.hpp"
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -22,7 +24,6 @@
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/core/tensor_ref.hpp"
 #include "hurray/core/tensor_view.hpp"
-#include "hurray/io/export.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
 #include "hurray/io/shared_buffer.hpp"
@@ -291,7 +292,10 @@ public:
     [[nodiscard]] bool is_composite() const noexcept;
     /// One buffer per entry of the descriptor's buffer table, each exactly its
     /// declared size; zero-copy views into the mapping when mapped.
-    [[nodiscard]] std::span<const SharedBuffer> buffers() const noexcept { return buffers_; }
+    [[nodiscard]] std::span<const SharedBuffer> buffers() const noexcept {
+        return buffer_count_ <= kInlineBuffers ? std::span<const SharedBuffer>(inline_buffers_.data(), buffer_count_)
+                                               : std::span<const SharedBuffer>(more_buffers_);
+    }
     /// The file it belongs to.
     [[nodiscard]] const FileReader& file() const noexcept { return file_; }
 
@@ -359,12 +363,20 @@ private:
                                                                const char* cpp_name) const;
     /// One span per buffer.
     [[nodiscard]] std::vector<std::span<const uint8_t>> spans() const;
+    /// Appends the next of `count` buffers (the same `count` every call).
+    void add_buffer(SharedBuffer b, size_t count);
+
+    /// Buffers held inline (dense tensors have 1, quantized ones 2-3), so
+    /// that `FileReader::tensor` allocates nothing for them.
+    static constexpr size_t kInlineBuffers = 3;
 
     FileReader file_;
     size_t index_ = 0;
     const IndexEntry* entry_ = nullptr;
     const TensorDescriptor* descriptor_ = nullptr;
-    std::vector<SharedBuffer> buffers_;
+    std::array<SharedBuffer, kInlineBuffers> inline_buffers_{};  // the buffers, when at most kInlineBuffers
+    std::vector<SharedBuffer> more_buffers_;                    // all of them, when more
+    size_t buffer_count_ = 0;
 };
 
 /// The outcome of looking a tensor up: a `Result<FileTensor>` whose
