@@ -24,7 +24,8 @@
 //   Floors, timed in the same iterations: open + fstat + mmap of the file and a
 //   checksum over the index and every descriptor's bytes (index only for the
 //   index-only open), then munmap + close.
-//   Counters: floor_us, x_floor = hurray / floor, ns_per_tensor.
+//   Counters: floor_us, x_floor = hurray / floor, ns_per_tensor; and the bare
+//   open + fstat + mmap + munmap + close (no byte touched): mmap_us, x_mmap.
 //
 //   BM_MetaDecode/K, BM_MetaEncodeTo/K, BM_MetaEncode/K  decode (full
 //   validation), encode into a reused buffer, encode to a new vector; K = 0:
@@ -168,6 +169,22 @@ struct Floor {
     uint64_t index_length = 0;
     std::vector<std::pair<uint64_t, uint32_t>> descriptors;
 
+    /// open + fstat + mmap + munmap + close, touching nothing.
+    static uint64_t bare(const std::string& path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st {};
+        if (fd < 0 || ::fstat(fd, &st) != 0) {
+            return 0;
+        }
+        void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        const bool ok = m != MAP_FAILED;
+        if (ok) {
+            ::munmap(m, static_cast<size_t>(st.st_size));
+        }
+        ::close(fd);
+        return ok ? 1 : 0;
+    }
+
     [[nodiscard]] uint64_t run(const std::string& path, bool index_only) const {
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         struct stat st {};
@@ -203,8 +220,10 @@ hurray::Result<hurray::FileReader> open_file(const std::string& path, [[maybe_un
     return hurray::FileReader::open(path, options);
 }
 
-void report(benchmark::State& state, int64_t n, double hurray_s, double floor_s) {
+void report(benchmark::State& state, int64_t n, double hurray_s, double floor_s, double mmap_s) {
     const auto iters = static_cast<double>(state.iterations());
+    state.counters["mmap_us"] = mmap_s / iters * 1e6;
+    state.counters["x_mmap"] = hurray_s / mmap_s;
     state.counters["tensors"] = static_cast<double>(n);
     state.counters["floor_us"] = floor_s / iters * 1e6;
     state.counters["x_floor"] = hurray_s / floor_s;
@@ -238,6 +257,7 @@ void BM_MetaOpenEnumerate(benchmark::State& state) {
     }
     double hurray_s = 0;
     double floor_s = 0;
+    double mmap_s = 0;
     uint64_t check = 0;
     for (auto _ : state) {
         const double t0 = now_s();
@@ -271,13 +291,16 @@ void BM_MetaOpenEnumerate(benchmark::State& state) {
         const double t1 = now_s();
         benchmark::DoNotOptimize(floor.run(path, false));
         const double t2 = now_s();
+        benchmark::DoNotOptimize(Floor::bare(path));
+        const double t3 = now_s();
         hurray_s += t1 - t0;
         floor_s += t2 - t1;
+        mmap_s += t3 - t2;
         state.SetIterationTime(t1 - t0);
     }
     benchmark::DoNotOptimize(check);
     ::unlink(path.c_str());
-    report(state, n, hurray_s, floor_s);
+    report(state, n, hurray_s, floor_s, mmap_s);
 }
 
 void BM_MetaOpenIndexOnly(benchmark::State& state) {
@@ -299,6 +322,7 @@ void BM_MetaOpenIndexOnly(benchmark::State& state) {
     }
     double hurray_s = 0;
     double floor_s = 0;
+    double mmap_s = 0;
     for (auto _ : state) {
         const double t0 = now_s();
         {
@@ -317,12 +341,15 @@ void BM_MetaOpenIndexOnly(benchmark::State& state) {
         const double t1 = now_s();
         benchmark::DoNotOptimize(floor.run(path, true));
         const double t2 = now_s();
+        benchmark::DoNotOptimize(Floor::bare(path));
+        const double t3 = now_s();
         hurray_s += t1 - t0;
         floor_s += t2 - t1;
+        mmap_s += t3 - t2;
         state.SetIterationTime(t1 - t0);
     }
     ::unlink(path.c_str());
-    report(state, n, hurray_s, floor_s);
+    report(state, n, hurray_s, floor_s, mmap_s);
 }
 
 hurray::TensorDescriptor codec_case(int64_t which) {
