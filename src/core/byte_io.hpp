@@ -99,6 +99,56 @@ private:
     size_t pos_ = 0;
 };
 
+/// Reads little-endian fields from a byte span in one pass, for a parser that
+/// has checked the span's length against the fields it will read once, up
+/// front. Every read is still bounds-checked: one past the end returns 0 and
+/// marks the cursor as overrun (`ok()` false), so a wrong up-front check can
+/// give a wrong value but never an out-of-bounds read.
+class ByteCursor {
+public:
+    explicit ByteCursor(std::span<const uint8_t> bytes) noexcept : bytes_(bytes) {}
+
+    /// Whether every read so far was inside the span.
+    [[nodiscard]] bool ok() const noexcept { return ok_; }
+    /// Bytes read (or skipped) so far.
+    [[nodiscard]] size_t pos() const noexcept { return pos_; }
+
+    uint8_t u8() noexcept { return le<uint8_t>(); }
+    uint32_t u32() noexcept { return le<uint32_t>(); }
+    uint64_t u64() noexcept { return le<uint64_t>(); }
+    /// Moves past `n` bytes.
+    void skip(size_t n) noexcept {
+        if (n > bytes_.size() - pos_) {
+            ok_ = false;
+            pos_ = bytes_.size();
+            return;
+        }
+        pos_ += n;
+    }
+
+private:
+    template <typename T>
+    T le() noexcept {
+        if (sizeof(T) > bytes_.size() - pos_) [[unlikely]] {
+            ok_ = false;
+            return 0;
+        }
+        T v = 0;
+        // SAFETY: checked just above that sizeof(T) bytes exist at pos_; the
+        // loop assembles the little-endian value byte by byte, independent of
+        // the host's byte order and alignment (compilers fuse it into a load).
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            v = static_cast<T>(v | (static_cast<T>(bytes_[pos_ + i]) << (8 * i)));
+        }
+        pos_ += sizeof(T);
+        return v;
+    }
+
+    std::span<const uint8_t> bytes_;
+    size_t pos_ = 0;
+    bool ok_ = true;
+};
+
 /// Writes little-endian fields into a caller-sized span. Every write is
 /// bounds-checked: a write that does not fit is dropped and marks the writer
 /// as overflowed, which the encoder reports as an internal error. The encoder

@@ -1208,8 +1208,122 @@ Status check_fields(const Ctx& c) {
 
 }  // namespace
 
+namespace {
+
+// Bytes of one scale of a per-block affine scheme; 0 for another type.
+uint64_t scale_type_bytes(ElementType t) noexcept {
+    switch (t) {
+        case ElementType::kFloat16:
+        case ElementType::kBFloat16: return 2;
+        case ElementType::kFloat32: return 4;
+        default: return 0;
+    }
+}
+
+// The per-block affine part of plain_dense_valid: the scheme's fields, and
+// its scale (and zero-point) buffers at indices 1 (and 2), each exactly the
+// size of one entry per block.
+bool per_block_valid(const TensorDescriptor& d, const PerBlockAffine& p) noexcept {
+    using E = ElementType;
+    const E t = d.element_type;
+    if (t != E::kInt8 && t != E::kUInt8 && t != E::kInt4 && t != E::kUInt4 && t != E::kInt2 && t != E::kUInt2) {
+        return false;
+    }
+    const uint64_t scale_bytes = scale_type_bytes(p.scale_type);
+    if (p.axis >= d.shape.size() || scale_bytes == 0 || !is_pow2(p.block_size) || p.block_size < 2 ||
+        p.block_size > 0x80000000U) {
+        return false;
+    }
+    const uint64_t len = d.shape[p.axis];
+    if (len == kDynamicDim || (len > 0 && p.block_size > len)) {
+        return false;
+    }
+    const bool zp = p.zero_point_buffer_index.has_value();
+    if (p.scale_buffer_index != 1 || (zp && *p.zero_point_buffer_index != 2) ||
+        d.buffers.size() != (zp ? 3U : 2U)) {
+        return false;
+    }
+    uint64_t entries = ceil_div(len, p.block_size);
+    for (size_t k = 0; k < d.shape.size(); ++k) {
+        if (k == p.axis) {
+            continue;
+        }
+        if (d.shape[k] == kDynamicDim) {
+            return false;
+        }
+        const auto next = mul_u64(entries, d.shape[k]);
+        if (!next) {
+            return false;
+        }
+        entries = *next;
+    }
+    const auto scales = mul_u64(entries, scale_bytes);
+    const auto zero_points = mul_u64(entries, 4);
+    return scales && zero_points && d.buffers[1].byte_size == *scales &&
+           (!zp || d.buffers[2].byte_size == *zero_points);
+}
+
+}  // namespace
+
+bool plain_dense_valid(const TensorDescriptor& d) noexcept {
+    if (d.version_major != kDescriptorVersionMajor || d.shard || d.statistics || d.extension_type ||
+        d.composite_member || !d.unknown_trailing_bytes.empty() || d.buffers.empty() ||
+        d.shape.size() > kMaxRank) {
+        return false;
+    }
+    const bool row = std::holds_alternative<RowMajorLayout>(d.layout);
+    const bool column = std::holds_alternative<ColumnMajorLayout>(d.layout);
+    if (!row && !(column && !d.shape.empty())) {
+        return false;
+    }
+    // Assigned tags are accepted in both modes and are not private (no
+    // extension type section is needed).
+    const TypeTagClass cls = classify_type_tag(type_tag(d.element_type));
+    if (cls != TypeTagClass::kTier1 && cls != TypeTagClass::kTier2) {
+        return false;
+    }
+    if (d.quantization) {
+        const auto* p = std::get_if<PerBlockAffine>(&d.quantization->scheme);
+        if (p == nullptr || !d.quantization->trailing_padding.empty() || !per_block_valid(d, *p)) {
+            return false;
+        }
+    } else if (d.buffers.size() != 1) {
+        return false;
+    }
+    const BufferHandle& b = d.buffers[0];
+    for (uint32_t i = 0; i < d.buffers.size(); ++i) {
+        const BufferHandle& h = d.buffers[i];
+        if (!check_buffer_handle(h, i).ok() || h.device_tag != b.device_tag || h.memory_class != b.memory_class) {
+            return false;
+        }
+    }
+    const uint32_t bits = bit_width(d.element_type);
+    const std::optional<uint64_t> n = stored_element_count(d);  // nullopt: dynamic or overflow
+    if (bits == 0 || !n) {
+        return false;
+    }
+    uint64_t need = 0;
+    if (*n > 0) {
+        auto bytes = storage_bytes_for_bits(bits, *n);
+        if (!bytes) {
+            return false;
+        }
+        need = *bytes;
+    }
+    const std::optional<uint64_t> total = add_u64(d.byte_offset, need);
+    return total && d.byte_offset <= b.byte_size && *total <= b.byte_size;
+}
+
 Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& options,
                            const SectionOffsets& off) {
+    if (plain_dense_valid(d)) {
+        return Status::success();
+    }
+    return check_descriptor_full(d, options, off);
+}
+
+Status check_descriptor_full(const TensorDescriptor& d, const DecodeOptions& options,
+                             const SectionOffsets& off) {
     const Ctx c{d, options, off};
     HURRAY_RETURN_IF_ERROR(check_fields(c));
     HURRAY_RETURN_IF_ERROR(check_buffer_table(c));
@@ -1224,7 +1338,10 @@ Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& optio
 namespace hurray {
 
 Status check_descriptor(const TensorDescriptor& d, const DecodeOptions& options) {
-    return detail::check_descriptor_at(d, options, detail::section_offsets(d));
+    if (detail::plain_dense_valid(d)) {
+        return Status::success();  // no offsets needed: there is no error to place
+    }
+    return detail::check_descriptor_full(d, options, detail::section_offsets(d));
 }
 
 Result<std::vector<BufferRequirement>> required_buffer_sizes(const TensorDescriptor& d) {

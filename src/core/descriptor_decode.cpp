@@ -361,6 +361,89 @@ Result<ExtensionTypeDescriptor> parse_extension_type(ByteReader& r, bool strict)
     return e;
 }
 
+// The common descriptor, read in one pass: no optional section but
+// (optionally) a 24-byte per-block affine quantization, a row- or
+// column-major layout, no byte after the last field, every reserved byte
+// zero. Fills `d` and returns true only then; false otherwise (with `d`
+// partly filled: the caller drops it) and the general parser decides, so
+// every error still comes from it. `length` (from peek_length) is at most
+// bytes.size() and at least the fixed header.
+bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDescriptor& d) {
+    detail::ByteCursor c(bytes.first(length));
+    c.skip(4);  // magic, checked by peek_length
+    const uint8_t major = c.u8();
+    const uint8_t minor = c.u8();
+    c.skip(4);  // descriptor_length
+    const uint32_t flags = c.u32();
+    const uint8_t type = c.u8();
+    const uint8_t layout = c.u8();
+    const uint32_t rank = c.u32();
+    if ((flags != 0 && flags != kHasQuantization) || (layout != 0x01 && layout != 0x02) || rank > kMaxRank) {
+        return false;
+    }
+    // Header, shape, byte_offset, buffer_count: then 16 bytes per buffer,
+    // the quantization section (length + 24 bytes) when flagged, nothing more.
+    constexpr uint64_t kPerBlockSection = 4 + 24;
+    const uint64_t table = uint64_t{kFixedHeaderSize} + uint64_t{8} * rank + 8;
+    if (length < table + 1) {
+        return false;
+    }
+    const uint32_t count = bytes[static_cast<size_t>(table)];
+    const uint64_t quant = flags != 0 ? kPerBlockSection : 0;
+    if (length != table + 1 + uint64_t{kBufferHandleSize} * count + quant) {
+        return false;
+    }
+    d.version_major = major;
+    d.version_minor = minor;
+    d.element_type = static_cast<ElementType>(type);
+    d.shape.resize(rank);
+    for (uint64_t& dim : d.shape) {
+        dim = c.u64();
+    }
+    d.byte_offset = c.u64();
+    if (layout == 0x02) {
+        d.layout = ColumnMajorLayout{};
+    }
+    c.skip(1);  // buffer_count
+    d.buffers.resize(count);
+    for (BufferHandle& h : d.buffers) {
+        h.byte_size = c.u64();
+        h.alignment = c.u32();
+        h.device_tag = static_cast<DeviceTag>(c.u8());
+        h.sync_mode = static_cast<SyncMode>(c.u8());
+        h.memory_class = static_cast<MemoryClass>(c.u8());
+        if (c.u8() != 0) {
+            return false;  // buffer._reserved: the general parser reports it
+        }
+    }
+    if (flags != 0) {
+        // quantization_length 24: per_block_affine (0x03) version 1, flags
+        // 0 or SYMMETRIC, axis, block_size, scale index, zero-point index
+        // (0xFFFFFFFF when SYMMETRIC), scale type, 3 reserved bytes.
+        const uint32_t qlen = c.u32();
+        const uint8_t tag = c.u8();
+        const uint8_t version = c.u8();
+        const uint32_t qflags_lo = c.u8();
+        const uint32_t qflags = qflags_lo | (uint32_t{c.u8()} << 8U);
+        PerBlockAffine p;
+        p.axis = c.u32();
+        p.block_size = c.u32();
+        p.scale_buffer_index = c.u32();
+        const uint32_t zp = c.u32();
+        p.scale_type = static_cast<ElementType>(c.u8());
+        const bool reserved_zero = c.u8() == 0 && c.u8() == 0 && c.u8() == 0;
+        if (qlen != 24 || tag != 0x03 || version != 1 || qflags > kSymmetricFlag || !reserved_zero ||
+            (qflags == kSymmetricFlag && zp != kNoZeroPoint)) {
+            return false;
+        }
+        if (qflags == 0) {
+            p.zero_point_buffer_index = zp;
+        }
+        d.quantization = QuantizationDescriptor{p, {}};
+    }
+    return c.ok() && c.pos() == length;
+}
+
 }  // namespace
 
 Result<uint32_t> peek_length(std::span<const uint8_t> prefix) {
@@ -388,6 +471,22 @@ Result<uint32_t> peek_length(std::span<const uint8_t> prefix) {
 }
 
 Result<TensorDescriptor> decode(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+    HURRAY_ASSIGN_OR_RETURN(uint32_t length, peek_length(bytes));
+    if (length <= bytes.size()) {
+        // The common case: one pass over the bytes, then the one-pass check
+        // (the full check only when that one cannot decide).
+        Result<TensorDescriptor> d{TensorDescriptor{}};
+        if (parse_plain_dense(bytes, length, *d)) {
+            if (!detail::plain_dense_valid(*d)) {
+                HURRAY_RETURN_IF_ERROR(detail::check_descriptor_full(*d, opt, detail::section_offsets(*d)));
+            }
+            return d;
+        }
+    }
+    return detail::decode_general(bytes, opt);
+}
+
+Result<TensorDescriptor> detail::decode_general(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
     HURRAY_ASSIGN_OR_RETURN(uint32_t length, peek_length(bytes));
     if (length > bytes.size()) {
         return Error(ErrorCode::kTruncated,

@@ -5,12 +5,14 @@
 #include "hurray/io/file_reader.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -18,9 +20,9 @@
 #include "core/text.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/crc32c.hpp"
+#include "hurray/io/index_codec.hpp"
 #include "io/error_context.hpp"
 #include "io/file_source.hpp"
-#include "hurray/io/index_codec.hpp"
 
 namespace hurray {
 
@@ -30,7 +32,6 @@ using detail::add_u64;
 using detail::dec;
 using detail::hex;
 using detail::with_context;
-
 
 /// "[a, b)".
 std::string range(uint64_t start, uint64_t end) {
@@ -44,12 +45,144 @@ std::string entry_label(const IndexEntry& e, size_t i) {
     return std::string("tensor '") + e.name + "' (index entry " + dec(i) + ")";
 }
 
-/// One lazily decoded descriptor. Written once under `once`, read-only after.
+/// One lazily decoded descriptor: written once (under the store's mutex, or
+/// at open), read-only after its state is published.
 struct DescriptorSlot {
-    std::once_flag once;
     std::optional<TensorDescriptor> descriptor;
     std::optional<Error> error;
 };
+
+/// The decoded descriptors. Slots are allocated in chunks on first use, so
+/// that opening a file of a million tensors costs no memory per tensor until
+/// its descriptor is asked for; `state[i]` (0 pending, 1 decoded, 2 error) is
+/// published with release order after slot `i` is written, and a reader that
+/// sees it non-zero with acquire order may read the slot without a lock.
+struct DescriptorStore {
+    static constexpr size_t kChunk = 512;
+    static constexpr uint8_t kPending = 0;
+    static constexpr uint8_t kDecoded = 1;
+    static constexpr uint8_t kFailed = 2;
+
+    std::unique_ptr<std::atomic<uint8_t>[]>
+        state;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
+    std::vector<std::unique_ptr<DescriptorSlot[]>> chunks;  // NOLINT(modernize-avoid-c-arrays)
+    std::mutex mutex;                                       // serialises first decodes
+
+    void reset(size_t n) {
+        state = std::make_unique<std::atomic<uint8_t>[]>(
+            n);  // NOLINT(modernize-avoid-c-arrays): value-initialised to 0
+        chunks.clear();
+        chunks.resize((n + kChunk - 1) / kChunk);
+    }
+    /// Slot `i`; its chunk must exist (state non-zero, or allocated by `make`).
+    [[nodiscard]] DescriptorSlot& slot(size_t i) const { return chunks[i / kChunk][i % kChunk]; }
+    /// Slot `i`, allocating its chunk. Caller holds `mutex` (or is alone).
+    DescriptorSlot& make(size_t i) {
+        auto& chunk = chunks[i / kChunk];
+        if (!chunk) {
+            chunk = std::make_unique<DescriptorSlot[]>(kChunk);  // NOLINT(modernize-avoid-c-arrays)
+        }
+        return chunk[i % kChunk];
+    }
+};
+
+/// Name -> index position for an unsorted index: open addressing over a
+/// power-of-two table, each slot the position + 1 (0: empty) in the low 40
+/// bits and 24 bits of the name's hash above them, so that a probe compares
+/// names only when those bits agree. Lookups allocate nothing.
+class NameTable {
+public:
+    /// Entries the table can hold (positions + 1 must fit in 40 bits).
+    static constexpr uint64_t kMaxEntries = (uint64_t{1} << 40U) - 2;
+
+    /// Builds the table; false when two entries share a name (the caller
+    /// reports which, with the full duplicate check).
+    bool build(const std::vector<IndexEntry>& entries) {
+        size_t cap = 16;
+        while (cap < 2 * entries.size()) {
+            cap *= 2;
+        }
+        slots_.assign(cap, 0);
+        mask_ = cap - 1;
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const std::string_view name = entries[i].name;
+            const uint64_t h = hash(name);
+            for (size_t k = static_cast<size_t>(h) & mask_;; k = (k + 1) & mask_) {
+                const uint64_t v = slots_[k];
+                if (v == 0) {
+                    slots_[k] = (tag(h) << kIndexBits) | (i + 1);
+                    break;
+                }
+                if ((v >> kIndexBits) == tag(h) && entries[(v & kIndexMask) - 1].name == name) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+    /// The position of `name`, if present.
+    [[nodiscard]] std::optional<size_t> find(const std::vector<IndexEntry>& entries,
+                                             std::string_view name) const noexcept {
+        if (slots_.empty()) {
+            return std::nullopt;
+        }
+        const uint64_t h = hash(name);
+        for (size_t k = static_cast<size_t>(h) & mask_;; k = (k + 1) & mask_) {
+            const uint64_t v = slots_[k];
+            if (v == 0) {
+                return std::nullopt;
+            }
+            if ((v >> kIndexBits) == tag(h) && entries[(v & kIndexMask) - 1].name == name) {
+                return static_cast<size_t>((v & kIndexMask) - 1);
+            }
+        }
+    }
+
+private:
+    static constexpr unsigned kIndexBits = 40;
+    static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+    static uint64_t hash(std::string_view name) noexcept {
+        return std::hash<std::string_view>{}(name);
+    }
+    static uint64_t tag(uint64_t h) noexcept { return h >> kIndexBits; }  // the top 24 bits
+
+    std::vector<uint64_t> slots_;
+    size_t mask_ = 0;
+};
+
+/// (key, position) pairs sorted by key: an LSD radix sort on the bytes of
+/// the key that vary (offsets aligned to pages and bounded by the file size
+/// vary in few), O(n) where a comparison sort is O(n log n).
+void radix_sort(std::vector<std::pair<uint64_t, size_t>>& v) {
+    if (v.size() < 64) {
+        std::sort(v.begin(), v.end());
+        return;
+    }
+    uint64_t all_or = 0;
+    uint64_t all_and = ~uint64_t{0};
+    for (const auto& p : v) {
+        all_or |= p.first;
+        all_and &= p.first;
+    }
+    const uint64_t varying = all_or ^ all_and;
+    std::vector<std::pair<uint64_t, size_t>> tmp(v.size());
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        if (((varying >> shift) & 0xFFU) == 0) {
+            continue;
+        }
+        std::array<size_t, 257> count{};
+        for (const auto& p : v) {
+            ++count[((p.first >> shift) & 0xFFU) + 1];
+        }
+        for (size_t b = 1; b < count.size(); ++b) {
+            count[b] += count[b - 1];
+        }
+        for (const auto& p : v) {
+            tmp[count[(p.first >> shift) & 0xFFU]++] = p;
+        }
+        v.swap(tmp);
+    }
+}
 
 /// A non-empty byte range of the file, for the overlap check.
 struct Region {
@@ -85,14 +218,14 @@ std::string region_label(const Region& r, const std::vector<IndexEntry>& entries
     return what + " " + range(r.start, r.end);
 }
 
-/// Absolute start of every buffer of `d` when its data begins at
-/// `data_offset`: buffer 0 there, each next one at the first multiple of
-/// `alignment` after the end of the previous one. `end` receives the end of
-/// the last buffer. Nothing when a position does not fit in 64 bits.
-std::optional<std::vector<uint64_t>> buffer_starts(const TensorDescriptor& d, uint64_t data_offset,
-                                                   uint64_t alignment, uint64_t& end) {
-    std::vector<uint64_t> starts;
-    starts.reserve(d.buffers.size());  // at most 255
+/// Calls `f(k, start)` with the absolute start of every buffer `k` of `d`
+/// when its data begins at `data_offset`: buffer 0 there, each next one at
+/// the first multiple of `alignment` after the end of the previous one.
+/// Returns the end of the last buffer; nothing when a position does not fit
+/// in 64 bits. Allocates nothing.
+template <typename F>
+std::optional<uint64_t> for_each_buffer_start(const TensorDescriptor& d, uint64_t data_offset,
+                                              uint64_t alignment, F&& f) {
     uint64_t pos = data_offset;
     for (size_t k = 0; k < d.buffers.size(); ++k) {
         if (k > 0) {
@@ -102,15 +235,20 @@ std::optional<std::vector<uint64_t>> buffer_starts(const TensorDescriptor& d, ui
             }
             pos = *aligned;
         }
-        starts.push_back(pos);
+        f(k, pos);
         auto next = add_u64(pos, d.buffers[k].byte_size);
         if (!next) {
             return std::nullopt;
         }
         pos = *next;
     }
-    end = pos;
-    return starts;
+    return pos;
+}
+
+/// The end of the last buffer of `d` (see for_each_buffer_start).
+std::optional<uint64_t> buffers_end(const TensorDescriptor& d, uint64_t data_offset,
+                                    uint64_t alignment) {
+    return for_each_buffer_start(d, data_offset, alignment, [](size_t, uint64_t) {});
 }
 
 }  // namespace
@@ -134,8 +272,8 @@ struct FileReader::Impl {
     std::vector<size_t> write_order;     // index positions by descriptor_offset
     std::vector<size_t> write_position;  // inverse of write_order
     bool sorted = false;
-    std::unordered_map<std::string_view, size_t> by_name;  // unsorted index only
-    std::unique_ptr<DescriptorSlot[]> slots;                 // NOLINT(modernize-avoid-c-arrays): once_flag cannot move
+    NameTable by_name;      // unsorted index only
+    DescriptorStore store;  // decoded descriptors
     // Without a mapping (pread), each tensor's data region as first read, kept
     // until the file is closed so that it lives as long as mapped data would.
     // Empty (never sized) for mapped and in-memory files.
@@ -147,15 +285,25 @@ struct FileReader::Impl {
     static Result<FileReader> open(detail::FileSource source, const FileReadOptions& options);
     Status load();
     Status check_sections();
+    Status check_names(std::span<const uint64_t> entry_offsets);
     Status check_entries(std::span<const uint64_t> entry_offsets, uint64_t tensor_region_end);
+    [[nodiscard]] Status check_prefix(size_t i) const;
+    [[nodiscard]] bool overlaps_in_file_order(
+        std::span<const std::pair<uint64_t, size_t>> order) const;
     Status check_overlaps() const;
+    Status decode_all();
     void decode_descriptor(size_t i, DescriptorSlot& slot) const;
+    /// Decodes descriptor `i` unless done; returns its published state.
+    uint8_t ensure_decoded(size_t i);
     [[nodiscard]] Status check_against_entry(size_t i, const TensorDescriptor& d) const;
     [[nodiscard]] DecodeOptions decode_options() const;
-    [[nodiscard]] bool strict_descriptors() const { return options.strict && options.descriptor.strict; }
+    [[nodiscard]] bool strict_descriptors() const {
+        return options.strict && options.descriptor.strict;
+    }
 };
 
-Result<FileReader> FileReader::Impl::open(detail::FileSource source, const FileReadOptions& options) {
+Result<FileReader> FileReader::Impl::open(detail::FileSource source,
+                                          const FileReadOptions& options) {
     auto impl = std::make_shared<Impl>();
     impl->options = options;
     impl->known_layouts.assign(options.descriptor.known_extension_layouts.begin(),
@@ -170,6 +318,12 @@ Result<FileReader> FileReader::Impl::open(detail::FileSource source, const FileR
         // report the change, not the corruption it looks like.
         HURRAY_RETURN_IF_ERROR(impl->source.check_unchanged());
         return std::move(loaded).error();
+    }
+    if (impl->options.descriptors == DescriptorCheck::kFull) {
+        if (auto all = impl->decode_all(); !all) {
+            HURRAY_RETURN_IF_ERROR(impl->source.check_unchanged());
+            return std::move(all).error();
+        }
     }
     if (impl->options.access != AccessPattern::kNormal) {
         HURRAY_RETURN_IF_ERROR(impl->source.advise(0, impl->source.size(), impl->options.access));
@@ -190,7 +344,8 @@ Result<SharedBuffer> FileReader::Impl::data_region(size_t i) {
     }
     // Read outside the lock (other tensors may be read meanwhile); the first
     // read installed is the one every caller shares. Errors are not kept.
-    HURRAY_ASSIGN_OR_RETURN(SharedBuffer read, source.read(e.data_offset, e.data_length, "tensor data"));
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer read,
+                            source.read(e.data_offset, e.data_length, "tensor data"));
     const std::lock_guard<std::mutex> lock(data_mutex);
     if (data_cache[i].empty()) {
         data_cache[i] = std::move(read);
@@ -208,18 +363,21 @@ Status FileReader::Impl::load() {
     const uint64_t size = source.size();
 
     // 1-2. Header, then the smallest possible file.
-    HURRAY_ASSIGN_OR_RETURN(SharedBuffer header_bytes,
-                            source.read(0, std::min<uint64_t>(size, kFileHeaderSize), "file header"));
+    HURRAY_ASSIGN_OR_RETURN(
+        SharedBuffer header_bytes,
+        source.read(0, std::min<uint64_t>(size, kFileHeaderSize), "file header"));
     HURRAY_ASSIGN_OR_RETURN(header, decode_file_header(header_bytes.span()));
     if (size < kFileHeaderSize + kFileTrailerSize) {
         return Error(ErrorCode::kTruncated,
-                     "file: " + dec(size) + " bytes, shorter than the 64-byte header plus the 40-byte trailer",
+                     "file: " + dec(size) +
+                         " bytes, shorter than the 64-byte header plus the 40-byte trailer",
                      size);
     }
 
     // 3. Trailer (its magic first).
     trailer_offset = size - kFileTrailerSize;
-    HURRAY_ASSIGN_OR_RETURN(SharedBuffer trailer_bytes, source.read(trailer_offset, kFileTrailerSize, "trailer"));
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer trailer_bytes,
+                            source.read(trailer_offset, kFileTrailerSize, "trailer"));
     HURRAY_ASSIGN_OR_RETURN(trailer, decode_file_trailer(trailer_bytes.span(), trailer_offset));
 
     HURRAY_RETURN_IF_ERROR(check_sections());
@@ -230,11 +388,12 @@ Status FileReader::Impl::load() {
     if ((header.flags & file_flags::kHasIndexCrc32c) != 0) {
         const uint32_t computed = crc32c(index_bytes.span());
         if (computed != trailer.index_crc32c) {
-            return Error(ErrorCode::kChecksumMismatch,
-                         "index_crc32c: stored " + hex(trailer.index_crc32c, 8) + ", computed " + hex(computed, 8) +
-                             " over the index " +
-                             range(trailer.index_offset, trailer.index_offset + trailer.index_length),
-                         trailer_offset + trailer_field::kIndexCrc32c);
+            return Error(
+                ErrorCode::kChecksumMismatch,
+                "index_crc32c: stored " + hex(trailer.index_crc32c, 8) + ", computed " +
+                    hex(computed, 8) + " over the index " +
+                    range(trailer.index_offset, trailer.index_offset + trailer.index_length),
+                trailer_offset + trailer_field::kIndexCrc32c);
         }
     } else if (trailer.index_crc32c != 0 && options.strict) {
         return Error(ErrorCode::kInvalidFile,
@@ -244,37 +403,42 @@ Status FileReader::Impl::load() {
     }
 
     std::vector<uint64_t> entry_offsets;
-    HURRAY_ASSIGN_OR_RETURN(entries, decode_index(index_bytes.span(), trailer.index_offset, &entry_offsets));
+    HURRAY_ASSIGN_OR_RETURN(entries,
+                            decode_index(index_bytes.span(), trailer.index_offset, &entry_offsets));
     index_bytes = {};
     sorted = (header.flags & file_flags::kSortedIndex) != 0;
-    HURRAY_RETURN_IF_ERROR(check_index_names(entries, sorted, entry_offsets));
+    HURRAY_RETURN_IF_ERROR(check_names(entry_offsets));
 
     uint64_t tensor_region_end = trailer.index_offset;
     if (has_kv) {
         tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
     }
     HURRAY_RETURN_IF_ERROR(check_entries(entry_offsets, tensor_region_end));
-    HURRAY_RETURN_IF_ERROR(check_overlaps());
 
-    // Write order and lookup.
-    write_order.resize(entries.size());
+    // Write order: positions by descriptor_offset (a radix sort; usually
+    // already in order when the index is).
+    std::vector<std::pair<uint64_t, size_t>> order(entries.size());
     for (size_t i = 0; i < entries.size(); ++i) {
-        write_order[i] = i;
+        order[i] = {entries[i].descriptor_offset, i};
     }
-    std::sort(write_order.begin(), write_order.end(), [this](size_t a, size_t b) {
-        return entries[a].descriptor_offset < entries[b].descriptor_offset;
-    });
+    if (!std::is_sorted(order.begin(), order.end())) {
+        radix_sort(order);
+    }
+    // Overlaps: one pass over the regions in file order when the file is laid
+    // out the usual way; otherwise (or to report an overlap) the general
+    // check, which sorts every region.
+    if (!overlaps_in_file_order(order)) {
+        HURRAY_RETURN_IF_ERROR(check_overlaps());
+    }
+    // Descriptor regions are non-empty and do not overlap, so the offsets
+    // are distinct and this order is the only one.
+    write_order.resize(entries.size());
     write_position.resize(entries.size());
-    for (size_t k = 0; k < write_order.size(); ++k) {
-        write_position[write_order[k]] = k;
+    for (size_t k = 0; k < order.size(); ++k) {
+        write_order[k] = order[k].second;
+        write_position[order[k].second] = k;
     }
-    if (!sorted) {
-        by_name.reserve(entries.size());
-        for (size_t i = 0; i < entries.size(); ++i) {
-            by_name.emplace(std::string_view(entries[i].name), i);
-        }
-    }
-    slots = std::make_unique<DescriptorSlot[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
+    store.reset(entries.size());
     if (!source.contiguous()) {
         data_cache.resize(entries.size());
     }
@@ -285,13 +449,92 @@ Status FileReader::Impl::load() {
                                 source.read(trailer.kv_offset, trailer.kv_length, "KV section"));
         auto decoded = decode_kv_section(kv_bytes.span(), trailer.kv_offset, options.kv);
         if (!decoded) {
-            return with_context(decoded.error(), "KV section " + range(trailer.kv_offset,
-                                                                       trailer.kv_offset + trailer.kv_length),
-                                0);
+            return with_context(
+                decoded.error(),
+                "KV section " + range(trailer.kv_offset, trailer.kv_offset + trailer.kv_length), 0);
         }
         kv = std::move(decoded).value();
     }
     return Status::success();
+}
+
+Status FileReader::Impl::check_names(std::span<const uint64_t> entry_offsets) {
+    if (sorted) {
+        return check_index_names(entries, true, entry_offsets);  // one linear pass
+    }
+    if (entries.size() > NameTable::kMaxEntries) {
+        // Unreachable in practice: each entry takes >= 35 bytes of the index.
+        return Error(ErrorCode::kInvalidFile,
+                     "index_entry_count: " + dec(entries.size()) + " entries is too many",
+                     trailer.index_offset);
+    }
+    if (by_name.build(entries)) {
+        return Status::success();  // the table found no duplicate: the names are unique
+    }
+    // A duplicate: the full check names the pair the way it always has.
+    HURRAY_RETURN_IF_ERROR(check_index_names(entries, false, entry_offsets));
+    return Error(ErrorCode::kDuplicateName, "index: duplicate name", trailer.index_offset);
+}
+
+Status FileReader::Impl::check_prefix(size_t i) const {
+    const IndexEntry& e = entries[i];
+    const uint64_t d_off = e.descriptor_offset;
+    std::span<const uint8_t> prefix = source.view(d_off, kDescriptorPeekSize);
+    SharedBuffer read;
+    if (prefix.empty()) {  // not contiguous: pread the 10 bytes
+        HURRAY_ASSIGN_OR_RETURN(read, source.read(d_off, kDescriptorPeekSize, "descriptor"));
+        prefix = read.span();
+    }
+    auto own_length = peek_length(prefix);
+    if (!own_length) {
+        return with_context(own_length.error(), entry_label(e, i) + " descriptor at " + dec(d_off),
+                            d_off);
+    }
+    if (*own_length != e.descriptor_length) {
+        return Error(ErrorCode::kInvalidFile,
+                     entry_label(e, i) + ": descriptor_length " + dec(e.descriptor_length) +
+                         " in the index disagrees with the descriptor's own descriptor_length " +
+                         dec(*own_length),
+                     d_off + kDescriptorLengthOffset);
+    }
+    return Status::success();
+}
+
+bool FileReader::Impl::overlaps_in_file_order(
+    std::span<const std::pair<uint64_t, size_t>> order) const {
+    // Regions visited in this order are exactly check_overlaps' sorted order
+    // when their starts strictly increase; then its sweep is this one. Any
+    // other case (including an overlap, so that the error names the same
+    // pair) is left to check_overlaps.
+    uint64_t last_start = 0;
+    uint64_t furthest_end = kFileHeaderSize;  // the header [0, 64)
+    bool fine = true;
+    auto visit = [&](uint64_t start, uint64_t end) {
+        if (start <= last_start || start < furthest_end) {
+            fine = false;
+        }
+        last_start = start;
+        furthest_end = std::max(furthest_end, end);
+    };
+    for (const auto& [offset, i] : order) {
+        const IndexEntry& e = entries[i];
+        // Both sums were checked by check_entries.
+        visit(e.descriptor_offset, e.descriptor_offset + e.descriptor_length);
+        if (e.data_length > 0) {
+            visit(e.data_offset, e.data_offset + e.data_length);
+        }
+        if (!fine) {
+            return false;
+        }
+    }
+    if (has_kv) {
+        visit(trailer.kv_offset, trailer.kv_offset + trailer.kv_length);
+    }
+    if (trailer.index_length > 0) {
+        visit(trailer.index_offset, trailer.index_offset + trailer.index_length);
+    }
+    visit(trailer_offset, trailer_offset + kFileTrailerSize);
+    return fine;
 }
 
 Status FileReader::Impl::check_sections() {
@@ -300,25 +543,27 @@ Status FileReader::Impl::check_sections() {
     // Index: 8-aligned, after the header padding, ending before the trailer.
     const uint64_t io = trailer.index_offset;
     if (io % kDescriptorAlignment != 0) {
-        return Error(ErrorCode::kInvalidFile, "index_offset: " + dec(io) + " is not a multiple of 8",
+        return Error(ErrorCode::kInvalidFile,
+                     "index_offset: " + dec(io) + " is not a multiple of 8",
                      trailer_offset + trailer_field::kIndexOffset);
     }
     if (io < first) {
-        return Error(ErrorCode::kInvalidFile,
-                     "index_offset: " + dec(io) + " lies before first_descriptor_offset " + dec(first),
-                     trailer_offset + trailer_field::kIndexOffset);
+        return Error(
+            ErrorCode::kInvalidFile,
+            "index_offset: " + dec(io) + " lies before first_descriptor_offset " + dec(first),
+            trailer_offset + trailer_field::kIndexOffset);
     }
     const auto index_end = add_u64(io, trailer.index_length);
     if (!index_end) {
         return Error(ErrorCode::kInvalidFile,
-                     "index_length: index_offset " + dec(io) + " + index_length " + dec(trailer.index_length) +
-                         " overflows 64 bits",
+                     "index_length: index_offset " + dec(io) + " + index_length " +
+                         dec(trailer.index_length) + " overflows 64 bits",
                      trailer_offset + trailer_field::kIndexLength);
     }
     if (*index_end > trailer_offset) {
         return Error(ErrorCode::kInvalidFile,
-                     "index_length: the index " + range(io, *index_end) + " extends into the trailer at " +
-                         dec(trailer_offset),
+                     "index_length: the index " + range(io, *index_end) +
+                         " extends into the trailer at " + dec(trailer_offset),
                      trailer_offset + trailer_field::kIndexLength);
     }
 
@@ -328,80 +573,91 @@ Status FileReader::Impl::check_sections() {
     const uint64_t ko = trailer.kv_offset;
     const uint64_t kl = trailer.kv_length;
     if ((ko != 0) != (kl != 0) && options.strict) {
-        return Error(ErrorCode::kInvalidFile,
-                     "kv_offset " + dec(ko) + " and kv_length " + dec(kl) +
-                         ": both must be 0 (no KV section) or both non-zero",
-                     trailer_offset + (ko != 0 ? trailer_field::kKvLength : trailer_field::kKvOffset));
+        return Error(
+            ErrorCode::kInvalidFile,
+            "kv_offset " + dec(ko) + " and kv_length " + dec(kl) +
+                ": both must be 0 (no KV section) or both non-zero",
+            trailer_offset + (ko != 0 ? trailer_field::kKvLength : trailer_field::kKvOffset));
     }
     has_kv = ko != 0 && kl != 0;
     if (flag && !has_kv && options.strict) {
         return Error(ErrorCode::kInvalidFile,
-                     "file_flags: HAS_KV_METADATA (bit 0) is set but the trailer locates no KV section (kv_offset " +
+                     "file_flags: HAS_KV_METADATA (bit 0) is set but the trailer locates no KV "
+                     "section (kv_offset " +
                          dec(ko) + ", kv_length " + dec(kl) + ")",
                      header_field::kFlags);
     }
     if (has_kv) {
         if (ko % kDescriptorAlignment != 0) {
-            return Error(ErrorCode::kInvalidFile, "kv_offset: " + dec(ko) + " is not a multiple of 8",
+            return Error(ErrorCode::kInvalidFile,
+                         "kv_offset: " + dec(ko) + " is not a multiple of 8",
                          trailer_offset + trailer_field::kKvOffset);
         }
         if (ko < first) {
-            return Error(ErrorCode::kInvalidFile,
-                         "kv_offset: " + dec(ko) + " lies before first_descriptor_offset " + dec(first),
-                         trailer_offset + trailer_field::kKvOffset);
+            return Error(
+                ErrorCode::kInvalidFile,
+                "kv_offset: " + dec(ko) + " lies before first_descriptor_offset " + dec(first),
+                trailer_offset + trailer_field::kKvOffset);
         }
         const auto kv_end = add_u64(ko, kl);
         if (!kv_end || *kv_end > trailer_offset) {
             return Error(ErrorCode::kInvalidFile,
-                         "kv_length: the KV section [" + dec(ko) + ", +" + dec(kl) + ") extends into the trailer at " +
-                             dec(trailer_offset),
+                         "kv_length: the KV section [" + dec(ko) + ", +" + dec(kl) +
+                             ") extends into the trailer at " + dec(trailer_offset),
                          trailer_offset + trailer_field::kKvLength);
         }
         if (ko < *index_end && io < *kv_end) {
-            return Error(ErrorCode::kOverlap,
-                         "KV section " + range(ko, *kv_end) + " overlaps index " + range(io, *index_end),
-                         trailer_offset + trailer_field::kKvOffset);
+            return Error(
+                ErrorCode::kOverlap,
+                "KV section " + range(ko, *kv_end) + " overlaps index " + range(io, *index_end),
+                trailer_offset + trailer_field::kKvOffset);
         }
     }
     return Status::success();
 }
 
-Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets, uint64_t tensor_region_end) {
+Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets,
+                                       uint64_t tensor_region_end) {
     const uint64_t first = header.first_descriptor_offset;
     const uint64_t align = header.data_buffer_alignment;
     for (size_t i = 0; i < entries.size(); ++i) {
         const IndexEntry& e = entries[i];
         // Offsets of the entry's fields (index codec layout, SPEC-NOTES 15).
-        const uint64_t base = i < entry_offsets.size() ? entry_offsets[i] + 2 + e.name.size() : Error::kNoOffset;
-        const auto field = [base](uint64_t rel) { return base == Error::kNoOffset ? base : base + rel; };
+        const uint64_t base =
+            i < entry_offsets.size() ? entry_offsets[i] + 2 + e.name.size() : Error::kNoOffset;
+        const auto field = [base](uint64_t rel) {
+            return base == Error::kNoOffset ? base : base + rel;
+        };
         const uint64_t f_desc_off = field(0);
         const uint64_t f_desc_len = field(8);
         const uint64_t f_data_off = field(12);
         const uint64_t f_data_len = field(20);
-        const std::string label = entry_label(e, i);
+        const auto label = [&e, i] { return entry_label(e, i); };  // built only for an error
 
         const uint64_t d_off = e.descriptor_offset;
         if (d_off < first) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": descriptor_offset " + dec(d_off) + " lies before first_descriptor_offset " +
-                             dec(first),
+                         label() + ": descriptor_offset " + dec(d_off) +
+                             " lies before first_descriptor_offset " + dec(first),
                          f_desc_off);
         }
         if (d_off % kDescriptorAlignment != 0) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": descriptor_offset " + dec(d_off) + " is not a multiple of 8", f_desc_off);
+                         label() + ": descriptor_offset " + dec(d_off) + " is not a multiple of 8",
+                         f_desc_off);
         }
         if (e.descriptor_length < kDescriptorPeekSize) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": descriptor_length " + dec(e.descriptor_length) +
+                         label() + ": descriptor_length " + dec(e.descriptor_length) +
                              " is shorter than the smallest descriptor (10 bytes)",
                          f_desc_len);
         }
         const auto d_end = add_u64(d_off, e.descriptor_length);
         if (!d_end || *d_end > tensor_region_end) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": descriptor_offset " + dec(d_off) + " + descriptor_length " +
-                             dec(e.descriptor_length) + " extends past the end of the tensor region at " +
+                         label() + ": descriptor_offset " + dec(d_off) + " + descriptor_length " +
+                             dec(e.descriptor_length) +
+                             " extends past the end of the tensor region at " +
                              dec(tensor_region_end),
                          f_desc_len);
         }
@@ -409,41 +665,34 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets, 
         const auto d_end_data = add_u64(e.data_offset, e.data_length);
         if (!d_end_data) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": data_offset " + dec(e.data_offset) + " + data_length " + dec(e.data_length) +
-                             " overflows 64 bits",
+                         label() + ": data_offset " + dec(e.data_offset) + " + data_length " +
+                             dec(e.data_length) + " overflows 64 bits",
                          f_data_len);
         }
         if (*d_end_data > trailer_offset) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": data " + range(e.data_offset, *d_end_data) +
-                             " (data_offset + data_length) extends into the trailer at " + dec(trailer_offset),
+                         label() + ": data " + range(e.data_offset, *d_end_data) +
+                             " (data_offset + data_length) extends into the trailer at " +
+                             dec(trailer_offset),
                          f_data_len);
         }
         if (e.data_length > 0 && e.data_offset < first) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": data_offset " + dec(e.data_offset) + " lies before first_descriptor_offset " +
-                             dec(first) + " (outside the tensor region)",
+                         label() + ": data_offset " + dec(e.data_offset) +
+                             " lies before first_descriptor_offset " + dec(first) +
+                             " (outside the tensor region)",
                          f_data_off);
         }
         if (e.data_length > 0 && e.data_offset % align != 0) {
             return Error(ErrorCode::kInvalidFile,
-                         label + ": data_offset " + dec(e.data_offset) +
+                         label() + ": data_offset " + dec(e.data_offset) +
                              " is not a multiple of data_buffer_alignment " + dec(align),
                          f_data_off);
         }
 
         // The descriptor's own magic and length (the rest is decoded lazily).
-        HURRAY_ASSIGN_OR_RETURN(SharedBuffer prefix, source.read(d_off, kDescriptorPeekSize, "descriptor"));
-        auto own_length = peek_length(prefix.span());
-        if (!own_length) {
-            return with_context(own_length.error(), label + " descriptor at " + dec(d_off), d_off);
-        }
-        if (*own_length != e.descriptor_length) {
-            return Error(ErrorCode::kInvalidFile,
-                         label + ": descriptor_length " + dec(e.descriptor_length) +
-                             " in the index disagrees with the descriptor's own descriptor_length " +
-                             dec(*own_length),
-                         d_off + kDescriptorLengthOffset);
+        if (options.descriptors != DescriptorCheck::kLazy) {
+            HURRAY_RETURN_IF_ERROR(check_prefix(i));
         }
     }
     return Status::success();
@@ -459,17 +708,20 @@ Status FileReader::Impl::check_overlaps() const {
         regions.push_back({e.descriptor_offset, e.descriptor_offset + e.descriptor_length,
                            Region::Kind::kDescriptor, i});
         if (e.data_length > 0) {
-            regions.push_back({e.data_offset, e.data_offset + e.data_length, Region::Kind::kData, i});
+            regions.push_back(
+                {e.data_offset, e.data_offset + e.data_length, Region::Kind::kData, i});
         }
     }
     if (has_kv) {
-        regions.push_back({trailer.kv_offset, trailer.kv_offset + trailer.kv_length, Region::Kind::kKv, 0});
+        regions.push_back(
+            {trailer.kv_offset, trailer.kv_offset + trailer.kv_length, Region::Kind::kKv, 0});
     }
     if (trailer.index_length > 0) {
-        regions.push_back(
-            {trailer.index_offset, trailer.index_offset + trailer.index_length, Region::Kind::kIndex, 0});
+        regions.push_back({trailer.index_offset, trailer.index_offset + trailer.index_length,
+                           Region::Kind::kIndex, 0});
     }
-    regions.push_back({trailer_offset, trailer_offset + kFileTrailerSize, Region::Kind::kTrailer, 0});
+    regions.push_back(
+        {trailer_offset, trailer_offset + kFileTrailerSize, Region::Kind::kTrailer, 0});
 
     std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) {
         return a.start != b.start ? a.start < b.start : a.end < b.end;
@@ -491,14 +743,64 @@ Status FileReader::Impl::check_overlaps() const {
     return Status::success();
 }
 
+Status FileReader::Impl::decode_all() {
+    // In file order: one sequential sweep over the descriptor pages.
+    for (const size_t i : write_order) {
+        DescriptorSlot& slot = store.make(i);
+        decode_descriptor(i, slot);
+        const bool ok = slot.descriptor.has_value();
+        store.state[i].store(ok ? DescriptorStore::kDecoded : DescriptorStore::kFailed,
+                             std::memory_order_release);
+        if (!ok) {
+            return *slot.error;
+        }
+    }
+    return Status::success();
+}
+
+uint8_t FileReader::Impl::ensure_decoded(size_t i) {
+    uint8_t st = store.state[i].load(std::memory_order_acquire);
+    if (st != DescriptorStore::kPending) {
+        return st;
+    }
+    const std::lock_guard<std::mutex> lock(store.mutex);
+    st = store.state[i].load(std::memory_order_acquire);
+    if (st != DescriptorStore::kPending) {
+        return st;  // another thread decoded it meanwhile
+    }
+    DescriptorSlot& slot = store.make(i);
+    decode_descriptor(i, slot);
+    st = slot.descriptor ? DescriptorStore::kDecoded : DescriptorStore::kFailed;
+    store.state[i].store(st, std::memory_order_release);
+    return st;
+}
+
 void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot) const {
     const IndexEntry& e = entries[i];
-    auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
-    if (!bytes) {
-        slot.error = with_context(bytes.error(), entry_label(e, i), 0);
-        return;
+    if (options.descriptors == DescriptorCheck::kLazy) {
+        // Deferred from open: the descriptor's own magic and length.
+        if (auto p = check_prefix(i); !p) {
+            if (auto changed = source.check_unchanged(); !changed) {
+                slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+                return;
+            }
+            slot.error = std::move(p).error();
+            return;
+        }
     }
-    auto d = decode(bytes->span(), decode_options());
+    // Contiguous sources: a plain view (no share of the owner taken).
+    std::span<const uint8_t> view = source.view(e.descriptor_offset, e.descriptor_length);
+    SharedBuffer read;
+    if (view.empty()) {
+        auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
+        if (!bytes) {
+            slot.error = with_context(bytes.error(), entry_label(e, i), 0);
+            return;
+        }
+        read = std::move(*bytes);
+        view = read.span();
+    }
+    auto d = decode(view, decode_options());
     if (!d) {
         // Bytes that were valid at open and are not now: the file changed
         // under the mapping (its pages read as zeros), not a corrupt file.
@@ -506,7 +808,8 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot) const {
             slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
             return;
         }
-        slot.error = with_context(d.error(), entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset),
+        slot.error = with_context(d.error(),
+                                  entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset),
                                   e.descriptor_offset);
         return;
     }
@@ -542,19 +845,20 @@ Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d
                          " is not a multiple of data_buffer_alignment " + dec(align),
                      e.descriptor_offset);
     }
-    uint64_t end = 0;
-    const auto starts = buffer_starts(d, e.data_offset, align, end);
-    if (!starts) {
+    const auto buffers_to = buffers_end(d, e.data_offset, align);
+    if (!buffers_to) {
         return Error(ErrorCode::kSizeMismatch,
-                     entry_label(e, i) + ": the buffers of the descriptor (" + dec(d.buffers.size()) +
-                         ") do not fit in 64 bits from data_offset " + dec(e.data_offset),
+                     entry_label(e, i) + ": the buffers of the descriptor (" +
+                         dec(d.buffers.size()) + ") do not fit in 64 bits from data_offset " +
+                         dec(e.data_offset),
                      e.descriptor_offset);
     }
-    const uint64_t expected = end - e.data_offset;
+    const uint64_t expected = *buffers_to - e.data_offset;
     if (expected != e.data_length) {
         return Error(ErrorCode::kSizeMismatch,
-                     entry_label(e, i) + ": data_length " + dec(e.data_length) + " in the index, but the " +
-                         dec(d.buffers.size()) + " buffer(s) of its descriptor span " + dec(expected) +
+                     entry_label(e, i) + ": data_length " + dec(e.data_length) +
+                         " in the index, but the " + dec(d.buffers.size()) +
+                         " buffer(s) of its descriptor span " + dec(expected) +
                          " bytes from data_offset " + dec(e.data_offset),
                      e.descriptor_offset);
     }
@@ -572,8 +876,11 @@ FileReader::FileReader(FileReader&&) noexcept = default;
 FileReader& FileReader::operator=(FileReader&&) noexcept = default;
 FileReader::~FileReader() = default;
 
-Result<FileReader> FileReader::open(const std::filesystem::path& path, const FileReadOptions& options) {
-    HURRAY_ASSIGN_OR_RETURN(detail::FileSource source, detail::FileSource::open(path.native(), options.use_mmap, options.copy_on_write));
+Result<FileReader> FileReader::open(const std::filesystem::path& path,
+                                    const FileReadOptions& options) {
+    HURRAY_ASSIGN_OR_RETURN(
+        detail::FileSource source,
+        detail::FileSource::open(path.native(), options.use_mmap, options.copy_on_write));
     auto reader = Impl::open(std::move(source), options);
     if (!reader) {
         return with_context(reader.error(), "'" + path.native() + "'", 0);
@@ -581,7 +888,8 @@ Result<FileReader> FileReader::open(const std::filesystem::path& path, const Fil
     return reader;
 }
 
-Result<FileReader> FileReader::open_memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner,
+Result<FileReader> FileReader::open_memory(std::span<const uint8_t> bytes,
+                                           std::shared_ptr<const void> owner,
                                            const FileReadOptions& options) {
     return Impl::open(detail::FileSource::memory(bytes, std::move(owner)), options);
 }
@@ -589,7 +897,9 @@ Result<FileReader> FileReader::open_memory(std::span<const uint8_t> bytes, std::
 const FileHeader& FileReader::header() const noexcept { return impl_->header; }
 const FileTrailer& FileReader::trailer() const noexcept { return impl_->trailer; }
 uint64_t FileReader::file_size() const noexcept { return impl_->source.size(); }
-bool FileReader::mapped() const noexcept { return impl_->source.kind() == detail::FileSource::Kind::kMapped; }
+bool FileReader::mapped() const noexcept {
+    return impl_->source.kind() == detail::FileSource::Kind::kMapped;
+}
 bool FileReader::copy_on_write() const noexcept { return impl_->source.writable(); }
 const KvMetadata& FileReader::kv() const noexcept { return impl_->kv; }
 size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
@@ -600,28 +910,26 @@ std::optional<size_t> FileReader::find(std::string_view name) const {
     const auto& entries = impl_->entries;
     if (impl_->sorted) {
         // std::string_view compares as unsigned bytes: the SORTED_INDEX order.
-        const auto it = std::lower_bound(entries.begin(), entries.end(), name,
-                                         [](const IndexEntry& e, std::string_view n) { return e.name < n; });
+        const auto it =
+            std::lower_bound(entries.begin(), entries.end(), name,
+                             [](const IndexEntry& e, std::string_view n) { return e.name < n; });
         if (it != entries.end() && it->name == name) {
             return static_cast<size_t>(it - entries.begin());
         }
         return std::nullopt;
     }
-    const auto it = impl_->by_name.find(name);
-    if (it == impl_->by_name.end()) {
-        return std::nullopt;
-    }
-    return it->second;
+    return impl_->by_name.find(entries, name);
 }
 
 Result<const TensorDescriptor*> FileReader::descriptor(size_t i) const {
     if (i >= impl_->entries.size()) {
-        return Error(ErrorCode::kInvalidArgument,
-                     "descriptor: tensor " + dec(i) + " requested, the file has " + dec(impl_->entries.size()));
+        return Error(ErrorCode::kInvalidArgument, "descriptor: tensor " + dec(i) +
+                                                      " requested, the file has " +
+                                                      dec(impl_->entries.size()));
     }
-    DescriptorSlot& slot = impl_->slots[i];
-    std::call_once(slot.once, [this, i, &slot] { impl_->decode_descriptor(i, slot); });
-    if (slot.error) {
+    const uint8_t st = impl_->ensure_decoded(i);
+    const DescriptorSlot& slot = impl_->store.slot(i);
+    if (st == DescriptorStore::kFailed) {
         return *slot.error;
     }
     return &*slot.descriptor;
@@ -630,15 +938,17 @@ Result<const TensorDescriptor*> FileReader::descriptor(size_t i) const {
 Result<const TensorDescriptor*> FileReader::descriptor(std::string_view name) const {
     const auto i = find(name);
     if (!i) {
-        return Error(ErrorCode::kNotFound, std::string("tensor '") + std::string(name) + "' not found");
+        return Error(ErrorCode::kNotFound,
+                     std::string("tensor '") + std::string(name) + "' not found");
     }
     return descriptor(*i);
 }
 
 Result<SharedBuffer> FileReader::descriptor_bytes(size_t i) const {
     if (i >= impl_->entries.size()) {
-        return Error(ErrorCode::kInvalidArgument,
-                     "descriptor_bytes: tensor " + dec(i) + " requested, the file has " + dec(impl_->entries.size()));
+        return Error(ErrorCode::kInvalidArgument, "descriptor_bytes: tensor " + dec(i) +
+                                                      " requested, the file has " +
+                                                      dec(impl_->entries.size()));
     }
     const IndexEntry& e = impl_->entries[i];
     return impl_->source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
@@ -653,25 +963,28 @@ FileTensorResult FileReader::tensor(size_t i) const {
     }
     // One read (or slice) of the whole data region, then a slice per buffer.
     HURRAY_ASSIGN_OR_RETURN(SharedBuffer region, impl_->data_region(i));
-    uint64_t end = 0;
-    const auto starts = buffer_starts(*d, e.data_offset, impl_->header.data_buffer_alignment, end);
-    if (!starts || end - e.data_offset != e.data_length) {
+    const auto end = buffers_end(*d, e.data_offset, impl_->header.data_buffer_alignment);
+    if (!end || *end - e.data_offset != e.data_length) {
         // descriptor() checked this; kept as a guard.
-        return Error(ErrorCode::kSizeMismatch, entry_label(e, i) + ": buffers do not match data_length");
+        return Error(ErrorCode::kSizeMismatch,
+                     entry_label(e, i) + ": buffers do not match data_length");
     }
-    t.buffers_.reserve(d->buffers.size());
-    for (size_t k = 0; k < d->buffers.size(); ++k) {
-        // starts[k] + byte_size <= end == data_offset + data_length == region.size() + data_offset.
-        t.buffers_.push_back(region.slice(static_cast<size_t>((*starts)[k] - e.data_offset),
-                                         static_cast<size_t>(d->buffers[k].byte_size)));
-    }
+    (void)for_each_buffer_start(*d, e.data_offset, impl_->header.data_buffer_alignment,
+                                [&](size_t k, uint64_t start) {
+                                    // start + byte_size <= end == data_offset + data_length
+                                    // == region.size() + data_offset.
+                                    t.add_buffer(region.slice(static_cast<size_t>(start - e.data_offset),
+                                                              static_cast<size_t>(d->buffers[k].byte_size)),
+                                                 d->buffers.size());
+                                });
     return t;
 }
 
 FileTensorResult FileReader::tensor(std::string_view name) const {
     const auto i = find(name);
     if (!i) {
-        return Error(ErrorCode::kNotFound, std::string("tensor '") + std::string(name) + "' not found");
+        return Error(ErrorCode::kNotFound,
+                     std::string("tensor '") + std::string(name) + "' not found");
     }
     return tensor(*i);
 }
@@ -681,9 +994,9 @@ Result<FileComposite> FileReader::composite(size_t head) const {
     const auto& entries = impl_->entries;
     const std::string head_label = entry_label(entries[head], head);
     if (hd->layout_tag() != static_cast<uint8_t>(LayoutTag::kComposite)) {
-        return Error(ErrorCode::kInvalidArgument,
-                     "composite: " + head_label + " is not a composite head (layout tag " + hex(hd->layout_tag()) +
-                         ")");
+        return Error(ErrorCode::kInvalidArgument, "composite: " + head_label +
+                                                      " is not a composite head (layout tag " +
+                                                      hex(hd->layout_tag()) + ")");
     }
     const std::string context = "composite headed by " + head_label +
                                 " (descriptors numbered from the head, in descriptor_offset order)";
@@ -704,7 +1017,8 @@ Result<FileComposite> FileReader::composite(size_t head) const {
         if (!s) {
             return with_context(s.error(), "torn " + context, 0);
         }
-        return Error(ErrorCode::kInvalidComposite, "torn " + context + ": the file ends before its last member");
+        return Error(ErrorCode::kInvalidComposite,
+                     "torn " + context + ": the file ends before its last member");
     }
     for (const CompletedComposite& c : assembler.completed()) {
         if (c.head == 0) {
@@ -725,11 +1039,13 @@ Status FileReader::check_all() const {
     for (const size_t i : impl_->write_order) {
         HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
         if (auto s = assembler.add(*d); !s) {
-            return with_context(s.error(), "composites (descriptors numbered in descriptor_offset order)", 0);
+            return with_context(s.error(),
+                                "composites (descriptors numbered in descriptor_offset order)", 0);
         }
     }
     if (auto s = assembler.finish(); !s) {
-        return with_context(s.error(), "composites (descriptors numbered in descriptor_offset order)", 0);
+        return with_context(s.error(),
+                            "composites (descriptors numbered in descriptor_offset order)", 0);
     }
     return Status::success();
 }
@@ -742,8 +1058,9 @@ Status FileReader::advise(AccessPattern pattern) const {
 
 Status FileReader::advise(size_t i, AccessPattern pattern) const {
     if (i >= impl_->entries.size()) {
-        return Error(ErrorCode::kInvalidArgument,
-                     "advise: tensor " + dec(i) + " requested, the file has " + dec(impl_->entries.size()));
+        return Error(
+            ErrorCode::kInvalidArgument,
+            "advise: tensor " + dec(i) + " requested, the file has " + dec(impl_->entries.size()));
     }
     const IndexEntry& e = impl_->entries[i];
     return impl_->source.advise(e.data_offset, e.data_length, pattern);

@@ -25,7 +25,8 @@ class HURRAY_IO_EXPORT FileSource {
 public:
     /// How the bytes are held.
     enum class Kind : uint8_t {
-        kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE; PROT_WRITE too when copy-on-write).
+        kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE; PROT_WRITE too when
+                  ///< copy-on-write).
         kPread,   ///< An open descriptor; ranges are read on demand.
         kMemory,  ///< Caller-provided bytes.
     };
@@ -35,7 +36,8 @@ public:
     /// `copy_on_write` maps it writable and private (writes stay in this
     /// process; see `FileReadOptions::copy_on_write`). Fails with `kIoError`
     /// when the file cannot be opened or is not a regular file.
-    static Result<FileSource> open(const std::string& path, bool use_mmap, bool copy_on_write = false);
+    static Result<FileSource> open(const std::string& path, bool use_mmap,
+                                   bool copy_on_write = false);
 
     /// Wraps bytes in memory; `owner` (may be null) keeps them alive.
     static FileSource memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner);
@@ -49,11 +51,24 @@ public:
     /// Whether every byte is addressable without a copy (mapped or memory).
     [[nodiscard]] bool contiguous() const noexcept { return kind_ != Kind::kPread; }
 
+    /// The `length` bytes at `offset` as a plain span, without taking a share
+    /// of the owner (no reference count traffic, no allocation): for reads
+    /// that end before the source does, such as decoding metadata. Only for
+    /// contiguous sources; an empty span when the range leaves the file.
+    [[nodiscard]] std::span<const uint8_t> view(uint64_t offset, uint64_t length) const noexcept {
+        if (!contiguous() || offset > bytes_.size() || length > bytes_.size() - offset) {
+            return {};
+        }
+        // Checked just above: offset + length <= bytes_.size(), both fit in size_t.
+        return bytes_.subspan(static_cast<size_t>(offset), static_cast<size_t>(length));
+    }
+
     /// The `length` bytes at `offset`: a zero-copy slice when contiguous, a
     /// fresh heap buffer read with pread otherwise. Fails with `kTruncated`
     /// when the range leaves the file (naming `what`) and `kIoError` when a
     /// read fails.
-    [[nodiscard]] Result<SharedBuffer> read(uint64_t offset, uint64_t length, const char* what) const;
+    [[nodiscard]] Result<SharedBuffer> read(uint64_t offset, uint64_t length,
+                                            const char* what) const;
 
     /// Applies `pattern` to the mapped pages covering [offset, offset + length)
     /// (rounded out to whole pages inside the mapping). Succeeds without doing

@@ -59,10 +59,22 @@ bool FileTensor::is_composite() const noexcept {
     return descriptor_->layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite);
 }
 
+void FileTensor::add_buffer(SharedBuffer b, size_t count) {
+    if (count <= kInlineBuffers) {
+        inline_buffers_[buffer_count_] = std::move(b);  // buffer_count_ < count <= kInlineBuffers
+    } else {
+        if (more_buffers_.empty()) {
+            more_buffers_.reserve(count);
+        }
+        more_buffers_.push_back(std::move(b));
+    }
+    ++buffer_count_;
+}
+
 std::vector<std::span<const uint8_t>> FileTensor::spans() const {
     std::vector<std::span<const uint8_t>> out;
-    out.reserve(buffers_.size());
-    for (const SharedBuffer& b : buffers_) {
+    out.reserve(buffers().size());
+    for (const SharedBuffer& b : buffers()) {
         out.push_back(b.span());
     }
     return out;
@@ -115,12 +127,13 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
         return std::span<const uint8_t>();
     }
     // Decoding checked buffer 0 against byte_offset and the shape; kept as a guard.
-    if (buffers_.empty() || d.byte_offset > buffers_[0].size() || size > buffers_[0].size() - d.byte_offset) {
+    const std::span<const SharedBuffer> bufs = buffers();
+    if (bufs.empty() || d.byte_offset > bufs[0].size() || size > bufs[0].size() - d.byte_offset) {
         return Error(ErrorCode::kBufferTooSmall, what() + ": buffer 0 holds " +
-                                                     dec(buffers_.empty() ? 0 : buffers_[0].size()) + " bytes, " +
+                                                     dec(bufs.empty() ? 0 : bufs[0].size()) + " bytes, " +
                                                      dec(d.byte_offset) + " + " + dec(size) + " needed");
     }
-    const std::span<const uint8_t> data = buffers_[0].span().subspan(static_cast<size_t>(d.byte_offset),
+    const std::span<const uint8_t> data = bufs[0].span().subspan(static_cast<size_t>(d.byte_offset),
                                                                       static_cast<size_t>(size));
     if (reinterpret_cast<uintptr_t>(data.data()) % alignment != 0) {
         return Error(ErrorCode::kUnsupported, what() + ": the data is not aligned to " + dec(alignment) +

@@ -34,6 +34,15 @@ bool name_less(std::string_view a, std::string_view b) noexcept {
     return c < 0 || (c == 0 && a.size() < b.size());
 }
 
+/// Whether every byte is ASCII (so the bytes are valid UTF-8).
+bool all_ascii(std::span<const uint8_t> bytes) noexcept {
+    uint8_t any = 0;
+    for (const uint8_t b : bytes) {
+        any = static_cast<uint8_t>(any | b);
+    }
+    return any < 0x80;
+}
+
 std::string quoted(std::string_view name) {
     constexpr size_t kShown = 64;
     std::string s = "'";
@@ -96,6 +105,31 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
     }
     for (uint64_t i = 0; i < count; ++i) {
         const uint64_t at = r.abs_pos();
+        // The common entry in one pass: all of it inside the section, an
+        // ASCII name, flags 0. Anything else takes the field-by-field path
+        // below from the same position, which reports every error.
+        if (const size_t pos = r.pos(); r.remaining() >= kMinEntrySize) {
+            const size_t name_length = bytes[pos] | (size_t{bytes[pos + 1]} << 8U);
+            if (name_length != 0 && r.remaining() - 2 >= name_length + (kIndexEntryFixedSize - 2)) {
+                const auto name = bytes.subspan(pos + 2, name_length);
+                detail::ByteCursor c(bytes.subspan(pos + 2 + name_length, kIndexEntryFixedSize - 2));
+                IndexEntry e;
+                e.descriptor_offset = c.u64();
+                e.descriptor_length = c.u32();
+                e.data_offset = c.u64();
+                e.data_length = c.u64();
+                e.flags = c.u32();
+                if (c.ok() && e.flags == 0 && all_ascii(name)) {
+                    e.name.assign(char_view(name));
+                    (void)r.bytes(2 + name_length + (kIndexEntryFixedSize - 2), "index entry");  // checked above
+                    entries.push_back(std::move(e));
+                    if (entry_offsets != nullptr) {
+                        entry_offsets->push_back(at);
+                    }
+                    continue;
+                }
+            }
+        }
         IndexEntry e;
         HURRAY_ASSIGN_OR_RETURN(const uint16_t name_length, r.u16("index entry name_length"));
         if (name_length == 0) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "hurray/io/export.hpp"
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -37,6 +38,28 @@ enum class AccessPattern : uint8_t {
     kWillNeed,    ///< Start reading it in now.
     kDontNeed,    ///< Done with it; the pages may be dropped.
 };
+
+/// When `FileReader` checks each tensor's descriptor. Every choice gives the
+/// same guarantee: no byte of a tensor (and no descriptor) is handed out
+/// before its descriptor has been decoded, fully validated and checked
+/// against its index entry; they differ only in when an error shows up (at
+/// `open`, or from the first `descriptor(i)` / `tensor(i)` of that tensor).
+/// The structure of the file (header, trailer, index CRC, every entry's
+/// offsets, overlaps, names, KV section) is always checked at open.
+enum class DescriptorCheck : uint8_t {
+    /// At open, each descriptor's magic, version and length (its first 10
+    /// bytes, one page touched per tensor); the full decode on first use.
+    kPeek,
+    /// At open, every descriptor decoded, validated and checked against its
+    /// entry (one pass in file order): `open` fails on the first bad one.
+    kFull,
+    /// Nothing at open beyond the index (names and offsets only, no page of a
+    /// descriptor touched); everything `kPeek` and `kFull` check, on first use.
+    kLazy,
+};
+
+/// Defined when `FileReadOptions::descriptors` (`DescriptorCheck`) exists.
+#define HURRAY_HAS_DESCRIPTOR_CHECK 1
 
 /// How `FileReader` opens and checks a file.
 struct HURRAY_IO_EXPORT FileReadOptions {
@@ -70,6 +93,15 @@ struct HURRAY_IO_EXPORT FileReadOptions {
     /// mapped (`use_mmap` false, or the mapping failed): check
     /// `copy_on_write()`.
     bool copy_on_write = false;
+    /// When descriptors are checked (see `DescriptorCheck`); the default
+    /// checks their first bytes at open and decodes each on first use.
+    ///
+    /// @code
+    /// hurray::FileReadOptions o;
+    /// o.descriptors = hurray::DescriptorCheck::kFull;  // a bad descriptor fails open
+    /// auto file = hurray::FileReader::open("model.hrry", o);
+    /// @endcode
+    DescriptorCheck descriptors = DescriptorCheck::kPeek;
 };
 
 class FileTensorResult;
@@ -101,13 +133,14 @@ struct HURRAY_IO_EXPORT FileComposite {
 /// and `check_unchanged` (which the library's bulk reads call) reports
 /// "file changed while mapped". A file replaced by rename (how FileWriter
 /// saves) does not affect a reader at all. `use_mmap = false` reads with
-/// `pread` into owned memory instead, for callers that prefer a copy. Without a mapping, a tensor's data is read
+/// `pread` into owned memory instead, for callers that prefer a copy. Without a mapping, a tensor's
+/// data is read
 /// (`pread`) on its first access and kept until the file is closed, so its
-/// buffers live exactly as long as mapped ones would. The spans in `FileReadOptions::descriptor` are
-/// copied at open.
+/// buffers live exactly as long as mapped ones would. The spans in `FileReadOptions::descriptor`
+/// are copied at open.
 ///
 /// Lookup by name: binary search when the index is sorted, a hash table
-/// otherwise (built at open).
+/// otherwise (built at open); neither allocates.
 ///
 /// Lifetime: a `FileReader` is a handle to the opened file. Copies share it
 /// (one reference count, nothing re-read or re-checked), and every
@@ -130,7 +163,8 @@ struct HURRAY_IO_EXPORT FileComposite {
 class HURRAY_IO_EXPORT FileReader {
 public:
     /// Opens and validates the file at `path`.
-    static Result<FileReader> open(const std::filesystem::path& path, const FileReadOptions& options = {});
+    static Result<FileReader> open(const std::filesystem::path& path,
+                                   const FileReadOptions& options = {});
     /// Validates a file held in memory. `owner` keeps `bytes` alive (it is
     /// shared by every buffer handed out); without one, `bytes` must outlive
     /// the reader and its buffers.
@@ -258,7 +292,10 @@ public:
     [[nodiscard]] bool is_composite() const noexcept;
     /// One buffer per entry of the descriptor's buffer table, each exactly its
     /// declared size; zero-copy views into the mapping when mapped.
-    [[nodiscard]] std::span<const SharedBuffer> buffers() const noexcept { return buffers_; }
+    [[nodiscard]] std::span<const SharedBuffer> buffers() const noexcept {
+        return buffer_count_ <= kInlineBuffers ? std::span<const SharedBuffer>(inline_buffers_.data(), buffer_count_)
+                                               : std::span<const SharedBuffer>(more_buffers_);
+    }
     /// The file it belongs to.
     [[nodiscard]] const FileReader& file() const noexcept { return file_; }
 
@@ -296,7 +333,8 @@ public:
         // type that stores T (same size and representation, little-endian),
         // aligned for T; T is trivially copyable, so the bytes are T objects
         // (implicit object creation).
-        return std::span<const T>(reinterpret_cast<const T*>(data->data()), data->size() / sizeof(T));
+        return std::span<const T>(reinterpret_cast<const T*>(data->data()),
+                                  data->size() / sizeof(T));
     }
 
     /// Every logical element in row-major order as storage bytes of the
@@ -318,18 +356,27 @@ public:
 
 private:
     friend class FileReader;
-    FileTensor(FileReader file, size_t index, const IndexEntry* entry, const TensorDescriptor* descriptor)
+    FileTensor(FileReader file, size_t index, const IndexEntry* entry,
+               const TensorDescriptor* descriptor)
         : file_(std::move(file)), index_(index), entry_(entry), descriptor_(descriptor) {}
     [[nodiscard]] Result<std::span<const uint8_t>> typed_bytes(ElementType want, size_t alignment,
                                                                const char* cpp_name) const;
     /// One span per buffer.
     [[nodiscard]] std::vector<std::span<const uint8_t>> spans() const;
+    /// Appends the next of `count` buffers (the same `count` every call).
+    void add_buffer(SharedBuffer b, size_t count);
+
+    /// Buffers held inline (dense tensors have 1, quantized ones 2-3), so
+    /// that `FileReader::tensor` allocates nothing for them.
+    static constexpr size_t kInlineBuffers = 3;
 
     FileReader file_;
     size_t index_ = 0;
     const IndexEntry* entry_ = nullptr;
     const TensorDescriptor* descriptor_ = nullptr;
-    std::vector<SharedBuffer> buffers_;
+    std::array<SharedBuffer, kInlineBuffers> inline_buffers_{};  // the buffers, when at most kInlineBuffers
+    std::vector<SharedBuffer> more_buffers_;                    // all of them, when more
+    size_t buffer_count_ = 0;
 };
 
 /// The outcome of looking a tensor up: a `Result<FileTensor>` whose

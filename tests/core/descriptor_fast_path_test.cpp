@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one-pass decode and check of plain dense descriptors against the
+// general parser and the full check (differential: same model, or the same
+// error with the same code, message and offset), on generated descriptors
+// and on random mutations of plain ones; and the allocations they make,
+// counted by a replacement of the global operator new in this binary.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "core/descriptor_internal.hpp"
+#include "descriptor_generator.hpp"
+#include "hurray/core/builder.hpp"
+#include "hurray/core/descriptor_codec.hpp"
+
+// ---------------------------------------------------------------------------
+// Counting allocator (the whole test binary; counts only while armed)
+// ---------------------------------------------------------------------------
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_allocations{0};
+
+void* counted_alloc(std::size_t n) {
+    if (g_counting.load(std::memory_order_relaxed)) {
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
+    }
+    // SAFETY: malloc of at least one byte; a null result is reported as
+    // bad_alloc (nothrow variants are not replaced and use this one).
+    void* p = std::malloc(n == 0 ? 1 : n);
+    if (p == nullptr) {
+        throw std::bad_alloc();
+    }
+    return p;
+}
+
+/// Allocations made by `f` on this thread's path (the counter is global, so
+/// tests using it must not run other threads meanwhile).
+template <typename F>
+uint64_t allocations_in(F&& f) {
+    g_allocations.store(0);
+    g_counting.store(true);
+    f();
+    g_counting.store(false);
+    return g_allocations.load();
+}
+}  // namespace
+
+// Replacements of the global allocation functions (counted, malloc-backed).
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+// The nothrow forms too (std::get_temporary_buffer uses them), so that every
+// allocation and deallocation of the program goes through one pair.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    return std::malloc(n == 0 ? 1 : n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    return std::malloc(n == 0 ? 1 : n);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace hurray {
+namespace {
+
+using hurray_test::Rng;
+
+/// Decode with the fast path and with the general parser agree on `bytes`.
+::testing::AssertionResult same_decode(std::span<const uint8_t> bytes, const DecodeOptions& o) {
+    auto fast = decode(bytes, o);
+    auto general = detail::decode_general(bytes, o);
+    if (fast.ok() != general.ok()) {
+        return ::testing::AssertionFailure()
+               << "fast " << (fast.ok() ? "accepts" : fast.error().to_string()) << ", general "
+               << (general.ok() ? "accepts" : general.error().to_string());
+    }
+    if (fast.ok()) {
+        if (!(*fast == *general)) {
+            return ::testing::AssertionFailure() << "the models differ";
+        }
+        return ::testing::AssertionSuccess();
+    }
+    if (fast.error().code() != general.error().code() ||
+        fast.error().message() != general.error().message() ||
+        fast.error().offset() != general.error().offset()) {
+        return ::testing::AssertionFailure() << "fast: " << fast.error().to_string()
+                                             << "; general: " << general.error().to_string();
+    }
+    return ::testing::AssertionSuccess();
+}
+
+/// Whatever the one-pass check accepts, the full check accepts in both modes.
+::testing::AssertionResult fast_check_sound(const TensorDescriptor& d) {
+    if (!detail::plain_dense_valid(d)) {
+        return ::testing::AssertionSuccess();
+    }
+    const auto off = detail::section_offsets(d);
+    for (const bool strict : {true, false}) {
+        DecodeOptions o;
+        o.strict = strict;
+        if (auto s = detail::check_descriptor_full(d, o, off); !s) {
+            return ::testing::AssertionFailure()
+                   << "fast check accepts, full check says " << s.error().to_string();
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+/// A plain dense descriptor: random type, rank 0-5, row or column major,
+/// byte_offset and buffer size near the exact fit.
+TensorDescriptor random_plain(Rng& rng) {
+    static const std::vector<ElementType> kTypes = {
+        ElementType::kFloat32, ElementType::kFloat16, ElementType::kBFloat16, ElementType::kInt8,
+        ElementType::kUInt8,   ElementType::kInt4,    ElementType::kUInt4,    ElementType::kBool,
+        ElementType::kInt64,   ElementType::kFloat64, ElementType::kUInt2,    ElementType::kInt32};
+    Shape shape(static_cast<size_t>(rng.below(6)));
+    for (uint64_t& dim : shape) {
+        dim = rng.chance(1, 20) ? 0 : rng.range(1, 9);
+    }
+    TensorDescriptor d;
+    d.element_type = rng.pick(kTypes);
+    d.shape = shape;
+    if (!shape.empty() && rng.chance(1, 3)) {
+        d.layout = ColumnMajorLayout{};
+    }
+    if (!shape.empty() && rng.chance(1, 2)) {
+        // Per-block affine: scales in buffer 1, zero points in buffer 2 unless symmetric.
+        static const std::vector<ElementType> kStorage = {ElementType::kInt8, ElementType::kUInt8,
+                                                          ElementType::kInt4, ElementType::kUInt4,
+                                                          ElementType::kInt2, ElementType::kUInt2};
+        static const std::vector<ElementType> kScales = {
+            ElementType::kFloat16, ElementType::kBFloat16, ElementType::kFloat32};
+        const auto axis = static_cast<uint32_t>(rng.below(shape.size()));
+        shape[axis] = rng.range(1, 40);
+        const auto block = static_cast<uint32_t>(uint64_t{1} << rng.range(1, 4));
+        auto q = make_per_block_quantized(rng.pick(kStorage), shape, axis, block, rng.pick(kScales),
+                                          rng.chance(1, 2));
+        if (q.ok()) {
+            if (rng.chance(1, 4)) {
+                q->layout = ColumnMajorLayout{};
+            }
+            if (rng.chance(1, 4)) {
+                q->buffers[static_cast<size_t>(rng.below(q->buffers.size()))].byte_size +=
+                    rng.range(0, 2) - 1;
+            }
+            return *q;
+        }
+    }
+    const uint64_t bytes = d.element_storage_bytes(*element_count(shape)).value();
+    d.byte_offset = rng.chance(1, 4) ? rng.below(16) : 0;
+    BufferHandle b;
+    b.byte_size = d.byte_offset + bytes + (rng.chance(1, 3) ? rng.below(8) : 0);
+    b.alignment = 64;
+    d.buffers = {b};
+    return d;
+}
+
+TEST(DescriptorFastPath, GeneratedDescriptorsDecodeAlike) {
+    const uint64_t n = hurray_test::property_scale(3000);
+    for (uint64_t seed = 0; seed < n; ++seed) {
+        const auto g = hurray_test::generate_descriptor(seed);
+        const auto bytes = encode_unchecked(g.descriptor);
+        ASSERT_TRUE(bytes.ok()) << bytes.error().to_string();
+        for (const bool strict : {true, false}) {
+            ASSERT_TRUE(same_decode(*bytes, g.options(strict))) << "seed " << seed;
+        }
+        ASSERT_TRUE(fast_check_sound(g.descriptor)) << "seed " << seed;
+    }
+}
+
+TEST(DescriptorFastPath, MutatedPlainDescriptorsDecodeAlike) {
+    Rng rng(15);
+    const uint64_t n = hurray_test::property_scale(20000);
+    uint64_t accepted = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        const TensorDescriptor d = random_plain(rng);
+        auto bytes = *encode_unchecked(d);
+        ASSERT_TRUE(fast_check_sound(d)) << "case " << i;
+        // 0-3 random edits anywhere (fields, reserved bytes, the length,
+        // the buffer count), or a truncation.
+        const uint64_t edits = rng.below(4);
+        for (uint64_t e = 0; e < edits; ++e) {
+            const size_t at = static_cast<size_t>(rng.below(bytes.size()));
+            bytes[at] = rng.chance(1, 2) ? rng.u8()
+                                         : static_cast<uint8_t>(bytes[at] ^ (1U << rng.below(8)));
+        }
+        if (rng.chance(1, 20)) {
+            bytes.resize(static_cast<size_t>(rng.below(bytes.size() + 1)));
+        }
+        for (const bool strict : {true, false}) {
+            DecodeOptions o;
+            o.strict = strict;
+            ASSERT_TRUE(same_decode(bytes, o)) << "case " << i;
+        }
+        if (auto back = detail::decode_general(bytes, DecodeOptions{.strict = false}); back.ok()) {
+            ++accepted;
+            ASSERT_TRUE(fast_check_sound(*back)) << "case " << i;
+        }
+    }
+    EXPECT_GT(accepted, n / 4);  // the mutations kept many cases valid
+}
+
+TEST(DescriptorFastPath, PlainRejectionsKeepTheirMessages) {
+    auto d = *make_dense(ElementType::kFloat16, {2, 3});
+    d.buffers[0].byte_size = 11;  // one byte short
+    auto bytes = *encode_unchecked(d);
+    auto r = decode(bytes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::kBufferTooSmall);
+    EXPECT_EQ(r.error().offset(), detail::section_offsets(d).buffer(0));
+    EXPECT_NE(r.error().message().find("buffer[0].byte_size: 11"), std::string::npos)
+        << r.error().message();
+
+    bytes = *encode_unchecked(*make_dense(ElementType::kFloat16, {2, 3}));
+    bytes[bytes.size() - 1] = 1;  // buffer._reserved
+    r = decode(bytes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::kReservedBytesNonZero);
+    EXPECT_EQ(r.error().offset(), bytes.size() - 1);
+}
+
+TEST(DescriptorFastPath, CheckAndEncodeToAllocateNothing) {
+    for (const auto& made :
+         {make_dense(ElementType::kFloat16, {8, 32, 128, 128}),
+          make_dense(ElementType::kInt4, {4096, 4096}), make_dense(ElementType::kFloat32, {})}) {
+        const TensorDescriptor d = *made;
+        std::vector<uint8_t> out(*encoded_size(d));
+        bool ok = false;
+        EXPECT_EQ(allocations_in([&] { ok = check_descriptor(d).ok(); }), 0U);
+        EXPECT_TRUE(ok);
+        EXPECT_EQ(allocations_in([&] { ok = encode_to(d, out).ok(); }), 0U);
+        EXPECT_TRUE(ok);
+        // Decode allocates exactly the model's two vectors (shape, buffers);
+        // a scalar's empty shape none.
+        const uint64_t want = d.shape.empty() ? 1 : 2;
+        EXPECT_TRUE(detail::plain_dense_valid(d));
+        EXPECT_EQ(allocations_in([&] { ok = decode(out).ok(); }), want);
+        EXPECT_TRUE(ok);
+    }
+}
+
+}  // namespace
+}  // namespace hurray
