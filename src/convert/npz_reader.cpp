@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convert/guard.hpp"
@@ -18,7 +19,7 @@ namespace hurray::formats {
 namespace {
 
 /// Bytes skipped at a time when a deflated member is read forward.
-constexpr size_t kSkipChunk = 64 * 1024;
+constexpr size_t kSkipChunk = size_t{64} * 1024;
 
 /// An open archive, read by one thread at a time, keeping the member last read open (so
 /// that sequential reads of a deflated member inflate it once).
@@ -72,8 +73,9 @@ private:
             if (n < 0) {
                 const std::string why = zip_file_strerror(file_);
                 close_member();
-                return Error(ErrorCode::kInvalidFile,
-                             what + ": byte " + std::to_string(pos_) + ": " + why, pos_);
+                std::string message = what;
+                message.append(": byte ").append(std::to_string(pos_)).append(": ").append(why);
+                return Error(ErrorCode::kInvalidFile, std::move(message), pos_);
             }
             if (n == 0) {
                 const uint64_t at = pos_;
@@ -144,7 +146,8 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
         if (!name.empty() && name.back() == '/') {
             continue;  // a directory entry
         }
-        const std::string what = file + " member '" + name + "'";
+        std::string what = file;
+        what.append(" member '").append(name).append("'");
         if (!ends_with(name, ".npy")) {
             return Error(ErrorCode::kUnsupported,
                          what + ": not a .npy array (a .npz holds .npy members only)");
@@ -178,8 +181,9 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
         }
         std::string tensor_name = name.substr(0, name.size() - 4);
         if (!names.insert(tensor_name).second) {
-            return Error(ErrorCode::kDuplicateName,
-                         what + ": a second array named '" + tensor_name + "'");
+            std::string message = what;
+            message.append(": a second array named '").append(tensor_name).append("'");
+            return Error(ErrorCode::kDuplicateName, std::move(message));
         }
         HURRAY_ASSIGN_OR_RETURN(SourceTensor tensor,
                                 detail::npy_tensor(std::move(tensor_name), header));
