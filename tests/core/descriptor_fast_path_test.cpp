@@ -13,60 +13,12 @@
 #include <vector>
 
 #include "core/descriptor_internal.hpp"
+#include "counting_allocator.hpp"
 #include "descriptor_generator.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 
-// ---------------------------------------------------------------------------
-// Counting allocator (the whole test binary; counts only while armed)
-// ---------------------------------------------------------------------------
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<uint64_t> g_allocations{0};
-
-void* counted_alloc(std::size_t n) {
-    if (g_counting.load(std::memory_order_relaxed)) {
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    // SAFETY: malloc of at least one byte; a null result is reported as
-    // bad_alloc (nothrow variants are not replaced and use this one).
-    void* p = std::malloc(n == 0 ? 1 : n);
-    if (p == nullptr) {
-        throw std::bad_alloc();
-    }
-    return p;
-}
-
-/// Allocations made by `f` on this thread's path (the counter is global, so
-/// tests using it must not run other threads meanwhile).
-template <typename F>
-uint64_t allocations_in(F&& f) {
-    g_allocations.store(0);
-    g_counting.store(true);
-    f();
-    g_counting.store(false);
-    return g_allocations.load();
-}
-}  // namespace
-
-// Replacements of the global allocation functions (counted, malloc-backed).
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-// The nothrow forms too (std::get_temporary_buffer uses them), so that every
-// allocation and deallocation of the program goes through one pair.
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    return std::malloc(n == 0 ? 1 : n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    return std::malloc(n == 0 ? 1 : n);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+using hurray_test::allocations_in;
 
 namespace hurray {
 namespace {
