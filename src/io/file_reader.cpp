@@ -763,13 +763,33 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i) {
     if (st != DescriptorStore::kPending) {
         return st;
     }
+    // Everything that allocates happens while no lock is held: this library is built
+    // without exceptions, so a std::bad_alloc unwinding through it (to the C ABI's or
+    // the caller's handler) runs no destructor here, and a lock_guard it passed would
+    // keep the mutex locked for ever. Two threads may decode the same descriptor at
+    // once; the first result installed is the one every caller sees.
+    DescriptorSlot decoded;
+    decode_descriptor(i, decoded);
+    std::unique_ptr<DescriptorSlot[]> spare;  // NOLINT(modernize-avoid-c-arrays)
+    bool chunk_missing = false;
+    {
+        const std::lock_guard<std::mutex> lock(store.mutex);
+        chunk_missing = !store.chunks[i / DescriptorStore::kChunk];
+    }
+    if (chunk_missing) {
+        spare = std::make_unique<DescriptorSlot[]>(DescriptorStore::kChunk);  // NOLINT(modernize-avoid-c-arrays)
+    }
     const std::lock_guard<std::mutex> lock(store.mutex);
     st = store.state[i].load(std::memory_order_acquire);
     if (st != DescriptorStore::kPending) {
-        return st;  // another thread decoded it meanwhile
+        return st;  // another thread installed it meanwhile
     }
-    DescriptorSlot& slot = store.make(i);
-    decode_descriptor(i, slot);
+    auto& chunk = store.chunks[i / DescriptorStore::kChunk];
+    if (!chunk) {
+        chunk = std::move(spare);  // allocated above: chunks are never freed before the reader
+    }
+    DescriptorSlot& slot = chunk[i % DescriptorStore::kChunk];
+    slot = std::move(decoded);  // moves only: no allocation under the lock
     st = slot.descriptor ? DescriptorStore::kDecoded : DescriptorStore::kFailed;
     store.state[i].store(st, std::memory_order_release);
     return st;
