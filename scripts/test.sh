@@ -52,6 +52,11 @@ if [[ "${HURRAY_SKIP_BOOTSTRAP:-0}" == 1 ]]; then
 else
     bash scripts/bootstrap.sh
 fi
+# ccache's counters from here on: printed at the end (how much of this run's compiling
+# the cache served).
+if [[ ${#HURRAY_LAUNCHER_ARGS[@]} -gt 0 ]]; then
+    ccache --zero-stats >/dev/null
+fi
 stage_end
 
 # --------------------------------------------------------------------------
@@ -297,13 +302,13 @@ else
         if ((${#tidy_files[@]} == 0)); then
             echo "no src/core/*.cpp or src/json/*.cpp files: nothing to lint"
         else
-            if ! printf '%s\0' "${tidy_files[@]}" |
-                xargs -0 -n 1 -P "$HURRAY_JOBS" \
-                    clang-tidy-14 -p build/clang --quiet --warnings-as-errors='*'; then
+            # scripts/tidy_cached.py: clang-tidy-14 on each file whose preprocessed
+            # input, flags and configuration no earlier run found clean.
+            if ! /usr/bin/python3 scripts/tidy_cached.py -p build/clang -j "$HURRAY_JOBS" \
+                "${tidy_files[@]}"; then
                 echo "clang-tidy FAILED: fix the findings above (checks: .clang-tidy)" >&2
                 exit 1
             fi
-            echo "clang-tidy: ${#tidy_files[@]} file(s) clean"
         fi
         stage_end
     fi
@@ -491,6 +496,10 @@ fi
 
 # --------------------------------------------------------------------------
 banner "Stage times"
+if [[ ${#HURRAY_LAUNCHER_ARGS[@]} -gt 0 ]]; then
+    echo "ccache ($CCACHE_DIR) over this run:"
+    ccache --show-stats | grep -E 'Hits|Misses|Cache size' || true
+fi
 printf '%s\n' "${STAGE_TIMES[@]}"
 printf '%-66s %4ds\n' "total" "$SECONDS"
 
