@@ -24,6 +24,7 @@
 #include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "io_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::formats {
 namespace {

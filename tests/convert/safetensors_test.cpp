@@ -28,6 +28,7 @@
 #include "hurray/convert/convert.hpp"
 #include "hurray/convert/tensor_source.hpp"
 #include "io_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::formats {
 namespace {
