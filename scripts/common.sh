@@ -32,8 +32,8 @@ HURRAY_LAUNCHER_ARGS=()
 if command -v ccache >/dev/null 2>&1 && [[ "${HURRAY_NO_CCACHE:-0}" != 1 ]]; then
     export CCACHE_BASEDIR="$HURRAY_ROOT"
     # One cache per machine, wherever the clone is (CI clones into another folder than
-    # the developer's checkout), big enough for all five builds (~8 GiB with the
-    # sanitizer and coverage objects; ccache's default of 5 GiB evicted them).
+    # the developer's checkout), with room for all five builds' objects (ccache's
+    # default limit, 5 GB, could evict one build's objects while another compiles).
     export CCACHE_DIR="${CCACHE_DIR:-/var/tmp/hurray-ccache}"
     export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-24G}"
     # Objects with debug info are shared between clones in different folders: by

@@ -10,9 +10,12 @@
 #      (HURRAY_SKIP_COV=1: no coverage instrumentation, no gcovr)
 #   3b. GCC ThreadSanitizer build of the test programs that start      HURRAY_SKIP_TSAN=1
 #      threads (io, net, C); their threaded tests, halt_on_error=1
-#   4. Clang 14 -Werror core, io, json, convert + fuzz; clang-tidy; the fuzz    HURRAY_SKIP_CLANG=1
+#   4. Clang 14 -Werror core, io, json, convert + fuzz; clang-tidy (verdicts    HURRAY_SKIP_CLANG=1
+#      cached by preprocessed input: scripts/tidy_cached.py); the fuzz
 #      targets (FUZZ_TARGETS, HURRAY_JOBS at a time); the hurray CLI over their
 #      corpora (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
+# ccache (scripts/common.sh): one cache per machine, shared by clones in any folder; its
+# hits and misses over the run are printed at the end.
 # The sanitizer builds use -g1 (line tables: symbolised stack traces, 25% less compile
 # time than -g), the Clang one -gline-tables-only.
 # Each stage's time and the total are printed at the end, then stage 1's ctest summary.
