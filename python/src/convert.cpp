@@ -172,6 +172,28 @@ std::string detect_format(const std::filesystem::path& path) {
     return std::string(fmt::format_name(fmt::detect_format(std::span<const uint8_t>(head.data(), n), size)));
 }
 
+/// A tensor name as a Python str. Names are UTF-8, but a GGUF reader passes
+/// on whatever bytes the file holds: bytes that are not UTF-8 come back as
+/// lone surrogates ("surrogateescape", as os.fsdecode does), so that
+/// name_arg() turns the str back into the same bytes.
+py::str name_to_python(const std::string& name) {
+    PyObject* s = PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), "surrogateescape");
+    if (s == nullptr) {
+        throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::str>(s);
+}
+
+/// The bytes of a name given as a str (name_to_python's inverse).
+std::string name_arg(const py::str& name) {
+    const py::object bytes = py::reinterpret_steal<py::object>(
+        PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape"));
+    if (!bytes) {
+        throw py::error_already_set();
+    }
+    return std::string(py::bytes(bytes));
+}
+
 /// An opened TensorSource (`hurray.open_source`). Closing drops the handle;
 /// tensors handed out keep the source alive on their own.
 class Source {
@@ -196,32 +218,35 @@ public:
     [[nodiscard]] const std::string& path() const { return path_; }
     [[nodiscard]] std::string format() const { return std::string(fmt::format_name(get().format())); }
     [[nodiscard]] size_t size() const { return get().tensor_count(); }
-    [[nodiscard]] bool contains(const std::string& name) const { return get().find(name).has_value(); }
+    [[nodiscard]] bool contains(const py::str& name) const { return get().find(name_arg(name)).has_value(); }
 
     [[nodiscard]] py::list keys() const {
         const fmt::TensorSource& s = get();
         py::list out;
         for (size_t i = 0; i < s.tensor_count(); ++i) {
-            out.append(py::str(s.tensor(i).name));
+            out.append(name_to_python(s.tensor(i).name));
         }
         return out;
     }
 
     [[nodiscard]] py::dict metadata() const { return kv_to_python(get().kv()); }
 
-    [[nodiscard]] py::dict info(const std::string& name) const {
+    [[nodiscard]] py::dict info(const py::str& key) const {
         const fmt::TensorSource& s = get();
-        const size_t i = index_of(s, name);
-        return describe_tensor(name, s.tensor(i).descriptor);
+        const size_t i = index_of(s, key);
+        py::dict out = describe_tensor("", s.tensor(i).descriptor);
+        out["name"] = key;
+        return out;
     }
 
     /// The tensor as a `hurray.Tensor`: zero-copy over the source's mapping
     /// where it has a view of a buffer, a copy read in chunks otherwise.
-    [[nodiscard]] py::object tensor(const std::string& name) const {
+    [[nodiscard]] py::object tensor(const py::str& key) const {
         const std::shared_ptr<const fmt::TensorSource> s = source();
-        const size_t i = index_of(*s, name);
+        const size_t i = index_of(*s, key);
+        const std::string name = py::str(py::repr(key));
         const fmt::SourceTensor& st = s->tensor(i);
-        const std::string context = path_ + ": tensor '" + name + "'";
+        const std::string context = path_ + ": tensor " + name;
         if (st.descriptor.buffers.empty()) {
             raise_kind(ErrorKind::kUnsupported,
                        context + ": a composite head owns no buffers; open the HRRYFILE with hurray.open to assemble it");
@@ -269,10 +294,11 @@ private:
     }
     [[nodiscard]] const fmt::TensorSource& get() const { return *source(); }
 
-    static size_t index_of(const fmt::TensorSource& s, const std::string& name) {
-        const auto found = s.find(name);
+    static size_t index_of(const fmt::TensorSource& s, const py::str& key) {
+        const auto found = s.find(name_arg(key));
         if (!found) {
-            throw py::key_error(name);
+            PyErr_SetObject(PyExc_KeyError, key.ptr());
+            throw py::error_already_set();
         }
         return *found;
     }
