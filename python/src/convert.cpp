@@ -115,7 +115,7 @@ py::dict convert(const std::filesystem::path& src, const std::filesystem::path& 
     options.durable = durable;
     auto reporter = std::make_shared<PythonProgress>();
     if (!progress.is_none()) {
-        if (!PyCallable_Check(progress.ptr())) {
+        if (PyCallable_Check(progress.ptr()) == 0) {
             throw py::type_error("progress must be a callable (done_bytes, total_bytes) or None");
         }
         reporter->callable = progress;
@@ -186,7 +186,7 @@ py::str name_to_python(const std::string& name) {
 
 /// The bytes of a name given as a str (name_to_python's inverse).
 std::string name_arg(const py::str& name) {
-    const py::object bytes = py::reinterpret_steal<py::object>(
+    const auto bytes = py::reinterpret_steal<py::object>(
         PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape"));
     if (!bytes) {
         throw py::error_already_set();

@@ -37,7 +37,7 @@ py::handle class_of(ErrorKind kind) {
     const py::handle cls = class_of(kind);
     // A message may quote bytes of the input that are not UTF-8 (a GGUF string,
     // a name): they show as \xNN escapes instead of failing to decode.
-    const py::object text = py::reinterpret_steal<py::object>(
+    const auto text = py::reinterpret_steal<py::object>(
         PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace"));
     if (!text) {
         throw py::error_already_set();
