@@ -60,15 +60,20 @@ TEST(Cli, InputThatIsNotHurrayIsNamedAsSuch) {
              {std::vector<std::string>{"ls", path}, {"info", path}, {"verify", path}, {"inspect", path},
               {"cat", path, "w"}, {"convert", path, "-"}}) {
 #if defined(HURRAY_CLI_HAS_CONVERT) && HURRAY_CLI_HAS_CONVERT
-            constexpr bool kLsReadsOtherFormats = true;
+            constexpr bool kReadsOtherFormats = true;
 #else
-            constexpr bool kLsReadsOtherFormats = false;
+            constexpr bool kReadsOtherFormats = false;
 #endif
-            if (kLsReadsOtherFormats && name == "model.safetensors" && args[0] == "ls") {
-                // ls reads SafeTensors (and GGUF, NumPy) files through hurray::convert.
-                const Ran listed = run_cli(args);
-                EXPECT_EQ(listed.rc, 0) << listed.err;
-                EXPECT_NE(listed.out.find('w'), std::string::npos) << listed.out;
+            if (kReadsOtherFormats && name == "model.safetensors" && args[0] != "inspect" && args[0] != "convert") {
+                // ls, info, verify and cat read SafeTensors (and GGUF, NumPy) files through
+                // hurray::convert.
+                const Ran read = run_cli(args);
+                EXPECT_EQ(read.rc, 0) << args[0] << ": " << read.err;
+                const std::string want = args[0] == "ls"       ? "w "
+                                         : args[0] == "info"   ? "SafeTensors file"
+                                         : args[0] == "verify" ? "OK (safetensors, 1 tensors"
+                                                               : "[0.]";
+                EXPECT_NE(read.out.find(want), std::string::npos) << args[0] << ": " << read.out;
                 continue;
             }
             const Ran r = run_cli(args);
