@@ -38,7 +38,8 @@ namespace {
 using hurray::clitest::TempDir;
 using hurray::clitest::write_all_file;
 
-/// Input that is not Hurray at all (text, a PNG, a safetensors file, a few bytes)
+/// Input that is not Hurray at all (text, a PNG, a few bytes; a safetensors file where the
+/// build has no hurray::convert: with it, ls, info, verify and cat read that one)
 /// is named as such by every command that reads a file, with its first bytes, and
 /// exits 1; it is not reported as a truncated or corrupt stream.
 TEST(Cli, InputThatIsNotHurrayIsNamedAsSuch) {
