@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "test_paths.hpp"
 
 #if defined(HURRAY_CLI_HAS_CONVERT) && HURRAY_CLI_HAS_CONVERT
 
