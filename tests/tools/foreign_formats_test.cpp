@@ -210,7 +210,8 @@ TEST_F(ForeignFiles, GgufVerifyAndCatDequantizes) {
     const Ran verify = run_cli({"verify", gguf()});
     ASSERT_EQ(verify.rc, 0) << verify.err;
     EXPECT_NE(verify.out.find(": OK (gguf, 23 tensors, 0 composites, "), std::string::npos) << verify.out;
-    EXPECT_NE(verify.out.find("data checked on 23 tensors"), std::string::npos) << verify.out;
+    // The 11 tensors kept as GGML blocks are read in full, but validate_data cannot read them.
+    EXPECT_NE(verify.out.find("data checked on 12 tensors"), std::string::npos) << verify.out;
     const Ran v2 = run_cli({"verify", file("gguf/v2.gguf")});
     EXPECT_EQ(v2.rc, 0) << v2.err;
 
@@ -354,6 +355,17 @@ TEST_F(ForeignFiles, CorruptedFilesNeverCrash) {
                 }
             }
         }
+    }
+}
+
+TEST(ForeignInputs, APipeNamedByPathIsNotReadToDetectAFormat) {
+    // Only regular files are probed for SafeTensors, GGUF and NumPy: the bytes of a pipe
+    // read to tell its format would be lost to the HRRYFILE / stream reader after it.
+    TempDir dir;
+    const std::string file = "'" + basic_file() + "'";
+    for (const char* command : {"info /dev/stdin", "verify /dev/stdin", "ls /dev/stdin", "cat /dev/stdin weights"}) {
+        const Ran r = run_piped("cat " + file, command, dir);
+        EXPECT_EQ(r.rc, 0) << command << ": " << r.err;
     }
 }
 

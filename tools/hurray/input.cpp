@@ -165,8 +165,9 @@ std::unique_ptr<Input> open_input_or_report(const std::string& path, const Conso
 
 #ifdef HURRAY_CLI_HAS_CONVERT
 formats::Format detect_file_format(const std::string& path) {
-    if (path == "-") {
-        return formats::Format::kUnknown;
+    std::error_code regular_ec;
+    if (path == "-" || !std::filesystem::is_regular_file(path, regular_ec)) {
+        return formats::Format::kUnknown;  // a pipe is not read here: its bytes would be lost
     }
     std::ifstream is(path, std::ios::binary);
     if (!is) {

@@ -93,7 +93,8 @@ std::unique_ptr<Input> open_input_or_report(const std::string& path, const Conso
 
 #ifdef HURRAY_CLI_HAS_CONVERT
 /// The format of the file at `path`, told by hurray::formats::detect_format from its first
-/// bytes and its size; kUnknown for `-` and for a file that cannot be read. A SafeTensors
+/// bytes and its size; kUnknown for `-`, for what is not a regular file (a pipe is not
+/// read from) and for a file that cannot be read. A SafeTensors
 /// header whose length runs past the end of the file is kSafeTensors too (a truncated
 /// file: its reader then names the field and offset).
 formats::Format detect_file_format(const std::string& path);
