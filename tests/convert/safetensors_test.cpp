@@ -28,6 +28,7 @@
 #include "hurray/convert/convert.hpp"
 #include "hurray/convert/tensor_source.hpp"
 #include "io_test_util.hpp"
+#include "python_writers.hpp"
 #include "test_paths.hpp"
 
 namespace hurray::formats {
@@ -36,7 +37,7 @@ namespace {
 using hurray::test::Bytes;
 using hurray::test::TempDir;
 
-constexpr const char* kPython = "/usr/bin/python3";
+using hurray::test::kPython;
 const std::string kWriter =
     std::string(HURRAY_TESTS_DIR) + "/convert/writers/safetensors_writer.py";
 
@@ -57,15 +58,7 @@ std::pair<int, std::string> run(const std::string& cmd) {
 }
 
 /// Why the Python writer cannot run here ("" when it can).
-std::string python_missing() {
-    if (!std::filesystem::exists(kPython)) {
-        return "/usr/bin/python3 is not installed";
-    }
-    if (run(std::string(kPython) + " -c 'import numpy'").first != 0) {
-        return "numpy is not installed for /usr/bin/python3";
-    }
-    return "";
-}
+std::string python_missing() { return hurray::test::python_numpy_missing(); }
 
 /// Element `k`'s bit pattern in a buffer presented in Hurray's packing: little-endian
 /// bytes for whole-byte widths, LSB-first bit stream for 1, 4 and 6 bits.

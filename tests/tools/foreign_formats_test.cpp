@@ -17,6 +17,7 @@
 
 #include "cli_support.hpp"
 #include "test_paths.hpp"
+#include "python_writers.hpp"
 
 #if defined(HURRAY_CLI_HAS_CONVERT) && HURRAY_CLI_HAS_CONVERT
 
@@ -25,7 +26,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kPython = "/usr/bin/python3";
+using hurray::test::kPython;
 
 /// Runs the three writers once into a directory shared by the tests of this file:
 /// gguf/ (gguf_writer.py), safetensors/ (safetensors_writer.py), numpy/ (numpy_arrays.py).
@@ -33,12 +34,8 @@ class ForeignFiles : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         dir_ = new TempDir();
-        if (!std::filesystem::exists(kPython)) {
-            skip_ = "/usr/bin/python3 is missing";
-            return;
-        }
-        if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
-            skip_ = "numpy is missing for /usr/bin/python3";
+        skip_ = hurray::test::python_numpy_missing();
+        if (!skip_.empty()) {
             return;
         }
         ran_ = true;
