@@ -149,7 +149,7 @@ def save(path, tensors, kv=None, durable=True):
     list of one of those.
     """
     names, arrays = _savable(tensors)
-    _hurray.save(_os.fspath(path), names, arrays, kv, durable=bool(durable))
+    _hurray.save(_os.fspath(path), names, arrays, kv, durable=True if durable else False)
 
 
 def _savable(tensors):

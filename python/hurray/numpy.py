@@ -23,7 +23,7 @@ def save_file(tensor_dict, filename, metadata=None, durable=False):
     safetensors' ``save_file``, not fsync'ed unless ``durable=True``
     (see ``hurray.save``).
     """
-    _save(filename, tensor_dict, kv=_kv_from_metadata(metadata), durable=durable)
+    _save(filename, tensor_dict, kv=_kv_from_metadata(metadata), durable=True if durable else False)
 
 
 def load_file(filename):

@@ -147,7 +147,7 @@ def save_file(tensors, filename, metadata=None, durable=False):
     not fsync'ed unless ``durable=True``.
     """
     names, arrays, types = _to_numpy(tensors)
-    _hurray.save(_os.fspath(filename), names, arrays, _kv_from_metadata(metadata), types, durable=bool(durable))
+    _hurray.save(_os.fspath(filename), names, arrays, _kv_from_metadata(metadata), types, durable=True if durable else False)
 
 
 def save(tensors, metadata=None):
