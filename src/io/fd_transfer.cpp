@@ -142,7 +142,7 @@ Status FdWriter::os_error(const char* call, int err) const {
     return Error(ErrorCode::kIoError, std::move(message), written_);
 }
 
-Status FdWriter::wait_writable() { return wait_for(fd_, POLLOUT, "wait to write"); }
+Status FdWriter::wait_writable() const { return wait_for(fd_, POLLOUT, "wait to write"); }
 
 Status FdWriter::write_all(std::span<iovec> iov) {
     size_t first = consume(iov, 0, 0);

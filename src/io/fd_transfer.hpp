@@ -65,7 +65,7 @@ public:
     [[nodiscard]] FdKind kind() const noexcept { return kind_; }
 
 private:
-    Status wait_writable();
+    [[nodiscard]] Status wait_writable() const;
     Status os_error(const char* call, int err) const;
 
     int fd_;

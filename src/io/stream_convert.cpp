@@ -80,7 +80,7 @@ private:
 
 /// A transport error, unless the file changed under the mapping (the real
 /// cause: a write from a vanished page fails with EFAULT or sends zeros).
-Status transport_error(const FileReader& file, StreamEncoder& encoder, Status st) {
+Status transport_error(const FileReader& file, StreamEncoder& encoder, const Status& st) {
     HURRAY_RETURN_IF_ERROR(file.check_unchanged());
     return encoder.fail(st.error());
 }
@@ -115,10 +115,10 @@ Status file_to_stream(const FileReader& file, int fd, const StreamSendOptions& o
             HURRAY_RETURN_IF_ERROR(encoder.data(b.size()));
             if (zero_copy && b.size() >= kSpliceMin) {
                 if (auto st = batch.send(); !st) {
-                    return transport_error(file, encoder, std::move(st));
+                    return transport_error(file, encoder, st);
                 }
                 if (auto st = out.splice_all(b); !st) {
-                    return transport_error(file, encoder, std::move(st));
+                    return transport_error(file, encoder, st);
                 }
                 report();
             } else {
@@ -128,14 +128,14 @@ Status file_to_stream(const FileReader& file, int fd, const StreamSendOptions& o
         HURRAY_RETURN_IF_ERROR(encoder.end_tensor());
         if (batch.full()) {
             if (auto st = batch.send(); !st) {
-                return transport_error(file, encoder, std::move(st));
+                return transport_error(file, encoder, st);
             }
             report();
         }
         HURRAY_RETURN_IF_ERROR(file.check_unchanged());
     }
     if (auto st = batch.send(); !st) {
-        return transport_error(file, encoder, std::move(st));
+        return transport_error(file, encoder, st);
     }
     report();
     HURRAY_RETURN_IF_ERROR(encoder.finish());
