@@ -210,6 +210,36 @@ double through_pipe(Send send, uint64_t& got) {
     return now_s() - t0;
 }
 
+/// Times a hurray run against its floor in every iteration, taking turns going
+/// first (so that a slow spell of a shared machine hits both alike), and
+/// reports vs_raw = floor time / hurray time.
+class Turns {
+public:
+    /// Runs `hurray()` and `raw()` (each returns its seconds) once each.
+    template <class Hurray, class Raw>
+    void run(benchmark::State& state, Hurray hurray, Raw raw) {
+        const bool raw_first = (iteration_++ % 2) == 1;
+        const double r0 = raw_first ? raw() : 0.0;
+        const double h = hurray();
+        const double r = raw_first ? r0 : raw();
+        hurray_s_ += h;
+        raw_s_ += r;
+        state.SetIterationTime(h);
+    }
+    /// Sets the counters for `bytes` per iteration and removes the two outputs.
+    void report(benchmark::State& state, uint64_t bytes, const std::string& out, const std::string& raw) const {
+        ::unlink(out.c_str());
+        ::unlink(raw.c_str());
+        state.SetBytesProcessed(static_cast<int64_t>(bytes * static_cast<uint64_t>(state.iterations())));
+        state.counters["vs_raw"] = raw_s_ / hurray_s_;
+    }
+
+private:
+    uint64_t iteration_ = 0;
+    double hurray_s_ = 0;
+    double raw_s_ = 0;
+};
+
 void BM_FastPathStreamFileToPipe(benchmark::State& state) {
     const Corpus& c = corpus();
     if (!c.ok) {
@@ -270,9 +300,7 @@ void BM_FastPathStreamPipeToFile(benchmark::State& state) {
     }
     const std::string out = hurray_bench::tmp_path("fast_path_out.hrry");
     const std::string raw = hurray_bench::tmp_path("fast_path_out.raw");
-    uint64_t iteration = 0;
-    double hurray_s = 0;
-    double raw_s = 0;
+    Turns turns;
     // Feeds the stream file into a fresh pipe from a thread; runs `take(read end)`.
     const auto fed = [&](auto take) {
         int fds[2] = {-1, -1};
@@ -306,18 +334,9 @@ void BM_FastPathStreamPipeToFile(benchmark::State& state) {
             (void)copy_fd(rfd, fd);
             ::close(fd);
         };
-        const bool raw_first = (iteration++ % 2) == 1;
-        const double r0 = raw_first ? fed(take_raw) : 0.0;
-        const double h = fed(take_hurray);
-        const double r = raw_first ? r0 : fed(take_raw);
-        hurray_s += h;
-        raw_s += r;
-        state.SetIterationTime(h);
+        turns.run(state, [&] { return fed(take_hurray); }, [&] { return fed(take_raw); });
     }
-    ::unlink(out.c_str());
-    ::unlink(raw.c_str());
-    state.SetBytesProcessed(static_cast<int64_t>(c.data_bytes * static_cast<uint64_t>(state.iterations())));
-    state.counters["vs_raw"] = raw_s / hurray_s;
+    turns.report(state, c.data_bytes, out, raw);
 }
 
 void save_bench(benchmark::State& state, hurray::Durability durability) {
@@ -329,18 +348,17 @@ void save_bench(benchmark::State& state, hurray::Durability durability) {
     const std::string out = hurray_bench::tmp_path("fast_path_save.hrry");
     const std::string raw = hurray_bench::tmp_path("fast_path_save.raw");
     const bool durable = durability == hurray::Durability::kDurable;
-    uint64_t iteration = 0;
-    double hurray_s = 0;
-    double raw_s = 0;
+    Turns turns;
     for (auto _ : state) {
         ::unlink(out.c_str());
         ::unlink(raw.c_str());
         const auto timed_save = [&] {
             ::sync();  // no dirty pages of the previous run left to write back
             const double t0 = now_s();
-            const bool saved = c.save(out, durability).ok();
-            const double t = now_s() - t0;
-            return saved ? t : -1.0;
+            if (!c.save(out, durability).ok()) {
+                state.SkipWithError("save");
+            }
+            return now_s() - t0;
         };
         const auto timed_raw = [&] {
             ::sync();
@@ -356,22 +374,9 @@ void save_bench(benchmark::State& state, hurray::Durability durability) {
             return now_s() - t0;
         };
         // Take turns going first, so that a slow spell of a shared machine hits both alike.
-        const bool raw_first = (iteration++ % 2) == 1;
-        const double r0 = raw_first ? timed_raw() : 0.0;
-        const double h = timed_save();
-        const double r = raw_first ? r0 : timed_raw();
-        if (h < 0) {
-            state.SkipWithError("save");
-            return;
-        }
-        hurray_s += h;
-        raw_s += r;
-        state.SetIterationTime(h);
+        turns.run(state, timed_save, timed_raw);
     }
-    ::unlink(out.c_str());
-    ::unlink(raw.c_str());
-    state.SetBytesProcessed(static_cast<int64_t>(c.data_bytes * static_cast<uint64_t>(state.iterations())));
-    state.counters["vs_raw"] = raw_s / hurray_s;
+    turns.report(state, c.data_bytes, out, raw);
 }
 
 void BM_FastPathSaveAtomicOnly(benchmark::State& state) { save_bench(state, hurray::Durability::kAtomicOnly); }

@@ -29,26 +29,6 @@ namespace {
 using streamtest::Item;
 using streamtest::Known;
 
-/// Dense, quantized, sparse and extension tensors (small and up to 3 MiB, so
-/// that some data runs take the vmsplice path), composites, empty tensors.
-std::vector<Item> mixed_items(Known& known) {
-    auto items = streamtest::generated_items(777, 30, known);
-    const auto large = streamtest::generated_items(4242, 8, known, uint64_t{3} << 20);
-    items.insert(items.begin() + 5, large.begin(), large.end());
-    const auto comps = streamtest::composite_items();
-    items.insert(items.begin() + 12, comps.begin(), comps.end());
-    const auto empties = streamtest::empty_items();
-    items.insert(items.end(), empties.begin(), empties.end());
-    return items;
-}
-
-FileReadOptions file_options(const Known& known) {
-    FileReadOptions o;
-    o.descriptor.known_extension_layouts = known.layouts;
-    o.descriptor.known_private_schemes = known.schemes;
-    return o;
-}
-
 /// A file on disk holding `items` (named tensor_<i>), and the stream the slow
 /// path (file_to_stream to a MemorySink) makes of it: the reference.
 struct Fixture {
@@ -59,7 +39,7 @@ struct Fixture {
     std::vector<uint8_t> reference;
 
     Fixture() {
-        items = mixed_items(known);
+        items = streamtest::mixed_items(known, 8);  // some data runs take the vmsplice path
         path = dir.file("m.hrry");
         const auto stream = streamtest::stream_bytes(items);
         auto w = FileWriter::create_file(path, {}, Durability::kAtomicOnly);
@@ -76,7 +56,7 @@ struct Fixture {
         EXPECT_EQ(reference, stream);
     }
     [[nodiscard]] FileReader open() const {
-        auto f = FileReader::open(path, file_options(known));
+        auto f = FileReader::open(path, known.file_options());
         EXPECT_TRUE(f.ok()) << f.error().to_string();
         return std::move(*f);
     }
