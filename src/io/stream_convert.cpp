@@ -126,7 +126,8 @@ Status file_to_stream(const FileReader& file, int fd, const StreamSendOptions& o
             }
         }
         HURRAY_RETURN_IF_ERROR(encoder.end_tensor());
-        if (batch.full()) {
+        // Without a mapping the buffers are copies that `t` owns: send them before it goes.
+        if (batch.full() || !file.mapped()) {
             if (auto st = batch.send(); !st) {
                 return transport_error(file, encoder, st);
             }

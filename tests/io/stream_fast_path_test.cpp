@@ -55,8 +55,10 @@ struct Fixture {
         reference = std::move(sink).take();
         EXPECT_EQ(reference, stream);
     }
-    [[nodiscard]] FileReader open() const {
-        auto f = FileReader::open(path, known.file_options());
+    [[nodiscard]] FileReader open(bool mmap = true) const {
+        FileReadOptions o = known.file_options();
+        o.use_mmap = mmap;
+        auto f = FileReader::open(path, o);
         EXPECT_TRUE(f.ok()) << f.error().to_string();
         return std::move(*f);
     }
@@ -106,6 +108,21 @@ TEST(StreamFastPathPipe, ByteIdenticalToTheSinkPath) {
         EXPECT_EQ(send_through(fx, fds[0], fds[1], o), fx.reference) << "zero_copy " << zero_copy;
         EXPECT_EQ(reported, fx.reference.size());
     }
+}
+
+TEST(StreamFastPathPipe, UnmappedReaderSendsItsCopies) {
+    const Fixture fx;
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::vector<uint8_t> got;
+    std::thread reader([&] { got = drain(fds[0]); });
+    const FileReader f = fx.open(/*mmap=*/false);
+    ASSERT_FALSE(f.mapped());
+    const Status s = file_to_stream(f, fds[1]);
+    EXPECT_TRUE(s.ok()) << s.error().to_string();
+    ::close(fds[1]);
+    reader.join();
+    EXPECT_EQ(got, fx.reference);
 }
 
 TEST(StreamFastPathSocket, ByteIdenticalToTheSinkPath) {
