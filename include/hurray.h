@@ -541,13 +541,27 @@ HURRAY_C_API HurrayStatus hurray_descriptor_buffer_size(const HurrayDescriptor* 
 #define HURRAY_FILE_WRITER_SORTED_INDEX 0x1u
 
 /**
+ * `hurray_file_writer_create` flag: replace `path` atomically but not
+ * durably. `hurray_file_writer_finish` then skips both fsyncs and only
+ * renames: other processes still see the old file or the complete new one,
+ * never a mix, and the save costs what writing the bytes costs; but a power
+ * loss or kernel crash soon after may leave `path` with its old content, or
+ * empty or partly written. Without it (the default) finish fsyncs the file
+ * and its directory. Ignored by `hurray_file_writer_create_fd` (which never
+ * fsyncs). Libraries from before this flag reject the bit with
+ * `HURRAY_ERR_INVALID_ARGUMENT`, so asking for it is never silently ignored.
+ */
+#define HURRAY_FILE_WRITER_NO_FSYNC 0x2u
+
+/**
  * Starts an HRRYFILE container that `hurray_file_writer_finish` moves to
  * `path` (NUL-terminated) atomically and durably: the bytes go to a new
  * temporary file in the same directory (`.<name>.tmp-XXXXXX`), and finish
  * fsyncs it, renames it over `path` and fsyncs the directory. Until then
  * `path` is untouched; after a failure or `hurray_file_writer_abort` it keeps
  * its old content (or stays absent) and the temporary file is removed.
- * `flags`: 0 or `HURRAY_FILE_WRITER_SORTED_INDEX`; other bits give
+ * `flags`: 0 or an OR of `HURRAY_FILE_WRITER_SORTED_INDEX` and
+ * `HURRAY_FILE_WRITER_NO_FSYNC` (atomic but not durable); other bits give
  * `HURRAY_ERR_INVALID_ARGUMENT`. On success `*out` is a new writer, which the
  * caller must end with exactly one of `hurray_file_writer_finish` or
  * `hurray_file_writer_abort` (the only ways to release it); on failure `*out`

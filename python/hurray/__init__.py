@@ -129,7 +129,7 @@ def _as_savable(name, value):
     return array
 
 
-def save(path, tensors, kv=None):
+def save(path, tensors, kv=None, durable=True):
     """Writes ``tensors`` (a dict of name to hurray.Tensor or numpy array) and ``kv`` metadata as an HRRYFILE.
 
     A ``hurray.Tensor`` is written as it is (its descriptor and every buffer:
@@ -137,13 +137,19 @@ def save(path, tensors, kv=None):
     other values go through ``numpy.asarray``.
 
     Atomic: a temporary file in the same directory is renamed over ``path``
-    once complete, so a failure leaves any existing file untouched. Arrays
+    once complete, so a failure leaves any existing file untouched.
+    ``durable=True`` (the default) also fsyncs the file before the rename and
+    its directory after it, so the new content survives a power loss once
+    ``save`` returns; ``durable=False`` skips both fsyncs (the rename is still
+    atomic for other processes), so saving costs what writing the bytes
+    costs, but a power loss soon after may leave the old, an empty or a
+    partly written file (what ``numpy.save`` and safetensors give). Arrays
     that are not C-contiguous are written from a contiguous copy; big-endian
     arrays are converted. ``kv`` values: str, int, float, bool, bytes, or a
     list of one of those.
     """
     names, arrays = _savable(tensors)
-    _hurray.save(_os.fspath(path), names, arrays, kv)
+    _hurray.save(_os.fspath(path), names, arrays, kv, durable=True if durable else False)
 
 
 def _savable(tensors):

@@ -16,9 +16,14 @@ from ._safetensors import kv_from_metadata as _kv_from_metadata
 __all__ = ["load", "load_file", "save", "save_file"]
 
 
-def save_file(tensor_dict, filename, metadata=None):
-    """Saves a dict of name to numpy array; ``metadata`` (str to str) becomes string KV entries."""
-    _save(filename, tensor_dict, kv=_kv_from_metadata(metadata))
+def save_file(tensor_dict, filename, metadata=None, durable=False):
+    """Saves a dict of name to numpy array; ``metadata`` (str to str) becomes string KV entries.
+
+    Atomic (a temporary file renamed over ``filename``) but, like
+    safetensors' ``save_file``, not fsync'ed unless ``durable=True``
+    (see ``hurray.save``).
+    """
+    _save(filename, tensor_dict, kv=_kv_from_metadata(metadata), durable=True if durable else False)
 
 
 def load_file(filename):

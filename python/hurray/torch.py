@@ -136,17 +136,18 @@ def _to_numpy(tensors):
     return names, arrays, types
 
 
-def save_file(tensors, filename, metadata=None):
+def save_file(tensors, filename, metadata=None, durable=False):
     """Saves a dict of name to torch.Tensor as an HRRYFILE (safetensors.torch's ``save_file``).
 
     ``metadata`` (str to str) becomes string KV entries. Tensors on other
     devices are copied to the CPU first. Raises ``InvalidArgumentError`` (a
     ValueError) naming a tensor that is not contiguous or not dense, and
     ``SharedTensorsError`` (a ValueError and a RuntimeError) naming tensors
-    that share storage. Atomic, like ``hurray.save``.
+    that share storage. Atomic, like ``hurray.save``, but, like safetensors,
+    not fsync'ed unless ``durable=True``.
     """
     names, arrays, types = _to_numpy(tensors)
-    _hurray.save(_os.fspath(filename), names, arrays, _kv_from_metadata(metadata), types)
+    _hurray.save(_os.fspath(filename), names, arrays, _kv_from_metadata(metadata), types, durable=True if durable else False)
 
 
 def save(tensors, metadata=None):

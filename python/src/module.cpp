@@ -536,14 +536,16 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
     return prepared;
 }
 
-/// `_hurray.save`: writes the file at `path` atomically.
+/// `_hurray.save`: writes the file at `path` atomically; fsync'ed when `durable`.
 void save(const std::filesystem::path& path, const std::vector<std::string>& names, const py::list& arrays,
-          const py::object& kv, const py::object& types) {
+          const py::object& kv, const py::object& types, bool durable) {
     const Prepared prepared = prepare(names, arrays, kv, types);
+    SaveOptions options;
+    options.durability = durable ? Durability::kDurable : Durability::kAtomicOnly;
     std::optional<Status> st;
     {
         const py::gil_scoped_release release;
-        st.emplace(hurray::save(path, TensorList(prepared.tensors), KvList(prepared.metadata)));
+        st.emplace(hurray::save(path, TensorList(prepared.tensors), KvList(prepared.metadata), options));
     }
     if (!*st) {
         raise_error(st->error(), Where::kSave, path.string());
@@ -640,7 +642,9 @@ PYBIND11_MODULE(_hurray, m) {
           py::arg("types") = py::none(),
           "The bytes of an HRRYFILE holding the arrays and KV metadata");
     m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
-          py::arg("kv") = py::none(), py::arg("types") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
+          py::arg("kv") = py::none(), py::arg("types") = py::none(), py::arg("durable") = true,
+          "Writes arrays and KV metadata as an HRRYFILE, atomically (fsync of the file and its directory when "
+          "durable)");
     hurray::python::register_stream(m);
     hurray::python::register_convert(m);
 }

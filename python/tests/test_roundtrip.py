@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hurray
+import hurray.numpy
 from conftest import DTYPES, sample
 
 SHAPES = [(), (0,), (1,), (7,), (2, 3), (3, 0, 2), (2, 3, 4, 5)]
@@ -109,6 +110,19 @@ def test_save_replaces_a_file_atomically(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["atomic.hrry"]  # no temporary left behind
     hurray.save(path, {"new": np.arange(5)})
     assert list(hurray.load(path)) == ["new"]
+
+
+def test_durable_and_non_durable_saves_write_the_same_file(tmp_path):
+    tensors = {"w": np.arange(6000, dtype=np.float32).reshape(60, 100), "q": np.arange(4, dtype=np.int8)}
+    hurray.save(tmp_path / "durable.hrry", tensors, kv={"a": "b"})
+    hurray.save(tmp_path / "fast.hrry", tensors, kv={"a": "b"}, durable=False)
+    assert (tmp_path / "durable.hrry").read_bytes() == (tmp_path / "fast.hrry").read_bytes()
+    hurray.numpy.save_file(tensors, tmp_path / "st.hrry")  # safetensors' semantics: no fsync
+    hurray.numpy.save_file(tensors, tmp_path / "st_durable.hrry", durable=True)
+    assert (tmp_path / "st.hrry").read_bytes() == (tmp_path / "st_durable.hrry").read_bytes()
+    loaded = hurray.numpy.load_file(tmp_path / "st.hrry")
+    assert np.array_equal(loaded["w"], tensors["w"])
+    assert sorted(os.listdir(tmp_path)) == ["durable.hrry", "fast.hrry", "st.hrry", "st_durable.hrry"]
 
 
 @pytest.mark.parametrize("bad", [np.array(["text"]), np.array([object()]), np.array([1], "datetime64[s]"),

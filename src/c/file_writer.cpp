@@ -34,7 +34,7 @@ struct HurrayFileWriter {
 
 namespace {
 
-constexpr uint32_t kKnownWriterFlags = HURRAY_FILE_WRITER_SORTED_INDEX;
+constexpr uint32_t kKnownWriterFlags = HURRAY_FILE_WRITER_SORTED_INDEX | HURRAY_FILE_WRITER_NO_FSYNC;
 
 // Writer options for `flags`; false when an unknown bit is set.
 bool writer_options_from_flags(uint32_t flags, hurray::FileWriterOptions& options) {
@@ -161,8 +161,11 @@ HURRAY_C_API HurrayStatus hurray_file_writer_create(const char* path, uint32_t f
         if (!writer_options_from_flags(flags, options)) {
             return unknown_flags(kFn, flags);
         }
+        const hurray::Durability durability = (flags & HURRAY_FILE_WRITER_NO_FSYNC) != 0
+                                                  ? hurray::Durability::kAtomicOnly
+                                                  : hurray::Durability::kDurable;
         // SAFETY: `path` is a NUL-terminated string (caller contract).
-        return publish(hurray::FileWriter::create_file(path, options), nullptr, out);
+        return publish(hurray::FileWriter::create_file(path, options, durability), nullptr, out);
     });
 }
 

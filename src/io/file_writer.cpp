@@ -11,6 +11,7 @@
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/index_codec.hpp"
+#include "io/fd_transfer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -74,6 +75,7 @@ struct FileWriterState {
     CompositeAssembler assembler;
     std::unordered_set<std::string> names;
     std::vector<uint8_t> buffer;             // coalesced bytes not yet given to the sink
+    std::vector<uint8_t> transfer;           // write_data_from's copy buffer, when splice does not apply
     std::optional<Error> failure;            // sticky: the output is no longer valid
     bool finished = false;
 
@@ -181,9 +183,10 @@ Result<FileWriter> FileWriter::create(ByteSink& sink, const FileWriterOptions& o
     return w;
 }
 
-Result<FileWriter> FileWriter::create_file(const std::filesystem::path& path, const FileWriterOptions& options) {
+Result<FileWriter> FileWriter::create_file(const std::filesystem::path& path, const FileWriterOptions& options,
+                                           Durability durability) {
     HURRAY_RETURN_IF_ERROR(check_options(options));
-    HURRAY_ASSIGN_OR_RETURN(auto atomic, AtomicFileSink::create(path));
+    HURRAY_ASSIGN_OR_RETURN(auto atomic, AtomicFileSink::create(path, durability));
     HURRAY_ASSIGN_OR_RETURN(FileWriter w, create(*atomic, options));
     w.state_->atomic = std::move(atomic);
     return w;
@@ -356,6 +359,73 @@ Status FileWriter::write_data(std::span<const uint8_t> piece) {
         HURRAY_RETURN_IF_ERROR(advance(s, out, offset_));
     }
     return Status::success();
+}
+
+Result<uint64_t> FileWriter::write_data_from(ByteSource& source, uint64_t n) {
+    HURRAY_RETURN_IF_ERROR(usable(*state_));
+    detail::FileWriterState& s = *state_;
+    if (!s.open) {
+        return Error(ErrorCode::kInvalidArgument, "write_data_from: no tensor is open (call begin_tensor)");
+    }
+    if (n > s.remaining) {
+        return Error(ErrorCode::kSizeMismatch, "tensor \"" + s.pending.name + "\": " + dec(n) +
+                                                   " bytes exceed the " + dec(s.remaining) +
+                                                   " bytes its buffers still expect");
+    }
+    if (!detail::add_u64(offset_, n)) {
+        return Out(offset_, s).fail_on(overflow("write")).error();
+    }
+    Out out(offset_, s);
+    HURRAY_RETURN_IF_ERROR(out.flush_buffer());
+    const int in_fd = source.splice_fd();
+    bool splice = in_fd >= 0 && s.sink->splice_fd() >= 0;
+    constexpr size_t kTransferSize = size_t{1} << 20;
+    uint64_t moved = 0;
+    while (moved < n) {
+        const uint64_t room = s.sizes[s.current] - s.in_current;
+        const uint64_t want = room < n - moved ? room : n - moved;
+        uint64_t got = 0;
+        if (splice) {
+            auto r = detail::splice_from_pipe(in_fd, s.sink->splice_fd(), want);
+            if (!r) {
+                return out.fail_on(r.error()).error();
+            }
+            if (r->has_value()) {
+                got = **r;
+                offset_ += got;  // checked above: offset_ + n does not overflow
+            } else {
+                splice = false;  // not a pipe, or a file system without splice: copy
+                continue;
+            }
+        } else {
+            if (s.transfer.empty()) {
+                s.transfer.resize(kTransferSize);
+            }
+            const size_t k = want < s.transfer.size() ? static_cast<size_t>(want) : s.transfer.size();
+            auto r = source.read_some(std::span<uint8_t>(s.transfer.data(), k));
+            if (!r) {
+                return out.fail_on(r.error()).error();
+            }
+            if (*r > k) {
+                return out.fail_on(Error(ErrorCode::kIoError, "write_data_from: read_some reported more bytes than asked"))
+                    .error();
+            }
+            got = *r;
+            HURRAY_RETURN_IF_ERROR(out.put(std::span<const uint8_t>(s.transfer.data(), static_cast<size_t>(got))));
+            HURRAY_RETURN_IF_ERROR(out.flush_buffer());
+        }
+        s.in_current += got;
+        s.remaining -= got;
+        moved += got;
+        if (got == 0 || (splice && got < want)) {
+            break;  // the source ended
+        }
+        HURRAY_RETURN_IF_ERROR(advance(s, out, offset_));
+        // Padding before the next buffer waits in the coalescing buffer: it
+        // must reach the sink before the next splice.
+        HURRAY_RETURN_IF_ERROR(out.flush_buffer());
+    }
+    return moved;
 }
 
 Status FileWriter::end_tensor() {

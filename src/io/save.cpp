@@ -44,7 +44,7 @@ Status KvList::add_to(KvMetadata& out) const {
 
 Status save(const std::filesystem::path& path, const TensorList& tensors, const KvList& kv,
             const SaveOptions& options) {
-    HURRAY_ASSIGN_OR_RETURN(FileWriter writer, FileWriter::create_file(path, options.writer));
+    HURRAY_ASSIGN_OR_RETURN(FileWriter writer, FileWriter::create_file(path, options.writer, options.durability));
     // On error the writer is destroyed unfinished: its temporary file is removed
     // and `path` keeps its old content.
     return write_all(writer, tensors, kv);

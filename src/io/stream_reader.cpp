@@ -170,6 +170,30 @@ Status StreamReader::skip_buffer() {
     return Status::success();
 }
 
+Result<uint64_t> StreamReader::move_buffer(const std::function<Result<uint64_t>(ByteSource&, uint64_t)>& move) {
+    if (decoder_.failure()) {
+        return *decoder_.failure();
+    }
+    if (!in_data()) {
+        return uint64_t{0};
+    }
+    const uint64_t want = decoder_.need_size();
+    auto n = move(*source_, want);
+    if (!n) {
+        return decoder_.fail(n.error()).error();
+    }
+    if (*n > want) {
+        return decoder_.fail(Error(ErrorCode::kIoError, "stream data: more bytes moved than asked",
+                                   decoder_.offset()))
+            .error();
+    }
+    HURRAY_RETURN_IF_ERROR(decoder_.commit(*n));
+    if (*n < want) {
+        HURRAY_RETURN_IF_ERROR(truncated());
+    }
+    return *n;
+}
+
 Status StreamReader::skip_data() {
     while (in_data()) {
         HURRAY_RETURN_IF_ERROR(skip_buffer());

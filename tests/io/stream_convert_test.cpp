@@ -21,21 +21,9 @@ using streamtest::Item;
 using streamtest::Known;
 using test::Fails;
 
-std::vector<Item> mixed_items(Known& known) {
-    auto items = streamtest::generated_items(777, 30, known);
-    const auto comps = streamtest::composite_items();
-    items.insert(items.begin() + 10, comps.begin(), comps.end());
-    const auto empties = streamtest::empty_items();
-    items.insert(items.end(), empties.begin(), empties.end());
-    return items;
-}
+using streamtest::mixed_items;
 
-FileReadOptions file_options(const Known& known) {
-    FileReadOptions o;
-    o.descriptor.known_extension_layouts = known.layouts;
-    o.descriptor.known_private_schemes = known.schemes;
-    return o;
-}
+FileReadOptions file_options(const Known& known) { return known.file_options(); }
 
 TEST(StreamConvert, StreamToFileToStream) {
     Known known;

@@ -17,6 +17,7 @@
 #include "hurray/core/layout.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/byte_source.hpp"
+#include "hurray/io/file_reader.hpp"
 #include "hurray/io/stream_reader.hpp"
 #include "hurray/io/stream_writer.hpp"
 
@@ -31,6 +32,13 @@ struct Known : hurray_test::KnownIds {
     [[nodiscard]] StreamReadOptions options() const {
         StreamReadOptions o;
         o.descriptor = decode_options();
+        return o;
+    }
+    /// The same for a FileReader of a file holding the items.
+    [[nodiscard]] FileReadOptions file_options() const {
+        FileReadOptions o;
+        o.descriptor.known_extension_layouts = layouts;
+        o.descriptor.known_private_schemes = schemes;
         return o;
     }
 };
@@ -85,6 +93,23 @@ inline std::vector<Item> empty_items() {
         it.desc = *make_dense(ElementType::kFloat32, s);
         it.buffers.emplace_back();
         items.push_back(std::move(it));
+    }
+    return items;
+}
+
+/// 30 generated tensors (dense, quantized, sparse, extension layouts) with
+/// every composite rule after the tenth and the empty tensors at the end;
+/// with `large` > 0, that many more generated tensors of up to 3 MiB each
+/// after the fifth.
+inline std::vector<Item> mixed_items(Known& known, size_t large = 0) {
+    auto items = generated_items(777, 30, known);
+    const auto comps = composite_items();
+    items.insert(items.begin() + 10, comps.begin(), comps.end());
+    const auto empties = empty_items();
+    items.insert(items.end(), empties.begin(), empties.end());
+    if (large > 0) {
+        const auto big = generated_items(4242, large, known, uint64_t{3} << 20);
+        items.insert(items.begin() + 5, big.begin(), big.end());
     }
     return items;
 }

@@ -9,6 +9,7 @@
 #include "hurray/io/byte_source.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "hurray/io/save.hpp"
 #include "hurray/io/stream_reader.hpp"
 #include "hurray/progress.hpp"
 
@@ -165,6 +166,45 @@ TEST(Convert, StreamToStandardOutputAndFromStandardInput) {
     const Ran s2s = run_cli({"convert", dir.file("m.stream"), dir.file("copy.stream"), "--to", "stream"});
     ASSERT_EQ(s2s.rc, 0) << s2s.err;
     EXPECT_EQ(read_all(dir.file("copy.stream")), bytes);
+}
+
+TEST(Convert, FastPathsThroughPipes) {
+    TempDir dir;
+    // 8 MiB of data over a few tensors, more than a pipe holds.
+    const std::string in = dir.file("big.hrry");
+    std::vector<float> a(size_t{1} << 20, 0.25F);
+    std::vector<float> b((size_t{1} << 20) + 77, -1.5F);
+    std::vector<int8_t> c = {1, 2, 3};
+    ASSERT_TRUE(save(in, {{"a", TensorRef(a)}, {"b", TensorRef(b)}, {"c", TensorRef(c)}}).ok());
+    const std::vector<uint8_t> expected = stream_of(in);
+    // File -> stream on a pipe (standard output straight from the mapping): the same bytes as
+    // the library's sink path.
+    const std::string hurray = std::string("'") + HURRAY_CLI_PATH + "'";
+    const Ran sent = run_shell(hurray + " convert '" + in + "' - | cat", dir);
+    ASSERT_EQ(sent.rc, 0) << sent.err;
+    EXPECT_TRUE(std::vector<uint8_t>(sent.out.begin(), sent.out.end()) == expected);
+    // A reader that stops early: an error and exit status 1, not a death by SIGPIPE.
+    const std::string rc_file = dir.file("rc");
+    const std::string err_file = dir.file("early.err");
+    (void)run_shell("(" + hurray + " convert '" + in + "' - 2> '" + err_file + "'; echo $? > '" + rc_file +
+                        "') | head -c 10 > /dev/null",
+                    dir);
+    const auto rc = read_all(rc_file);
+    EXPECT_EQ(std::string(rc.begin(), rc.end()), "1\n");
+    const auto err = read_all(err_file);
+    EXPECT_NE(std::string(err.begin(), err.end()).find("Broken pipe"), std::string::npos);
+    // Stream -> file from a pipe (spliced into the file), with and without fsync.
+    write_all_file(dir.file("big.stream"), expected);
+    for (const char* flag : {"", " --no-fsync"}) {
+        const std::string back = dir.file("back.hrry");
+        const Ran got = run_piped("cat '" + dir.file("big.stream") + "'",
+                                  "convert - '" + back + "' --names-from '" + in + "'" + flag, dir);
+        ASSERT_EQ(got.rc, 0) << got.err;
+        expect_same_tensors(in, back, false);
+        EXPECT_TRUE(read_all(back) == read_all(in)) << flag;
+    }
+    // --no-fsync does not apply to the format converters.
+    EXPECT_EQ(run_cli({"convert", in, dir.file("x.npz"), "--no-fsync"}).rc, 2);
 }
 
 TEST(Convert, InvalidInputWritesNothingAndUsageErrorsAreStatusTwo) {

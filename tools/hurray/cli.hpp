@@ -22,6 +22,9 @@ struct Console {
     int stdin_fd = 0;   ///< file descriptor read when a path is `-`
     /// True when `err` is a terminal (enables the progress bar of `convert`).
     bool err_is_tty = false;
+    /// The descriptor behind `out` when it is standard output (-1: none, write
+    /// through `out` only); `convert FILE -` then sends straight to it.
+    int stdout_fd = -1;
 };
 
 /// Runs `hurray` with `args` (args[0] is the program name) and returns its exit status.

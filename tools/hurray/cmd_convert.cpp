@@ -42,6 +42,7 @@ struct ConvertOptions {
     bool dequantize = false;
     std::string dtype;
     bool verify = false;
+    bool no_fsync = false;
 };
 
 /// Largest piece of tensor data handed to a writer at once.
@@ -117,14 +118,14 @@ struct Output {
     std::unique_ptr<OstreamSink> stdout_sink;
     ByteSink* sink = nullptr;
 
-    static Result<Output> open(const std::string& path, const Console& console) {
+    static Result<Output> open(const std::string& path, const Console& console, bool durable) {
         Output o;
         if (path == "-") {
             o.stdout_sink = std::make_unique<OstreamSink>(console.out);
             o.sink = o.stdout_sink.get();
             return o;
         }
-        auto f = AtomicFileSink::create(path);
+        auto f = AtomicFileSink::create(path, durable);
         if (!f) {
             return Error(f.error().code(), path + ": cannot create: " + f.error().message());
         }
@@ -307,9 +308,10 @@ int run_format_convert(const ConvertOptions& /*request*/, const Console& console
 int run_convert(const ConvertOptions& o, const Console& console) {
     if (uses_converter(o)) {
         if (o.alignment || o.sorted_index || o.write_order || !o.names.empty() || !o.names_from.empty() ||
-            !o.kv_from.empty()) {
+            !o.kv_from.empty() || o.no_fsync) {
             return usage(console,
-                         "--alignment, --sorted-index, --write-order, --names, --names-from and --kv-from apply to "
+                         "--alignment, --sorted-index, --write-order, --names, --names-from, --kv-from and "
+                         "--no-fsync apply to "
                          "HRRYFILE and stream conversions only (not with SafeTensors, GGUF or NumPy files, "
                          "--dequantize, --dtype or --verify)");
         }
@@ -352,7 +354,7 @@ int run_convert(const ConvertOptions& o, const Console& console) {
         if (auto s = file->check_all(); !s) {  // a bad input writes nothing
             return fail(console, o, s.error().to_string());
         }
-        auto out = Output::open(o.out, console);
+        auto out = Output::open(o.out, console, !o.no_fsync);
         if (!out) {
             return fail(console, o, out.error().message());
         }
@@ -372,6 +374,18 @@ int run_convert(const ConvertOptions& o, const Console& console) {
             }
             if (auto s = writer->finish(); !s) {
                 return fail(console, o, s.error().to_string());
+            }
+        } else if (o.out == "-" && console.stdout_fd >= 0) {
+            // Straight to the descriptor: large writes from the mapping, vmsplice on a pipe.
+            console.out.flush();
+            StreamSendOptions so;
+            so.progress = [&progress](uint64_t n) { progress.update(n); };
+            if (auto s = file_to_stream(*file, console.stdout_fd, so); !s) {
+                return fail(console, o, s.error().to_string());
+            }
+            if (!file->kv().empty()) {
+                console.err << "hurray convert: note: a stream has no names and no KV metadata: "
+                            << file->kv().size() << " KV entries and the tensor names were dropped\n";
             }
         } else {
             if (auto s = file_to_stream(*file, counting); !s) {
@@ -407,11 +421,14 @@ int run_convert(const ConvertOptions& o, const Console& console) {
             kv = other->kv();
         }
     }
-    auto out = Output::open(o.out, console);
+    auto out = Output::open(o.out, console, !o.no_fsync);
     if (!out) {
         return fail(console, o, out.error().message());
     }
-    CountingSource source(input.source(), progress);
+    CountingSource counting(input.source(), progress);
+    // Counting hides the input's descriptor: without a progress bar, read the input itself so that
+    // stream data can be spliced from a pipe into the output file.
+    ByteSource& source = console.err_is_tty ? static_cast<ByteSource&>(counting) : input.source();
     if (to_file) {
         FileWriterOptions wo;
         wo.data_buffer_alignment = o.alignment.value_or(kDefaultDataBufferAlignment);
@@ -485,6 +502,9 @@ void add_convert(CLI::App& app, const Console& console, int* status) {
                     "name a stream's tensors after the tensors of this HRRYFILE, in its write order (the order "
                     "'convert FILE -' streams them)");
     cmd->add_option("--kv-from", opts->kv_from, "copy the KV metadata of this HRRYFILE into the output file");
+    cmd->add_flag("--no-fsync", opts->no_fsync,
+                  "replace an HRRYFILE or stream output file atomically but without fsync (as fast as writing "
+                  "the bytes; a power loss soon after may leave the old, an empty or a partial file)");
     cmd->footer("Exit status: 0 converted, 1 invalid input or output not written (the message names the "
                 "tensor or field), 2 usage error.");
     cmd->callback([&console, status, opts] { *status = run_convert(*opts, console); });

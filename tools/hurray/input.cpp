@@ -65,6 +65,9 @@ public:
         return from_head + *skipped;
     }
 
+    /// The real source's descriptor once the classified bytes are given back.
+    [[nodiscard]] int splice_fd() const noexcept override { return pos_ < head_.size() ? -1 : rest_.splice_fd(); }
+
 private:
     std::vector<uint8_t> head_;
     size_t pos_ = 0;

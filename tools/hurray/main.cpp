@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     }
     std::ios::sync_with_stdio(false);
     const hurray::cli::Console console{std::cout, std::cerr, STDIN_FILENO,
-                                       ::isatty(STDERR_FILENO) == 1};
+                                       ::isatty(STDERR_FILENO) == 1, STDOUT_FILENO};
     const int rc = hurray::cli::run(args, console);
     std::cout.flush();
     return std::cout.good() ? rc : hurray::cli::kExitInvalid;

@@ -37,6 +37,10 @@ public:
     virtual Status write(std::span<const uint8_t> bytes) = 0;
     /// Pushes buffered bytes to the operating system. Default: nothing to do.
     virtual Status flush() { return Status::success(); }
+    /// A file descriptor to which bytes can be moved directly (splice(2)),
+    /// appending exactly where the next `write` would, with nothing buffered
+    /// in front; -1 (the default) when there is none.
+    [[nodiscard]] virtual int splice_fd() const noexcept { return -1; }
 
     ByteSink() = default;
     ByteSink(const ByteSink&) = delete;
@@ -61,6 +65,8 @@ public:
     Status write(std::span<const uint8_t> bytes) override;
     /// The descriptor.
     [[nodiscard]] int fd() const noexcept { return fd_; }
+    /// The descriptor (nothing is buffered).
+    [[nodiscard]] int splice_fd() const noexcept override { return fd_; }
 
     FdSink(const FdSink&) = delete;
     FdSink& operator=(const FdSink&) = delete;
@@ -104,6 +110,29 @@ private:
     std::vector<uint8_t> bytes_;
 };
 
+/// How an atomic save ends (`AtomicFileSink`, `FileWriter::create_file`,
+/// `save`). Both replace the target atomically: another process opening the
+/// path sees either the old file or the complete new one, never a mix, and a
+/// failed or abandoned save leaves the old file untouched.
+///
+/// - `kDurable` (the default): the new file's data is fsync'ed before the
+///   rename and the directory after it, so once the save returns success the
+///   new content survives a power loss or kernel crash.
+/// - `kAtomicOnly`: no fsync, only the rename. The save costs what writing the
+///   bytes costs (they stay in the page cache; the kernel writes them back
+///   later). A process crash is harmless, but a power loss or kernel crash soon
+///   after may leave `path` with its old content, or (on file systems that
+///   order the rename before the data, such as ext4 with `data=writeback`)
+///   empty or partly written. This is what safetensors and `numpy.save` give.
+///
+/// @code
+/// auto w = hurray::FileWriter::create_file("scratch.hrry", {}, hurray::Durability::kAtomicOnly);
+/// @endcode
+enum class Durability : uint8_t {
+    kDurable,     ///< fsync the file and its directory: survives a power loss
+    kAtomicOnly,  ///< atomic rename only, no fsync: as fast as writing the bytes
+};
+
 /// Replaces a file atomically and durably.
 ///
 /// `create(path)` opens a new temporary file in the directory of `path`
@@ -130,6 +159,11 @@ public:
     /// `durable`: fsync the file and its directory at `commit()` (see the class comment).
     static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& target_path,
                                                           bool durable = true);
+    /// As `create(target_path, durability == Durability::kDurable)`.
+    static Result<std::unique_ptr<AtomicFileSink>> create(const std::filesystem::path& target_path,
+                                                          Durability durability) {
+        return create(target_path, durability == Durability::kDurable);
+    }
     ~AtomicFileSink() override;
     Status write(std::span<const uint8_t> bytes) override;
     /// Makes the written bytes the content of `path` (see the class comment).
@@ -142,6 +176,8 @@ public:
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
     /// The temporary file's path.
     [[nodiscard]] const std::string& temp_path() const noexcept { return temp_path_; }
+    /// The temporary file's descriptor until commit or abandon, then -1.
+    [[nodiscard]] int splice_fd() const noexcept override { return done_ ? -1 : fd_; }
 
     AtomicFileSink(const AtomicFileSink&) = delete;
     AtomicFileSink& operator=(const AtomicFileSink&) = delete;

@@ -17,6 +17,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/io/byte_sink.hpp"
+#include "hurray/io/byte_source.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
 
@@ -97,8 +98,13 @@ public:
     /// Starts a file that `finish` atomically moves to `path` (see
     /// `AtomicFileSink`). Until then `path` is untouched; if the writer is
     /// destroyed unfinished or `finish` fails, `path` keeps its old content.
+    /// `durability`: `kDurable` (default) fsyncs the file and its directory in
+    /// `finish`, so the new content survives a power loss once `finish`
+    /// succeeds; `kAtomicOnly` skips both fsyncs (still an atomic rename), so
+    /// a save costs what writing its bytes costs (see `Durability`).
     static Result<FileWriter> create_file(const std::filesystem::path& path,
-                                          const FileWriterOptions& options = {});
+                                          const FileWriterOptions& options = {},
+                                          Durability durability = Durability::kDurable);
 
     /// Moves the writer (and its open output).
     FileWriter(FileWriter&& other) noexcept;
@@ -130,6 +136,14 @@ public:
     /// `kSizeMismatch`, detected before any byte of that piece is written;
     /// the writer stays usable (the tensor still expects its remaining bytes).
     Status write_data(std::span<const uint8_t> piece);
+    /// As `write_data` with the next `n` bytes read from `source`: moved with
+    /// splice(2) from `source.splice_fd()` (a pipe) to the sink's
+    /// `splice_fd()` when both have one, else read into a 1 MiB buffer and
+    /// written. Returns the bytes moved: less than `n` only when the source
+    /// ended (the tensor then still expects the rest). `n` over what the
+    /// tensor expects is `kSizeMismatch` with nothing read; a source or sink
+    /// failure leaves the writer failed.
+    Result<uint64_t> write_data_from(ByteSource& source, uint64_t n);
     /// Ends the current tensor; `kSizeMismatch` when fewer bytes were written
     /// than its buffers declare, which leaves the writer failed (the missing
     /// bytes cannot be inserted later).
@@ -142,7 +156,8 @@ public:
     KvMetadata& kv() noexcept { return kv_; }
 
     /// Writes the KV section, the index and the trailer, flushes the sink and,
-    /// for `create_file`, commits the file (fsync, rename, fsync directory).
+    /// for `create_file`, commits the file (fsync unless `kAtomicOnly`, rename,
+    /// fsync of the directory unless `kAtomicOnly`).
     /// Fails (and writes no trailer) if a tensor is unfinished, a composite is
     /// torn, or the number of tensors disagrees with `tensor_count_hint`.
     Status finish();

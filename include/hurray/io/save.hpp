@@ -92,11 +92,15 @@ private:
 struct HURRAY_IO_EXPORT SaveOptions {
     /// Layout of the file (alignment, sorted index, ...).
     FileWriterOptions writer{};
+    /// Saves to a path: `kDurable` (default) fsyncs the file and its
+    /// directory; `kAtomicOnly` renames atomically without fsync (see
+    /// `Durability`). Ignored by `save` to a sink.
+    Durability durability = Durability::kDurable;
 };
 
 /// Writes `tensors` and `kv` as an HRRYFILE at `path`, atomically: a
 /// temporary file in the same directory, fsync, rename, fsync of the
-/// directory. On any error nothing is left behind and an existing file at
+/// directory (no fsync with `options.durability == Durability::kAtomicOnly`). On any error nothing is left behind and an existing file at
 /// `path` is untouched. Errors name the tensor (`tensor 'w': ...`) or key.
 ///
 /// @code

@@ -6,6 +6,7 @@
 
 #include "hurray/io/export.hpp"
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -32,11 +33,50 @@ namespace hurray {
 /// @endcode
 HURRAY_IO_EXPORT Status file_to_stream(const FileReader& file, ByteSink& sink, const StreamWriteOptions& options = {});
 
+/// How `file_to_stream` sends to a file descriptor.
+struct HURRAY_IO_EXPORT StreamSendOptions {
+    /// The stream's writing rules (producer sync, composite rules).
+    StreamWriteOptions write{};
+    /// Called after each transfer with the bytes sent so far (for a progress
+    /// bar); may be empty.
+    std::function<void(uint64_t)> progress;
+    /// On a pipe, hand runs of tensor data of at least 64 KiB to the pipe by
+    /// reference (vmsplice(2)) instead of copying them, when the file is
+    /// mapped read-only. The reader of the pipe then sees the file's pages
+    /// as they are when it reads them (as with sendfile(2)).
+    bool zero_copy = true;
+};
+
+/// Writes every tensor of `file` as a stream to the file descriptor `fd`
+/// (a pipe, socket, file or terminal; not closed), byte for byte what
+/// `file_to_stream(file, FdSink(fd))` writes, at the speed of the
+/// transport: descriptors and tensor data are gathered into large writev(2)
+/// calls straight from the mapping (sendmsg(2) on a socket), and on a pipe
+/// long data runs are vmsplice(2)'d from the page cache (see
+/// `StreamSendOptions::zero_copy`). Partial writes and `EINTR` are retried,
+/// a non-blocking `fd` is waited on (poll) instead of failing with
+/// `EAGAIN`, and a reader that has gone is a `kIoError` ("... Broken pipe
+/// (the reader closed its end)"), never a `SIGPIPE`: the signal is blocked
+/// in the calling thread during the call and one it raised is consumed. A
+/// file that shrinks while it is sent is `kIoError` "file changed while
+/// mapped", as everywhere else. Checks every descriptor and composite
+/// first (`FileReader::check_all`), so a bad file writes nothing.
+///
+/// @code
+/// auto file = hurray::FileReader::open("model.hrry");
+/// if (!file) return file.error();
+/// if (auto s = hurray::file_to_stream(*file, STDOUT_FILENO); !s) return s;
+/// @endcode
+HURRAY_IO_EXPORT Status file_to_stream(const FileReader& file, int fd, const StreamSendOptions& options = {});
+
 /// Reads a stream from `source` until its clean end and adds each tensor to
 /// `writer` (which the caller created and later finishes, after setting KV
 /// metadata if it likes). Tensor `i` is named `names[i]` when given, else
 /// `tensor_<i>`. Data moves in chunks of `options.chunk_size`: memory stays
-/// bounded whatever the tensor sizes. Returns the number of tensors.
+/// bounded whatever the tensor sizes. When `source` reads a pipe directly
+/// (`ByteSource::splice_fd`) and `writer` writes to a file descriptor, the
+/// data moves from the pipe to the file with splice(2), without passing
+/// through user memory. Returns the number of tensors.
 ///
 /// @code
 /// hurray::FdSource in(STDIN_FILENO);

@@ -6,6 +6,7 @@
 
 #include "hurray/io/export.hpp"
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -97,6 +98,20 @@ public:
     /// data was read (`kInvalidArgument` otherwise); larger than
     /// `max_tensor_bytes` is `kInvalidArgument` with nothing read.
     Result<std::vector<SharedBuffer>> read_tensor();
+    /// Hands what is left of the current buffer to `move(source, n)`, which
+    /// must take exactly the next `n` bytes from `source` (the reader's
+    /// source, positioned at them) and return how many it took (fewer only
+    /// when the input ended: then `kTruncated`). For transfers that bypass
+    /// user memory (splice). Returns the bytes moved; 0 when the tensor's
+    /// data is all read. An error from `move` becomes the reader's sticky
+    /// error (the position in the source is then unknown).
+    ///
+    /// @code
+    /// auto n = reader.move_buffer([&](hurray::ByteSource& src, uint64_t k) {
+    ///     return writer.write_data_from(src, k);
+    /// });
+    /// @endcode
+    Result<uint64_t> move_buffer(const std::function<Result<uint64_t>(ByteSource&, uint64_t)>& move);
     /// Skips what is left of the current buffer.
     Status skip_buffer();
     /// Skips what is left of the current tensor's data.

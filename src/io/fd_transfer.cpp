@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bulk descriptor transfers (fd_transfer.hpp): writev / sendmsg / vmsplice /
+// splice loops with EINTR, partial transfers, EAGAIN and EPIPE handled. Every
+// system call that reads or writes caller memory carries a SAFETY comment.
+#include "io/fd_transfer.hpp"
+
+#include "core/text.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hurray::detail {
+
+namespace {
+
+/// Linux moves at most this many bytes per read/write-like call.
+constexpr size_t kMaxPerCall = 0x7ffff000;
+
+/// At most this many iovec entries per call (IOV_MAX is 1024 on Linux).
+constexpr size_t kMaxIov = IOV_MAX;
+
+std::string errno_text(int err) {
+    char buf[256] = {};
+    // SAFETY: buf is a local array of the size passed; the GNU strerror_r
+    // returns either buf or a static string, both NUL-terminated.
+    const char* s = strerror_r(err, buf, sizeof buf);
+    return {s};
+}
+
+/// Drops the first `n` bytes from the front of `iov` (entries wholly sent
+/// become empty and are skipped); returns the first entry still to send.
+size_t consume(std::span<iovec> iov, size_t first, size_t n) {
+    while (first < iov.size() && n > 0) {
+        iovec& v = iov[first];
+        if (n >= v.iov_len) {
+            n -= v.iov_len;
+            v.iov_len = 0;
+            ++first;
+        } else {
+            // SAFETY: n < iov_len, so the new base stays inside the same piece.
+            v.iov_base = static_cast<uint8_t*>(v.iov_base) + n;
+            v.iov_len -= n;
+            n = 0;
+        }
+    }
+    while (first < iov.size() && iov[first].iov_len == 0) {
+        ++first;
+    }
+    return first;
+}
+
+/// Waits until `fd` is ready for `events` (retrying EINTR).
+Status wait_for(int fd, short events, const char* what) {
+    pollfd p{fd, events, 0};
+    while (true) {
+        // SAFETY: p is a local pollfd and the count passed is 1.
+        const int rc = ::poll(&p, 1, -1);
+        if (rc >= 0) {
+            return Status::success();
+        }
+        if (errno != EINTR) {
+            return Error(ErrorCode::kIoError, std::string("poll fd ") + std::to_string(fd) + " (" + what +
+                                                  "): " + errno_text(errno));
+        }
+    }
+}
+
+}  // namespace
+
+Result<FdKind> fd_kind(int fd) {
+    struct stat st {};
+    // SAFETY: st is a local struct that fstat fills.
+    if (::fstat(fd, &st) != 0) {
+        return Error(ErrorCode::kIoError, "fstat fd " + std::to_string(fd) + ": " + errno_text(errno));
+    }
+    if (S_ISFIFO(st.st_mode)) {
+        return FdKind::kPipe;
+    }
+    if (S_ISSOCK(st.st_mode)) {
+        return FdKind::kSocket;
+    }
+    if (S_ISREG(st.st_mode)) {
+        return FdKind::kRegular;
+    }
+    return FdKind::kOther;
+}
+
+// ---------------------------------------------------------------------------
+// SigpipeGuard
+
+SigpipeGuard::SigpipeGuard() noexcept {
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigset_t pending;
+    sigemptyset(&pending);
+    // SAFETY: both sets are local sigset_t values.
+    if (::sigpending(&pending) == 0) {
+        was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    }
+    // SAFETY: pipe_only and old_mask_ are valid sigset_t objects.
+    blocked_ = ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask_) == 0;
+}
+
+SigpipeGuard::~SigpipeGuard() {
+    if (!blocked_) {
+        return;
+    }
+    if (!was_pending_ && sigismember(&old_mask_, SIGPIPE) == 0) {
+        sigset_t pipe_only;
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        sigset_t pending;
+        sigemptyset(&pending);
+        // SAFETY: local sigset_t values; a zero timeout never waits.
+        if (::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+            const timespec zero{0, 0};
+            while (::sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
+            }
+        }
+    }
+    // SAFETY: old_mask_ holds the mask saved by the constructor.
+    ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+// ---------------------------------------------------------------------------
+// FdWriter
+
+Status FdWriter::os_error(const char* call, int err) const {
+    std::string message = std::string(call) + " to fd " + std::to_string(fd_) + " at stream offset " +
+                          dec(written_) + ": " + errno_text(err);
+    if (err == EPIPE || err == ECONNRESET) {
+        message += " (the reader closed its end)";
+    }
+    return Error(ErrorCode::kIoError, std::move(message), written_);
+}
+
+Status FdWriter::wait_writable() const { return wait_for(fd_, POLLOUT, "wait to write"); }
+
+Status FdWriter::write_all(std::span<iovec> iov) {
+    size_t first = consume(iov, 0, 0);
+    while (first < iov.size()) {
+        const size_t count = iov.size() - first < kMaxIov ? iov.size() - first : kMaxIov;
+        ssize_t n = 0;
+        if (kind_ == FdKind::kSocket) {
+            msghdr msg{};
+            msg.msg_iov = &iov[first];
+            msg.msg_iovlen = count;
+            // SAFETY: the iovec entries point into live caller memory of the
+            // lengths given; sendmsg only reads them.
+            n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+        } else {
+            // SAFETY: as above; writev only reads the pieces.
+            n = ::writev(fd_, &iov[first], static_cast<int>(count));
+        }
+        if (n < 0) {
+            const int err = errno;
+            if (err == EINTR) {
+                continue;
+            }
+            if (err == EAGAIN || err == EWOULDBLOCK) {
+                HURRAY_RETURN_IF_ERROR(wait_writable());
+                continue;
+            }
+            return os_error(kind_ == FdKind::kSocket ? "sendmsg" : "writev", err);
+        }
+        if (n == 0) {
+            return os_error("writev", EIO);
+        }
+        written_ += static_cast<uint64_t>(n);
+        first = consume(iov, first, static_cast<size_t>(n));
+    }
+    return Status::success();
+}
+
+Status FdWriter::splice_all(std::span<const uint8_t> bytes) {
+    while (!bytes.empty()) {
+        const size_t want = bytes.size() < kMaxPerCall ? bytes.size() : kMaxPerCall;
+        // SAFETY: vmsplice only reads the range, which lies inside `bytes`; the
+        // pipe keeps references to its pages (the caller guarantees that the
+        // memory is a file mapping nobody writes to).
+        iovec v{const_cast<uint8_t*>(bytes.data()), want};  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        const ssize_t n = ::vmsplice(fd_, &v, 1, 0);
+        if (n < 0) {
+            const int err = errno;
+            if (err == EINTR) {
+                continue;
+            }
+            if (err == EAGAIN) {
+                HURRAY_RETURN_IF_ERROR(wait_writable());
+                continue;
+            }
+            return os_error("vmsplice", err);
+        }
+        if (n == 0) {
+            return os_error("vmsplice", EIO);
+        }
+        written_ += static_cast<uint64_t>(n);
+        bytes = bytes.subspan(static_cast<size_t>(n));
+    }
+    return Status::success();
+}
+
+// ---------------------------------------------------------------------------
+// splice_from_pipe
+
+Result<std::optional<uint64_t>> splice_from_pipe(int in_fd, int out_fd, uint64_t n) {
+    uint64_t moved = 0;
+    while (moved < n) {
+        const uint64_t left = n - moved;
+        const size_t want = left < kMaxPerCall ? static_cast<size_t>(left) : kMaxPerCall;
+        // SAFETY: no caller memory is involved: the kernel moves pages from the
+        // pipe to the file at their current offsets.
+        const ssize_t k = ::splice(in_fd, nullptr, out_fd, nullptr, want, SPLICE_F_MOVE | SPLICE_F_MORE);
+        if (k < 0) {
+            const int err = errno;
+            if (err == EINTR) {
+                continue;
+            }
+            if (err == EAGAIN) {
+                // Either end may be the non-blocking one: wait for both.
+                HURRAY_RETURN_IF_ERROR(wait_for(in_fd, POLLIN, "wait to read"));
+                HURRAY_RETURN_IF_ERROR(wait_for(out_fd, POLLOUT, "wait to write"));
+                continue;
+            }
+            if (moved == 0 && (err == EINVAL || err == ENOSYS || err == EBADF || err == ESPIPE)) {
+                return std::optional<uint64_t>();  // splice does not apply: copy instead
+            }
+            return Error(ErrorCode::kIoError, "splice from fd " + std::to_string(in_fd) + " to fd " +
+                                                  std::to_string(out_fd) + ": " + errno_text(err));
+        }
+        if (k == 0) {
+            break;  // the writer closed the pipe
+        }
+        moved += static_cast<uint64_t>(k);
+    }
+    return std::optional<uint64_t>(moved);
+}
+
+}  // namespace hurray::detail
