@@ -119,6 +119,12 @@ if(TARGET hurray_c)
     # The C ABI: a C program needs only -lhurray_c with a shared library; a static
     # one also needs hurray-io, hurray, ISA-L and the C++ runtime (Libs.private).
     # No Requires on hurray.pc: its Cflags (-std=c++20) would break C compilers.
+    # With hurray::convert, a static libhurray_c also needs it and libzip.
+    if(TARGET hurray_convert)
+        set(HURRAY_C_PC_CONVERT_LIBS "-lhurray_convert -lzip ")
+    else()
+        set(HURRAY_C_PC_CONVERT_LIBS "")
+    endif()
     configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-c.pc.in"
                    "${PROJECT_BINARY_DIR}/hurray-c.pc" @ONLY)
     install(FILES "${PROJECT_BINARY_DIR}/hurray-c.pc"

@@ -1184,6 +1184,251 @@ HURRAY_C_API HurrayStatus hurray_stream_end_tensor(HurrayWriter* writer);
  */
 HURRAY_C_API HurrayStatus hurray_stream_writer_finish(HurrayWriter* writer);
 
+/* ------------------------------------------------------------------------ */
+/* Other formats: conversion, detection, read-only sources                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * `hurray::convert` from C (docs/convert.md): SafeTensors, GGUF and NumPy
+ * `.npy` / `.npz` files converted to and from HRRYFILE containers, a file's
+ * format told from its bytes, and any supported file opened read-only and
+ * enumerated without converting it (`HurraySource`). A build without
+ * `hurray::convert` (`-DHURRAY_BUILD_CONVERT=OFF`) keeps these functions and
+ * returns `HURRAY_ERR_UNSUPPORTED` from each, saying so. This library's own
+ * additions. Details: docs/c-api.md, "Other formats".
+ */
+
+/** Format tag: not recognised (`hurray_detect_format`); as an output, "from the extension". */
+#define HURRAY_FORMAT_UNKNOWN 0
+/** Format tag: an HRRYFILE container (`.hrry`). */
+#define HURRAY_FORMAT_HRRYFILE 1
+/** Format tag: the Hurray streaming format (`.hrrys`). */
+#define HURRAY_FORMAT_STREAM 2
+/** Format tag: SafeTensors (`.safetensors`). */
+#define HURRAY_FORMAT_SAFETENSORS 3
+/** Format tag: GGUF v2 / v3 (`.gguf`; written as v3). */
+#define HURRAY_FORMAT_GGUF 4
+/** Format tag: one NumPy array (`.npy`). */
+#define HURRAY_FORMAT_NPY 5
+/** Format tag: a zip archive of `.npy` members (`.npz`). */
+#define HURRAY_FORMAT_NPZ 6
+
+/**
+ * The lower-case name of a format tag ("hrryfile", "stream", "safetensors",
+ * "gguf", "npy", "npz", "unknown"; "" for a value that is no tag).
+ * Infallible; the string is static.
+ */
+HURRAY_C_API const char* hurray_format_name(uint8_t format);
+
+/**
+ * Tells the format of the file at `path` (NUL-terminated) from its first
+ * bytes and its size: the magics of HRRYFILE, GGUF, `.npy` and zip (`.npz`),
+ * a SafeTensors header. `*out_format` is a `HURRAY_FORMAT_*` tag;
+ * `HURRAY_FORMAT_UNKNOWN` (with `HURRAY_OK`) for anything else, a Hurray
+ * stream included (a stream has no magic). `HURRAY_ERR_IO` when the file
+ * cannot be opened or read.
+ */
+HURRAY_C_API HurrayStatus hurray_detect_format(const char* path, uint8_t* out_format);
+
+/**
+ * Progress callback of a conversion: bytes of tensor data written so far and
+ * in all. Called on the converting thread; it must not call back into this
+ * library.
+ */
+typedef void (*HurrayProgressFn)(void* context, uint64_t done_bytes, uint64_t total_bytes);
+
+/**
+ * How `hurray_convert_file` converts. Fill it with
+ * `hurray_convert_options_init`, which sets `struct_size` and the defaults,
+ * then change fields: a later version of this header may append fields, and
+ * the library reads only the first `struct_size` bytes (the fields after them
+ * keep their defaults).
+ */
+typedef struct HurrayConvertOptions {
+    /** `sizeof(HurrayConvertOptions)` as this header declares it (set by `hurray_convert_options_init`). */
+    uint32_t struct_size;
+    /** Output format (`HURRAY_FORMAT_*`); `HURRAY_FORMAT_UNKNOWN` (default): from the output's extension. */
+    uint8_t to;
+    /**
+     * Nonzero: quantized, sparse and composite tensors are written as dense
+     * tensors of `dequantize_type` (formats that hold dense tensors only need
+     * it; without it such a tensor is an error naming it). Default 0.
+     */
+    uint8_t dequantize;
+    /** Element type tag of dequantized tensors: 0x03 float32 (default), 0x01 float16 or 0x02 bfloat16. */
+    uint8_t dequantize_type;
+    /** Nonzero: re-read the output and compare every value before it replaces anything. Default 0. */
+    uint8_t verify;
+    /** Nonzero (default): fsync the output before its atomic rename; 0 for scratch files. */
+    uint8_t durable;
+    /** Reserved, 0 (brings `chunk_bytes` to offset 16 without padding). */
+    uint8_t reserved[7];
+    /** Bytes of data copied at a time (the memory a conversion holds); 0: the default, 8 MiB. */
+    uint64_t chunk_bytes;
+    /** Progress reports; NULL (default) for none. */
+    HurrayProgressFn progress;
+    /** First argument of `progress`; may be NULL. */
+    void* progress_context;
+} HurrayConvertOptions;
+
+/** What a conversion did (`hurray_convert_file`). */
+typedef struct HurrayConvertReport {
+    /** The input's format (`HURRAY_FORMAT_*`). */
+    uint8_t from;
+    /** The output's format. */
+    uint8_t to;
+    /** 1 when `verify` ran and found no difference, else 0. */
+    uint8_t verified;
+    /** Reserved. */
+    uint8_t reserved[5];
+    /** Tensors written. */
+    uint64_t tensors;
+    /** Bytes of tensor data written. */
+    uint64_t data_bytes;
+} HurrayConvertReport;
+
+/**
+ * Sets `*options` to the defaults (output format from the extension, no
+ * dequantization, float32, no verification, durable, 8 MiB chunks, no
+ * progress) and `options->struct_size` to `sizeof(HurrayConvertOptions)`.
+ */
+HURRAY_C_API HurrayStatus hurray_convert_options_init(HurrayConvertOptions* options);
+
+/**
+ * Converts the file at `in_path` (any format `hurray_detect_format` knows
+ * but the streaming format) to `out_path` (both NUL-terminated) in
+ * `options->to`'s format, or the one its extension names: every tensor and
+ * the metadata, a chunk at a time, atomically (a temporary file renamed over
+ * `out_path` when complete: after a failure `out_path` is untouched and no
+ * temporary file is left). `options` may be NULL (the defaults); `report`
+ * may be NULL, otherwise it is filled on success. Errors name the tensor and
+ * the byte offset: `HURRAY_ERR_INVALID_ARGUMENT` for an output without a
+ * format (no `to`, no known extension), a bad option value (an unknown
+ * format tag, a `dequantize_type` other than float32/float16/bfloat16,
+ * `struct_size` smaller than the first version's or larger than this
+ * library's `HurrayConvertOptions`, nonzero reserved bytes);
+ * `HURRAY_ERR_UNSUPPORTED` for what the output format cannot hold (a
+ * quantized tensor without `dequantize`, a type the format lacks), for a
+ * streaming-format input and for the streaming format as an output (use
+ * `hurray_stream_writer_*` with an HRRYFILE); the input's error
+ * (`HURRAY_ERR_INVALID_FILE`, `HURRAY_ERR_TRUNCATED`, ...) for a malformed
+ * input; `HURRAY_ERR_INVALID_FILE` for a verification mismatch;
+ * `HURRAY_ERR_IO` when a file cannot be read or written.
+ * @code
+ * HurrayConvertOptions opt;
+ * HurrayConvertReport report;
+ * hurray_convert_options_init(&opt);
+ * opt.verify = 1;
+ * if (hurray_convert_file("model.safetensors", "model.hrry", &opt, &report) != HURRAY_OK) {
+ *     fprintf(stderr, "%s\n", hurray_last_error_message());
+ * }
+ * @endcode
+ */
+HURRAY_C_API HurrayStatus hurray_convert_file(const char* in_path, const char* out_path,
+                                              const HurrayConvertOptions* options, HurrayConvertReport* report);
+
+/**
+ * Any supported file opened read-only: its tensors in Hurray's terms (names,
+ * descriptors, data) and its metadata (`hurray_source_open`,
+ * `hurray_source_close`).
+ */
+typedef struct HurraySource HurraySource;
+
+/**
+ * Opens the file at `path` (NUL-terminated), its format detected from its
+ * bytes: an HRRYFILE, SafeTensors, GGUF, `.npy` or `.npz` file, validated as
+ * its reader does (data spans inside the file, no overlaps, ...). `flags`
+ * must be 0 (other bits: `HURRAY_ERR_INVALID_ARGUMENT`). On success `*out` is
+ * a new handle released with `hurray_source_close`; on failure `*out` is set
+ * to NULL: `HURRAY_ERR_UNSUPPORTED` for an unknown format or a stream, the
+ * reader's status naming the field and byte offset for a malformed file,
+ * `HURRAY_ERR_IO` when it cannot be read.
+ * @code
+ * HurraySource* src = NULL;
+ * uint64_t n = 0, i;
+ * if (hurray_source_open("model.safetensors", 0, &src) == HURRAY_OK) {
+ *     hurray_source_tensor_count(src, &n);
+ *     for (i = 0; i < n; ++i) {
+ *         const char* name; size_t len; HurrayDescriptor* d = NULL;
+ *         hurray_source_tensor_name(src, i, &name, &len);
+ *         hurray_source_tensor_descriptor(src, i, &d);  // the descriptor accessors apply
+ *         hurray_descriptor_destroy(d);
+ *     }
+ *     hurray_source_close(src);
+ * }
+ * @endcode
+ */
+HURRAY_C_API HurrayStatus hurray_source_open(const char* path, uint32_t flags, HurraySource** out);
+
+/**
+ * Releases a source (NULL is a no-op). Buffers from `hurray_source_tensor_buffer`
+ * and KV handles from `hurray_source_kv` stay valid: each holds its own share.
+ */
+HURRAY_C_API void hurray_source_close(HurraySource* source);
+
+/** The format the source was read from (`HURRAY_FORMAT_*`). */
+HURRAY_C_API HurrayStatus hurray_source_format(const HurraySource* source, uint8_t* out_format);
+
+/** Number of tensors of the source. */
+HURRAY_C_API HurrayStatus hurray_source_tensor_count(const HurraySource* source, uint64_t* out);
+
+/**
+ * Name of tensor `index` (the source's order): `*name` points to `*len` bytes
+ * of UTF-8 followed by a NUL, valid while the source is open.
+ * `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` past the last tensor.
+ */
+HURRAY_C_API HurrayStatus hurray_source_tensor_name(const HurraySource* source, uint64_t index, const char** name,
+                                                    size_t* len);
+
+/** Index of the tensor named by the `name_len` bytes at `name`, or `HURRAY_ERR_NOT_FOUND`. */
+HURRAY_C_API HurrayStatus hurray_source_find(const HurraySource* source, const char* name, size_t name_len,
+                                             uint64_t* index);
+
+/**
+ * The descriptor tensor `index` has (or would have in an HRRYFILE): a new
+ * handle owned by the caller (`hurray_descriptor_destroy`), read with the
+ * `hurray_descriptor_*` accessors; its buffer sizes
+ * (`hurray_descriptor_buffer_size`) are what `hurray_source_read` reads.
+ */
+HURRAY_C_API HurrayStatus hurray_source_tensor_descriptor(const HurraySource* source, uint64_t index,
+                                                          HurrayDescriptor** out);
+
+/**
+ * Copies bytes [`offset`, `offset + len`) of buffer `buffer` of tensor
+ * `index` into `out` (room for `len` bytes; NULL only when `len` is 0): any
+ * part of a buffer, so a tensor of any size is read in bounded pieces. The
+ * bytes are the ones the descriptor describes (a reader may present them
+ * transformed, as docs/convert.md says). `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` for
+ * a tensor or buffer index out of range, `HURRAY_ERR_INVALID_ARGUMENT` for a
+ * range past the buffer's end, the reader's status (`HURRAY_ERR_IO`,
+ * `HURRAY_ERR_TRUNCATED`, ...) naming the tensor and the byte offset in the
+ * file when it cannot be read.
+ */
+HURRAY_C_API HurrayStatus hurray_source_read(const HurraySource* source, uint64_t index, uint32_t buffer,
+                                             uint64_t offset, void* out, size_t len);
+
+/**
+ * Buffer `buffer` of tensor `index` without a copy, when the source holds its
+ * bytes in memory as presented (a mapped file; `hurray_source_read` otherwise):
+ * a new buffer handle owned by the caller (`hurray_buffer_destroy`) with the
+ * metadata of the descriptor's buffer table, holding a share of the source,
+ * so valid after `hurray_source_close`. Read-only: never write through
+ * `hurray_buffer_data_ptr`. `HURRAY_ERR_UNSUPPORTED` when the bytes have no
+ * zero-copy view; `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` for an index out of range.
+ */
+HURRAY_C_API HurrayStatus hurray_source_tensor_buffer(const HurraySource* source, uint64_t index, uint32_t buffer,
+                                                      HurrayBuffer** out);
+
+/**
+ * The source's key-value metadata (as its reader maps it to Hurray's typed
+ * KV; empty for a format without any) as a new file handle that holds no
+ * tensors: read it with `hurray_file_kv_count`, `hurray_file_kv_key`,
+ * `hurray_file_kv_type` and the `hurray_file_kv_get_*` getters, release it
+ * with `hurray_file_close`. Independent of the source (a copy of the
+ * metadata, made by this call).
+ */
+HURRAY_C_API HurrayStatus hurray_source_kv(const HurraySource* source, HurrayFile** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,9 +10,12 @@
 #      (HURRAY_SKIP_COV=1: no coverage instrumentation, no gcovr)
 #   3b. GCC ThreadSanitizer build of the test programs that start      HURRAY_SKIP_TSAN=1
 #      threads (io, net, C); their threaded tests, halt_on_error=1
-#   4. Clang 14 -Werror core, io, json, convert + fuzz; clang-tidy; the fuzz    HURRAY_SKIP_CLANG=1
+#   4. Clang 14 -Werror core, io, json, convert + fuzz; clang-tidy (verdicts    HURRAY_SKIP_CLANG=1
+#      cached by preprocessed input: scripts/tidy_cached.py); the fuzz
 #      targets (FUZZ_TARGETS, HURRAY_JOBS at a time); the hurray CLI over their
 #      corpora (parts: HURRAY_SKIP_TIDY=1, HURRAY_SKIP_FUZZ=1)
+# ccache (scripts/common.sh): one cache per machine, shared by clones in any folder; its
+# hits and misses over the run are printed at the end.
 # The sanitizer builds use -g1 (line tables: symbolised stack traces, 25% less compile
 # time than -g), the Clang one -gline-tables-only.
 # Each stage's time and the total are printed at the end, then stage 1's ctest summary.
@@ -51,6 +54,11 @@ if [[ "${HURRAY_SKIP_BOOTSTRAP:-0}" == 1 ]]; then
     echo "HURRAY_SKIP_BOOTSTRAP=1: not checking packages"
 else
     bash scripts/bootstrap.sh
+fi
+# ccache's counters from here on: printed at the end (how much of this run's compiling
+# the cache served).
+if [[ ${#HURRAY_LAUNCHER_ARGS[@]} -gt 0 ]]; then
+    ccache --zero-stats >/dev/null
 fi
 stage_end
 
@@ -297,13 +305,13 @@ else
         if ((${#tidy_files[@]} == 0)); then
             echo "no src/core/*.cpp or src/json/*.cpp files: nothing to lint"
         else
-            if ! printf '%s\0' "${tidy_files[@]}" |
-                xargs -0 -n 1 -P "$HURRAY_JOBS" \
-                    clang-tidy-14 -p build/clang --quiet --warnings-as-errors='*'; then
+            # scripts/tidy_cached.py: clang-tidy-14 on each file whose preprocessed
+            # input, flags and configuration no earlier run found clean.
+            if ! /usr/bin/python3 scripts/tidy_cached.py -p build/clang -j "$HURRAY_JOBS" \
+                "${tidy_files[@]}"; then
                 echo "clang-tidy FAILED: fix the findings above (checks: .clang-tidy)" >&2
                 exit 1
             fi
-            echo "clang-tidy: ${#tidy_files[@]} file(s) clean"
         fi
         stage_end
     fi
@@ -491,6 +499,10 @@ fi
 
 # --------------------------------------------------------------------------
 banner "Stage times"
+if [[ ${#HURRAY_LAUNCHER_ARGS[@]} -gt 0 ]]; then
+    echo "ccache ($CCACHE_DIR) over this run:"
+    ccache --show-stats | grep -E 'Hits|Misses|Cache size' || true
+fi
 printf '%s\n' "${STAGE_TIMES[@]}"
 printf '%-66s %4ds\n' "total" "$SECONDS"
 

@@ -157,3 +157,5 @@ from ._safetensors import safe_open  # noqa: E402
 from . import numpy  # noqa: E402,F401
 from ._stream import Composite, StreamReader, StreamWriter  # noqa: E402
 __all__ += ["Composite", "StreamReader", "StreamWriter"]
+from ._convert import ConvertReport, Source, convert, detect_format, open_source  # noqa: E402
+__all__ += ["ConvertReport", "Source", "convert", "detect_format", "open_source"]

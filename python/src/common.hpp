@@ -17,6 +17,7 @@
 
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/result.hpp"
+#include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/core/tensor_ref.hpp"
 #include "hurray/io/kv_metadata.hpp"
 
@@ -111,6 +112,16 @@ py::object tensor_from_file(const FileTensor& ft);
 /// A `TensorRef` over a `hurray.Tensor`'s descriptor and buffers (not copied:
 /// `obj` must outlive it), or nothing when `obj` is not a Tensor.
 std::optional<TensorRef> tensor_ref_of(const py::handle& obj);
+
+/// What `info(name)` says about a tensor from its descriptor alone: name,
+/// dtype, numpy_dtype, shape (None for a dynamic dimension), layout,
+/// quantization, nbytes (the sum of its buffer sizes) and buffer_count.
+/// Needs the GIL. module.cpp.
+py::dict describe_tensor(std::string_view name, const TensorDescriptor& d);
+
+/// Adds `convert`, `detect_format` and the `_Source` class (hurray::convert:
+/// SafeTensors, GGUF and NumPy files) to the module (convert.cpp).
+void register_convert(py::module_& m);
 
 /// Adds the streaming classes `_StreamReader` / `_StreamWriter` and the
 /// `_wire_*` descriptor helpers (stream.cpp) to the module.

@@ -35,7 +35,14 @@ py::handle class_of(ErrorKind kind) {
 [[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, py::object code,
                                  py::object offset) {
     const py::handle cls = class_of(kind);
-    py::object exc = cls(message);
+    // A message may quote bytes of the input that are not UTF-8 (a GGUF string,
+    // a name): they show as \xNN escapes instead of failing to decode.
+    const auto text = py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace"));
+    if (!text) {
+        throw py::error_already_set();
+    }
+    py::object exc = cls(text);
     if (cls.ptr() != PyExc_RuntimeError) {
         exc.attr("code") = std::move(code);
         exc.attr("offset") = std::move(offset);

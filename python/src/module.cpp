@@ -35,6 +35,30 @@
 
 namespace hurray::python {
 
+py::dict describe_tensor(std::string_view name, const TensorDescriptor& d) {
+    py::list shape;
+    for (const uint64_t dim : d.shape) {
+        shape.append(dim == kDynamicDim ? py::object(py::none()) : py::object(py::int_(dim)));
+    }
+    py::dict out;
+    out["name"] = py::str(std::string(name));
+    out["dtype"] = py::str(std::string(type_name(d.element_type)));
+    const auto np_name = numpy_name(d.element_type);
+    out["numpy_dtype"] = np_name ? py::object(py::str(*np_name)) : py::object(py::none());
+    out["shape"] = py::tuple(shape);
+    out["layout"] = py::str(std::string(layout_name(d.layout_tag())));
+    out["quantization"] = d.quantization
+                              ? py::object(py::str(std::string(scheme_name(scheme_tag(d.quantization->scheme)))))
+                              : py::object(py::none());
+    uint64_t nbytes = 0;
+    for (const BufferHandle& b : d.buffers) {
+        nbytes += b.byte_size;  // each fits in the file: the sum cannot overflow
+    }
+    out["nbytes"] = py::int_(nbytes);
+    out["buffer_count"] = py::int_(d.buffers.size());
+    return out;
+}
+
 namespace {
 
 /// The Hurray element type of a NumPy dtype (native byte order), or nothing.
@@ -173,25 +197,10 @@ public:
         if (!*decoded) {
             raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
         }
-        const TensorDescriptor& d = *decoded->value();
         const IndexEntry& e = r.entry(*index);
-        py::list shape;
-        for (const uint64_t dim : d.shape) {
-            shape.append(dim == kDynamicDim ? py::object(py::none()) : py::object(py::int_(dim)));
-        }
-        py::dict out;
-        out["name"] = py::str(e.name);
-        out["dtype"] = py::str(std::string(type_name(d.element_type)));
-        const auto np_name = numpy_name(d.element_type);
-        out["numpy_dtype"] = np_name ? py::object(py::str(*np_name)) : py::object(py::none());
-        out["shape"] = py::tuple(shape);
-        out["layout"] = py::str(std::string(layout_name(d.layout_tag())));
-        out["quantization"] = d.quantization
-                                  ? py::object(py::str(std::string(scheme_name(scheme_tag(d.quantization->scheme)))))
-                                  : py::object(py::none());
+        py::dict out = describe_tensor(e.name, *decoded->value());
         out["nbytes"] = py::int_(e.data_length);
         out["data_offset"] = py::int_(e.data_offset);
-        out["buffer_count"] = py::int_(d.buffers.size());
         return out;
     }
 
@@ -633,4 +642,5 @@ PYBIND11_MODULE(_hurray, m) {
     m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
           py::arg("kv") = py::none(), py::arg("types") = py::none(), "Writes arrays and KV metadata as an HRRYFILE, atomically");
     hurray::python::register_stream(m);
+    hurray::python::register_convert(m);
 }

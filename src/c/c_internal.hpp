@@ -105,6 +105,7 @@ enum class HandleKind : uint8_t {
     kFileWriter,
     kReader,
     kWriter,
+    kSource,
 };
 
 /// The C type name of `kind`.
@@ -129,6 +130,8 @@ template <>
 struct HandleKindOf<HurrayReader> : std::integral_constant<HandleKind, HandleKind::kReader> {};
 template <>
 struct HandleKindOf<HurrayWriter> : std::integral_constant<HandleKind, HandleKind::kWriter> {};
+template <>
+struct HandleKindOf<HurraySource> : std::integral_constant<HandleKind, HandleKind::kSource> {};
 
 /// Records `handle` as live (no-op without handle checks). Throws
 /// `std::bad_alloc` when the registry cannot grow.

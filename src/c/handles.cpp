@@ -31,6 +31,8 @@ const char* handle_kind_name(HandleKind kind) noexcept {
             return "HurrayReader";
         case HandleKind::kWriter:
             return "HurrayWriter";
+        case HandleKind::kSource:
+            return "HurraySource";
     }
     return "handle";
 }

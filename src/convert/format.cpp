@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/byte_io.hpp"
+
 namespace hurray::formats {
 
 std::string_view format_name(Format format) noexcept {
@@ -51,14 +53,6 @@ bool starts_with(std::span<const uint8_t> head, std::string_view magic) noexcept
     return head.size() >= magic.size() && std::memcmp(head.data(), magic.data(), magic.size()) == 0;
 }
 
-uint64_t load_le64(std::span<const uint8_t> b) noexcept {
-    uint64_t v = 0;
-    for (size_t i = 0; i < 8; ++i) {
-        v |= uint64_t{b[i]} << (8 * i);
-    }
-    return v;
-}
-
 }  // namespace
 
 Format detect_format(std::span<const uint8_t> head, std::optional<uint64_t> total_size) noexcept {
@@ -78,7 +72,7 @@ Format detect_format(std::span<const uint8_t> head, std::optional<uint64_t> tota
     // SafeTensors: an 8-byte little-endian header length, then the JSON header, which
     // starts with '{' (the format allows leading spaces only as trailing padding).
     if (head.size() >= 9 && head[8] == '{') {
-        const uint64_t header_len = load_le64(head);
+        const uint64_t header_len = hurray::detail::ByteCursor(head).u64();
         const bool fits = total_size
                               ? header_len <= *total_size - std::min<uint64_t>(*total_size, 8)
                               : header_len < (uint64_t{1} << 32);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "convert/safetensors_internal.hpp"
+#include "core/byte_io.hpp"
 #include "core/checked_math.hpp"
 #include "hurray/convert/safetensors.hpp"
 
@@ -204,14 +205,6 @@ private:
     std::unordered_map<std::string, size_t> index_;
 };
 
-uint64_t load_le64(std::span<const uint8_t> b) noexcept {
-    uint64_t v = 0;
-    for (size_t i = 0; i < 8; ++i) {
-        v |= uint64_t{b[i]} << (8 * i);
-    }
-    return v;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<TensorSource>> open_safetensors_file(safetensors_mapping::Mapping file) {
@@ -226,7 +219,7 @@ Result<std::unique_ptr<TensorSource>> open_safetensors_file(safetensors_mapping:
     if (!length_bytes) {
         return length_bytes.error();
     }
-    const uint64_t header_len = load_le64(length_bytes->span());
+    const uint64_t header_len = hurray::detail::ByteCursor(length_bytes->span()).u64();
     if (header_len > size - kLengthBytes) {
         return Error(ErrorCode::kTruncated,
                      "SafeTensors header length: " + std::to_string(header_len) +

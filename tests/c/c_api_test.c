@@ -947,6 +947,7 @@ int main(int argc, char** argv) {
     dlpack_tests();
     thread_tests();
     reference_compat_tests();
+    convert_tests();
 
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

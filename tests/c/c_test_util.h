@@ -68,5 +68,6 @@ void stream_tests(void);   // c_stream_test.c: streams
 void dlpack_tests(void);   // c_dlpack_test.c: DLPack export
 void thread_tests(void);   // c_thread_test.c: the last error message is per thread
 void reference_compat_tests(void);  // c_reference_compat_test.c: the reference hurray.h, ABI 4
+void convert_tests(void);  // c_convert_test.c: converters, format detection, sources
 
 #endif  // HURRAY_C_TEST_UTIL_H

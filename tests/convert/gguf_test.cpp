@@ -24,6 +24,8 @@
 #include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "io_test_util.hpp"
+#include "python_writers.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::formats {
 namespace {
@@ -32,19 +34,15 @@ using test::Bytes;
 using test::read_all;
 using test::TempDir;
 
-constexpr const char* kPython = "/usr/bin/python3";
+using hurray::test::kPython;
 
 /// Runs the Python writer once into a directory shared by the tests of this file.
 class GgufFiles : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         dir_ = new TempDir();
-        if (!std::filesystem::exists(kPython)) {
-            skip_ = "/usr/bin/python3 is missing";
-            return;
-        }
-        if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
-            skip_ = "numpy is missing for /usr/bin/python3";
+        skip_ = hurray::test::python_numpy_missing();
+        if (!skip_.empty()) {
             return;
         }
         const std::string cmd = std::string(kPython) + " " + HURRAY_TESTS_DIR +

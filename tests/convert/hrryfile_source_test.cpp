@@ -11,6 +11,7 @@
 #include "convert_test_support.hpp"
 #include "hurray/convert/hrryfile.hpp"
 #include "io_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::formats {
 namespace {

@@ -16,6 +16,8 @@
 #include "convert_test_support.hpp"
 #include "hurray/convert/hrryfile.hpp"
 #include "io_test_util.hpp"
+#include "python_writers.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::formats {
 namespace {
@@ -24,21 +26,11 @@ using hurray::test::TempDir;
 using test::MemorySource;
 using test::MemTensor;
 
-constexpr const char* kPython = "/usr/bin/python3";
-
-std::string writers_dir() { return std::string(HURRAY_TESTS_DIR) + "/convert/writers"; }
+using hurray::test::kPython;
+using hurray::test::writers_dir;
 
 /// Why NumPy cannot be used, or empty when it can.
-std::string numpy_missing() {
-    if (!std::filesystem::exists(kPython)) {
-        return std::string(kPython) + " is missing";
-    }
-    const std::string cmd = std::string(kPython) + " -c 'import numpy' > /dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) {
-        return std::string("numpy is not installed for ") + kPython;
-    }
-    return {};
-}
+std::string numpy_missing() { return hurray::test::python_numpy_missing(); }
 
 /// Runs a script of tests/convert/writers with `args`; its exit status and output.
 std::pair<int, std::string> run_script(const std::string& script, const std::string& args,

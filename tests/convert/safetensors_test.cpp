@@ -28,6 +28,8 @@
 #include "hurray/convert/convert.hpp"
 #include "hurray/convert/tensor_source.hpp"
 #include "io_test_util.hpp"
+#include "python_writers.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::formats {
 namespace {
@@ -35,7 +37,7 @@ namespace {
 using hurray::test::Bytes;
 using hurray::test::TempDir;
 
-constexpr const char* kPython = "/usr/bin/python3";
+using hurray::test::kPython;
 const std::string kWriter =
     std::string(HURRAY_TESTS_DIR) + "/convert/writers/safetensors_writer.py";
 
@@ -56,20 +58,7 @@ std::pair<int, std::string> run(const std::string& cmd) {
 }
 
 /// Why the Python writer cannot run here ("" when it can).
-std::string python_missing() {
-    if (!std::filesystem::exists(kPython)) {
-        return "/usr/bin/python3 is not installed";
-    }
-    if (run(std::string(kPython) + " -c 'import numpy'").first != 0) {
-        return "numpy is not installed for /usr/bin/python3";
-    }
-    return "";
-}
-
-Bytes read_file(const std::filesystem::path& p) {
-    std::ifstream is(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(is), std::istreambuf_iterator<char>()};
-}
+std::string python_missing() { return hurray::test::python_numpy_missing(); }
 
 /// Element `k`'s bit pattern in a buffer presented in Hurray's packing: little-endian
 /// bytes for whole-byte widths, LSB-first bit stream for 1, 4 and 6 bits.
@@ -153,7 +142,7 @@ protected:
             } else {
                 EXPECT_EQ(t.descriptor.element_type, ElementType::kBool);
             }
-            const Bytes expect_raw = read_file(dir_->file(want["expect"].get<std::string>()));
+            const Bytes expect_raw = hurray::test::read_all(dir_->file(want["expect"].get<std::string>()));
             const uint64_t count = want["count"].get<uint64_t>();
             ASSERT_EQ(expect_raw.size(), count * 8);
             const uint32_t bits = bit_width(*type);
@@ -245,7 +234,7 @@ TEST_F(PythonFiles, TensorBytesSurviveARoundTripExactly) {
     ASSERT_TRUE(a);
     ASSERT_TRUE(write_safetensors(**a, twice));
     // Our own output is a fixed point, byte for byte (header included).
-    EXPECT_EQ(read_file(once), read_file(twice));
+    EXPECT_EQ(hurray::test::read_all(once), hurray::test::read_all(twice));
     // And every tensor's bytes equal the Python file's.
     for (size_t i = 0; i < (*src)->tensor_count(); ++i) {
         const uint64_t size = (*src)->tensor(i).descriptor.buffers[0].byte_size;
@@ -284,7 +273,7 @@ TEST_F(PythonFiles, RoundTripThroughHrryFileIsByteExact) {
     // Byte for byte the file the SafeTensors source writes directly: same header (order,
     // dtypes, shapes, offsets, metadata) and the same tensor bytes.
     ASSERT_TRUE(write_safetensors(**src, direct));
-    EXPECT_EQ(read_file(back), read_file(direct));
+    EXPECT_EQ(hurray::test::read_all(back), hurray::test::read_all(direct));
     // And each tensor's bytes are the Python file's.
     auto b = open_safetensors(back);
     ASSERT_TRUE(b);
@@ -294,11 +283,11 @@ TEST_F(PythonFiles, RoundTripThroughHrryFileIsByteExact) {
     // convert_file does the same in one call.
     auto r3 = convert_file(hrry, out.file("cf.safetensors"));
     ASSERT_TRUE(r3) << r3.error().to_string();
-    EXPECT_EQ(read_file(out.file("cf.safetensors")), read_file(direct));
+    EXPECT_EQ(hurray::test::read_all(out.file("cf.safetensors")), hurray::test::read_all(direct));
 }
 
 TEST_F(PythonFiles, EveryTruncationIsAnErrorNeverACrash) {
-    const Bytes whole = read_file(path("all"));
+    const Bytes whole = hurray::test::read_all(path("all"));
     TempDir out;
     const std::string p = out.file("cut.safetensors");
     for (size_t n = 0; n < whole.size(); n += (n < 600 ? 1 : 37)) {
@@ -597,7 +586,7 @@ TEST(SafeTensorsWrite, BoolIsUnpackedToOneBytePerElement) {
     TempDir dir;
     const std::string p = dir.file("b.safetensors");
     ASSERT_TRUE(write_safetensors(src, p));
-    const Bytes file = read_file(p);
+    const Bytes file = hurray::test::read_all(p);
     const Bytes data(file.end() - 10, file.end());
     EXPECT_EQ(data, (Bytes{1, 0, 1, 0, 1, 1, 0, 1, 0, 1}));
     EXPECT_EQ((file.size() - 10) % 8, 0U) << "data starts 8-byte aligned";

@@ -12,6 +12,7 @@
 
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "file_test_support.hpp"
+#include "test_paths.hpp"
 
 namespace hurray {
 namespace {

@@ -32,6 +32,7 @@
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/index_codec.hpp"
 #include "io_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace hurray {
 namespace {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "seq_test_support.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

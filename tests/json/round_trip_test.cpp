@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "json_test_support.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -22,6 +22,7 @@
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/stream_convert.hpp"
 #include "io_test_util.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::clitest {
 

@@ -19,6 +19,7 @@
 #include "cli_support.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/io/file_writer.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::clitest {
 namespace {

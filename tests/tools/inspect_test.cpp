@@ -26,6 +26,7 @@
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/inspect_walk.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

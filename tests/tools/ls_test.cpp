@@ -14,6 +14,7 @@
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/stream_convert.hpp"
 #include "hurray/io/stream_writer.hpp"
+#include "test_paths.hpp"
 
 namespace hurray::clitest {
 namespace {

@@ -1,6 +1,8 @@
 // `hurray cat FILE NAME`: a tensor's values, printed the way NumPy prints arrays.
 //
-// FILE is an HRRYFILE or a stream (tensors named tensor_0, tensor_1, ...), or `-`.
+// FILE is an HRRYFILE or a stream (tensors named tensor_0, tensor_1, ...), or `-`; or a
+// SafeTensors, GGUF, .npy or .npz file, read through hurray::convert (GGUF tensors kept as
+// GGML blocks print dequantized by hurray::formats::dequantize_ggml where it has their type).
 // Values are dequantized (quantized tensors print as float32 via hurray::dequantize) and
 // densified (sparse, paged, tiled, strided layouts read through TensorView); `--raw`
 // prints the stored values instead (the integer codes of a quantized tensor). Composite
@@ -19,7 +21,12 @@
 #include "hurray/input.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/stream_reader.hpp"
+#include "hurray/json_out.hpp"
 #include "hurray/numpy_format.hpp"
+
+#ifdef HURRAY_CLI_HAS_CONVERT
+#include "hurray/convert/gguf.hpp"
+#endif
 
 namespace hurray::cli {
 namespace {
@@ -49,6 +56,11 @@ struct Loaded {
     std::vector<SharedBuffer> buffers;               // the tensor's buffers
     std::unique_ptr<TensorDescriptor> descriptor;    // its descriptor (owned copy)
     std::vector<uint8_t> composite;                  // a materialized composite
+#ifdef HURRAY_CLI_HAS_CONVERT
+    std::unique_ptr<formats::TensorSource> source;   // a SafeTensors, GGUF or NumPy file
+    ForeignTensorBytes bytes;                        // its tensor's buffers (views or copies)
+    std::vector<float> ggml_values;                  // GGML blocks, dequantized
+#endif
 };
 
 std::string where(const Error& e) {
@@ -151,6 +163,69 @@ std::optional<Failure> load_stream(Input& in, const CatOptions& opt, Loaded& out
     }
 }
 
+#ifdef HURRAY_CLI_HAS_CONVERT
+/// A tensor of a SafeTensors, GGUF, .npy or .npz file: its buffers, zero-copy where the
+/// source maps them. GGML blocks (unless --raw) are dequantized by dequantize_ggml and read
+/// back as a dense float32 tensor.
+std::optional<Failure> load_foreign(Result<ForeignInput>& in, const CatOptions& opt, Loaded& out) {
+    if (!in) {
+        return Failure{kExitInvalid, where(unprefixed(opt.path, in.error()))};
+    }
+    out.source = std::move(in->source);
+    const formats::TensorSource& src = *out.source;
+    auto i = src.find(opt.name);
+    if (!i) {
+        return Failure{kExitInvalid, "no tensor named \"" + opt.name + "\" (hurray ls lists them)"};
+    }
+    const TensorDescriptor& d = src.tensor(*i).descriptor;
+    if (data_bytes(d) > kMaxInMemory) {
+        return Failure{kExitInvalid, opt.name + ": more than " + std::to_string(kMaxInMemory) + " bytes of data"};
+    }
+    // A plain integer, not the optional: GCC 12 at -O3 reports a false -Wmaybe-uninitialized.
+    const std::optional<uint32_t> blocks = formats::ggml_blocks_type(d);
+    const bool ggml = !opt.raw && blocks.has_value();
+    const uint32_t ggml_type = blocks.value_or(0);
+    uint64_t count = 0;
+    if (ggml) {
+        auto n = element_count(d.shape);
+        if (!n || *n > kMaxDequantized) {
+            return Failure{kExitInvalid, opt.name + ": too large to dequantize here (use --raw)"};
+        }
+        count = *n;
+    }
+    auto bytes = read_foreign_tensor(src, *i, /*use_views=*/true, /*keep=*/true);
+    if (!bytes) {
+        return Failure{kExitInvalid, where(unprefixed(opt.path, bytes.error()))};
+    }
+    out.bytes = std::move(*bytes);
+    out.descriptor = std::make_unique<TensorDescriptor>(d);
+    if (!ggml) {
+        for (const auto& span : out.bytes.spans) {
+            out.buffers.emplace_back(span, nullptr);
+        }
+        return std::nullopt;
+    }
+    if (out.bytes.spans.empty()) {
+        return Failure{kExitInvalid, opt.name + ": GGML blocks without a buffer"};
+    }
+    auto values = formats::dequantize_ggml(ggml_type, out.bytes.spans[0], count);
+    if (!values) {
+        auto info = formats::ggml_type_info(ggml_type);
+        return Failure{kExitInvalid, opt.name + ": GGML type " +
+                                         (info ? std::string(info->name) : std::to_string(ggml_type)) +
+                                         " cannot be printed: " + where(values.error())};
+    }
+    out.ggml_values = std::move(*values);
+    TensorDescriptor dense;
+    dense.element_type = ElementType::kFloat32;
+    dense.shape = d.shape;
+    dense.buffers = {BufferHandle{.byte_size = out.ggml_values.size() * sizeof(float)}};
+    *out.descriptor = dense;
+    out.buffers = {SharedBuffer(byte_span(out.ggml_values), nullptr)};
+    return std::nullopt;
+}
+#endif
+
 Result<std::vector<uint64_t>> parse_index(const std::string& text) {
     std::vector<uint64_t> out;
     if (text.empty()) {
@@ -187,19 +262,31 @@ int cat(const CatOptions& opt, const Console& console) {
     if (!prefix) {
         return fail({kExitUsage, prefix.error().message()});
     }
-    auto opened = Input::open(opt.path, console);
-    if (!opened) {
-        return fail({kExitInvalid, opened.error().message()});
-    }
-    Input& in = **opened;
     Loaded loaded;
     std::optional<Failure> failed;
-    switch (in.kind()) {
-        case InputKind::kFile: failed = load_file(in, opt, loaded); break;
-        case InputKind::kStream: failed = load_stream(in, opt, loaded); break;
-        case InputKind::kDescriptor:
-            failed = Failure{kExitInvalid, "a bare descriptor holds no values (hurray inspect describes it)"};
-            break;
+#ifdef HURRAY_CLI_HAS_CONVERT
+    auto foreign = open_foreign(opt.path);
+    if (foreign) {
+        failed = load_foreign(*foreign, opt, loaded);
+    }
+#else
+    const bool foreign = false;
+#endif
+    std::unique_ptr<Input> input;  // outlives the buffers read from it
+    if (!foreign) {
+        auto opened = Input::open(opt.path, console);
+        if (!opened) {
+            return fail({kExitInvalid, opened.error().message()});
+        }
+        input = std::move(*opened);
+        Input& in = *input;
+        switch (in.kind()) {
+            case InputKind::kFile: failed = load_file(in, opt, loaded); break;
+            case InputKind::kStream: failed = load_stream(in, opt, loaded); break;
+            case InputKind::kDescriptor:
+                failed = Failure{kExitInvalid, "a bare descriptor holds no values (hurray inspect describes it)"};
+                break;
+        }
     }
     if (failed) {
         return fail(*failed);
@@ -326,13 +413,16 @@ int cat(const CatOptions& opt, const Console& console) {
 void add_cat(CLI::App& app, const Console& console, int* status) {
     auto opt = std::make_shared<CatOptions>();
     CLI::App* cmd = app.add_subcommand("cat", "Print a tensor's values the way NumPy prints arrays");
-    cmd->add_option("file", opt->path, "HRRYFILE or stream ('-': standard input)")->required();
+    cmd->add_option("file", opt->path,
+                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+        ->required();
     cmd->add_option("name", opt->name, "tensor name (in a stream: tensor_0, tensor_1, ...)")->required();
     cmd->add_option("--index", opt->index, "prefix index i,j,...: print the sub-tensor [i, j, ...]");
     cmd->add_option("--limit", opt->limit, "print at most N elements (the first N, flattened)");
     cmd->add_flag("--raw", opt->raw, "stored values: no dequantization (the integer codes of quantized tensors)");
     cmd->footer("Quantized tensors print dequantized (float32); sparse, paged, tiled and strided layouts print "
-                "dense; composite heads of a file are materialized.\n"
+                "dense; composite heads of a file are materialized; GGUF tensors kept as GGML blocks print "
+                "dequantized where hurray::formats::dequantize_ggml has their type.\n"
                 "Exit status: 0 ok, 1 invalid input or missing tensor, 2 usage (bad --index).");
     cmd->callback([opt, &console, status] { *status = cat(*opt, console); });
 }

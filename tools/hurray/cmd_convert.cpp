@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "hurray/commands.hpp"
-#include "hurray/convert_formats.hpp"
 #include "hurray/input.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_writer.hpp"
@@ -21,6 +20,11 @@
 #include "hurray/json_out.hpp"
 #include "hurray/listing.hpp"
 #include "hurray/progress.hpp"
+
+#ifdef HURRAY_CLI_HAS_CONVERT
+#include "hurray/convert/convert.hpp"
+#include "hurray/convert/format.hpp"
+#endif
 
 namespace hurray::cli {
 namespace {
@@ -200,9 +204,108 @@ int fail(const Console& console, const ConvertOptions& o, const std::string& mes
     return kExitInvalid;
 }
 
+#ifdef HURRAY_CLI_HAS_CONVERT
+namespace hc = hurray::formats;
+
+/// The output format asked for, nullopt when neither --to nor the extension names one.
+std::optional<hc::Format> requested_output(const ConvertOptions& r) {
+    if (r.to == "file") {
+        return hc::Format::kHrryFile;
+    }
+    if (r.to == "stream") {
+        return hc::Format::kStream;
+    }
+    if (!r.to.empty()) {
+        auto f = hc::parse_format_name(r.to);
+        return f ? std::optional<hc::Format>(*f) : std::nullopt;
+    }
+    if (r.out == "-") {
+        return std::nullopt;
+    }
+    return hc::format_from_extension(r.out);
+}
+
+/// Whether this conversion goes through hurray::convert: a SafeTensors / GGUF / .npy /
+/// .npz output (--to or extension), such an input (detected from its bytes) written to a
+/// file, or --dequantize, --dtype or --verify.
+bool uses_converter(const ConvertOptions& r) {
+    if (r.dequantize || !r.dtype.empty() || r.verify) {
+        return true;
+    }
+    const auto out = requested_output(r);
+    if (out && is_foreign_format(*out)) {
+        return true;
+    }
+    // A foreign input written to standard output stays on the HRRYFILE / stream path, which
+    // reports it as not a Hurray file or stream (a stream cannot be written from it).
+    return r.out != "-" && is_foreign_format(detect_file_format(r.in));
+}
+
+/// The conversion through hurray::formats::convert_file (a progress bar when console.err
+/// is a terminal).
+int run_format_convert(const ConvertOptions& r, const Console& console) {
+    if (r.in == "-" || r.out == "-") {
+        console.err << "hurray convert: standard input and output carry HRRYFILE / stream "
+                       "conversions only; "
+                       "give file paths for "
+                    << (r.dequantize || !r.dtype.empty() || r.verify
+                            ? "--dequantize, --dtype and --verify"
+                            : "SafeTensors, GGUF and NumPy files")
+                    << "\n";
+        return kExitUsage;
+    }
+    hc::ConvertOptions options;
+    options.to = requested_output(r).value_or(hc::Format::kHrryFile);
+    if (options.to == hc::Format::kStream) {
+        console.err
+            << "hurray convert: a stream output is written from an HRRYFILE or a stream only\n";
+        return kExitUsage;
+    }
+    options.dequantize = r.dequantize || !r.dtype.empty();
+    if (!r.dtype.empty()) {
+        options.dequantize_type = r.dtype == "float16"    ? ElementType::kFloat16
+                                  : r.dtype == "bfloat16" ? ElementType::kBFloat16
+                                                          : ElementType::kFloat32;
+    }
+    options.verify = r.verify;
+    std::optional<Progress> progress;
+    options.progress = [&](uint64_t done, uint64_t total) {
+        if (!progress) {
+            progress.emplace(console, total);
+        }
+        progress->update(done);
+    };
+    auto report = hc::convert_file(r.in, r.out, options);
+    if (progress) {
+        progress->finish();
+    }
+    if (!report) {
+        return fail(console, r, report.error().to_string());
+    }
+    if (report->verified) {
+        console.err << "hurray convert: " << r.out << ": verified " << report->tensors
+                    << " tensors (" << report->data_bytes << " bytes of data) against " << r.in
+                    << '\n';
+    }
+    return kExitOk;
+}
+
+#else  // built without hurray::convert
+
+bool uses_converter(const ConvertOptions& r) {
+    return r.dequantize || !r.dtype.empty() || r.verify ||
+           (!r.to.empty() && r.to != "file" && r.to != "stream" && r.to != "hrryfile");
+}
+
+int run_format_convert(const ConvertOptions& /*request*/, const Console& console) {
+    console.err << "hurray convert: this build has no hurray::convert (SafeTensors, GGUF and NumPy "
+                   "conversions, --dequantize, --verify)\n";
+    return kExitInvalid;
+}
+#endif
+
 int run_convert(const ConvertOptions& o, const Console& console) {
-    const FormatConvertRequest request{o.in, o.out, o.to, o.dequantize, o.dtype, o.verify};
-    if (uses_converter(request)) {
+    if (uses_converter(o)) {
         if (o.alignment || o.sorted_index || o.write_order || !o.names.empty() || !o.names_from.empty() ||
             !o.kv_from.empty()) {
             return usage(console,
@@ -210,7 +313,7 @@ int run_convert(const ConvertOptions& o, const Console& console) {
                          "HRRYFILE and stream conversions only (not with SafeTensors, GGUF or NumPy files, "
                          "--dequantize, --dtype or --verify)");
         }
-        return run_format_convert(request, console);
+        return run_format_convert(o, console);
     }
     if (o.to == "hrryfile") {
         ConvertOptions as_file = o;

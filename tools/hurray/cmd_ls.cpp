@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "hurray/commands.hpp"
-#include "hurray/convert_formats.hpp"
 #include "hurray/input.hpp"
 #include "hurray/json_out.hpp"
 #include "hurray/listing.hpp"
@@ -46,23 +45,25 @@ void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
     }
 }
 
+#ifdef HURRAY_CLI_HAS_CONVERT
 /// `ls` of a SafeTensors, GGUF, .npy or .npz file, read through hurray::convert.
-int run_ls_foreign(const LsOptions& o, const Result<ForeignListing>& listed, const Console& console) {
-    if (!listed) {
-        console.err << "hurray ls: " << listed.error().to_string() << '\n';
+int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Console& console) {
+    if (!in) {
+        console.err << "hurray ls: " << o.path << ": " << unprefixed(o.path, in.error()).to_string() << '\n';
         return kExitInvalid;
     }
+    const formats::TensorSource& src = *in->source;
     std::vector<ListedTensor> tensors;
-    for (const auto& [name, descriptor] : listed->tensors) {
-        tensors.push_back(ListedTensor{name, descriptor, {}});
+    for (size_t i = 0; i < src.tensor_count(); ++i) {
+        tensors.push_back(ListedTensor{src.tensor(i).name, src.tensor(i).descriptor, {}});
     }
     if (!o.json) {
         print_table(tensors, console.out);
         return kExitOk;
     }
     nlohmann::ordered_json j;
-    j["kind"] = listed->format;
-    j["kv"] = kv_json(listed->kv);
+    j["kind"] = std::string(formats::format_name(in->format));
+    j["kv"] = kv_json(src.kv());
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& t : tensors) {
         nlohmann::ordered_json one;
@@ -74,13 +75,14 @@ int run_ls_foreign(const LsOptions& o, const Result<ForeignListing>& listed, con
     console.out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
     return kExitOk;
 }
+#endif
 
 int run_ls(const LsOptions& o, const Console& console) {
-    if (o.path != "-") {
-        if (auto foreign = list_foreign(o.path)) {
-            return run_ls_foreign(o, *foreign, console);
-        }
+#ifdef HURRAY_CLI_HAS_CONVERT
+    if (auto foreign = open_foreign(o.path)) {
+        return run_ls_foreign(o, *foreign, console);
     }
+#endif
     auto in = open_input_or_report(o.path, console, "ls");
     if (!in) {
         return kExitInvalid;

@@ -8,12 +8,18 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <span>
 #include <string>
 
 #include "hurray/core/describe.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+
+#ifdef HURRAY_CLI_HAS_CONVERT
+#include "hurray/convert/safetensors.hpp"
+#endif
 
 namespace hurray::cli {
 namespace {
@@ -156,5 +162,111 @@ std::unique_ptr<Input> open_input_or_report(const std::string& path, const Conso
     }
     return std::move(*in);
 }
+
+#ifdef HURRAY_CLI_HAS_CONVERT
+formats::Format detect_file_format(const std::string& path) {
+    std::error_code regular_ec;
+    if (path == "-" || !std::filesystem::is_regular_file(path, regular_ec)) {
+        return formats::Format::kUnknown;  // a pipe is not read here: its bytes would be lost
+    }
+    std::ifstream is(path, std::ios::binary);
+    if (!is) {
+        return formats::Format::kUnknown;
+    }
+    std::array<uint8_t, formats::kDetectHeadBytes> head{};
+    // SAFETY: char may alias the bytes of the array; at most head.size() are written.
+    is.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    const auto n = static_cast<size_t>(is.gcount());
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    const std::span<const uint8_t> bytes(head.data(), n);
+    const formats::Format f = formats::detect_format(bytes, ec ? std::nullopt : std::optional<uint64_t>(size));
+    if (f == formats::Format::kUnknown && !may_be_hurray(bytes) && n >= 9 && head[8] == '{') {
+        // A SafeTensors header whose length runs past the end of the file (detect_format
+        // wants it inside): a truncated SafeTensors file, which its reader reports (field,
+        // byte offset) better than "not a Hurray file" would.
+        uint64_t header_len = 0;
+        for (size_t k = 8; k-- > 0;) {
+            header_len = (header_len << 8) | head[k];
+        }
+        if (header_len >= 2 && header_len < (uint64_t{1} << 32)) {
+            return formats::Format::kSafeTensors;
+        }
+    }
+    return f;
+}
+
+bool is_foreign_format(formats::Format f) noexcept {
+    return f == formats::Format::kSafeTensors || f == formats::Format::kGguf || f == formats::Format::kNpy ||
+           f == formats::Format::kNpz;
+}
+
+std::optional<Result<ForeignInput>> open_foreign(const std::string& path) {
+    const formats::Format f = detect_file_format(path);
+    if (!is_foreign_format(f)) {
+        return std::nullopt;
+    }
+    // SafeTensors directly: detect_file_format also calls a truncated one SafeTensors.
+    auto src = f == formats::Format::kSafeTensors ? formats::open_safetensors(path) : formats::open_source(path);
+    if (!src) {
+        if (src.error().code() == ErrorCode::kUnsupported &&
+            src.error().message().find("reader in this build") != std::string::npos) {
+            return std::nullopt;  // no reader for it: reported as not a Hurray file
+        }
+        return Result<ForeignInput>(src.error());
+    }
+    ForeignInput in;
+    in.format = f;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    in.file_size = ec ? 0 : static_cast<uint64_t>(size);
+    in.source = std::move(*src);
+    return Result<ForeignInput>(std::move(in));
+}
+
+Error unprefixed(const std::string& path, const Error& e) {
+    const std::string prefix = path + ": ";
+    if (e.message().rfind(prefix, 0) != 0) {
+        return e;
+    }
+    return Error(e.code(), e.message().substr(prefix.size()), e.offset());
+}
+
+Result<ForeignTensorBytes> read_foreign_tensor(const formats::TensorSource& source, size_t i, bool use_views,
+                                               bool keep) {
+    constexpr uint64_t kChunk = uint64_t{8} << 20;
+    const TensorDescriptor& d = source.tensor(i).descriptor;
+    ForeignTensorBytes out;
+    out.owned.resize(d.buffers.size());
+    std::vector<uint8_t> scratch;
+    for (size_t b = 0; b < d.buffers.size(); ++b) {
+        if (use_views) {
+            if (auto view = source.view(i, b)) {
+                out.spans.push_back(*view);
+                continue;
+            }
+        }
+        const uint64_t size = d.buffers[b].byte_size;
+        std::vector<uint8_t>& dst = keep ? out.owned[b] : scratch;
+        for (uint64_t at = 0; at < size;) {
+            const uint64_t n = std::min(kChunk, size - at);
+            // The buffer grows as it is read: a size the data does not back fails before
+            // the memory it declares is taken.
+            const size_t base = keep ? static_cast<size_t>(at) : 0;
+            dst.resize(base + static_cast<size_t>(n));
+            HURRAY_RETURN_IF_ERROR(source.read(i, b, at, std::span<uint8_t>(dst).subspan(base)));
+            at += n;
+            out.bytes_read += n;
+        }
+        if (keep) {
+            out.spans.emplace_back(out.owned[b]);
+        }
+    }
+    if (!keep) {
+        out.spans.clear();
+    }
+    return out;
+}
+#endif
 
 }  // namespace hurray::cli

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// Opening what a command is given (a path, or `-` for standard input) and telling what it
-/// holds: an HRRYFILE container, a bare descriptor, or a stream.
+/// holds: an HRRYFILE container, a bare descriptor, or a stream; and, in builds with
+/// hurray::convert, a SafeTensors, GGUF, .npy or .npz file (open_foreign()).
 
 #include <cstdint>
 #include <memory>
@@ -13,6 +14,11 @@
 #include "hurray/cli.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/io/byte_source.hpp"
+
+#ifdef HURRAY_CLI_HAS_CONVERT
+#include "hurray/convert/format.hpp"
+#include "hurray/convert/tensor_source.hpp"
+#endif
 
 namespace hurray::cli {
 
@@ -84,5 +90,61 @@ private:
 /// @endcode
 std::unique_ptr<Input> open_input_or_report(const std::string& path, const Console& console,
                                             const std::string& command);
+
+#ifdef HURRAY_CLI_HAS_CONVERT
+/// The format of the file at `path`, told by hurray::formats::detect_format from its first
+/// bytes and its size; kUnknown for `-`, for what is not a regular file (a pipe is not
+/// read from) and for a file that cannot be read. A SafeTensors
+/// header whose length runs past the end of the file is kSafeTensors too (a truncated
+/// file: its reader then names the field and offset).
+formats::Format detect_file_format(const std::string& path);
+
+/// True for the formats read through hurray::convert rather than the io library:
+/// SafeTensors, GGUF, .npy and .npz.
+bool is_foreign_format(formats::Format format) noexcept;
+
+/// A SafeTensors, GGUF, .npy or .npz file opened through hurray::formats::open_source.
+struct ForeignInput {
+    formats::Format format = formats::Format::kUnknown;  ///< its format
+    uint64_t file_size = 0;                               ///< its size in bytes
+    std::unique_ptr<formats::TensorSource> source;        ///< its tensors and metadata
+};
+
+/// Opens `path` through hurray::formats::open_source (every check its reader makes at
+/// open) when it is a SafeTensors, GGUF, .npy or .npz file whose reader is in this build;
+/// nullopt for anything else (an HRRYFILE, a stream, `-`, an unknown format: the caller's
+/// Input path reports it). The error is the reader's: its code, the field and the byte
+/// offset (callers print the path before it).
+/// @code
+/// if (auto foreign = hurray::cli::open_foreign(path)) {
+///     if (!*foreign) { console.err << path << ": " << foreign->error().to_string() << '\n'; return 1; }
+///     const auto& src = *(*foreign)->source;   // src.tensor_count(), src.kv(), src.read(...)
+/// }
+/// @endcode
+std::optional<Result<ForeignInput>> open_foreign(const std::string& path);
+
+/// `e` without the `path: ` some hurray::convert readers start their messages with, so
+/// that a command prints the path once: `path + ": " + unprefixed(path, e).to_string()`.
+Error unprefixed(const std::string& path, const Error& e);
+
+/// The bytes of every buffer of one tensor of a TensorSource, in memory.
+struct ForeignTensorBytes {
+    std::vector<std::vector<uint8_t>> owned;     ///< buffers copied by TensorSource::read
+    std::vector<std::span<const uint8_t>> spans;  ///< one per buffer (empty when not kept)
+    uint64_t bytes_read = 0;                     ///< bytes read through TensorSource::read
+};
+
+/// Reads every byte of every buffer of tensor `i` of `source`: through view() where the
+/// source has one and `use_views` is set (zero-copy), else through read(), 8 MiB at a time
+/// (a truncated or unreadable data section fails here, naming the tensor and the byte
+/// offset). `keep`: keep the bytes (spans() then covers every buffer); otherwise each
+/// chunk is dropped once read, so memory stays bounded whatever the tensor's size.
+/// @code
+/// auto bytes = hurray::cli::read_foreign_tensor(src, i, /*use_views=*/true, /*keep=*/true);
+/// if (bytes) { auto view = hurray::TensorView::make(src.tensor(i).descriptor, bytes->spans); }
+/// @endcode
+Result<ForeignTensorBytes> read_foreign_tensor(const formats::TensorSource& source, size_t i, bool use_views,
+                                               bool keep);
+#endif
 
 }  // namespace hurray::cli
