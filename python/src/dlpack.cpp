@@ -427,7 +427,7 @@ py::object from_dlpack(const py::object& obj) {
     if (!*d) {
         raise_error(d->error(), Where::kTensor, "from_dlpack");
     }
-    const uint64_t nbytes = d->value().buffers.at(0).byte_size;
+    const uint64_t nbytes = d->value().buffers[0].byte_size;
     if (nbytes > static_cast<uint64_t>(std::numeric_limits<ptrdiff_t>::max()) ||
         dl.byte_offset > std::numeric_limits<uint64_t>::max() - nbytes) {
         raise_kind(ErrorKind::kBuffer, "from_dlpack: size overflows");

@@ -168,7 +168,12 @@ py::object index_component(const py::object& self, size_t index, const char* wha
         shape = {nnz};
     } else {
         // CSR row_ptr: rows + 1; CSC col_ptr: columns + 1.
-        const uint64_t dim = t.desc.shape.at(std::is_same_v<Want, CsrLayout> ? 0 : 1);
+        const size_t axis = std::is_same_v<Want, CsrLayout> ? 0 : 1;
+        if (axis >= t.desc.shape.size()) {
+            raise_kind(ErrorKind::kInternal, std::string(what) + ": the tensor has rank " +
+                                                 std::to_string(t.desc.shape.size()) + ", not 2");
+        }
+        const uint64_t dim = t.desc.shape[axis];
         if (dim == std::numeric_limits<uint64_t>::max()) {
             raise_kind(ErrorKind::kUnsupported, std::string(what) + ": the dimension is dynamic");
         }

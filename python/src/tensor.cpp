@@ -414,14 +414,14 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     }
     t->desc = std::move(d->value());
     for (size_t k = 1; k < t->spans.size(); ++k) {
-        if (t->spans[k].size() < t->desc.buffers.at(k).byte_size) {
+        if (t->spans[k].size() < t->desc.buffers[k].byte_size) {
             raise_kind(ErrorKind::kBuffer, "aux_buffers[" + std::to_string(k - 1) + "]: " +
                                                std::to_string(t->spans[k].size()) + " bytes; the " +
                                                std::string(layout_name(t->desc.layout_tag())) + " layout needs " +
-                                               std::to_string(t->desc.buffers.at(k).byte_size));
+                                               std::to_string(t->desc.buffers[k].byte_size));
         }
     }
-    const uint64_t need = t->desc.buffers.at(0).byte_size;
+    const uint64_t need = t->desc.buffers[0].byte_size;
     if (t->spans[0].size() < need && !std::holds_alternative<RowMajorLayout>(t->desc.layout)) {
         raise_kind(ErrorKind::kBuffer, "Tensor data (buffer 0): " + std::to_string(t->spans[0].size()) +
                                            " bytes; the " + std::string(layout_name(t->desc.layout_tag())) +
@@ -535,7 +535,7 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
     if (has_dynamic_dim(d)) {
         raise_kind(ErrorKind::kUnsupported, "__array__: the shape has a dynamic dimension");
     }
-    const auto count = element_count(d.shape);
+    const auto count = element_count(std::span<const uint64_t>(d.shape));
     if (!count) {
         raise_kind(ErrorKind::kBuffer, "__array__: element count overflows");
     }

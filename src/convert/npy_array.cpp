@@ -48,7 +48,10 @@ Status NpySource::read(size_t i, size_t buffer, uint64_t offset, std::span<uint8
         return Error(ErrorCode::kInvalidArgument, "tensor " + std::to_string(i) + ": out of range");
     }
     const NpyArray& a = arrays_[i];
-    const uint64_t size = a.tensor.descriptor.buffers.at(0).byte_size;
+    if (a.tensor.descriptor.buffers.empty()) {
+        return Error(ErrorCode::kInvalidArgument, "tensor " + std::to_string(i) + ": has no buffer");
+    }
+    const uint64_t size = a.tensor.descriptor.buffers[0].byte_size;
     if (buffer != 0 || offset > size || out.size() > size - offset) {
         return range_error(a.tensor.name, offset, out.size(), size);
     }

@@ -82,7 +82,12 @@ Status ChunkCopier::copy_range(size_t i, size_t buffer, uint64_t offset, uint64_
 }
 
 Result<BufferBytes> whole_buffer(const TensorSource& source, size_t i, size_t buffer) {
-    const uint64_t size = source.tensor(i).descriptor.buffers.at(buffer).byte_size;
+    const BufferTable& buffers = source.tensor(i).descriptor.buffers;
+    if (buffer >= buffers.size()) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "tensor " + std::to_string(i) + ": buffer " + std::to_string(buffer) + " out of range");
+    }
+    const uint64_t size = buffers[buffer].byte_size;
     BufferBytes out;
     if (auto view = source.view(i, buffer); view && view->size() >= size) {
         out.bytes = view->first(static_cast<size_t>(size));

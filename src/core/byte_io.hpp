@@ -6,6 +6,7 @@
 
 #include "hurray/core/export.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +16,43 @@
 #include "hurray/core/result.hpp"
 
 namespace hurray::detail {
+
+// Little-endian loads and stores at a raw position, for the one-pass
+// descriptor fast paths that prove the whole extent first (one length
+// check) and then read or write field after field without a check each.
+// The callers' SAFETY comments say why every position is in bounds.
+
+/// The little-endian `T` at `p`; `sizeof(T)` bytes must be readable there.
+template <typename T>
+[[nodiscard]] inline T load_le(const uint8_t* p) noexcept {
+    T v = 0;
+    // SAFETY: the caller proved sizeof(T) readable bytes at p; memcpy has no
+    // alignment requirement, and the swap makes the value host-order.
+    std::memcpy(&v, p, sizeof(T));
+    if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+        T swapped = 0;
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            swapped = static_cast<T>((swapped << 8U) | ((v >> (8U * i)) & 0xFFU));
+        }
+        v = swapped;
+    }
+    return v;
+}
+
+/// Writes `v` little-endian at `p`; `sizeof(T)` bytes must be writable there.
+template <typename T>
+inline void store_le(uint8_t* p, T v) noexcept {
+    if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+        T swapped = 0;
+        for (size_t i = 0; i < sizeof(T); ++i) {
+            swapped = static_cast<T>((swapped << 8U) | ((v >> (8U * i)) & 0xFFU));
+        }
+        v = swapped;
+    }
+    // SAFETY: the caller proved sizeof(T) writable bytes at p; memcpy has no
+    // alignment requirement.
+    std::memcpy(p, &v, sizeof(T));
+}
 
 /// Reads little-endian fields from a byte span, never past its end.
 /// Every read either succeeds or returns `kTruncated` naming the field and

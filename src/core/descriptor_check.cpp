@@ -1220,6 +1220,52 @@ uint64_t scale_type_bytes(ElementType t) noexcept {
     }
 }
 
+// The common buffer handle, which check_buffer_handle accepts: CPU memory,
+// producer-synced, standard class, a power-of-two alignment of at least 64
+// (or any power of two for an empty buffer). Others go to check_buffer_handle.
+bool cpu_buffer_valid(const BufferHandle& h) noexcept {
+    return h.device_tag == DeviceTag::kCpu && h.sync_mode == SyncMode::kProducerSynced &&
+           h.memory_class == MemoryClass::kStandard && is_pow2(h.alignment) &&
+           (h.byte_size == 0 || h.alignment >= kMinBufferAlignment);
+}
+
+// stored_element_count without quantization (no padded axis), in one pass:
+// nullopt for a dynamic dimension or an overflowing product, 0 when a
+// dimension is 0 (whatever the others).
+std::optional<uint64_t> plain_element_count(std::span<const uint64_t> shape) noexcept {
+    uint64_t n = 1;
+    bool overflow = false;
+    bool zero = false;
+    for (const uint64_t dim : shape) {
+        if (dim == kDynamicDim) {
+            return std::nullopt;
+        }
+        zero = zero || dim == 0;
+        overflow = __builtin_mul_overflow(n, dim, &n) || overflow;
+    }
+    if (zero) {
+        return uint64_t{0};
+    }
+    if (overflow) {
+        return std::nullopt;
+    }
+    return n;
+}
+
+// storage_bytes_for_bits, as a value: nullopt where it fails.
+std::optional<uint64_t> plain_storage_bytes(uint32_t bits, uint64_t count) noexcept {
+    if (bits == 1 || bits == 2 || bits == 4) {
+        return ceil_div(count, 8 / bits);
+    }
+    if (bits == 6) {
+        return mul_u64(ceil_div(count, 4), 3);
+    }
+    if (bits >= 8 && bits % 8 == 0) {
+        return mul_u64(count, bits / 8);
+    }
+    return std::nullopt;
+}
+
 // The per-block affine part of plain_dense_valid: the scheme's fields, and
 // its scale (and zero-point) buffers at indices 1 (and 2), each exactly the
 // size of one entry per block.
@@ -1293,18 +1339,20 @@ bool plain_dense_valid(const TensorDescriptor& d) noexcept {
     const BufferHandle& b = d.buffers[0];
     for (uint32_t i = 0; i < d.buffers.size(); ++i) {
         const BufferHandle& h = d.buffers[i];
-        if (!check_buffer_handle(h, i).ok() || h.device_tag != b.device_tag || h.memory_class != b.memory_class) {
+        if (!(cpu_buffer_valid(h) || check_buffer_handle(h, i).ok()) || h.device_tag != b.device_tag ||
+            h.memory_class != b.memory_class) {
             return false;
         }
     }
     const uint32_t bits = bit_width(d.element_type);
-    const std::optional<uint64_t> n = stored_element_count(d);  // nullopt: dynamic or overflow
+    const std::optional<uint64_t> n =
+        d.quantization ? stored_element_count(d) : plain_element_count(d.shape);  // nullopt: dynamic or overflow
     if (bits == 0 || !n) {
         return false;
     }
     uint64_t need = 0;
     if (*n > 0) {
-        auto bytes = storage_bytes_for_bits(bits, *n);
+        const std::optional<uint64_t> bytes = plain_storage_bytes(bits, *n);
         if (!bytes) {
             return false;
         }

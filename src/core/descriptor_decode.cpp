@@ -369,15 +369,19 @@ Result<ExtensionTypeDescriptor> parse_extension_type(ByteReader& r, bool strict)
 // every error still comes from it. `length` (from peek_length) is at most
 // bytes.size() and at least the fixed header.
 bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDescriptor& d) {
-    detail::ByteCursor c(bytes.first(length));
-    c.skip(4);  // magic, checked by peek_length
-    const uint8_t major = c.u8();
-    const uint8_t minor = c.u8();
-    c.skip(4);  // descriptor_length
-    const uint32_t flags = c.u32();
-    const uint8_t type = c.u8();
-    const uint8_t layout = c.u8();
-    const uint32_t rank = c.u32();
+    using detail::load_le;
+    // SAFETY: length >= 20 (peek_length) and length <= bytes.size() (the
+    // caller), so the 20 header bytes are readable; everything after them is
+    // read only once `length` is proved to equal the exact extent of the
+    // fields read (table + 1 + 16 per buffer + 28 when quantized), so every
+    // load below stays inside the first `length` bytes.
+    const uint8_t* p = bytes.data();
+    const uint8_t major = p[4];
+    const uint8_t minor = p[5];
+    const auto flags = load_le<uint32_t>(p + 10);
+    const uint8_t type = p[14];
+    const uint8_t layout = p[15];
+    const auto rank = load_le<uint32_t>(p + 16);
     if ((flags != 0 && flags != kHasQuantization) || (layout != 0x01 && layout != 0x02) || rank > kMaxRank) {
         return false;
     }
@@ -388,7 +392,7 @@ bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDe
     if (length < table + 1) {
         return false;
     }
-    const uint32_t count = bytes[static_cast<size_t>(table)];
+    const uint32_t count = p[table];
     const uint64_t quant = flags != 0 ? kPerBlockSection : 0;
     if (length != table + 1 + uint64_t{kBufferHandleSize} * count + quant) {
         return false;
@@ -396,52 +400,55 @@ bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDe
     d.version_major = major;
     d.version_minor = minor;
     d.element_type = static_cast<ElementType>(type);
+    p += kFixedHeaderSize;
     d.shape.resize(rank);
     for (uint64_t& dim : d.shape) {
-        dim = c.u64();
+        dim = load_le<uint64_t>(p);
+        p += 8;
     }
-    d.byte_offset = c.u64();
+    d.byte_offset = load_le<uint64_t>(p);
+    p += 8;
     if (layout == 0x02) {
         d.layout = ColumnMajorLayout{};
     }
-    c.skip(1);  // buffer_count
+    p += 1;  // buffer_count
     d.buffers.resize(count);
     for (BufferHandle& h : d.buffers) {
-        h.byte_size = c.u64();
-        h.alignment = c.u32();
-        h.device_tag = static_cast<DeviceTag>(c.u8());
-        h.sync_mode = static_cast<SyncMode>(c.u8());
-        h.memory_class = static_cast<MemoryClass>(c.u8());
-        if (c.u8() != 0) {
+        h.byte_size = load_le<uint64_t>(p);
+        h.alignment = load_le<uint32_t>(p + 8);
+        h.device_tag = static_cast<DeviceTag>(p[12]);
+        h.sync_mode = static_cast<SyncMode>(p[13]);
+        h.memory_class = static_cast<MemoryClass>(p[14]);
+        if (p[15] != 0) {
             return false;  // buffer._reserved: the general parser reports it
         }
+        p += kBufferHandleSize;
     }
     if (flags != 0) {
         // quantization_length 24: per_block_affine (0x03) version 1, flags
         // 0 or SYMMETRIC, axis, block_size, scale index, zero-point index
         // (0xFFFFFFFF when SYMMETRIC), scale type, 3 reserved bytes.
-        const uint32_t qlen = c.u32();
-        const uint8_t tag = c.u8();
-        const uint8_t version = c.u8();
-        const uint32_t qflags_lo = c.u8();
-        const uint32_t qflags = qflags_lo | (uint32_t{c.u8()} << 8U);
-        PerBlockAffine p;
-        p.axis = c.u32();
-        p.block_size = c.u32();
-        p.scale_buffer_index = c.u32();
-        const uint32_t zp = c.u32();
-        p.scale_type = static_cast<ElementType>(c.u8());
-        const bool reserved_zero = c.u8() == 0 && c.u8() == 0 && c.u8() == 0;
+        const auto qlen = load_le<uint32_t>(p);
+        const uint8_t tag = p[4];
+        const uint8_t version = p[5];
+        const uint32_t qflags = load_le<uint16_t>(p + 6);
+        PerBlockAffine q;
+        q.axis = load_le<uint32_t>(p + 8);
+        q.block_size = load_le<uint32_t>(p + 12);
+        q.scale_buffer_index = load_le<uint32_t>(p + 16);
+        const auto zp = load_le<uint32_t>(p + 20);
+        q.scale_type = static_cast<ElementType>(p[24]);
+        const bool reserved_zero = p[25] == 0 && p[26] == 0 && p[27] == 0;
         if (qlen != 24 || tag != 0x03 || version != 1 || qflags > kSymmetricFlag || !reserved_zero ||
             (qflags == kSymmetricFlag && zp != kNoZeroPoint)) {
             return false;
         }
         if (qflags == 0) {
-            p.zero_point_buffer_index = zp;
+            q.zero_point_buffer_index = zp;
         }
-        d.quantization = QuantizationDescriptor{p, {}};
+        d.quantization = QuantizationDescriptor{q, {}};
     }
-    return c.ok() && c.pos() == length;
+    return true;
 }
 
 }  // namespace

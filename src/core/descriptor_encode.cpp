@@ -260,6 +260,69 @@ Status check_encodable(const TensorDescriptor& d, const SectionOffsets& off) {
     return Status::success();
 }
 
+Error output_too_small(size_t have, uint64_t need) {
+    return {ErrorCode::kInvalidArgument,
+            "encode_to: output holds " + std::to_string(have) + " bytes, the descriptor needs " + std::to_string(need)};
+}
+
+// The encoded size of a descriptor that plain_dense_valid accepts: header,
+// shape, byte_offset, buffer table and (per-block affine) the 4 + 24-byte
+// quantization section; nothing else.
+uint64_t plain_size(const TensorDescriptor& d) noexcept {
+    return uint64_t{kFixedHeaderSize} + kU64 * d.shape.size() + kU64 + 1 +
+           uint64_t{kBufferHandleSize} * d.buffers.size() + (d.quantization ? 4 + 24 : 0);
+}
+
+// write_descriptor for a descriptor that plain_dense_valid accepts, into
+// `out`, which holds at least plain_size(d) bytes: the same bytes, without a
+// bounds check per field.
+void write_plain(const TensorDescriptor& d, uint64_t size, std::span<uint8_t> out) noexcept {
+    // SAFETY: the caller checked out.size() >= size == plain_size(d), and
+    // every store below is inside those `size` bytes: 20 header bytes, 8 per
+    // dimension, 8 + 1, 16 per buffer handle, then 28 when quantized.
+    uint8_t* p = out.data();
+    std::memcpy(p, kDescriptorMagic, 4);
+    p[4] = d.version_major;
+    p[5] = d.version_minor;
+    store_le<uint32_t>(p + 6, static_cast<uint32_t>(size));
+    store_le<uint32_t>(p + 10, d.quantization ? uint32_t{kHasQuantization} : 0U);
+    p[14] = type_tag(d.element_type);
+    p[15] = std::holds_alternative<ColumnMajorLayout>(d.layout) ? 0x02 : 0x01;
+    store_le<uint32_t>(p + 16, static_cast<uint32_t>(d.shape.size()));
+    p += kFixedHeaderSize;
+    for (const uint64_t dim : d.shape) {
+        store_le<uint64_t>(p, dim);
+        p += kU64;
+    }
+    store_le<uint64_t>(p, d.byte_offset);
+    p[8] = static_cast<uint8_t>(d.buffers.size());
+    p += kU64 + 1;
+    for (const BufferHandle& h : d.buffers) {
+        store_le<uint64_t>(p, h.byte_size);
+        store_le<uint32_t>(p + 8, h.alignment);
+        p[12] = static_cast<uint8_t>(h.device_tag);
+        p[13] = static_cast<uint8_t>(h.sync_mode);
+        p[14] = static_cast<uint8_t>(h.memory_class);
+        p[15] = 0;
+        p += kBufferHandleSize;
+    }
+    if (d.quantization) {
+        const auto& s = std::get<PerBlockAffine>(d.quantization->scheme);
+        store_le<uint32_t>(p, 24);
+        p[4] = 0x03;  // per_block_affine, the only scheme plain_dense_valid accepts
+        p[5] = kQuantSchemeVersion;
+        store_le<uint16_t>(p + 6, s.zero_point_buffer_index ? 0 : 1);
+        store_le<uint32_t>(p + 8, s.axis);
+        store_le<uint32_t>(p + 12, s.block_size);
+        store_le<uint32_t>(p + 16, s.scale_buffer_index);
+        store_le<uint32_t>(p + 20, s.zero_point_buffer_index.value_or(0xFFFFFFFFU));
+        p[24] = type_tag(s.scale_type);
+        p[25] = 0;
+        p[26] = 0;
+        p[27] = 0;
+    }
+}
+
 Result<std::vector<uint8_t>> encode_impl(const TensorDescriptor& d, bool checked) {
     const SectionOffsets off = section_offsets(d);
     HURRAY_RETURN_IF_ERROR(check_encodable(d, off));
@@ -340,13 +403,21 @@ Result<std::vector<uint8_t>> encode_unchecked(const TensorDescriptor& d) {
 }
 
 Result<size_t> encode_to(const TensorDescriptor& d, std::span<uint8_t> out) {
+    if (detail::plain_dense_valid(d)) {
+        // The common case: valid and encodable (at most 3 buffers, rank <=
+        // 64), so only the output's size can fail.
+        const uint64_t size = detail::plain_size(d);
+        if (out.size() < size) {
+            return detail::output_too_small(out.size(), size);
+        }
+        detail::write_plain(d, size, out);
+        return static_cast<size_t>(size);
+    }
     const detail::SectionOffsets off = detail::section_offsets(d);
     HURRAY_RETURN_IF_ERROR(detail::check_encodable(d, off));
     HURRAY_RETURN_IF_ERROR(detail::check_descriptor_at(d, detail::kWriterOptions, off));
     if (out.size() < off.end) {
-        return Error(ErrorCode::kInvalidArgument, "encode_to: output holds " + std::to_string(out.size()) +
-                                                      " bytes, the descriptor needs " +
-                                                      std::to_string(off.end));
+        return detail::output_too_small(out.size(), off.end);
     }
     HURRAY_RETURN_IF_ERROR(detail::write_descriptor(d, off, out.first(static_cast<size_t>(off.end))));
     return static_cast<size_t>(off.end);

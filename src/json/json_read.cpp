@@ -466,7 +466,7 @@ Result<BufferHandle> read_buffer(const Json& j, const std::string& path) {
     return b;
 }
 
-Status read_buffers(const Json& j, const std::string& path, std::vector<BufferHandle>& out) {
+Status read_buffers(const Json& j, const std::string& path, BufferTable& out) {
     if (!j.is_array()) {
         return mistyped(path, "an array", j);
     }

@@ -189,7 +189,12 @@ inline KvMetadata model_kv() {
 
 /// Buffer `b` of tensor `i`, read whole through read() (and checked against view()).
 inline std::vector<uint8_t> read_all(const TensorSource& s, size_t i, size_t b) {
-    std::vector<uint8_t> out(s.tensor(i).descriptor.buffers.at(b).byte_size);
+    const auto& buffers = s.tensor(i).descriptor.buffers;
+    if (b >= buffers.size()) {
+        ADD_FAILURE() << s.tensor(i).name << " has no buffer " << b;
+        return {};
+    }
+    std::vector<uint8_t> out(buffers[b].byte_size);
     auto st = s.read(i, b, 0, out);
     EXPECT_TRUE(st.ok()) << st.error().to_string();
     if (auto v = s.view(i, b)) {

@@ -526,14 +526,16 @@ TEST_F(GgufFiles, DequantizeGgmlBlocksThroughAnHrryFile) {
         if (!type) {
             continue;
         }
-        Bytes blocks(t.descriptor.buffers.at(0).byte_size);
+        ASSERT_FALSE(t.descriptor.buffers.empty());
+        Bytes blocks(t.descriptor.buffers[0].byte_size);
         ASSERT_TRUE((*src)->read(i, 0, 0, blocks));
         const auto count = element_count(t.descriptor.shape);
         ASSERT_TRUE(count);
         auto want = dequantize_ggml(*type, blocks, *count);
         const auto j = (*dense)->find(t.name);
         ASSERT_TRUE(j) << t.name;
-        Bytes got((*dense)->tensor(*j).descriptor.buffers.at(0).byte_size);
+        ASSERT_FALSE((*dense)->tensor(*j).descriptor.buffers.empty());
+        Bytes got((*dense)->tensor(*j).descriptor.buffers[0].byte_size);
         const Status read = (*dense)->read(*j, 0, 0, got);
         if (!want) {
             // Types without dequantization (IQ...): the same clear error through the source.

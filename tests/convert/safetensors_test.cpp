@@ -125,7 +125,8 @@ protected:
             EXPECT_EQ(t.descriptor.element_type, *type);
             EXPECT_EQ(t.descriptor.shape, want["shape"].get<std::vector<uint64_t>>());
             ASSERT_EQ(src.find(t.name), i);
-            const uint64_t size = t.descriptor.buffers.at(0).byte_size;
+            ASSERT_FALSE(t.descriptor.buffers.empty());
+            const uint64_t size = t.descriptor.buffers[0].byte_size;
             Bytes got(size);
             ASSERT_TRUE(src.read(i, 0, 0, got));
             // Chunked reads of odd sizes give the same bytes.

@@ -49,7 +49,7 @@ TensorDescriptor head(ElementType t, Shape shape, CompositionRule rule, uint32_t
 TensorDescriptor member(ElementType t, Shape shape, Shape parent, Shape offset,
                         std::optional<MemberRole> role = std::nullopt) {
     TensorDescriptor d = must(make_dense(t, std::move(shape)));
-    d.shard = ShardDescriptor{std::move(parent), std::move(offset)};
+    d.shard = ShardDescriptor{parent.to_vector(), offset.to_vector()};
     if (role) {
         d.composite_member = CompositeMember{*role};
     }
@@ -695,7 +695,7 @@ std::vector<float> as_f32(const Bytes& b) {
 TensorDescriptor coo_member(ElementType t, Shape shape, uint64_t nnz, Shape parent, Shape offset,
                             std::optional<MemberRole> role = std::nullopt) {
     TensorDescriptor d = must(make_coo(t, std::move(shape), nnz, false));
-    d.shard = ShardDescriptor{std::move(parent), std::move(offset)};
+    d.shard = ShardDescriptor{parent.to_vector(), offset.to_vector()};
     if (role) {
         d.composite_member = CompositeMember{*role};
     }

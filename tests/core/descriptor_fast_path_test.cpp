@@ -6,6 +6,7 @@
 // counted by a replacement of the global operator new in this binary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -179,10 +180,15 @@ TEST(DescriptorFastPath, PlainRejectionsKeepTheirMessages) {
     EXPECT_EQ(r.error().offset(), bytes.size() - 1);
 }
 
-TEST(DescriptorFastPath, CheckAndEncodeToAllocateNothing) {
+TEST(DescriptorFastPath, CheckEncodeToAndDecodeAllocateNothing) {
+    // Dense (rank 4, rank 2, scalar, rank 8: the most a Shape holds inline)
+    // and per-block affine (symmetric: 2 buffers; with zero points: 3).
     for (const auto& made :
-         {make_dense(ElementType::kFloat16, {8, 32, 128, 128}),
-          make_dense(ElementType::kInt4, {4096, 4096}), make_dense(ElementType::kFloat32, {})}) {
+         {make_dense(ElementType::kFloat16, {8, 32, 128, 128}), make_dense(ElementType::kInt4, {4096, 4096}),
+          make_dense(ElementType::kFloat32, {}), make_dense(ElementType::kUInt8, {1, 2, 3, 4, 5, 6, 7, 8}),
+          make_per_block_quantized(ElementType::kInt4, {4, 32, 128, 4096}, 3, 32),
+          make_per_block_quantized(ElementType::kUInt8, {64, 4096}, 1, 64, ElementType::kFloat32, false)}) {
+        ASSERT_TRUE(made.ok()) << made.error().to_string();
         const TensorDescriptor d = *made;
         std::vector<uint8_t> out(*encoded_size(d));
         bool ok = false;
@@ -190,13 +196,55 @@ TEST(DescriptorFastPath, CheckAndEncodeToAllocateNothing) {
         EXPECT_TRUE(ok);
         EXPECT_EQ(allocations_in([&] { ok = encode_to(d, out).ok(); }), 0U);
         EXPECT_TRUE(ok);
-        // Decode allocates exactly the model's two vectors (shape, buffers);
-        // a scalar's empty shape none.
-        const uint64_t want = d.shape.empty() ? 1 : 2;
         EXPECT_TRUE(detail::plain_dense_valid(d));
-        EXPECT_EQ(allocations_in([&] { ok = decode(out).ok(); }), want);
-        EXPECT_TRUE(ok);
+        Result<TensorDescriptor> back = Error(ErrorCode::kInvalidArgument, "not decoded");
+        EXPECT_EQ(allocations_in([&] { back = decode(out); }), 0U) << d.rank();
+        ASSERT_TRUE(back.ok()) << back.error().to_string();
+        EXPECT_EQ(*back, d);
     }
+}
+
+TEST(DescriptorFastPath, RankBeyondInlineSpillsOnce) {
+    // Rank 9 exceeds the Shape's inline capacity: decode allocates the shape
+    // only (the buffer table stays inline).
+    const auto d = make_dense(ElementType::kUInt8, {1, 2, 1, 2, 1, 2, 1, 2, 1});
+    ASSERT_TRUE(d.ok());
+    const auto bytes = *encode(*d);
+    Result<TensorDescriptor> back = Error(ErrorCode::kInvalidArgument, "not decoded");
+    EXPECT_EQ(allocations_in([&] { back = decode(bytes); }), 1U);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, *d);
+}
+
+TEST(DescriptorFastPath, EncodeToWritesWhatTheGeneralWriterWrites) {
+    // encode_to's one-pass writer against encode_unchecked's general one:
+    // the same bytes for every plain descriptor, and for the others too.
+    Rng rng(16);
+    const uint64_t n = hurray_test::property_scale(5000);
+    uint64_t plain = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        const TensorDescriptor d =
+            i % 2 == 0 ? random_plain(rng) : hurray_test::generate_descriptor(i).descriptor;
+        const auto want = encode_unchecked(d);
+        ASSERT_TRUE(want.ok()) << want.error().to_string();
+        std::vector<uint8_t> out(want->size() + 3, 0xAB);
+        const auto wrote = encode_to(d, out);
+        if (!wrote.ok()) {
+            EXPECT_FALSE(check_descriptor(d, DecodeOptions{.accept_private_extensions = true}).ok()) << "case " << i;
+            continue;
+        }
+        plain += detail::plain_dense_valid(d) ? 1 : 0;
+        ASSERT_EQ(*wrote, want->size()) << "case " << i;
+        EXPECT_TRUE(std::equal(want->begin(), want->end(), out.begin())) << "case " << i;
+        EXPECT_EQ(out[want->size()], 0xAB) << "case " << i;  // nothing written past the end
+        std::vector<uint8_t> small(want->size() - 1);
+        const auto short_out = encode_to(d, small);
+        ASSERT_FALSE(short_out.ok());
+        EXPECT_EQ(short_out.error().code(), ErrorCode::kInvalidArgument);
+        EXPECT_EQ(short_out.error().message(), "encode_to: output holds " + std::to_string(small.size()) +
+                                                   " bytes, the descriptor needs " + std::to_string(want->size()));
+    }
+    EXPECT_GT(plain, n / 4);
 }
 
 }  // namespace

@@ -651,7 +651,7 @@ struct Gen {
     hurray::TiledLayout draw_tiled() {
         hurray::TiledLayout t;
         const size_t depth = pick_weighted<size_t>(r, {{1, 50}, {2, 25}, {3, 8}, {4, 7}, {5, 3}, {6, 3}, {7, 2}, {8, 2}});
-        std::vector<uint64_t> region = d().shape;
+        std::vector<uint64_t> region = d().shape.to_vector();
         for (size_t i = 0; i < depth; ++i) {
             hurray::TiledLevel lv;
             lv.tile_shape.resize(rank);

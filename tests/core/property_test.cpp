@@ -983,7 +983,7 @@ void perturb(Rng& r, TensorDescriptor& d) {
             } else if (d.shard) {
                 d.shard.reset();
             } else {
-                d.shard = hurray::ShardDescriptor{d.shape, std::vector<uint64_t>(d.shape.size(), 0)};
+                d.shard = hurray::ShardDescriptor{d.shape.to_vector(), std::vector<uint64_t>(d.shape.size(), 0)};
             }
             break;
         case 10: {

@@ -199,7 +199,7 @@ inline std::vector<TestTensor> nested_composites() {
     };
     const auto member = [](std::string name, Shape shape, Shape parent, Shape offset) {
         TestTensor t = dense(std::move(name), ElementType::kFloat32, std::move(shape));
-        t.desc.shard = ShardDescriptor{std::move(parent), std::move(offset)};
+        t.desc.shard = ShardDescriptor{parent.to_vector(), offset.to_vector()};
         return t;
     };
     return {TestTensor{"g", head({4, 4}, CompositionRule::kGroup, 2)},

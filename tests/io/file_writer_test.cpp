@@ -703,7 +703,7 @@ TEST(FileWriterErrors, InvalidKvFailsFinishBeforeWriting) {
 
 TensorDescriptor member(ElementType t, Shape shape, Shape parent, Shape offset) {
     TensorDescriptor d = must(make_dense(t, std::move(shape)));
-    d.shard = ShardDescriptor{std::move(parent), std::move(offset)};
+    d.shard = ShardDescriptor{parent.to_vector(), offset.to_vector()};
     return d;
 }
 

@@ -89,7 +89,7 @@ inline GenTensor dense_member(hurray::Shape shape, hurray::Shape parent, hurray:
     GenTensor t;
     t.name = std::move(name);
     t.desc = *hurray::make_dense(hurray::ElementType::kFloat32, std::move(shape));
-    t.desc.shard = hurray::ShardDescriptor{std::move(parent), std::move(offset)};
+    t.desc.shard = hurray::ShardDescriptor{parent.to_vector(), offset.to_vector()};
     if (role) {
         t.desc.composite_member = hurray::CompositeMember{*role};
     }

@@ -155,7 +155,8 @@ TEST(InspectConformance, FileRowsAgreeWithFileReader) {
         auto desc = reader->descriptor(i);
         ASSERT_TRUE(desc);
         EXPECT_EQ(n[d + "descriptor_length"], e.descriptor_length);
-        EXPECT_EQ(n[d + "buffer[0].byte_size"], (*desc)->buffers.at(0).byte_size);
+        ASSERT_FALSE((*desc)->buffers.empty());
+        EXPECT_EQ(n[d + "buffer[0].byte_size"], (*desc)->buffers[0].byte_size);
     }
     EXPECT_EQ(n["kv/kv_count"], reader->kv().size());
 }

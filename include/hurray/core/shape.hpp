@@ -6,9 +6,9 @@
 #include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "hurray/core/result.hpp"
+#include "hurray/core/small_vector.hpp"
 
 namespace hurray {
 
@@ -18,8 +18,19 @@ inline constexpr uint32_t kMaxRank = 64;
 /// The dynamic dimension sentinel: the size is not statically known.
 inline constexpr uint64_t kDynamicDim = UINT64_MAX;
 
-/// A tensor shape: one size per dimension, dimension 0 first.
-using Shape = std::vector<uint64_t>;
+/// Ranks up to this one are stored inside a `Shape` (no heap allocation).
+inline constexpr size_t kShapeInlineRank = 8;
+
+/// A tensor shape: one size per dimension, dimension 0 first. A
+/// `SmallVector` with the `std::vector` API: up to `kShapeInlineRank`
+/// dimensions allocate nothing; it converts to `std::span<const uint64_t>`
+/// and, with `to_vector()`, to `std::vector<uint64_t>`.
+///
+/// @code
+/// hurray::Shape s = {8, 32, 128, 128};
+/// std::span<const uint64_t> dims = s;
+/// @endcode
+using Shape = SmallVector<uint64_t, kShapeInlineRank>;
 
 /// Whether any dimension is the dynamic sentinel.
 HURRAY_CORE_EXPORT bool has_dynamic_dim(std::span<const uint64_t> shape) noexcept;

@@ -18,9 +18,18 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/shard.hpp"
+#include "hurray/core/small_vector.hpp"
 #include "hurray/core/statistics.hpp"
 
 namespace hurray {
+
+/// Buffer tables of up to this many entries are stored inside a
+/// `TensorDescriptor` (no heap allocation).
+inline constexpr size_t kBufferTableInlineCount = 4;
+
+/// A descriptor's buffer table: a `SmallVector` with the `std::vector` API
+/// that holds up to `kBufferTableInlineCount` handles without allocating.
+using BufferTable = SmallVector<BufferHandle, kBufferTableInlineCount>;
 
 /// Magic bytes that open every descriptor: ASCII "HRRY".
 inline constexpr uint8_t kDescriptorMagic[4] = {0x48, 0x52, 0x52, 0x59};
@@ -63,7 +72,7 @@ struct HURRAY_CORE_EXPORT TensorDescriptor {
     Shape shape{};                                        ///< One size per dimension.
     uint64_t byte_offset = 0;                           ///< Offset of element [0,...,0] in buffer 0.
     LayoutDescriptor layout = RowMajorLayout{};         ///< Memory layout.
-    std::vector<BufferHandle> buffers;                  ///< Buffer table (at most 255).
+    BufferTable buffers;                                ///< Buffer table (at most 255).
     std::optional<QuantizationDescriptor> quantization{}; ///< Quantization section.
     std::optional<ShardDescriptor> shard{};               ///< Shard section.
     std::optional<Statistics> statistics{};               ///< Statistics section.
