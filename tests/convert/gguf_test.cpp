@@ -45,8 +45,8 @@ protected:
         if (!skip_.empty()) {
             return;
         }
-        const std::string cmd = std::string(kPython) + " " + HURRAY_TESTS_DIR +
-                                "/convert/writers/gguf_writer.py " + dir_->path().string();
+        const std::string cmd = std::string(kPython) + " " + hurray::test::writers_dir() +
+                                "/gguf_writer.py " + dir_->path().string();
         ran_ = std::system(cmd.c_str()) == 0;
     }
     static void TearDownTestSuite() {

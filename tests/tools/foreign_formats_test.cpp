@@ -42,7 +42,7 @@ protected:
         for (const char* sub : {"gguf", "safetensors", "numpy"}) {
             std::filesystem::create_directories(dir_->path() / sub);
         }
-        const std::string writers = std::string(HURRAY_TESTS_DIR) + "/convert/writers/";
+        const std::string writers = hurray::test::writers_dir() + "/";
         for (const std::string& args : {"gguf_writer.py " + file("gguf"),
                                         "safetensors_writer.py write " + file("safetensors"),
                                         "numpy_arrays.py " + file("numpy")}) {
