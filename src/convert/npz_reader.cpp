@@ -46,6 +46,10 @@ std::string hex32(uint32_t v) {
     return "0x" + s;
 }
 
+/// "<what>: ", or nothing when `what` is empty (the tensor reads: NpySource names the
+/// array itself).
+std::string lead(const std::string& what) { return what.empty() ? std::string() : what + ": "; }
+
 /// An open archive, read by one thread at a time, keeping the member last read open (so
 /// that sequential reads of a deflated member inflate it once).
 class ZipArchive {
@@ -72,7 +76,7 @@ public:
             file_ = zip_fopen_index(zip_, m.index, 0);
             if (file_ == nullptr) {
                 return Error(ErrorCode::kInvalidFile,
-                             what + ": cannot open the member (data at byte " +
+                             lead(what) + "cannot open the member (data at byte " +
                                  std::to_string(m.data_offset) + "): " + zip_strerror(zip_) +
                                  " at byte " + std::to_string(m.data_offset),
                              m.data_offset);
@@ -113,13 +117,13 @@ private:
         close_member();
         if (code == ZIP_ER_CRC) {
             return {ErrorCode::kChecksumMismatch,
-                    what + ": CRC-32: its " + std::to_string(m.size) +
+                    lead(what) + "CRC-32: its " + std::to_string(m.size) +
                         " bytes do not match the CRC-32 " + hex32(m.crc32) +
-                        " of its central directory entry, at byte " + std::to_string(m.crc_at),
+                        " of its central directory entry at byte " + std::to_string(m.crc_at),
                     m.crc_at};
         }
-        std::string message = what;
-        message.append(m.stored ? ": reading" : ": inflating")
+        std::string message = lead(what);
+        message.append(m.stored ? "reading" : "inflating")
             .append(" (compressed data: ")
             .append(std::to_string(m.compressed_size))
             .append(" bytes from byte ")
@@ -144,7 +148,7 @@ private:
                 const uint64_t at = pos_;
                 close_member();
                 return Error(ErrorCode::kTruncated,
-                             what + ": the member ends at byte " + std::to_string(at) + ", " +
+                             lead(what) + "the member ends at byte " + std::to_string(at) + ", " +
                                  std::to_string(out.size() - done) + " bytes short",
                              at);
             }
@@ -286,9 +290,9 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
         array.header = header;
         array.what = what;
         ZipArchive* raw_archive = archive.get();  // kept alive by the source (keep)
-        array.raw = [raw_archive, member, data_offset, what](uint64_t offset,
-                                                             std::span<uint8_t> out) -> Status {
-            return raw_archive->read(member, data_offset + offset, out, what);
+        array.raw = [raw_archive, member, data_offset](uint64_t offset,
+                                                       std::span<uint8_t> out) -> Status {
+            return raw_archive->read(member, data_offset + offset, out, std::string());
         };
         arrays.push_back(std::move(array));
     }
