@@ -348,8 +348,8 @@ struct Zip64Values {
 };
 
 /// Walks the extra fields `extra` (at byte `base` of the file); finds the zip64 field.
-/// Trailing bytes too few for a field header (alignment padding) are ignored, as
-/// libzip does.
+/// Trailing bytes too few for a field header must be zeros (alignment padding), as
+/// libzip requires.
 Result<std::optional<std::pair<std::span<const uint8_t>, uint64_t>>> find_zip64_extra(
     std::span<const uint8_t> extra, uint64_t base, const std::string& where,
     const Reporter& fail) {
@@ -369,6 +369,14 @@ Result<std::optional<std::pair<std::span<const uint8_t>, uint64_t>>> find_zip64_
             found.emplace(extra.subspan(pos + 4, len), base + pos + 4);
         }
         pos += 4 + size_t{len};
+    }
+    for (size_t k = pos; k < extra.size(); ++k) {
+        if (extra[k] != 0) {
+            return fail(ErrorCode::kInvalidFile, where,
+                        "extra fields: " + std::to_string(extra.size() - pos) +
+                            " trailing bytes that are not zero padding",
+                        base + k);
+        }
     }
     return found;
 }
@@ -454,10 +462,11 @@ Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fa
     uint64_t local_compressed = le32(h, 18);
     uint64_t local_size_at = l + 22;
     uint64_t local_compressed_at = l + 18;
+    // Every extra field inside the extra area (libzip parses them all).
+    const auto extra = std::span<const uint8_t>(var).subspan(static_cast<size_t>(name_len));
+    HURRAY_ASSIGN_OR_RETURN(auto z64,
+                            find_zip64_extra(extra, l + kLocalSize + name_len, lwhere, fail));
     if (local_size == kMax32 || local_compressed == kMax32) {
-        const auto extra = std::span<const uint8_t>(var).subspan(static_cast<size_t>(name_len));
-        HURRAY_ASSIGN_OR_RETURN(auto z64, find_zip64_extra(extra, l + kLocalSize + name_len,
-                                                          lwhere, fail));
         if (!z64) {
             return fail(ErrorCode::kInvalidFile, lwhere,
                         "sizes hold the zip64 marker 0xFFFFFFFF but there is no zip64 extra field",

@@ -273,6 +273,13 @@ TEST_F(NpzFiles, StructureErrorsNameTheFieldAndItsOffset) {
                      "encrypted members are not read", e1.central + 8});
     cases.push_back({"local name", with([&](Bytes& b) { b[e1.local + 30] = 'X'; }), ErrorCode::kInvalidFile,
                      "name 'Xask.npy' differs", e1.local + 30});
+    // libzip parses every local extra field (found by fuzz_convert_npz: it refused these
+    // with "Zip archive inconsistent" and no offset).
+    const size_t e1_extra = e1.local + 30 + e1.name.size();
+    cases.push_back({"local extra field length", with([&](Bytes& b) { put16(b, e1_extra + 2, 178); }),
+                     ErrorCode::kInvalidFile, "extra field 0x1: length 178 runs past", e1_extra + 2});
+    cases.push_back({"local extra field trailing bytes", with([&](Bytes& b) { put16(b, e1.local + 28, 22); }),
+                     ErrorCode::kInvalidFile, "2 trailing bytes that are not zero padding", e1_extra + 20});
     cases.push_back({"local crc", with([&](Bytes& b) { b[e1.local + 14] ^= 1; }), ErrorCode::kInvalidFile,
                      "CRC-32", e1.local + 14});
     cases.push_back({"duplicate name", with([&](Bytes& b) {
