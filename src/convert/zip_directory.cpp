@@ -397,6 +397,19 @@ Result<uint64_t> take64(std::span<const uint8_t> z64, uint64_t z64_at, size_t& p
     return v;
 }
 
+/// libzip reads a zip64 extra field only where a marker defers to it, and then
+/// requires it to hold exactly the values read.
+Status check_zip64_used(std::span<const uint8_t> z64, uint64_t z64_at, size_t used,
+                        const std::string& where, const Reporter& fail) {
+    if (used != z64.size()) {
+        return fail(ErrorCode::kInvalidFile, where,
+                    "zip64 extra field: " + std::to_string(z64.size()) + " bytes, but the 0xFFFFFFFF "
+                    "markers defer " + std::to_string(used) + " bytes of values to it",
+                    z64_at + used);
+    }
+    return {};
+}
+
 /// Checks the local header of `entry` (whose central header is `c`) and fills
 /// entry.data_offset.
 Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fail,
@@ -485,6 +498,7 @@ Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fa
             HURRAY_ASSIGN_OR_RETURN(local_compressed, take64(z64->first, z64->second, pos,
                                                              "compressed size", lwhere, fail));
         }
+        HURRAY_RETURN_IF_ERROR(check_zip64_used(z64->first, z64->second, pos, lwhere, fail));
     }
     const uint16_t local_flags = le16(h, 6);
     const bool descriptor_zeros = (local_flags & kFlagDataDescriptor) != 0 && le32(h, 14) == 0 &&
@@ -666,7 +680,9 @@ Result<ZipDirectory> read_zip_directory(uint64_t file_size, const ZipReadAt& rea
                                 disk_at);
                 }
                 disk = le32(z64->first, zpos);
+                zpos += 4;
             }
+            HURRAY_RETURN_IF_ERROR(check_zip64_used(z64->first, z64->second, zpos, where, fail));
         }
         if (disk != 0) {
             return fail(ErrorCode::kUnsupported, where,

@@ -280,6 +280,9 @@ TEST_F(NpzFiles, StructureErrorsNameTheFieldAndItsOffset) {
                      ErrorCode::kInvalidFile, "extra field 0x1: length 178 runs past", e1_extra + 2});
     cases.push_back({"local extra field trailing bytes", with([&](Bytes& b) { put16(b, e1.local + 28, 22); }),
                      ErrorCode::kInvalidFile, "2 trailing bytes that are not zero padding", e1_extra + 20});
+    cases.push_back({"local zip64 extra field longer than its values",
+                     with([&](Bytes& b) { put32(b, e1.local + 22, 0xFFFFFFFF); }), ErrorCode::kInvalidFile,
+                     "zip64 extra field: 16 bytes, but the 0xFFFFFFFF markers defer 8", e1_extra + 4 + 8});
     cases.push_back({"local crc", with([&](Bytes& b) { b[e1.local + 14] ^= 1; }), ErrorCode::kInvalidFile,
                      "CRC-32", e1.local + 14});
     cases.push_back({"duplicate name", with([&](Bytes& b) {
