@@ -445,6 +445,7 @@ Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fa
     }
     std::vector<uint8_t> var(static_cast<size_t>(name_len + extra_len));
     HURRAY_RETURN_IF_ERROR(read(l + kLocalSize, var));
+    // SAFETY: var holds name_len + extra_len bytes; the view covers its first name_len.
     const std::string_view local_name(reinterpret_cast<const char*>(var.data()),  // NOLINT
                                       static_cast<size_t>(name_len));
     if (local_name != entry.name) {
@@ -608,6 +609,7 @@ Result<ZipDirectory> read_zip_directory(uint64_t file_size, const ZipReadAt& rea
                                 window.get(pos + kCentralSize, static_cast<size_t>(var_len)));
         ZipEntry entry;
         entry.central_offset = pos;
+        // SAFETY: var is the window's var_len >= name_len bytes; the copy takes name_len.
         entry.name.assign(reinterpret_cast<const char*>(var.data()),  // NOLINT
                           static_cast<size_t>(name_len));
         where += " ('" + printable(entry.name) + "')";
