@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: hurray::formats::open_gguf on untrusted bytes (written to a scratch
-// file, as open_gguf maps a path), then write_gguf of what opened.
+// libFuzzer target: hurray::formats::open_gguf on untrusted bytes (in a memfd, as open_gguf
+// maps a path: fuzz_support.hpp), then write_gguf of what opened.
 //
 // Properties:
 //  - every error carries a code and a message;
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.hpp"
 #include "hurray/convert/gguf.hpp"
 
 namespace {
@@ -50,15 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size > (size_t{1} << 20)) {
         return 0;
     }
-    const std::filesystem::path in = scratch(".in.gguf");
     const std::filesystem::path out = scratch(".out.gguf");
-    if (std::FILE* f = std::fopen(in.c_str(), "wb")) {
-        require(size == 0 || std::fwrite(data, 1, size, f) == size);
-        std::fclose(f);
-    } else {
+    // SAFETY: libFuzzer passes `size` readable bytes at `data` (data may be null when size is 0).
+    const hurray::fuzz::InputFile in(std::span<const uint8_t>(data, size));
+    if (!in.ok()) {
         return 0;
     }
-    auto src = hurray::formats::open_gguf(in);
+    auto src = hurray::formats::open_gguf(in.path());
     if (!src) {
         require(src.error().code() != hurray::ErrorCode::kOk && !src.error().message().empty());
         return 0;

@@ -10,9 +10,6 @@
 //    in pieces gives the bytes of reading it whole (bool packing, byte swapping).
 // Seed corpus: .npy files written by NumPy (tests/convert/writers/numpy_arrays.py OUT
 // writes a set of them into OUT).
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,6 +17,7 @@
 #include <vector>
 
 #include "convert/npy_format.hpp"
+#include "fuzz_support.hpp"
 #include "hurray/convert/numpy.hpp"
 
 namespace {
@@ -53,21 +51,11 @@ void exercise_header(std::span<const uint8_t> input) {
 }
 
 void exercise_file(std::span<const uint8_t> input) {
-    const int fd = ::memfd_create("fuzz_npy", MFD_CLOEXEC);
-    if (fd < 0) {
+    const hurray::fuzz::InputFile in(input);
+    if (!in.ok()) {
         return;
     }
-    size_t done = 0;
-    while (done < input.size()) {
-        // SAFETY: input.data() + done .. input.size() is readable memory of the input.
-        const ssize_t n = ::write(fd, input.data() + done, input.size() - done);
-        if (n <= 0) {
-            ::close(fd);
-            return;
-        }
-        done += static_cast<size_t>(n);
-    }
-    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    const std::string path = in.path();
     auto src = hurray::formats::open_npy(path);
     require_error_well_formed(src);
     if (src) {
@@ -96,7 +84,6 @@ void exercise_file(std::span<const uint8_t> input) {
             require(!s.read(0, 0, size, past).ok());
         }
     }
-    ::close(fd);
 }
 
 }  // namespace

@@ -371,6 +371,12 @@ else
     seed_safetensors() { seed_from_writer "$1" '*.safetensors' tests/convert/writers/safetensors_writer.py write; }
     seed_gguf() { seed_from_writer "$1" '*.gguf' tests/convert/writers/gguf_writer.py; }
     seed_npy() { seed_from_writer "$1" '*.npy' tests/convert/writers/numpy_arrays.py; }
+    # NumPy's .npz files, and small archives of every shape (stored, deflated, zip64 end
+    # records, data descriptors).
+    seed_npz() {
+        seed_from_writer "$1" '*.npz' tests/convert/writers/numpy_arrays.py
+        seed_from_writer "$1" '*.npz' tests/convert/writers/npz_seeds.py
+    }
     # The fuzz targets: TARGET:MAX_LEN:SEED_FUNCTION. Each runs FUZZ_SECONDS seconds
     # from SEED_FUNCTION's inputs plus the corpus kept in fuzz/corpus/TARGET (inputs
     # that found new coverage in earlier runs; HURRAY_FUZZ_UPDATE_CORPUS=1 merges this
@@ -384,6 +390,7 @@ else
         fuzz_convert_safetensors:65536:seed_safetensors
         fuzz_convert_gguf:131072:seed_gguf
         fuzz_convert_npy:65536:seed_npy
+        fuzz_convert_npz:65536:seed_npz
     )
     # fuzz_prepare TARGET SEED: build/clang/fuzz-work/TARGET/corpus from the seeds and
     # the kept corpus.
@@ -490,7 +497,7 @@ else
             build/clang/fuzz-corpus/fuzz_decode build/clang/fuzz-corpus/fuzz_file_reader \
             build/clang/fuzz-corpus/fuzz_stream_reader build/clang/fuzz-corpus/fuzz_annotate \
             build/clang/fuzz-corpus/fuzz_convert_safetensors build/clang/fuzz-corpus/fuzz_convert_gguf \
-            build/clang/fuzz-corpus/fuzz_convert_npy \
+            build/clang/fuzz-corpus/fuzz_convert_npy build/clang/fuzz-corpus/fuzz_convert_npz \
             "$SHARED_DIR/conformance/descriptors" \
             "$SHARED_DIR/conformance/files"
         stage_end

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // open_npz: a zip archive of .npy members (numpy.savez / savez_compressed) as a
-// TensorSource, read with libzip.
+// TensorSource: the zip structure checked first (zip_directory.cpp, errors with byte
+// offsets), the members then read and inflated with libzip.
 #include <zip.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -13,13 +15,40 @@
 
 #include "convert/guard.hpp"
 #include "convert/npy_array.hpp"
+#include "convert/posix_file.hpp"
+#include "convert/zip_directory.hpp"
 #include "hurray/convert/numpy.hpp"
 
 namespace hurray::formats {
 namespace {
 
-/// Bytes skipped at a time when a deflated member is read forward.
+/// Bytes skipped at a time when a deflated member is read forward; a stored member is
+/// also read (not seeked) over gaps up to this size, so that a member read from its start
+/// to its end has its CRC-32 checked.
 constexpr size_t kSkipChunk = size_t{64} * 1024;
+
+/// What a read needs to know of its member (from the checked central directory).
+struct MemberInfo {
+    uint64_t index = 0;           // libzip's index
+    bool stored = false;          // not compressed
+    uint64_t size = 0;            // uncompressed bytes
+    uint32_t crc32 = 0;           // as recorded
+    uint64_t crc_at = 0;          // byte of the CRC-32 field in the central directory
+    uint64_t data_offset = 0;     // first compressed byte in the file
+    uint64_t compressed_size = 0; // compressed bytes
+};
+
+std::string hex32(uint32_t v) {
+    std::string s(8, '0');
+    for (size_t k = 8; k > 0; --k, v >>= 4U) {
+        s[k - 1] = "0123456789abcdef"[v & 0xFU];
+    }
+    return "0x" + s;
+}
+
+/// "<what>: ", or nothing when `what` is empty (the tensor reads: NpySource names the
+/// array itself).
+std::string lead(const std::string& what) { return what.empty() ? std::string() : what + ": "; }
 
 /// An open archive, read by one thread at a time, keeping the member last read open (so
 /// that sequential reads of a deflated member inflate it once).
@@ -37,51 +66,89 @@ public:
 
     [[nodiscard]] zip_t* zip() const noexcept { return zip_; }
 
-    /// Reads out.size() bytes at `offset` of member `index` (uncompressed bytes).
-    Status read(uint64_t index, bool stored, uint64_t offset, std::span<uint8_t> out,
+    /// Reads out.size() bytes at `offset` of member `m` (uncompressed bytes). A read that
+    /// ends at the member's end, sequential from its start, has the CRC-32 checked.
+    Status read(const MemberInfo& m, uint64_t offset, std::span<uint8_t> out,
                 const std::string& what) {
         const std::lock_guard<std::mutex> lock(mutex_);
-        if (file_ == nullptr || index_ != index || pos_ > offset) {
+        if (file_ == nullptr || index_ != m.index || pos_ > offset) {
             close_member();
-            file_ = zip_fopen_index(zip_, index, 0);
+            file_ = zip_fopen_index(zip_, m.index, 0);
             if (file_ == nullptr) {
                 return Error(ErrorCode::kInvalidFile,
-                             what + ": cannot open the member: " + zip_strerror(zip_));
+                             lead(what) + "cannot open the member (data at byte " +
+                                 std::to_string(m.data_offset) + "): " + zip_strerror(zip_) +
+                                 " at byte " + std::to_string(m.data_offset),
+                             m.data_offset);
             }
-            index_ = index;
+            index_ = m.index;
             pos_ = 0;
         }
-        if (pos_ < offset && stored && offset <= static_cast<uint64_t>(INT64_MAX) &&
+        if (m.stored && offset - pos_ > kSkipChunk && offset <= static_cast<uint64_t>(INT64_MAX) &&
             zip_fseek(file_, static_cast<zip_int64_t>(offset), SEEK_SET) == 0) {
             pos_ = offset;
         }
-        while (pos_ < offset) {  // deflated (or not seekable): inflate and drop
+        while (pos_ < offset) {  // deflated (or a short gap): inflate and drop
             skip_.resize(kSkipChunk);
             const auto n = static_cast<zip_uint64_t>(std::min<uint64_t>(kSkipChunk, offset - pos_));
             HURRAY_RETURN_IF_ERROR(
-                read_some(std::span<uint8_t>(skip_.data(), static_cast<size_t>(n)), what));
+                read_some(m, std::span<uint8_t>(skip_.data(), static_cast<size_t>(n)), what));
         }
-        return read_some(out, what);
+        HURRAY_RETURN_IF_ERROR(read_some(m, out, what));
+        if (pos_ == m.size && file_ != nullptr) {
+            // At the end: one more read lets libzip compare the CRC-32 (and the size).
+            std::array<uint8_t, 1> probe{};
+            const zip_int64_t n = zip_fread(file_, probe.data(), probe.size());
+            if (n != 0) {
+                return failure(m, n, what);
+            }
+        }
+        return {};
     }
 
 private:
-    Status read_some(std::span<uint8_t> out, const std::string& what) {
+    /// The error of a read that returned `n` (< 0: libzip's error; > 0: more bytes than
+    /// declared); closes the member.
+    Error failure(const MemberInfo& m, zip_int64_t n, const std::string& what) {
+        const zip_error_t* err = zip_file_get_error(file_);
+        const int code = n < 0 && err != nullptr ? zip_error_code_zip(err) : ZIP_ER_INCONS;
+        const std::string why = n < 0 ? zip_file_strerror(file_) : "more bytes than declared";
+        const uint64_t at = pos_;
+        close_member();
+        if (code == ZIP_ER_CRC) {
+            return {ErrorCode::kChecksumMismatch,
+                    lead(what) + "CRC-32: its " + std::to_string(m.size) +
+                        " bytes do not match the CRC-32 " + hex32(m.crc32) +
+                        " of its central directory entry at byte " + std::to_string(m.crc_at),
+                    m.crc_at};
+        }
+        std::string message = lead(what);
+        message.append(m.stored ? "reading" : "inflating")
+            .append(" (compressed data: ")
+            .append(std::to_string(m.compressed_size))
+            .append(" bytes from byte ")
+            .append(std::to_string(m.data_offset))
+            .append(" of the file): ")
+            .append(why)
+            .append(" at byte ")
+            .append(std::to_string(at))
+            .append(" of the member");
+        return {ErrorCode::kInvalidFile, std::move(message), at};
+    }
+
+    Status read_some(const MemberInfo& m, std::span<uint8_t> out, const std::string& what) {
         size_t done = 0;
         while (done < out.size()) {
             // SAFETY: out.data() + done .. out.size() is writable memory of the span.
             const zip_int64_t n = zip_fread(file_, out.data() + done, out.size() - done);
             if (n < 0) {
-                const std::string why = zip_file_strerror(file_);
-                close_member();
-                std::string message = what;
-                message.append(": byte ").append(std::to_string(pos_)).append(": ").append(why);
-                return Error(ErrorCode::kInvalidFile, std::move(message), pos_);
+                return failure(m, n, what);
             }
             if (n == 0) {
                 const uint64_t at = pos_;
                 close_member();
                 return Error(ErrorCode::kTruncated,
-                             what + ": the member ends at byte " + std::to_string(at) + ", " +
+                             lead(what) + "the member ends at byte " + std::to_string(at) + ", " +
                                  std::to_string(out.size() - done) + " bytes short",
                              at);
             }
@@ -113,6 +180,18 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path& path) {
     const std::string file = path.string();
+    // Our own bounds-checked pass over the zip structure first: libzip's errors carry
+    // no offset ("Not a zip archive"), these name the field and its byte.
+    HURRAY_ASSIGN_OR_RETURN(const detail::PosixFile posix, detail::PosixFile::open(path));
+    const detail::ZipReadAt read_at = [&posix](uint64_t offset, std::span<uint8_t> out) {
+        return posix.read(offset, out, "zip structure");
+    };
+    HURRAY_ASSIGN_OR_RETURN(const detail::ZipDirectory dir,
+                            detail::read_zip_directory(posix.size(), read_at, file));
+    const std::string checked = " (its structure passed the checks: " +
+                                std::to_string(dir.entries.size()) +
+                                " entries, central directory at byte " +
+                                std::to_string(dir.central_offset) + ")";
     int code = 0;
     zip_t* zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (zip == nullptr) {
@@ -120,27 +199,34 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
         zip_error_init_with_code(&err, code);
         const std::string why = zip_error_strerror(&err);
         zip_error_fini(&err);
-        return Error(code == ZIP_ER_OPEN || code == ZIP_ER_READ || code == ZIP_ER_NOENT
-                         ? ErrorCode::kIoError
-                         : ErrorCode::kInvalidFile,
-                     file + ": not a readable zip archive: " + why);
+        const bool io = code == ZIP_ER_OPEN || code == ZIP_ER_READ || code == ZIP_ER_NOENT;
+        return Error(io ? ErrorCode::kIoError : ErrorCode::kInvalidFile,
+                     file + ": libzip refuses the archive: " + why + checked + " at byte " +
+                         std::to_string(dir.central_offset),
+                     dir.central_offset);
     }
     auto archive = std::make_shared<ZipArchive>(zip, file);
     const zip_int64_t entries = zip_get_num_entries(zip, 0);
-    if (entries < 0) {
+    if (entries < 0 || static_cast<uint64_t>(entries) != dir.entries.size()) {
         return Error(ErrorCode::kInvalidFile,
-                     file + ": cannot count the members: " + zip_strerror(zip));
+                     file + ": libzip counts " + std::to_string(entries) + " members" + checked +
+                         " at byte " + std::to_string(dir.central_offset),
+                     dir.central_offset);
     }
     std::vector<detail::NpyArray> arrays;
     std::set<std::string> names;
     for (zip_int64_t e = 0; e < entries; ++e) {
         const auto index = static_cast<zip_uint64_t>(e);
+        const detail::ZipEntry& entry = dir.entries[static_cast<size_t>(e)];
+        const std::string where = file + ": central directory entry " + std::to_string(e);
         zip_stat_t st;
         zip_stat_init(&st);
         if (zip_stat_index(zip, index, 0, &st) != 0 || (st.valid & ZIP_STAT_NAME) == 0 ||
-            (st.valid & ZIP_STAT_SIZE) == 0) {
-            return Error(ErrorCode::kInvalidFile, file + ": member " + std::to_string(e) +
-                                                      ": unreadable entry: " + zip_strerror(zip));
+            (st.valid & ZIP_STAT_SIZE) == 0 || st.size != entry.size) {
+            return Error(ErrorCode::kInvalidFile,
+                         where + ": libzip reads it otherwise (" + zip_strerror(zip) +
+                             ") at byte " + std::to_string(entry.central_offset),
+                         entry.central_offset);
         }
         const std::string name = st.name;
         if (!name.empty() && name.back() == '/') {
@@ -150,16 +236,23 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
         what.append(" member '").append(name).append("'");
         if (!ends_with(name, ".npy")) {
             return Error(ErrorCode::kUnsupported,
-                         what + ": not a .npy array (a .npz holds .npy members only)");
+                         what + ": not a .npy array (a .npz holds .npy members only), "
+                                "central directory entry " +
+                             std::to_string(e) + " at byte " +
+                             std::to_string(entry.central_offset),
+                         entry.central_offset);
         }
-        if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) != 0 && st.encryption_method != ZIP_EM_NONE) {
-            return Error(ErrorCode::kUnsupported, what + ": encrypted members are not read");
-        }
-        const bool stored =
-            (st.valid & ZIP_STAT_COMP_METHOD) != 0 && st.comp_method == ZIP_CM_STORE;
-        const uint64_t size = st.size;
+        MemberInfo member;
+        member.index = index;
+        member.stored = entry.method == detail::ZipMethod::kStored;
+        member.size = entry.size;
+        member.crc32 = entry.crc32;
+        member.crc_at = entry.central_offset + 16;
+        member.data_offset = entry.data_offset;
+        member.compressed_size = entry.compressed_size;
+        const uint64_t size = entry.size;
         std::vector<uint8_t> prefix(static_cast<size_t>(std::min<uint64_t>(size, 12)));
-        HURRAY_RETURN_IF_ERROR(archive->read(index, stored, 0, prefix, what));
+        HURRAY_RETURN_IF_ERROR(archive->read(member, 0, prefix, what));
         HURRAY_ASSIGN_OR_RETURN(const uint64_t data_offset, detail::npy_data_offset(prefix, what));
         if (data_offset > size) {
             return Error(ErrorCode::kTruncated,
@@ -169,7 +262,7 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
                          8);
         }
         std::vector<uint8_t> head(static_cast<size_t>(data_offset));
-        HURRAY_RETURN_IF_ERROR(archive->read(index, stored, 0, head, what));
+        HURRAY_RETURN_IF_ERROR(archive->read(member, 0, head, what));
         HURRAY_ASSIGN_OR_RETURN(const detail::NpyHeader header,
                                 detail::parse_npy_header(head, what));
         if (header.data_bytes > size - data_offset) {
@@ -182,8 +275,13 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
         std::string tensor_name = name.substr(0, name.size() - 4);
         if (!names.insert(tensor_name).second) {
             std::string message = what;
-            message.append(": a second array named '").append(tensor_name).append("'");
-            return Error(ErrorCode::kDuplicateName, std::move(message));
+            message.append(": a second array named '")
+                .append(tensor_name)
+                .append("', central directory entry ")
+                .append(std::to_string(e))
+                .append(" at byte ")
+                .append(std::to_string(entry.central_offset));
+            return Error(ErrorCode::kDuplicateName, std::move(message), entry.central_offset);
         }
         HURRAY_ASSIGN_OR_RETURN(SourceTensor tensor,
                                 detail::npy_tensor(std::move(tensor_name), header));
@@ -192,9 +290,9 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
         array.header = header;
         array.what = what;
         ZipArchive* raw_archive = archive.get();  // kept alive by the source (keep)
-        array.raw = [raw_archive, index, stored, data_offset, what](
-                        uint64_t offset, std::span<uint8_t> out) -> Status {
-            return raw_archive->read(index, stored, data_offset + offset, out, what);
+        array.raw = [raw_archive, member, data_offset](uint64_t offset,
+                                                       std::span<uint8_t> out) -> Status {
+            return raw_archive->read(member, data_offset + offset, out, std::string());
         };
         arrays.push_back(std::move(array));
     }

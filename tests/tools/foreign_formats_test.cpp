@@ -302,12 +302,14 @@ TEST_F(ForeignFiles, TruncatedFilesExitOneNamingAnOffset) {
             EXPECT_NE(errors.find(cut), std::string::npos) << errors;
         }
     }
-    // A zip cut short has lost its central directory: libzip names no offset, the message
-    // names the archive.
+    // A zip cut short has lost its end of central directory record: the message names it
+    // and where the file ends.
     const auto npz = read_all(file("numpy/stored.npz"));
     const std::string cut = dir.file("cut.npz");
     write_all_file(cut, std::vector<uint8_t>(npz.begin(), npz.begin() + static_cast<std::ptrdiff_t>(npz.size() / 2)));
-    EXPECT_NE(expect_all_fail(cut, "w").find("zip archive"), std::string::npos);
+    const std::string cut_errors = expect_all_fail(cut, "w");
+    EXPECT_NE(cut_errors.find("end of central directory record"), std::string::npos) << cut_errors;
+    EXPECT_NE(cut_errors.find("at byte " + std::to_string(npz.size() / 2)), std::string::npos) << cut_errors;
 
     // As a process: exit status 1, not a signal.
     const auto g = read_all(gguf());
@@ -315,6 +317,54 @@ TEST_F(ForeignFiles, TruncatedFilesExitOneNamingAnOffset) {
     const Ran p = run_process("verify '" + dir.file("cut.gguf") + "'", "", dir);
     EXPECT_EQ(p.rc, 1) << p.err;
     EXPECT_NE(p.err.find("truncated at byte "), std::string::npos) << p.err;
+}
+
+/// Where `name` last occurs in `bytes` (a member name: the central directory's copy).
+size_t last_of(const std::vector<uint8_t>& bytes, const std::string& name) {
+    const auto it = std::find_end(bytes.begin(), bytes.end(), name.begin(), name.end());
+    return static_cast<size_t>(it - bytes.begin());
+}
+
+void put32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
+    for (size_t k = 0; k < 4; ++k) {
+        b.at(at + k) = static_cast<uint8_t>(v >> (8 * k));
+    }
+}
+
+TEST_F(ForeignFiles, CorruptNpzExitsOneNamingTheFieldAndOffset) {
+    TempDir dir;
+    // The central directory entry of 'mask.npy' points past the end of the file.
+    auto npz = read_all(file("numpy/stored.npz"));
+    const size_t central = last_of(npz, "mask.npy") - 46;
+    put32(npz, central + 42, 123456);
+    const std::string bad = dir.file("bad.npz");
+    write_all_file(bad, npz);
+    const std::string errors = expect_all_fail(bad, "w");
+    EXPECT_NE(errors.find("central directory entry 1 ('mask.npy'): local header offset 123456 is past the end "
+                          "of the file (" +
+                          std::to_string(npz.size()) + " bytes) at byte " + std::to_string(central + 42)),
+              std::string::npos)
+        << errors;
+    EXPECT_NE(errors.find(bad), std::string::npos) << errors;
+
+    // A deflated member whose CRC-32 (central and local) is wrong: listing it works, reading
+    // its data fails naming the CRC field.
+    auto d = read_all(file("numpy/deflated.npz"));
+    const std::string w("w.npy");
+    const size_t local = static_cast<size_t>(std::search(d.begin(), d.end(), w.begin(), w.end()) - d.begin()) - 30;
+    const size_t wc = last_of(d, w) - 46;
+    d[wc + 16] ^= 0x10;
+    d[local + 14] ^= 0x10;
+    const std::string crc = dir.file("crc.npz");
+    write_all_file(crc, d);
+    EXPECT_EQ(run_cli({"ls", crc}).rc, 0);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"verify", crc}, std::vector<std::string>{"cat", crc, "w"}}) {
+        const Ran r = run_cli(args);
+        EXPECT_EQ(r.rc, 1) << args[0] << ": " << r.out << r.err;
+        EXPECT_NE(r.err.find("CRC-32"), std::string::npos) << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("at byte " + std::to_string(wc + 16)), std::string::npos) << args[0] << ": " << r.err;
+    }
 }
 
 TEST_F(ForeignFiles, CorruptedFilesNeverCrash) {
