@@ -543,10 +543,12 @@ HURRAY_C_API HurrayStatus hurray_descriptor_buffer_size(const HurrayDescriptor* 
 /**
  * `hurray_file_writer_create` flag: replace `path` atomically but not
  * durably. `hurray_file_writer_finish` then skips both fsyncs and only
- * renames: other processes still see the old file or the complete new one,
- * never a mix, and the save costs what writing the bytes costs; but a power
- * loss or kernel crash soon after may leave `path` with its old content, or
- * empty or partly written. Without it (the default) finish fsyncs the file
+ * replaces the file (a rename; over an existing regular file, an exchange
+ * of the two names and an unlink of the old file, which spares ext4's flush
+ * of a file renamed over another): other processes still see the old file
+ * or the complete new one, never a mix, and the save costs what writing the
+ * bytes costs; but a power loss or kernel crash soon after may leave `path`
+ * with its old content, or empty or partly written. Without it (the default) finish fsyncs the file
  * and its directory. Ignored by `hurray_file_writer_create_fd` (which never
  * fsyncs). Libraries from before this flag reject the bit with
  * `HURRAY_ERR_INVALID_ARGUMENT`, so asking for it is never silently ignored.

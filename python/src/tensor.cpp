@@ -512,6 +512,142 @@ py::array buffer_at(const py::object& self, py::ssize_t i) {
     return byte_view(t.spans[k], self, t.writable[k]);
 }
 
+/// The layout of the transpose of a rank-2 tensor stored with `layout`, over
+/// the same buffers: row-major and column-major swap (element (i, j) of an
+/// r x c row-major matrix sits at i * c + j, which is element (j, i) of a
+/// c x r column-major one), strided reverses its strides, CSR and CSC swap
+/// (CSR's values, column indices and row pointers are, read as CSC of the
+/// transposed shape, its values, row indices and column pointers). Nothing
+/// for the other layouts: their transpose is a different byte order.
+std::optional<LayoutDescriptor> transposed_layout(const LayoutDescriptor& layout) {
+    if (std::holds_alternative<RowMajorLayout>(layout)) {
+        return LayoutDescriptor(ColumnMajorLayout{});
+    }
+    if (std::holds_alternative<ColumnMajorLayout>(layout)) {
+        return LayoutDescriptor(RowMajorLayout{});
+    }
+    if (const auto* s = std::get_if<StridedLayout>(&layout)) {
+        StridedLayout out = *s;
+        std::reverse(out.strides.begin(), out.strides.end());
+        return LayoutDescriptor(std::move(out));
+    }
+    if (const auto* csr = std::get_if<CsrLayout>(&layout)) {
+        return LayoutDescriptor(CscLayout{.nnz = csr->nnz});
+    }
+    if (const auto* csc = std::get_if<CscLayout>(&layout)) {
+        return LayoutDescriptor(CsrLayout{.nnz = csc->nnz});
+    }
+    return std::nullopt;
+}
+
+/// `Tensor.T`: the transpose of a rank-2 tensor as a Tensor over the same
+/// buffers (no byte is copied; `self` keeps the memory alive), with the
+/// transposed shape and layout (`transposed_layout`). ValueError for other
+/// ranks (the reference's rule); UnsupportedError for layouts whose transpose
+/// is not a relabelling of the same bytes, and for quantized tensors (a
+/// per-axis or per-block scheme names an axis of the stored order).
+py::object transpose_of(const py::object& self) {
+    const auto& t = self.cast<const Tensor&>();
+    if (t.desc.shape.size() != 2) {
+        throw py::value_error("T needs a rank-2 tensor; this one has rank " + std::to_string(t.desc.shape.size()));
+    }
+    if (t.desc.quantization) {
+        raise_kind(ErrorKind::kUnsupported,
+                   "T: the tensor is quantized (" + std::string(scheme_name(scheme_tag(t.desc.quantization->scheme))) +
+                       "); transpose dequantize() instead");
+    }
+    auto layout = transposed_layout(t.desc.layout);
+    if (!layout) {
+        raise_kind(ErrorKind::kUnsupported, "T: a " + std::string(layout_name(t.desc.layout_tag())) +
+                                                " tensor has no transposed view over the same bytes (transpose "
+                                                "np.asarray(t) or to_dense() instead)");
+    }
+    auto out = std::make_unique<Tensor>();
+    out->desc = t.desc;
+    std::swap(out->desc.shape[0], out->desc.shape[1]);
+    out->desc.layout = std::move(*layout);
+    if (out->desc.shard) {
+        // The transposed shard of the transposed parent.
+        std::reverse(out->desc.shard->parent_shape.begin(), out->desc.shard->parent_shape.end());
+        std::reverse(out->desc.shard->shard_offset.begin(), out->desc.shard->shard_offset.end());
+    }
+    if (out->desc.statistics) {
+        // N:M sparsity runs along an axis of the stored order; the value
+        // statistics hold for any order.
+        out->desc.statistics->computed_mask &= ~static_cast<uint32_t>(kStatNmSparsityValid);
+        out->desc.statistics->nm_n = 0;
+        out->desc.statistics->nm_m = 0;
+    }
+    std::optional<Status> st;
+    {
+        const py::gil_scoped_release release;
+        st.emplace(check_descriptor(out->desc));
+    }
+    if (!*st) {
+        raise_error(st->error(), Where::kTensor, "T");
+    }
+    out->spans = t.spans;
+    out->writable = t.writable;
+    out->owner = self;  // the parent keeps the memory alive
+    out->native = t.native;
+    out->device_id = t.device_id;
+    // The same bytes under an equivalent descriptor: the data rules that held
+    // for `self` hold for its transpose.
+    return Tensor::finish(std::move(out), false);
+}
+
+/// NumPy byte strides for a zero-copy view of a column-major or strided
+/// tensor of whole-byte elements (`item` bytes each; not bools, which Hurray
+/// packs) with at least one element, when every element lies inside buffer 0
+/// (`size` bytes); nothing otherwise (the caller copies).
+std::optional<std::vector<py::ssize_t>> view_strides(const TensorDescriptor& d, size_t size, uint64_t item) {
+    if (d.element_type == ElementType::kBool || d.shape.empty()) {
+        return std::nullopt;
+    }
+    const auto item_s = static_cast<int64_t>(item);
+    std::vector<int64_t> elems(d.shape.size());  // stride of each dimension, in elements
+    if (std::holds_alternative<ColumnMajorLayout>(d.layout)) {
+        int64_t run = 1;
+        for (size_t k = 0; k < d.shape.size(); ++k) {
+            elems[k] = run;
+            if (__builtin_mul_overflow(run, static_cast<int64_t>(d.shape[k]), &run)) {
+                return std::nullopt;
+            }
+        }
+    } else if (const auto* strided = std::get_if<StridedLayout>(&d.layout)) {
+        if (strided->strides.size() != d.shape.size()) {
+            return std::nullopt;
+        }
+        elems = strided->strides;
+    } else {
+        return std::nullopt;
+    }
+    // The lowest and highest element offsets, in bytes from byte_offset.
+    int64_t lo = 0;
+    int64_t hi = 0;
+    std::vector<py::ssize_t> out(d.shape.size());
+    for (size_t k = 0; k < d.shape.size(); ++k) {
+        int64_t bytes = 0;
+        int64_t span = 0;
+        if (d.shape[k] == 0 || d.shape[k] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+            __builtin_mul_overflow(elems[k], item_s, &bytes) ||
+            __builtin_mul_overflow(bytes, static_cast<int64_t>(d.shape[k] - 1), &span) ||
+            __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi)) {
+            return std::nullopt;
+        }
+        out[k] = static_cast<py::ssize_t>(bytes);
+    }
+    const auto base = static_cast<int64_t>(d.byte_offset);
+    int64_t first = 0;
+    int64_t end = 0;
+    if (d.byte_offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+        __builtin_add_overflow(base, lo, &first) || __builtin_add_overflow(base, hi, &end) ||
+        __builtin_add_overflow(end, item_s, &end) || first < 0 || static_cast<uint64_t>(end) > size) {
+        return std::nullopt;
+    }
+    return out;
+}
+
 /// `Tensor.__array__(dtype=None, copy=None)`.
 py::object to_array(const py::object& self, const py::object& dtype, const py::object& copy) {
     const auto& t = self.cast<const Tensor&>();
@@ -573,6 +709,15 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
         if (!t.writable[0]) {
             set_read_only(out);
         }
+    } else if (auto strides = view_strides(d, t.spans.empty() ? 0 : t.spans[0].size(), item)) {
+        // SAFETY: view_strides checked that every element's bytes, at
+        // byte_offset + sum(index[k] * strides[k]), lie inside buffer 0; the
+        // array's base is the Tensor, which keeps the memory alive.
+        const uint8_t* data = t.spans[0].data() + d.byte_offset;
+        out = py::array(dt, shape, *strides, static_cast<const void*>(data), self);
+        if (!t.writable[0]) {
+            set_read_only(out);
+        }
     } else {
         // Packed bools and other layouts: a row-major copy made by the core.
         std::optional<Error> error;
@@ -623,7 +768,7 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
     }
     const bool forbid_copy = !copy.is_none() && !copy.cast<bool>();
     if (forbid_copy && copied && *count != 0) {
-        raise_copy_required("__array__(copy=False): this tensor (packed bools or a non-row-major layout) needs a copy");
+        raise_copy_required("__array__(copy=False): this tensor (packed bools, or a layout NumPy strides cannot describe) needs a copy");
     }
     if (!dtype.is_none()) {
         const py::dtype want = py::dtype::from_args(dtype);
@@ -756,17 +901,13 @@ void register_tensor(py::module_& m) {
              "Buffer `i` as a 1-D uint8 numpy array viewing the tensor's memory (IndexError past the end)")
         .def_property_readonly(
             "T",
-            [](const Tensor& t) -> py::object {
-                if (t.desc.shape.size() != 2) {
-                    throw py::value_error("T needs a rank-2 tensor; this one has rank " +
-                                          std::to_string(t.desc.shape.size()));
-                }
-                raise_kind(ErrorKind::kUnsupported, "Tensor.T is not implemented (transpose with NumPy: np.asarray(t).T)");
-            },
-            "Not implemented (UnsupportedError, a NotImplementedError) for rank 2; ValueError for other ranks")
+            &transpose_of,
+            "The transpose of a rank-2 tensor, viewing the same memory (no copy): row-major becomes column-major "
+            "and back, strided reverses its strides, CSR becomes CSC and back; np.asarray of it is a view too. "
+            "UnsupportedError for other layouts and quantized tensors; ValueError for other ranks")
         .def("__array__", &to_array, py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
-             "A numpy array: zero-copy over a dense row-major Tier 1 tensor (its base keeps the Tensor alive), a "
-             "copy for bools and other dense layouts; UnsupportedError for Tier 2, bfloat16, quantized and sparse "
+             "A numpy array: zero-copy over a dense row-major, column-major or strided Tier 1 tensor (its base "
+             "keeps the Tensor alive), a copy for bools and other dense layouts; UnsupportedError for Tier 2, bfloat16, quantized and sparse "
              "tensors (to_dense() converts those)")
         .def("__repr__", &repr_of)
         .def(

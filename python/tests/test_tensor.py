@@ -101,12 +101,89 @@ def test_tier2_and_bfloat16_have_no_array_form():
         hurray.Tensor(bytes(2), hurray.dtype.float6_e2m3, [4])
 
 
-def test_transpose_is_not_implemented():
-    t = hurray.zeros((2, 3), dtype=hurray.float32)
-    with pytest.raises(NotImplementedError):
-        _ = t.T
+def _address(array):
+    return array.__array_interface__["data"][0]
+
+
+def test_transpose_is_a_view_of_the_same_memory():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = hurray.from_numpy(a)
+    tt = t.T
+    assert tt.shape == (4, 3) and tt.dtype is hurray.float32 and tt.layout.name == "col_major"
+    # Zero-copy: the transpose's buffer is the array's memory, and so is NumPy's view of it.
+    assert _address(tt.buffer(0)) == _address(a) and tt.buffer(0).nbytes == a.nbytes
+    n = np.asarray(tt)
+    assert _address(n) == _address(a) and n.strides == (4, 16) and np.array_equal(n, a.T)
+    assert _address(tt.__array__(copy=False)) == _address(a)  # no copy needed, so copy=False is fine
+    n[0, 1] = 100.0  # writes reach the original, as with numpy's .T
+    assert a[1, 0] == 100.0
+    back = tt.T
+    assert back.layout.name == "row_major" and back.shape == (3, 4) and _address(np.asarray(back)) == _address(a)
+    # The view keeps the memory alive on its own.
+    del t, n, back
+    gc.collect()
+    assert np.array_equal(np.asarray(tt), a.T)
+    # Read-only memory stays read-only.
+    ro = hurray.Tensor(a.tobytes(), hurray.float32, [3, 4]).T
+    assert ro.readonly and not np.asarray(ro).flags.writeable
+    # Bools (packed) and int64: the view is exact; NumPy gets a copy of the bools.
+    b = np.arange(6).reshape(2, 3) % 2 == 0
+    assert np.array_equal(np.asarray(hurray.from_numpy(b).T), b.T)
+    i = np.arange(6, dtype=np.int64).reshape(2, 3)
+    assert np.array_equal(np.asarray(hurray.from_numpy(i).T), i.T)
+
+
+def test_transpose_of_a_loaded_tensor_views_the_mapping(tmp_path):
+    a = np.arange(20, dtype=np.float64).reshape(4, 5)
+    hurray.save(tmp_path / "t.hrry", {"a": a})
+    t = hurray.load(tmp_path / "t.hrry")["a"]
+    tt = t.T
+    assert _address(tt.buffer(0)) == _address(t.buffer(0)) and _address(np.asarray(tt)) == _address(np.asarray(t))
+    assert np.array_equal(np.asarray(tt), a.T) and tt.readonly
+    # Saved as it is (a column-major descriptor over the same bytes) and read back as a view.
+    hurray.save(tmp_path / "tt.hrry", {"t": tt})
+    u = hurray.load(tmp_path / "tt.hrry")["t"]
+    assert u.layout.name == "col_major" and np.array_equal(np.asarray(u), a.T)
+    assert bytes(u.buffer(0)) == a.tobytes()
+
+
+def test_transpose_of_strided_and_sparse_layouts():
+    strided = hurray.Tensor(struct.pack("6f", 1, 2, 3, 4, 5, 6), hurray.float32, [2, 3],
+                            layout=hurray.StridedLayout([1, 2]))
+    st = strided.T
+    assert st.layout.strides == (2, 1) and st.shape == (3, 2)
+    assert np.asarray(st).tolist() == [[1, 2], [3, 4], [5, 6]]
+    assert _address(np.asarray(st)) == _address(strided.buffer(0))
+    # Negative strides, from byte_offset: the view starts where element [0, 0] is.
+    base = hurray.Tensor(struct.pack("4f", 1, 2, 3, 4), hurray.float32, [2, 2], layout=hurray.StridedLayout([2, 1]))
+    wire = bytearray(base._wire()[0])
+    at = wire.find(struct.pack("<2Q3q", 2, 2, 0, 2, 1))  # shape, byte_offset, strides
+    struct.pack_into("<Q2q", wire, at + 16, 8, -2, 1)
+    rev = hurray.Tensor._from_wire(bytes(wire), [struct.pack("4f", 1, 2, 3, 4)])
+    assert np.asarray(rev).tolist() == [[3, 4], [1, 2]] and np.asarray(rev.T).tolist() == [[3, 1], [4, 2]]
+    csr = hurray.Tensor(struct.pack("2f", 5.0, 7.0), hurray.float32, [2, 3],
+                        aux_buffers=[struct.pack("2Q", 2, 0), struct.pack("3Q", 0, 1, 2)],
+                        layout=hurray.CsrLayout(nnz=2))
+    csc = csr.T
+    assert isinstance(csc.layout, hurray.CscLayout) and csc.shape == (3, 2)
+    assert csc.to_dense().tolist() == np.asarray(csr.to_dense()).T.tolist()
+    assert all(_address(csc.buffer(k)) == _address(csr.buffer(k)) for k in range(3))
+    assert isinstance(csc.T.layout, hurray.CsrLayout) and csc.T.to_dense().tolist() == csr.to_dense().tolist()
+
+
+def test_transpose_refusals(conformance_dir):
     with pytest.raises(ValueError, match="rank-2"):
         _ = hurray.zeros((2, 3, 4)).T
+    with pytest.raises(ValueError, match="rank-2"):
+        _ = hurray.zeros(3).T
+    descriptor = (conformance_dir / "descriptors" / "quant_per_block_int4_128x128.bin").read_bytes()
+    q = hurray.Tensor._from_wire(descriptor, [bytes([0x21]) * 8192, bytes([0x00, 0x3C]) * 128])
+    with pytest.raises(hurray.UnsupportedError, match="quantized"):
+        _ = q.T
+    morton = hurray.Tensor._from_wire((conformance_dir / "descriptors" / "morton_f32_4x4.bin").read_bytes(),
+                                      [bytes(64)])
+    with pytest.raises(hurray.UnsupportedError, match="morton"):
+        _ = morton.T
 
 
 @pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])
@@ -535,7 +612,7 @@ def test_authoring_sparse_and_strided_layouts(tmp_path):
     with pytest.raises(hurray.HurrayError):  # out of range
         hurray.sparse_coo(np.array([1.0]), np.array([[0, 5]], np.uint64), [2, 2])
     col = hurray.Tensor(struct.pack("4f", 1, 2, 3, 4), hurray.float32, [2, 2], layout=hurray.ColMajorLayout())
-    assert np.asarray(col).tolist() == [[1, 3], [2, 4]]  # a row-major copy
+    assert np.asarray(col).tolist() == [[1, 3], [2, 4]]  # a view with column-major strides
     strided = hurray.Tensor(struct.pack("4f", 1, 2, 3, 4), hurray.float32, [2, 2],
                             layout=hurray.StridedLayout([1, 2]))
     assert strided.layout.strides == (1, 2) and strided.to_dense().tolist() == [[1, 3], [2, 4]]

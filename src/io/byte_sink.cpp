@@ -102,6 +102,50 @@ mode_t current_umask() {
     return old;
 }
 
+/// How `replace_by_exchange` ended.
+enum class Exchange : uint8_t {
+    kDone,      ///< `target` holds the new file; the old one is gone
+    kFallback,  ///< nothing changed: replace with rename(2)
+};
+
+/// Replaces the regular file `target` by `temp` without rename(2)'s implicit
+/// flush: renameat2(RENAME_EXCHANGE) swaps the two names atomically (another
+/// process opening `target` sees the old file or the new one), then the old
+/// file, now named `temp`, is unlinked. On ext4 (auto_da_alloc, the default),
+/// a rename that replaces a file first starts writeback of the whole new
+/// file and waits for its blocks to be allocated, which made a non-durable
+/// save of 256 MiB take 1.5x the time of writing the bytes; an exchange does
+/// not. Only for non-durable commits: they promise no ordering of data and
+/// rename on a power loss, and a durable commit has fsync'ed the data already.
+/// kFallback, with nothing changed, when `target` is not there or not a
+/// regular file (rename(2) then gives its usual result or error), or the file
+/// system has no exchange; an Error only when the old file could neither be
+/// unlinked nor swapped back (then `target` holds the new file).
+Result<Exchange> replace_by_exchange(const std::string& temp, const std::string& target) {
+    struct stat st {};
+    // SAFETY: target is a NUL-terminated string; st is a local struct fstatat fills.
+    if (::fstatat(AT_FDCWD, target.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+        return Exchange::kFallback;
+    }
+    // SAFETY: both paths are NUL-terminated strings; renameat2 only reads them.
+    if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
+        return Exchange::kFallback;  // ENOENT, EINVAL (no exchange here), ...: rename decides
+    }
+    if (::unlink(temp.c_str()) == 0) {
+        return Exchange::kDone;
+    }
+    // `target` changed between fstatat and the exchange (a directory now sits
+    // at `temp`, EISDIR), or an I/O error: swap the names back, so that
+    // rename(2) reports what it would have.
+    const int err = errno;
+    // SAFETY: as above.
+    if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+        return Exchange::kFallback;
+    }
+    return io_error("unlink the replaced file, now \"" + temp + "\", after exchanging it with \"" + target + "\"",
+                    err);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -218,6 +262,17 @@ Status AtomicFileSink::commit() {
         const int err = errno;
         abandon();
         return io_error("close temporary file \"" + temp_path_ + "\"", err);
+    }
+    if (!durable_) {
+        auto exchanged = replace_by_exchange(temp_path_, path_);
+        if (!exchanged) {
+            done_ = true;  // `path` holds the new file; nothing is left to remove
+            return exchanged.error();
+        }
+        if (*exchanged == Exchange::kDone) {
+            done_ = true;
+            return Status::success();
+        }
     }
     if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
         const int err = errno;

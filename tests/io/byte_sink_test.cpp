@@ -2,7 +2,8 @@
 // Byte sinks (byte_sink.hpp): FdSink on a pipe (short writes under a slow
 // reader), a socket whose peer is gone (an error, not SIGPIPE), StdioSink,
 // MemorySink, and AtomicFileSink: target untouched until commit, abandon and
-// destructor remove the temporary file, permissions, errors naming the path.
+// destructor remove the temporary file, permissions, errors naming the path,
+// and the non-durable replacement by name exchange behaving as a rename.
 #include "hurray/io/byte_sink.hpp"
 
 #include <gtest/gtest.h>
@@ -267,20 +268,92 @@ TEST(AtomicFileSink, ErrorsNameThePath) {
 }
 
 TEST(AtomicFileSink, FailedRenameKeepsTheTargetAndRemovesTheTemporary) {
+    for (const bool durable : {true, false}) {
+        SCOPED_TRACE(durable ? "durable" : "not durable");
+        TempDir dir;
+        // The target is a directory, empty or not: a file cannot replace it
+        // (rename(2): EISDIR), and the non-durable exchange must not swap it in.
+        for (const bool empty : {true, false}) {
+            const std::string path = dir.file(empty ? "empty" : "target");
+            std::filesystem::create_directory(path);
+            if (!empty) {
+                write_all_file(path + "/inside", {1});
+            }
+            auto sink = AtomicFileSink::create(path, durable);
+            ASSERT_TRUE(sink);
+            ASSERT_TRUE((*sink)->write(Bytes{1, 2, 3}));
+            auto s = (*sink)->commit();
+            ASSERT_FALSE(s);
+            EXPECT_EQ(s.error().code(), ErrorCode::kIoError);
+            EXPECT_NE(s.error().message().find(path), std::string::npos) << s.error().message();
+            EXPECT_TRUE(std::filesystem::is_directory(path));
+        }
+        EXPECT_EQ(dir.list(), (std::vector<std::string>{"empty", "target"}));
+        EXPECT_EQ(read_all(dir.file("target/inside")), Bytes{1});
+    }
+}
+
+// A non-durable commit over an existing file exchanges the names and unlinks
+// the old file (no rename-time flush): the outcome is a rename's.
+TEST(AtomicFileSink, NotDurableReplacesAnExistingFileLikeARename) {
     TempDir dir;
-    // The target is a non-empty directory: rename(2) cannot replace it.
-    const std::string path = dir.file("target");
-    std::filesystem::create_directory(path);
-    write_all_file(dir.file("target/inside"), {1});
-    auto sink = AtomicFileSink::create(path);
+    const std::string path = dir.file("model.hrry");
+    write_all_file(path, {9, 9, 9});
+    struct stat before {};
+    ASSERT_EQ(::stat(path.c_str(), &before), 0);
+    const int old_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(old_fd, 0);
+    const mode_t old_mask = ::umask(027);
+    auto sink = AtomicFileSink::create(path, Durability::kAtomicOnly);
+    ::umask(old_mask);
     ASSERT_TRUE(sink);
-    ASSERT_TRUE((*sink)->write(Bytes{1, 2, 3}));
-    auto s = (*sink)->commit();
-    ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code(), ErrorCode::kIoError);
-    EXPECT_NE(s.error().message().find(path), std::string::npos) << s.error().message();
-    EXPECT_EQ(dir.list(), std::vector<std::string>{"target"});
-    EXPECT_EQ(read_all(dir.file("target/inside")), Bytes{1});
+    const Bytes data = pattern(100000, 3);
+    ASSERT_TRUE((*sink)->write(data));
+    EXPECT_EQ(read_all(path), (Bytes{9, 9, 9}));  // untouched before commit
+    ASSERT_TRUE((*sink)->commit());
+    EXPECT_EQ(read_all(path), data);
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"model.hrry"});  // the old file is gone
+    struct stat after {};
+    ASSERT_EQ(::stat(path.c_str(), &after), 0);
+    EXPECT_NE(after.st_ino, before.st_ino);
+    EXPECT_EQ(after.st_mode & 0777U, 0640U);
+    // A reader that had the old file open still reads the old bytes.
+    uint8_t buf[8] = {};
+    EXPECT_EQ(::pread(old_fd, buf, sizeof buf, 0), 3);
+    EXPECT_EQ(buf[0], 9);
+    ::close(old_fd);
+    EXPECT_FALSE((*sink)->commit());  // once only
+}
+
+TEST(AtomicFileSink, NotDurableReplacesASymlinkNotTheFileItNames) {
+    TempDir dir;
+    const std::string real = dir.file("real.bin");
+    const std::string link = dir.file("link.bin");
+    write_all_file(real, {1, 2});
+    std::filesystem::create_symlink(real, link);
+    auto sink = AtomicFileSink::create(link, false);
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE((*sink)->write(Bytes{7}));
+    ASSERT_TRUE((*sink)->commit());
+    EXPECT_FALSE(std::filesystem::is_symlink(link));
+    EXPECT_EQ(read_all(link), Bytes{7});
+    EXPECT_EQ(read_all(real), (Bytes{1, 2}));
+    EXPECT_EQ(dir.list(), (std::vector<std::string>{"link.bin", "real.bin"}));
+}
+
+TEST(AtomicFileSink, NotDurableKeepsOtherHardLinksOfTheOldFile) {
+    TempDir dir;
+    const std::string path = dir.file("a.bin");
+    const std::string other = dir.file("b.bin");
+    write_all_file(path, {4, 4});
+    std::filesystem::create_hard_link(path, other);
+    auto sink = AtomicFileSink::create(path, false);
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE((*sink)->write(Bytes{5}));
+    ASSERT_TRUE((*sink)->commit());
+    EXPECT_EQ(read_all(path), Bytes{5});
+    EXPECT_EQ(read_all(other), (Bytes{4, 4}));
+    EXPECT_EQ(dir.list(), (std::vector<std::string>{"a.bin", "b.bin"}));
 }
 
 }  // namespace

@@ -144,8 +144,13 @@ enum class Durability : uint8_t {
 /// any point leaves `path` with either its old or its new content, never a
 /// mix, and at most a stray temporary file (named `.<name>.tmp-XXXXXX`).
 /// A sink created with `durable = false` skips both `fsync`s: the replacement
-/// is still atomic for other processes (rename), but a power loss may leave
-/// `path` empty or partial; for scratch files and tests.
+/// is still atomic for other processes, but a power loss may leave `path`
+/// empty or partial. It replaces an existing regular file by exchanging the
+/// two names (`renameat2(RENAME_EXCHANGE)`) and unlinking the old file,
+/// because a rename over a file makes ext4 start writing the whole new file
+/// back before the rename returns, a cost the caller chose not to pay; where
+/// the file system cannot exchange, or there is no regular file at `path`,
+/// it renames.
 ///
 /// @code
 /// auto sink = hurray::AtomicFileSink::create("model.hrry");

@@ -100,7 +100,7 @@ public:
     /// destroyed unfinished or `finish` fails, `path` keeps its old content.
     /// `durability`: `kDurable` (default) fsyncs the file and its directory in
     /// `finish`, so the new content survives a power loss once `finish`
-    /// succeeds; `kAtomicOnly` skips both fsyncs (still an atomic rename), so
+    /// succeeds; `kAtomicOnly` skips both fsyncs (still an atomic replacement), so
     /// a save costs what writing its bytes costs (see `Durability`).
     static Result<FileWriter> create_file(const std::filesystem::path& path,
                                           const FileWriterOptions& options = {},

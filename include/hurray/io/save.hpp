@@ -93,7 +93,7 @@ struct HURRAY_IO_EXPORT SaveOptions {
     /// Layout of the file (alignment, sorted index, ...).
     FileWriterOptions writer{};
     /// Saves to a path: `kDurable` (default) fsyncs the file and its
-    /// directory; `kAtomicOnly` renames atomically without fsync (see
+    /// directory; `kAtomicOnly` replaces atomically without fsync (see
     /// `Durability`). Ignored by `save` to a sink.
     Durability durability = Durability::kDurable;
 };
