@@ -73,9 +73,11 @@ struct FileWriterState {
     std::unique_ptr<AtomicFileSink> atomic;  // set by create_file; sink points to it
     FileWriterOptions options;
     CompositeAssembler assembler;
+    // Every name written so far; IndexEntry::name of each entry views its
+    // element (an unordered_set's elements stay where they are on rehash).
     std::unordered_set<std::string> names;
     std::vector<uint8_t> buffer;             // coalesced bytes not yet given to the sink
-    std::vector<uint8_t> transfer;           // write_data_from's copy buffer, when splice does not apply
+    std::vector<uint8_t> transfer;           // write_data_from's copy buffer
     std::optional<Error> failure;            // sticky: the output is no longer valid
     bool finished = false;
 
@@ -287,9 +289,10 @@ Status start_tensor(detail::FileWriterState& s, uint64_t& offset, std::string_vi
     Out out(offset, s);
     HURRAY_RETURN_IF_ERROR(out.put(p.descriptor));
     HURRAY_RETURN_IF_ERROR(out.pad_to(p.data_offset));
-    s.names.emplace(name);
+    // The set's nodes never move: the index entry views the name kept there.
+    const auto kept = s.names.emplace(name).first;
     s.open = true;
-    s.pending = IndexEntry{.name = std::string(name),
+    s.pending = IndexEntry{.name = *kept,
                            .descriptor_offset = p.descriptor_offset,
                            .descriptor_length = static_cast<uint32_t>(p.descriptor.size()),
                            .data_offset = p.data_offset,
@@ -324,7 +327,7 @@ Status FileWriter::begin_tensor(std::string_view name, const TensorDescriptor& d
     detail::FileWriterState& s = *state_;
     if (s.open) {
         return Error(ErrorCode::kInvalidArgument, "begin_tensor \"" + std::string(name) + "\": tensor \"" +
-                                                      s.pending.name + "\" is still open (call end_tensor)");
+                                                      std::string(s.pending.name) + "\" is still open (call end_tensor)");
     }
     HURRAY_ASSIGN_OR_RETURN(TensorPlan p, (Planner{s}.plan(name, desc, nullptr, offset_)));
     // CompositeAssembler errors stick: validate on a copy, keep it on success.
@@ -344,7 +347,7 @@ Status FileWriter::write_data(std::span<const uint8_t> piece) {
     }
     if (piece.size() > s.remaining) {
         // Detected before writing: nothing of the piece is written, the writer stays usable.
-        return Error(ErrorCode::kSizeMismatch, "tensor \"" + s.pending.name + "\": a piece of " + dec(piece.size()) +
+        return Error(ErrorCode::kSizeMismatch, "tensor \"" + std::string(s.pending.name) + "\": a piece of " + dec(piece.size()) +
                                                    " bytes exceeds the " + dec(s.remaining) +
                                                    " bytes its buffers still expect");
     }
@@ -368,7 +371,7 @@ Result<uint64_t> FileWriter::write_data_from(ByteSource& source, uint64_t n) {
         return Error(ErrorCode::kInvalidArgument, "write_data_from: no tensor is open (call begin_tensor)");
     }
     if (n > s.remaining) {
-        return Error(ErrorCode::kSizeMismatch, "tensor \"" + s.pending.name + "\": " + dec(n) +
+        return Error(ErrorCode::kSizeMismatch, "tensor \"" + std::string(s.pending.name) + "\": " + dec(n) +
                                                    " bytes exceed the " + dec(s.remaining) +
                                                    " bytes its buffers still expect");
     }
@@ -438,7 +441,7 @@ Status FileWriter::end_tensor() {
     if (s.remaining != 0) {
         // Bytes are missing from the middle of the file: it cannot become valid.
         return out.fail_on(Error(ErrorCode::kSizeMismatch,
-                                 "tensor \"" + s.pending.name + "\": " + dec(s.remaining) +
+                                 "tensor \"" + std::string(s.pending.name) + "\": " + dec(s.remaining) +
                                      " bytes of its buffers were never written"));
     }
     if (!s.sizes.empty()) {
@@ -458,7 +461,7 @@ Status FileWriter::add_tensor(std::string_view name, const TensorDescriptor& des
     HURRAY_RETURN_IF_ERROR(usable(*state_));
     if (state_->open) {
         return Error(ErrorCode::kInvalidArgument, "add_tensor \"" + std::string(name) + "\": tensor \"" +
-                                                      state_->pending.name + "\" is still open (call end_tensor)");
+                                                      std::string(state_->pending.name) + "\" is still open (call end_tensor)");
     }
     HURRAY_RETURN_IF_ERROR(check_name(name, "tensor name"));
     HURRAY_RETURN_IF_ERROR(check_buffers(name, desc, buffers));
@@ -475,7 +478,7 @@ Status FileWriter::add_composite(std::string_view head_name, const TensorDescrip
     detail::FileWriterState& s = *state_;
     if (s.open) {
         return Error(ErrorCode::kInvalidArgument, "add_composite \"" + std::string(head_name) + "\": tensor \"" +
-                                                      s.pending.name + "\" is still open (call end_tensor)");
+                                                      std::string(s.pending.name) + "\" is still open (call end_tensor)");
     }
     if (!std::holds_alternative<CompositeLayout>(head.layout)) {
         return Error(ErrorCode::kInvalidArgument,
@@ -527,7 +530,7 @@ Status FileWriter::finish() {
     detail::FileWriterState& s = *state_;
     if (s.open) {
         return Error(ErrorCode::kInvalidArgument,
-                     "finish: tensor \"" + s.pending.name + "\" is still open (call end_tensor)");
+                     "finish: tensor \"" + std::string(s.pending.name) + "\" is still open (call end_tensor)");
     }
     HURRAY_RETURN_IF_ERROR(s.assembler.finish());
     if (header_.tensor_count_hint != kUnknownTensorCount && header_.tensor_count_hint != entries_.size()) {

@@ -28,7 +28,7 @@ void expect_same_tensors(const std::string& a_path, const std::string& b_path, b
         EXPECT_TRUE(a->kv() == b->kv());
     }
     for (size_t i = 0; i < a->tensor_count(); ++i) {
-        const std::string& name = a->entry(i).name;
+        const std::string name(a->entry(i).name);
         auto ta = a->tensor(i);
         auto tb = b->tensor(name);
         ASSERT_TRUE(ta.ok());

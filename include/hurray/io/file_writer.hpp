@@ -166,7 +166,8 @@ public:
     [[nodiscard]] uint64_t offset() const noexcept { return offset_; }
     /// Number of tensors written so far.
     [[nodiscard]] size_t tensor_count() const noexcept { return entries_.size(); }
-    /// The index entries so far, in write order.
+    /// The index entries so far, in write order (names view the writer's own
+    /// copies: valid while the writer lives).
     [[nodiscard]] const std::vector<IndexEntry>& entries() const noexcept { return entries_; }
     /// The header as written.
     [[nodiscard]] const FileHeader& header() const noexcept { return header_; }
