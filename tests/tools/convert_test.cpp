@@ -193,7 +193,7 @@ TEST(Convert, FastPathsThroughPipes) {
     EXPECT_EQ(std::string(rc.begin(), rc.end()), "1\n");
     const auto err = read_all(err_file);
     EXPECT_NE(std::string(err.begin(), err.end()).find("Broken pipe"), std::string::npos);
-    // Stream -> file from a pipe (spliced into the file), with and without fsync.
+    // Stream -> file from a pipe (read straight into the writer's buffer), with and without fsync.
     write_all_file(dir.file("big.stream"), expected);
     for (const char* flag : {"", " --no-fsync"}) {
         const std::string back = dir.file("back.hrry");

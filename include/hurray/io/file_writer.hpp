@@ -136,10 +136,10 @@ public:
     /// `kSizeMismatch`, detected before any byte of that piece is written;
     /// the writer stays usable (the tensor still expects its remaining bytes).
     Status write_data(std::span<const uint8_t> piece);
-    /// As `write_data` with the next `n` bytes read from `source`: moved with
-    /// splice(2) from `source.splice_fd()` (a pipe) to the sink's
-    /// `splice_fd()` when both have one, else read into a 1 MiB buffer and
-    /// written. Returns the bytes moved: less than `n` only when the source
+    /// As `write_data` with the next `n` bytes read from `source`, straight
+    /// into one 1 MiB buffer and written from there (no other staging; a
+    /// copy beats splice(2) from a pipe, which stalls the pipe's writer while
+    /// the file system writes). Returns the bytes moved: less than `n` only when the source
     /// ended (the tensor then still expects the rest). `n` over what the
     /// tensor expects is `kSizeMismatch` with nothing read; a source or sink
     /// failure leaves the writer failed.
