@@ -12,6 +12,8 @@
 #include <exception>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <type_traits>
 #include <vector>
 #include <new>
@@ -25,8 +27,24 @@
 
 /// Behind `HurrayFile*`: one share of an opened container.
 struct HurrayFile {
+    /// Takes the reader.
+    explicit HurrayFile(hurray::FileReader r) noexcept : reader(std::move(r)) {}
+
     /// The reader (a shared handle; buffers hold their own shares).
     hurray::FileReader reader;
+
+    /// Name `i`, NUL-terminated (hurray_file_tensor_name's promise; the
+    /// reader's names are views into the index, not terminated). The copies
+    /// are made on the first call, all at once, so that a program that never
+    /// asks for a name pays nothing. Throws std::bad_alloc when memory runs
+    /// out (the entry points' guard turns it into HURRAY_ERR_OUT_OF_MEMORY; a
+    /// later call tries again). Precondition: `i < reader.tensor_count()`.
+    [[nodiscard]] std::string_view c_name(size_t i) const;
+
+private:
+    mutable std::once_flag names_once_;
+    mutable std::string names_;                // every name, each followed by a NUL
+    mutable std::vector<size_t> name_starts_;  // where name i starts in names_ (one more at the end)
 };
 
 /// Behind `HurrayDescriptor*`: an owned copy of a decoded descriptor.

@@ -423,7 +423,7 @@ HURRAY_C_API HurrayStatus hurray_source_kv(const HurraySource* source, HurrayFil
             return fail(opened.error());
         }
         *out = hurray::c::publish_handle(
-            std::make_unique<HurrayFile>(HurrayFile{std::move(opened).value_unchecked()}));
+            std::make_unique<HurrayFile>(std::move(opened).value_unchecked()));
         return HURRAY_OK;
     });
 }

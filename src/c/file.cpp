@@ -109,7 +109,7 @@ std::unique_ptr<HurrayBuffer> file_buffer(const hurray::FileTensor& t, uint32_t 
 
 // Moves an opened reader into a new handle.
 HurrayStatus publish(hurray::Result<hurray::FileReader>&& opened, HurrayFile** out) {
-    *out = hurray::c::publish_handle(std::make_unique<HurrayFile>(HurrayFile{std::move(opened).value_unchecked()}));
+    *out = hurray::c::publish_handle(std::make_unique<HurrayFile>(std::move(opened).value_unchecked()));
     return HURRAY_OK;
 }
 
@@ -196,6 +196,29 @@ HURRAY_C_API void hurray_file_close(HurrayFile* file) {
     delete file;
 }
 
+std::string_view HurrayFile::c_name(size_t i) const {
+    std::call_once(names_once_, [this] {
+        const size_t n = reader.tensor_count();
+        size_t total = 0;
+        for (size_t k = 0; k < n; ++k) {
+            total += reader.entry(k).name.size() + 1;  // <= the index section's size: no overflow
+        }
+        std::string names;
+        std::vector<size_t> starts;
+        names.reserve(total);
+        starts.reserve(n + 1);
+        for (size_t k = 0; k < n; ++k) {
+            starts.push_back(names.size());
+            names.append(reader.entry(k).name);
+            names.push_back('\0');
+        }
+        starts.push_back(names.size());
+        names_ = std::move(names);  // published only complete (a throw above leaves nothing)
+        name_starts_ = std::move(starts);
+    });
+    return std::string_view(names_).substr(name_starts_[i], name_starts_[i + 1] - name_starts_[i] - 1);
+}
+
 HURRAY_C_API HurrayStatus hurray_file_tensor_count(const HurrayFile* file, uint64_t* out) {
     static constexpr const char* kFn = "hurray_file_tensor_count";
     return guarded(kFn, [&]() -> HurrayStatus {
@@ -217,9 +240,8 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_name(const HurrayFile* file, uint64
         if (const HurrayStatus s = check_tensor_index(kFn, file, index); s != HURRAY_OK) {
             return s;
         }
-        // The entry's std::string lives as long as the reader: NUL-terminated.
-        const std::string& entry_name = file->reader.entry(static_cast<size_t>(index)).name;
-        *name = entry_name.c_str();
+        const std::string_view entry_name = file->c_name(static_cast<size_t>(index));
+        *name = entry_name.data();  // NUL-terminated: see HurrayFile::c_name
         *len = entry_name.size();
         return HURRAY_OK;
     });

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Bulk descriptor transfers (fd_transfer.hpp): writev / sendmsg / vmsplice /
-// splice loops with EINTR, partial transfers, EAGAIN and EPIPE handled. Every
+// Bulk descriptor transfers (fd_transfer.hpp): writev / sendmsg / vmsplice
+// loops with EINTR, partial transfers, EAGAIN and EPIPE handled. Every
 // system call that reads or writes caller memory carries a SAFETY comment.
 #include "io/fd_transfer.hpp"
 
@@ -206,42 +206,6 @@ Status FdWriter::splice_all(std::span<const uint8_t> bytes) {
         bytes = bytes.subspan(static_cast<size_t>(n));
     }
     return Status::success();
-}
-
-// ---------------------------------------------------------------------------
-// splice_from_pipe
-
-Result<std::optional<uint64_t>> splice_from_pipe(int in_fd, int out_fd, uint64_t n) {
-    uint64_t moved = 0;
-    while (moved < n) {
-        const uint64_t left = n - moved;
-        const size_t want = left < kMaxPerCall ? static_cast<size_t>(left) : kMaxPerCall;
-        // SAFETY: no caller memory is involved: the kernel moves pages from the
-        // pipe to the file at their current offsets.
-        const ssize_t k = ::splice(in_fd, nullptr, out_fd, nullptr, want, SPLICE_F_MOVE | SPLICE_F_MORE);
-        if (k < 0) {
-            const int err = errno;
-            if (err == EINTR) {
-                continue;
-            }
-            if (err == EAGAIN) {
-                // Either end may be the non-blocking one: wait for both.
-                HURRAY_RETURN_IF_ERROR(wait_for(in_fd, POLLIN, "wait to read"));
-                HURRAY_RETURN_IF_ERROR(wait_for(out_fd, POLLOUT, "wait to write"));
-                continue;
-            }
-            if (moved == 0 && (err == EINVAL || err == ENOSYS || err == EBADF || err == ESPIPE)) {
-                return std::optional<uint64_t>();  // splice does not apply: copy instead
-            }
-            return Error(ErrorCode::kIoError, "splice from fd " + std::to_string(in_fd) + " to fd " +
-                                                  std::to_string(out_fd) + ": " + errno_text(err));
-        }
-        if (k == 0) {
-            break;  // the writer closed the pipe
-        }
-        moved += static_cast<uint64_t>(k);
-    }
-    return std::optional<uint64_t>(moved);
 }
 
 }  // namespace hurray::detail

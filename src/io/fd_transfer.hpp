@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 
@@ -72,12 +71,5 @@ private:
     FdKind kind_;
     uint64_t written_ = 0;
 };
-
-/// Moves up to `n` bytes from the pipe `in_fd` to the descriptor `out_fd` at
-/// its current offset with splice(2), waiting on non-blocking ends. Returns
-/// the bytes moved: less than `n` only when the pipe's writer closed it.
-/// Nothing (no value) when splice does not apply to this pair and no byte
-/// moved (the caller then copies).
-Result<std::optional<uint64_t>> splice_from_pipe(int in_fd, int out_fd, uint64_t n);
 
 }  // namespace hurray::detail

@@ -148,7 +148,23 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
         // offset + length <= size_ == bytes_.size(), so both fit in size_t.
         return SharedBuffer(bytes_.subspan(static_cast<size_t>(offset), static_cast<size_t>(length)), owner_);
     }
-    if (length > SIZE_MAX || offset > static_cast<uint64_t>(INT64_MAX) ||
+    return pread_copy(offset, length, what);
+}
+
+Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, const char* what) const {
+    if (kind_ != Kind::kMapped) {
+        return read(offset, length, what);  // already a copy (pread), or the caller's memory
+    }
+    const auto end = add_u64(offset, length);
+    if (!end || *end > size_) {
+        return read(offset, length, what);  // the same kTruncated error
+    }
+    return pread_copy(offset, length, what);
+}
+
+Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, const char* what) const {
+    const auto end = add_u64(offset, length);  // checked by the callers: in the file
+    if (!end || length > SIZE_MAX || offset > static_cast<uint64_t>(INT64_MAX) ||
         *end > static_cast<uint64_t>(INT64_MAX)) {
         return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", offset);
     }

@@ -69,6 +69,12 @@ public:
     /// read fails.
     [[nodiscard]] Result<SharedBuffer> read(uint64_t offset, uint64_t length,
                                             const char* what) const;
+    /// As `read`, but always a copy of a mapped file's bytes, read with
+    /// pread: for metadata that must stay right if the file shrinks under
+    /// the mapping (a vanished page reads as zeros). Memory sources are
+    /// still viewed, pread sources read as `read` does.
+    [[nodiscard]] Result<SharedBuffer> read_copy(uint64_t offset, uint64_t length,
+                                                 const char* what) const;
 
     /// Applies `pattern` to the mapped pages covering [offset, offset + length)
     /// (rounded out to whole pages inside the mapping). Succeeds without doing
@@ -83,6 +89,10 @@ public:
     [[nodiscard]] Status check_unchanged() const;
 
 private:
+    /// pread of [offset, offset + length), which lies inside the file, into a
+    /// fresh heap buffer.
+    [[nodiscard]] Result<SharedBuffer> pread_copy(uint64_t offset, uint64_t length, const char* what) const;
+
     Kind kind_ = Kind::kMemory;
     uint64_t size_ = 0;
     bool writable_ = false;  // a copy-on-write mapping (kMapped only)

@@ -91,7 +91,7 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
     const TensorDescriptor& d = *descriptor_;
     // Built only for an error: as<T>() may sit in a loop.
     const auto what = [&] {
-        return std::string("tensor '") + entry_->name + "': " +
+        return std::string("tensor '").append(entry_->name) + "': " +
                (cpp_name != nullptr ? std::string("as<") + cpp_name + ">()" : std::string("bytes()"));
     };
     if (is_composite()) {
@@ -160,7 +160,7 @@ Result<T> unless_changed(const FileReader& file, Result<T> result, const std::st
 }  // namespace
 
 Result<std::vector<uint8_t>> FileTensor::materialize() const {
-    const std::string label = std::string("tensor '") + entry_->name + "': materialize()";
+    const std::string label = std::string("tensor '").append(entry_->name) + "': materialize()";
     if (!is_composite()) {
         HURRAY_ASSIGN_OR_RETURN(const TensorView v, view());
         return unless_changed(file_, v.materialize(), label);
@@ -187,7 +187,7 @@ Result<std::vector<uint8_t>> FileTensor::materialize() const {
 }
 
 Result<std::vector<float>> FileTensor::to_float32() const {
-    const std::string label = std::string("tensor '") + entry_->name + "': to_float32()";
+    const std::string label = std::string("tensor '").append(entry_->name) + "': to_float32()";
     if (!is_composite()) {
         HURRAY_ASSIGN_OR_RETURN(const TensorView v, view());
         auto values = unless_changed(file_, hurray::to_float32(v), label);

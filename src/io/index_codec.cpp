@@ -120,7 +120,7 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
                 e.data_length = c.u64();
                 e.flags = c.u32();
                 if (c.ok() && e.flags == 0 && all_ascii(name)) {
-                    e.name.assign(char_view(name));
+                    e.name = char_view(name);  // a view into `bytes`
                     (void)r.bytes(2 + name_length + (kIndexEntryFixedSize - 2), "index entry");  // checked above
                     entries.push_back(std::move(e));
                     if (entry_offsets != nullptr) {
@@ -136,7 +136,7 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
             return Error(ErrorCode::kInvalidName, "index entry " + dec(i) + ": name_length is 0", at);
         }
         HURRAY_ASSIGN_OR_RETURN(auto name, r.bytes(name_length, "index entry name"));
-        e.name.assign(char_view(name));
+        e.name = char_view(name);  // a view into `bytes`
         if (!is_valid_utf8(e.name)) {
             return Error(ErrorCode::kInvalidName, "index entry " + dec(i) + ": name is not valid UTF-8",
                          at + 2);

@@ -120,6 +120,7 @@ struct SequentialFileReader::Impl {
 
     // --- results of the end checks -------------------------------------------
     KvMetadata kv;
+    std::vector<uint8_t> tail_bytes;  // KV, index and trailer: the index entries' names view it
     std::vector<IndexEntry> index;
     FileTrailer trailer;
 
@@ -560,7 +561,8 @@ struct SequentialFileReader::Impl {
 
     Status finish(uint64_t tail_limit) {
         const uint64_t tail_start = offset;
-        HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> tail, read_tail());
+        HURRAY_ASSIGN_OR_RETURN(tail_bytes, read_tail());
+        const std::vector<uint8_t>& tail = tail_bytes;
         const uint64_t file_size = offset;
         const std::span<const uint8_t> all(tail);
         if (tail.size() < kFileTrailerSize) {
@@ -694,7 +696,7 @@ struct SequentialFileReader::Impl {
         for (size_t i = 0; i < index.size(); ++i) {
             const IndexEntry& e = index[i];
             const uint64_t at = i < entry_offsets.size() ? entry_offsets[i] : trailer.index_offset;
-            const std::string who = "index entry " + dec(i) + " (\"" + e.name + "\")";
+            const std::string who = "index entry " + dec(i) + " (\"" + std::string(e.name) + "\")";
             const auto it = std::lower_bound(met.begin(), met.end(), e.descriptor_offset,
                                              [](const MetTensor& m, uint64_t off) { return m.descriptor_offset < off; });
             if (it == met.end() || it->descriptor_offset != e.descriptor_offset) {

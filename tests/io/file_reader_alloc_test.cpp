@@ -56,7 +56,7 @@ TEST(FileReaderAllocations, LookupDescriptorAndTensorAllocateNothing) {
                     ASSERT_TRUE(r.descriptor(i).ok());  // first use: decoded (allocates the model)
                 }
                 for (size_t i = 0; i < r.tensor_count(); ++i) {
-                    const std::string name = r.entry(i).name;
+                    const std::string name(r.entry(i).name);
                     bool ok = false;
                     size_t buffers = 0;
                     EXPECT_EQ(allocations_in([&] {

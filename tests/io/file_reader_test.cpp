@@ -270,7 +270,7 @@ TEST(FileReaderLookup, SortedIndexUsesRawByteOrder) {
     const FileReader r = open_bytes(f.bytes);
     std::vector<std::string> names;
     for (size_t i = 0; i < r.tensor_count(); ++i) {
-        names.push_back(r.entry(i).name);
+        names.emplace_back(r.entry(i).name);
     }
     EXPECT_THAT(names, ::testing::ElementsAre("Beta", "alpha", "alphabet", "zeta", "\xC3\xA9t\xC3\xA9"));
 }
@@ -282,7 +282,7 @@ TEST(FileReaderLookup, WriteOrderFollowsDescriptorOffsets) {
     const FileReader r = open_bytes(f.bytes);
     std::vector<std::string> in_write_order;
     for (const size_t i : r.write_order()) {
-        in_write_order.push_back(r.entry(i).name);
+        in_write_order.emplace_back(r.entry(i).name);
     }
     std::vector<std::string> expected;
     for (const TestTensor& t : named_tensors()) {

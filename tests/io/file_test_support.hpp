@@ -15,9 +15,12 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hurray/core/builder.hpp"
@@ -99,6 +102,19 @@ inline void pad_to(Bytes& out, uint64_t alignment) {
     }
 }
 
+/// A copy of `name` that lives until the test program ends: IndexEntry::name
+/// is a view, and the entries built here outlive the tensors they came from.
+inline std::string_view interned(std::string_view name) {
+    static std::mutex mutex;
+    static std::set<std::string, std::less<>> names;  // nodes never move
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto it = names.find(name);
+    if (it == names.end()) {
+        it = names.emplace(name).first;
+    }
+    return *it;
+}
+
 /// Assembles a container holding `tensors` (in this write order) and `kv`.
 inline BuiltFile build_file(const std::vector<TestTensor>& tensors, const KvMetadata* kv = nullptr,
                             const BuildOptions& opt = {}) {
@@ -114,7 +130,7 @@ inline BuiltFile build_file(const std::vector<TestTensor>& tensors, const KvMeta
         const TestTensor& tt = tensors[t];
         const Bytes desc = tt.raw_descriptor ? *tt.raw_descriptor : must(encode(tt.desc));
         IndexEntry e;
-        e.name = tt.name;
+        e.name = interned(tt.name);
         e.descriptor_offset = out.size();
         e.descriptor_length = static_cast<uint32_t>(desc.size());
         out.insert(out.end(), desc.begin(), desc.end());

@@ -132,10 +132,10 @@ std::vector<IndexEntry> check_layout(const Bytes& f, const std::vector<Tensor>& 
     EXPECT_EQ(idx->size(), tensors.size());
     std::map<std::string, IndexEntry> by_name;
     for (const auto& e : *idx) {
-        by_name[e.name] = e;
+        by_name[std::string(e.name)] = e;
     }
     if (o.sorted_index) {
-        const auto byte_less = [](const std::string& x, const std::string& y) {
+        const auto byte_less = [](std::string_view x, std::string_view y) {
             return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end(), [](char c, char d) {
                 return static_cast<unsigned char>(c) < static_cast<unsigned char>(d);
             });

@@ -165,6 +165,9 @@ inline hurray::Result<ReadBack> read_all(hurray::ByteSource& src, const hurray::
     }
     out.kv = r->kv();
     out.index = r->index();
+    for (hurray::IndexEntry& e : out.index) {
+        e.name = hurray::test::interned(e.name);  // the reader's copy goes with it
+    }
     return out;
 }
 

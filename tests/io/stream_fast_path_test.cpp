@@ -3,7 +3,7 @@
 // sendmsg, vmsplice) gives byte for byte what the ByteSink path gives, through
 // a pipe, a socket pair, a non-blocking pipe and a regular file; a reader that
 // goes away is an EPIPE error, not a SIGPIPE death; stream_to_file from a pipe
-// (splice into the file) gives the same file as from memory. Also: a
+// (read straight into the writer's buffer) gives the same file as from memory. Also: a
 // non-durable atomic save writes the same file as a durable one.
 #include <gtest/gtest.h>
 

@@ -28,7 +28,7 @@ void expect_same_tensors(const std::string& a_path, const std::string& b_path, b
         EXPECT_TRUE(a->kv() == b->kv());
     }
     for (size_t i = 0; i < a->tensor_count(); ++i) {
-        const std::string& name = a->entry(i).name;
+        const std::string name(a->entry(i).name);
         auto ta = a->tensor(i);
         auto tb = b->tensor(name);
         ASSERT_TRUE(ta.ok());
@@ -193,7 +193,7 @@ TEST(Convert, FastPathsThroughPipes) {
     EXPECT_EQ(std::string(rc.begin(), rc.end()), "1\n");
     const auto err = read_all(err_file);
     EXPECT_NE(std::string(err.begin(), err.end()).find("Broken pipe"), std::string::npos);
-    // Stream -> file from a pipe (spliced into the file), with and without fsync.
+    // Stream -> file from a pipe (read straight into the writer's buffer), with and without fsync.
     write_all_file(dir.file("big.stream"), expected);
     for (const char* flag : {"", " --no-fsync"}) {
         const std::string back = dir.file("back.hrry");

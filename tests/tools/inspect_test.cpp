@@ -151,7 +151,7 @@ TEST(InspectConformance, FileRowsAgreeWithFileReader) {
         EXPECT_EQ(n[p + "data_offset"], e.data_offset);
         EXPECT_EQ(n[p + "data_length"], e.data_length);
         EXPECT_EQ(n[p + "flags"], e.flags);
-        const std::string d = "tensor \"" + e.name + "\" descriptor/";
+        const std::string d = "tensor \"" + std::string(e.name) + "\" descriptor/";
         auto desc = reader->descriptor(i);
         ASSERT_TRUE(desc);
         EXPECT_EQ(n[d + "descriptor_length"], e.descriptor_length);

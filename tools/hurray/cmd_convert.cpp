@@ -415,7 +415,7 @@ int run_convert(const ConvertOptions& o, const Console& console) {
         }
         if (from == &o.names_from) {
             for (size_t i : other->write_order()) {
-                names.push_back(other->entry(i).name);
+                names.emplace_back(other->entry(i).name);
             }
         } else {
             kv = other->kv();

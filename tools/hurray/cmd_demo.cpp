@@ -45,7 +45,7 @@ Status pipe_copy(const std::string& source_path, const std::string& copy_path, u
     });
     std::vector<std::string> names;
     for (size_t i : source.write_order()) {
-        names.push_back(source.entry(i).name);
+        names.emplace_back(source.entry(i).name);
     }
     Status read = Status::success();
     {
@@ -96,7 +96,7 @@ Status same_content(const std::string& a_path, const std::string& b_path, size_t
     }
     *compared = 0;
     for (size_t i = 0; i < a.tensor_count(); ++i) {
-        const std::string& name = a.entry(i).name;
+        const std::string name(a.entry(i).name);
         HURRAY_ASSIGN_OR_RETURN(FileTensor ta, a.tensor(i));
         HURRAY_ASSIGN_OR_RETURN(FileTensor tb, b.tensor(name));
         if (!(ta.descriptor() == tb.descriptor())) {

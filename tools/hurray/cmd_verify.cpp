@@ -38,7 +38,7 @@ bool is_head(const TensorDescriptor& d) {
     return d.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite);
 }
 
-std::string tensor_label(const std::string& name, uint64_t index) {
+std::string tensor_label(std::string_view name, uint64_t index) {
     return "tensor '" + printable(name) + "' (#" + std::to_string(index) + ")";
 }
 

@@ -62,7 +62,7 @@ void add_buffer_fields(ojson& j, const TensorDescriptor& d) {
 
 }  // namespace
 
-std::string printable(const std::string& s) {
+std::string printable(std::string_view s) {
     std::string out;
     out.reserve(s.size());
     for (char c : s) {

@@ -70,6 +70,6 @@ std::string bytes_text(uint64_t n);
 std::string kv_value_text(const KvValue& v, size_t max_items = 16);
 
 /// `s` with control characters shown as `\xNN` (names and keys are printed raw otherwise).
-std::string printable(const std::string& s);
+std::string printable(std::string_view s);
 
 }  // namespace hurray::cli

@@ -37,10 +37,10 @@ Result<std::vector<ListedTensor>> list_file(const FileReader& file) {
         const IndexEntry& e = file.entry(i);
         auto d = file.descriptor(i);
         if (!d) {
-            return Error(d.error().code(), "tensor '" + e.name + "' (index " + std::to_string(i) + ") at byte " +
+            return Error(d.error().code(), "tensor '" + std::string(e.name) + "' (index " + std::to_string(i) + ") at byte " +
                                                std::to_string(e.descriptor_offset) + ": " + d.error().to_string());
         }
-        out.push_back(ListedTensor{e.name, **d, TensorPlacement{e.descriptor_offset, e.descriptor_length, e.data_offset}});
+        out.push_back(ListedTensor{std::string(e.name), **d, TensorPlacement{e.descriptor_offset, e.descriptor_length, e.data_offset}});
     }
     return out;
 }

@@ -134,9 +134,22 @@ struct HURRAY_IO_EXPORT FileTrailer {
 };
 
 /// One entry of the index section: where a named tensor lives in the file.
+///
+/// The name is a view, not a copy: an entry from `FileReader::entry`,
+/// `SequentialFileReader::index` or `FileWriter::entries` points into memory
+/// that object keeps (the file's mapped or read index, the writer's names), and
+/// one from `decode_index` into the bytes it decoded. Copy the name
+/// (`std::string(e.name)`) to keep it longer than its source. Opening a file
+/// with 100,000 tensors therefore allocates no string per name.
+///
+/// @code
+/// hurray::IndexEntry e{"w", 64, 80, 4096, 24};  // a literal lives forever
+/// std::string kept(file->entry(0).name);        // outlives `file`
+/// @endcode
 struct HURRAY_IO_EXPORT IndexEntry {
-    /// The tensor's name (valid UTF-8, 1 .. 65,535 bytes, unique in the file).
-    std::string name;
+    /// The tensor's name (valid UTF-8, 1 .. 65,535 bytes, unique in the file),
+    /// viewing memory owned by whoever produced the entry (see above).
+    std::string_view name;
     /// Absolute offset of the tensor's descriptor (a multiple of 8).
     uint64_t descriptor_offset = 0;
     /// Length of the descriptor; equals the descriptor's own `descriptor_length`.

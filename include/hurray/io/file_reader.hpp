@@ -203,6 +203,8 @@ public:
     /// Number of tensors (index entries).
     [[nodiscard]] size_t tensor_count() const noexcept;
     /// Index entry `i`, in index order. Precondition: `i < tensor_count()`.
+    /// Its name views the file's index: valid while this reader, a copy of it
+    /// or a tensor of it is alive.
     [[nodiscard]] const IndexEntry& entry(size_t i) const;
     /// Position of the tensor named `name`, or nothing.
     [[nodiscard]] std::optional<size_t> find(std::string_view name) const;

@@ -136,10 +136,10 @@ public:
     /// `kSizeMismatch`, detected before any byte of that piece is written;
     /// the writer stays usable (the tensor still expects its remaining bytes).
     Status write_data(std::span<const uint8_t> piece);
-    /// As `write_data` with the next `n` bytes read from `source`: moved with
-    /// splice(2) from `source.splice_fd()` (a pipe) to the sink's
-    /// `splice_fd()` when both have one, else read into a 1 MiB buffer and
-    /// written. Returns the bytes moved: less than `n` only when the source
+    /// As `write_data` with the next `n` bytes read from `source`, straight
+    /// into one 1 MiB buffer and written from there (no other staging; a
+    /// copy beats splice(2) from a pipe, which stalls the pipe's writer while
+    /// the file system writes). Returns the bytes moved: less than `n` only when the source
     /// ended (the tensor then still expects the rest). `n` over what the
     /// tensor expects is `kSizeMismatch` with nothing read; a source or sink
     /// failure leaves the writer failed.
@@ -166,7 +166,8 @@ public:
     [[nodiscard]] uint64_t offset() const noexcept { return offset_; }
     /// Number of tensors written so far.
     [[nodiscard]] size_t tensor_count() const noexcept { return entries_.size(); }
-    /// The index entries so far, in write order.
+    /// The index entries so far, in write order (names view the writer's own
+    /// copies: valid while the writer lives).
     [[nodiscard]] const std::vector<IndexEntry>& entries() const noexcept { return entries_; }
     /// The header as written.
     [[nodiscard]] const FileHeader& header() const noexcept { return header_; }

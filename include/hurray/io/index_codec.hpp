@@ -37,6 +37,7 @@ HURRAY_IO_EXPORT Result<std::vector<uint8_t>> encode_index(std::span<const Index
 /// the section, names are 1 .. 65,535 bytes of valid UTF-8, entry flags are
 /// 0, no byte is left over. Errors carry the absolute offset of the field.
 /// `entry_offsets`, when given, receives the absolute offset of each entry.
+/// The entries' names view `bytes`: keep `bytes` alive while they are used.
 HURRAY_IO_EXPORT Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uint64_t base,
                                              std::vector<uint64_t>* entry_offsets = nullptr);
 

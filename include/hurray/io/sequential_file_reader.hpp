@@ -122,7 +122,8 @@ public:
 
     /// The KV metadata (available once `next` has returned nullptr).
     [[nodiscard]] const KvMetadata& kv() const noexcept;
-    /// The index entries (available once `next` has returned nullptr).
+    /// The index entries (available once `next` has returned nullptr); their
+    /// names view memory this reader keeps.
     [[nodiscard]] const std::vector<IndexEntry>& index() const noexcept;
     /// The trailer (available once `next` has returned nullptr).
     [[nodiscard]] const FileTrailer& trailer() const noexcept;

@@ -73,10 +73,11 @@ HURRAY_IO_EXPORT Status file_to_stream(const FileReader& file, int fd, const Str
 /// `writer` (which the caller created and later finishes, after setting KV
 /// metadata if it likes). Tensor `i` is named `names[i]` when given, else
 /// `tensor_<i>`. Data moves in chunks of `options.chunk_size`: memory stays
-/// bounded whatever the tensor sizes. When `source` reads a pipe directly
-/// (`ByteSource::splice_fd`) and `writer` writes to a file descriptor, the
-/// data moves from the pipe to the file with splice(2), without passing
-/// through user memory. Returns the number of tensors.
+/// bounded whatever the tensor sizes. When `source` reads a descriptor
+/// directly (`ByteSource::splice_fd`), each buffer's bytes are read from it
+/// into the writer's 1 MiB transfer buffer and written, skipping the
+/// reader's chunks (`FileWriter::write_data_from`). Returns the number of
+/// tensors.
 ///
 /// @code
 /// hurray::FdSource in(STDIN_FILENO);

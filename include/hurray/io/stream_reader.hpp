@@ -101,8 +101,8 @@ public:
     /// Hands what is left of the current buffer to `move(source, n)`, which
     /// must take exactly the next `n` bytes from `source` (the reader's
     /// source, positioned at them) and return how many it took (fewer only
-    /// when the input ended: then `kTruncated`). For transfers that bypass
-    /// user memory (splice). Returns the bytes moved; 0 when the tensor's
+    /// when the input ended: then `kTruncated`). For transfers that skip the
+    /// reader's own chunks (`FileWriter::write_data_from`). Returns the bytes moved; 0 when the tensor's
     /// data is all read. An error from `move` becomes the reader's sticky
     /// error (the position in the source is then unknown).
     ///
