@@ -3,10 +3,14 @@
 // Debian packages: where they are, and whether they can run here.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "io_test_util.hpp"
 #include "test_paths.hpp"
 
 namespace hurray::test {
@@ -28,5 +32,56 @@ inline std::string python_numpy_missing() {
     }
     return {};
 }
+
+/// A test fixture whose tests share files the writers wrote once, before the
+/// suite's first test, into a temporary folder removed after its last.
+/// `Suite::writer_commands(folder)` returns each writer's command line after
+/// the interpreter (script name relative to writers_dir(), then its
+/// arguments); it may create sub-folders first. Tests skip, saying why, when
+/// the interpreter or NumPy is missing, and fail when a writer failed.
+///
+/// @code
+/// class GgufFiles : public WrittenFilesTest<GgufFiles> {
+/// public:
+///     static std::vector<std::string> writer_commands(const std::filesystem::path& dir) {
+///         return {"gguf_writer.py " + dir.string()};
+///     }
+/// };
+/// @endcode
+template <typename Suite>
+class WrittenFilesTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = new TempDir();
+        skip_ = python_numpy_missing();
+        if (!skip_.empty()) {
+            return;
+        }
+        ran_ = true;
+        for (const std::string& args : Suite::writer_commands(dir_->path())) {
+            // Appended piece by piece: GCC 12 -O3 warns falsely (-Warray-bounds)
+            // on a chain of std::string + here.
+            std::string cmd(kPython);
+            cmd.append(" ").append(writers_dir()).append("/").append(args).append(" >/dev/null");
+            ran_ = ran_ && std::system(cmd.c_str()) == 0;
+        }
+    }
+    static void TearDownTestSuite() {
+        delete dir_;
+        dir_ = nullptr;
+    }
+    void SetUp() override {
+        if (!skip_.empty()) {
+            GTEST_SKIP() << skip_;
+        }
+        ASSERT_TRUE(ran_) << "a writer of tests/convert/writers failed";
+    }
+    /// `name` inside the shared folder.
+    static std::string file(const std::string& name) { return dir_->file(name); }
+
+    static inline TempDir* dir_ = nullptr;
+    static inline std::string skip_;
+    static inline bool ran_ = false;
+};
 
 }  // namespace hurray::test

@@ -37,37 +37,12 @@ using test::TempDir;
 using hurray::test::kPython;
 
 /// Runs the Python writer once into a directory shared by the tests of this file.
-class GgufFiles : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir();
-        skip_ = hurray::test::python_numpy_missing();
-        if (!skip_.empty()) {
-            return;
-        }
-        const std::string cmd = std::string(kPython) + " " + hurray::test::writers_dir() +
-                                "/gguf_writer.py " + dir_->path().string();
-        ran_ = std::system(cmd.c_str()) == 0;
+class GgufFiles : public hurray::test::WrittenFilesTest<GgufFiles> {
+public:
+    static std::vector<std::string> writer_commands(const std::filesystem::path& dir) {
+        return {"gguf_writer.py " + dir.string()};
     }
-    static void TearDownTestSuite() {
-        delete dir_;
-        dir_ = nullptr;
-    }
-    void SetUp() override {
-        if (!skip_.empty()) {
-            GTEST_SKIP() << skip_;
-        }
-        ASSERT_TRUE(ran_) << "gguf_writer.py failed";
-    }
-    static std::string file(const std::string& name) { return dir_->file(name); }
-
-    static TempDir* dir_;
-    static std::string skip_;
-    static bool ran_;
 };
-TempDir* GgufFiles::dir_ = nullptr;
-std::string GgufFiles::skip_;
-bool GgufFiles::ran_ = false;
 
 /// Every byte of buffer `b` of tensor `i`, through read() in small pieces.
 Bytes read_buffer(const TensorSource& src, size_t i, size_t b, size_t piece = 37) {

@@ -78,42 +78,15 @@ ZipMap map_zip(const Bytes& b) {
 }
 
 /// Runs numpy_arrays.py and npz_seeds.py once into a directory shared by the tests.
-class NpzFiles : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir();
-        skip_ = hurray::test::python_numpy_missing();
-        if (!skip_.empty()) {
-            return;
-        }
-        ran_ = true;
-        for (const char* script : {"numpy_arrays.py", "npz_seeds.py"}) {
-            const std::string cmd = std::string(hurray::test::kPython) + " " +
-                                    hurray::test::writers_dir() + "/" + script + " " +
-                                    dir_->path().string() + " >/dev/null";
-            ran_ = ran_ && std::system(cmd.c_str()) == 0;
-        }
+class NpzFiles : public hurray::test::WrittenFilesTest<NpzFiles> {
+public:
+    static std::vector<std::string> writer_commands(const std::filesystem::path& dir) {
+        return {"numpy_arrays.py " + dir.string(), "npz_seeds.py " + dir.string()};
     }
-    static void TearDownTestSuite() {
-        delete dir_;
-        dir_ = nullptr;
-    }
-    void SetUp() override {
-        if (!skip_.empty()) {
-            GTEST_SKIP() << skip_;
-        }
-        ASSERT_TRUE(ran_) << "a writer of tests/convert/writers failed";
-    }
-    static std::string file(const std::string& name) { return dir_->file(name); }
-    static Bytes bytes(const std::string& name) { return hurray::test::read_all(file(name)); }
 
-    static TempDir* dir_;
-    static std::string skip_;
-    static bool ran_;
+protected:
+    static Bytes bytes(const std::string& name) { return hurray::test::read_all(file(name)); }
 };
-TempDir* NpzFiles::dir_ = nullptr;
-std::string NpzFiles::skip_;
-bool NpzFiles::ran_ = false;
 
 /// An error of an .npz named `path`: a code, the path, "at byte N" with N its offset.
 void expect_clean_error(const Error& e, const std::string& path, uint64_t file_size) {

@@ -30,47 +30,21 @@ using hurray::test::kPython;
 
 /// Runs the three writers once into a directory shared by the tests of this file:
 /// gguf/ (gguf_writer.py), safetensors/ (safetensors_writer.py), numpy/ (numpy_arrays.py).
-class ForeignFiles : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        dir_ = new TempDir();
-        skip_ = hurray::test::python_numpy_missing();
-        if (!skip_.empty()) {
-            return;
-        }
-        ran_ = true;
+class ForeignFiles : public hurray::test::WrittenFilesTest<ForeignFiles> {
+public:
+    static std::vector<std::string> writer_commands(const std::filesystem::path& dir) {
         for (const char* sub : {"gguf", "safetensors", "numpy"}) {
-            std::filesystem::create_directories(dir_->path() / sub);
+            std::filesystem::create_directories(dir / sub);
         }
-        const std::string writers = hurray::test::writers_dir() + "/";
-        for (const std::string& args : {"gguf_writer.py " + file("gguf"),
-                                        "safetensors_writer.py write " + file("safetensors"),
-                                        "numpy_arrays.py " + file("numpy")}) {
-            const std::string cmd = std::string(kPython) + " " + writers + args + " >/dev/null";
-            ran_ = ran_ && std::system(cmd.c_str()) == 0;
-        }
+        return {"gguf_writer.py " + (dir / "gguf").string(),
+                "safetensors_writer.py write " + (dir / "safetensors").string(),
+                "numpy_arrays.py " + (dir / "numpy").string()};
     }
-    static void TearDownTestSuite() {
-        delete dir_;
-        dir_ = nullptr;
-    }
-    void SetUp() override {
-        if (!skip_.empty()) {
-            GTEST_SKIP() << skip_;
-        }
-        ASSERT_TRUE(ran_) << "a writer of tests/convert/writers failed";
-    }
-    static std::string file(const std::string& name) { return dir_->file(name); }
+
+protected:
     static std::string gguf() { return file("gguf/all.gguf"); }
     static std::string safetensors() { return file("safetensors/all.safetensors"); }
-
-    static TempDir* dir_;
-    static std::string skip_;
-    static bool ran_;
 };
-TempDir* ForeignFiles::dir_ = nullptr;
-std::string ForeignFiles::skip_;
-bool ForeignFiles::ran_ = false;
 
 /// The numbers `cat` printed (brackets and the --limit note left out).
 std::vector<double> printed_values(const std::string& out) {
