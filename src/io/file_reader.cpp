@@ -21,6 +21,7 @@
 #include "hurray/core/layout.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/index_codec.hpp"
+#include "io/byte_view.hpp"
 #include "io/error_context.hpp"
 #include "io/file_source.hpp"
 
@@ -29,6 +30,7 @@ namespace hurray {
 namespace {
 
 using detail::add_u64;
+using detail::char_view;
 using detail::dec;
 using detail::hex;
 using detail::with_context;
@@ -305,8 +307,13 @@ struct FileReader::Impl {
     static Result<FileReader> open(detail::FileSource source, const FileReadOptions& options);
     Status load();
     Status check_sections();
-    Status check_names(std::span<const uint64_t> entry_offsets);
-    Status check_entries(std::span<const uint64_t> entry_offsets, uint64_t tensor_region_end);
+    /// Absolute file offset of index entry `i` (its name_length field),
+    /// from where its name lies in index_bytes.
+    [[nodiscard]] uint64_t entry_offset(size_t i) const noexcept;
+    /// entry_offset of every entry (for the errors of check_index_names).
+    [[nodiscard]] std::vector<uint64_t> entry_offsets() const;
+    Status check_names();
+    Status check_entries(uint64_t tensor_region_end);
     [[nodiscard]] Status check_prefix(size_t i) const;
     [[nodiscard]] bool overlaps_in_file_order(
         std::span<const std::pair<uint64_t, size_t>> order) const;
@@ -424,17 +431,15 @@ Status FileReader::Impl::load() {
                      trailer_offset + trailer_field::kIndexCrc32c);
     }
 
-    std::vector<uint64_t> entry_offsets;
-    HURRAY_ASSIGN_OR_RETURN(entries,
-                            decode_index(index_bytes.span(), trailer.index_offset, &entry_offsets));
+    HURRAY_ASSIGN_OR_RETURN(entries, decode_index(index_bytes.span(), trailer.index_offset));
     sorted = (header.flags & file_flags::kSortedIndex) != 0;
-    HURRAY_RETURN_IF_ERROR(check_names(entry_offsets));
+    HURRAY_RETURN_IF_ERROR(check_names());
 
     uint64_t tensor_region_end = trailer.index_offset;
     if (has_kv) {
         tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
     }
-    HURRAY_RETURN_IF_ERROR(check_entries(entry_offsets, tensor_region_end));
+    HURRAY_RETURN_IF_ERROR(check_entries(tensor_region_end));
 
     // Write order: positions by descriptor_offset (a radix sort; usually
     // already in order when the index is).
@@ -479,9 +484,27 @@ Status FileReader::Impl::load() {
     return Status::success();
 }
 
-Status FileReader::Impl::check_names(std::span<const uint64_t> entry_offsets) {
+uint64_t FileReader::Impl::entry_offset(size_t i) const noexcept {
+    // The name follows the entry's u16 name_length; both lie in index_bytes.
+    const auto name_at = static_cast<uint64_t>(entries[i].name.data() - char_view(index_bytes.span()).data());
+    return trailer.index_offset + name_at - 2;
+}
+
+std::vector<uint64_t> FileReader::Impl::entry_offsets() const {
+    std::vector<uint64_t> offsets(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+        offsets[i] = entry_offset(i);
+    }
+    return offsets;
+}
+
+Status FileReader::Impl::check_names() {
     if (sorted) {
-        return check_index_names(entries, true, entry_offsets);  // one linear pass
+        // One linear pass; the entries' offsets are worked out only for an error.
+        if (check_index_names(entries, true).ok()) {
+            return Status::success();
+        }
+        return check_index_names(entries, true, entry_offsets());
     }
     if (entries.size() > NameTable::kMaxEntries) {
         // Unreachable in practice: each entry takes >= 35 bytes of the index.
@@ -493,7 +516,7 @@ Status FileReader::Impl::check_names(std::span<const uint64_t> entry_offsets) {
         return Status::success();  // the table found no duplicate: the names are unique
     }
     // A duplicate: the full check names the pair the way it always has.
-    HURRAY_RETURN_IF_ERROR(check_index_names(entries, false, entry_offsets));
+    HURRAY_RETURN_IF_ERROR(check_index_names(entries, false, entry_offsets()));
     return Error(ErrorCode::kDuplicateName, "index: duplicate name", trailer.index_offset);
 }
 
@@ -637,22 +660,15 @@ Status FileReader::Impl::check_sections() {
     return Status::success();
 }
 
-Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets,
-                                       uint64_t tensor_region_end) {
+Status FileReader::Impl::check_entries(uint64_t tensor_region_end) {
     const uint64_t first = header.first_descriptor_offset;
     const uint64_t align = header.data_buffer_alignment;
     for (size_t i = 0; i < entries.size(); ++i) {
         const IndexEntry& e = entries[i];
         // Offsets of the entry's fields (index codec layout, SPEC-NOTES 15).
-        const uint64_t base =
-            i < entry_offsets.size() ? entry_offsets[i] + 2 + e.name.size() : Error::kNoOffset;
-        const auto field = [base](uint64_t rel) {
-            return base == Error::kNoOffset ? base : base + rel;
+        const auto field = [this, i, &e](uint64_t rel) {  // only for an error
+            return entry_offset(i) + 2 + e.name.size() + rel;
         };
-        const uint64_t f_desc_off = field(0);
-        const uint64_t f_desc_len = field(8);
-        const uint64_t f_data_off = field(12);
-        const uint64_t f_data_len = field(20);
         const auto label = [&e, i] { return entry_label(e, i); };  // built only for an error
 
         const uint64_t d_off = e.descriptor_offset;
@@ -660,18 +676,18 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets,
             return Error(ErrorCode::kInvalidFile,
                          label() + ": descriptor_offset " + dec(d_off) +
                              " lies before first_descriptor_offset " + dec(first),
-                         f_desc_off);
+                         field(0));
         }
         if (d_off % kDescriptorAlignment != 0) {
             return Error(ErrorCode::kInvalidFile,
                          label() + ": descriptor_offset " + dec(d_off) + " is not a multiple of 8",
-                         f_desc_off);
+                         field(0));
         }
         if (e.descriptor_length < kDescriptorPeekSize) {
             return Error(ErrorCode::kInvalidFile,
                          label() + ": descriptor_length " + dec(e.descriptor_length) +
                              " is shorter than the smallest descriptor (10 bytes)",
-                         f_desc_len);
+                         field(8));
         }
         const auto d_end = add_u64(d_off, e.descriptor_length);
         if (!d_end || *d_end > tensor_region_end) {
@@ -680,7 +696,7 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets,
                              dec(e.descriptor_length) +
                              " extends past the end of the tensor region at " +
                              dec(tensor_region_end),
-                         f_desc_len);
+                         field(8));
         }
 
         const auto d_end_data = add_u64(e.data_offset, e.data_length);
@@ -688,27 +704,27 @@ Status FileReader::Impl::check_entries(std::span<const uint64_t> entry_offsets,
             return Error(ErrorCode::kInvalidFile,
                          label() + ": data_offset " + dec(e.data_offset) + " + data_length " +
                              dec(e.data_length) + " overflows 64 bits",
-                         f_data_len);
+                         field(20));
         }
         if (*d_end_data > trailer_offset) {
             return Error(ErrorCode::kInvalidFile,
                          label() + ": data " + range(e.data_offset, *d_end_data) +
                              " (data_offset + data_length) extends into the trailer at " +
                              dec(trailer_offset),
-                         f_data_len);
+                         field(20));
         }
         if (e.data_length > 0 && e.data_offset < first) {
             return Error(ErrorCode::kInvalidFile,
                          label() + ": data_offset " + dec(e.data_offset) +
                              " lies before first_descriptor_offset " + dec(first) +
                              " (outside the tensor region)",
-                         f_data_off);
+                         field(12));
         }
         if (e.data_length > 0 && e.data_offset % align != 0) {
             return Error(ErrorCode::kInvalidFile,
                          label() + ": data_offset " + dec(e.data_offset) +
                              " is not a multiple of data_buffer_alignment " + dec(align),
-                         f_data_off);
+                         field(12));
         }
 
         // The descriptor's own magic and length (the rest is decoded lazily).
