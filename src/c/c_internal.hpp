@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,7 +43,11 @@ struct HurrayFile {
     [[nodiscard]] std::string_view c_name(size_t i) const;
 
 private:
-    mutable std::once_flag names_once_;
+    // A mutex and a flag rather than std::call_once: a std::bad_alloc from the
+    // first call must leave the next call free to try again (libstdc++ 12's
+    // call_once is not reliable when its function throws on every target).
+    mutable std::mutex names_mutex_;
+    mutable std::atomic<bool> names_ready_{false};
     mutable std::string names_;                // every name, each followed by a NUL
     mutable std::vector<size_t> name_starts_;  // where name i starts in names_ (one more at the end)
 };

@@ -197,25 +197,29 @@ HURRAY_C_API void hurray_file_close(HurrayFile* file) {
 }
 
 std::string_view HurrayFile::c_name(size_t i) const {
-    std::call_once(names_once_, [this] {
-        const size_t n = reader.tensor_count();
-        size_t total = 0;
-        for (size_t k = 0; k < n; ++k) {
-            total += reader.entry(k).name.size() + 1;  // <= the index section's size: no overflow
-        }
-        std::string names;
-        std::vector<size_t> starts;
-        names.reserve(total);
-        starts.reserve(n + 1);
-        for (size_t k = 0; k < n; ++k) {
+    if (!names_ready_.load(std::memory_order_acquire)) {
+        const std::lock_guard<std::mutex> lock(names_mutex_);
+        if (!names_ready_.load(std::memory_order_relaxed)) {
+            const size_t n = reader.tensor_count();
+            size_t total = 0;
+            for (size_t k = 0; k < n; ++k) {
+                total += reader.entry(k).name.size() + 1;  // <= the index section's size: no overflow
+            }
+            std::string names;
+            std::vector<size_t> starts;
+            names.reserve(total);
+            starts.reserve(n + 1);
+            for (size_t k = 0; k < n; ++k) {
+                starts.push_back(names.size());
+                names.append(reader.entry(k).name);
+                names.push_back('\0');
+            }
             starts.push_back(names.size());
-            names.append(reader.entry(k).name);
-            names.push_back('\0');
+            names_ = std::move(names);  // published only complete (a throw above leaves nothing)
+            name_starts_ = std::move(starts);
+            names_ready_.store(true, std::memory_order_release);
         }
-        starts.push_back(names.size());
-        names_ = std::move(names);  // published only complete (a throw above leaves nothing)
-        name_starts_ = std::move(starts);
-    });
+    }
     return std::string_view(names_).substr(name_starts_[i], name_starts_[i + 1] - name_starts_[i] - 1);
 }
 
