@@ -23,6 +23,7 @@ namespace {
 
 constexpr size_t kMaxHeaderValue = 1024;  // ETag, Last-Modified, Content-Range, Content-Encoding
 constexpr unsigned kMaxRetries = 10;
+constexpr long kMaxRedirects = 20;
 
 std::string dec(uint64_t v) { return std::to_string(v); }
 
@@ -148,6 +149,7 @@ std::string HttpRangeSource::display_url(const std::string& url) {
 HttpRangeSource::HttpRangeSource(std::string url, HttpOptions options)
     : url_(std::move(url)), display_url_(display_url(url_)), options_(std::move(options)) {
     options_.max_retries = std::min(options_.max_retries, kMaxRetries);
+    options_.max_redirects = std::clamp(options_.max_redirects, 0L, kMaxRedirects);  // -1 would be unlimited
 }
 
 HttpRangeSource::~HttpRangeSource() {
@@ -233,6 +235,7 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
         resp->last_modified.clear();
         resp->content_range.clear();
         resp->content_encoding.clear();
+        resp->header_too_long = false;
         const size_t sp = line.find(' ');
         if (sp != std::string_view::npos && line.size() >= sp + 4) {
             const auto code = parse_u64(line.substr(sp + 1, 3));

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -321,6 +322,45 @@ TEST_F(NginxTest, AFileReplacedOnTheServerIsAnError) {
     ASSERT_FALSE(t.ok());
     EXPECT_NE(t.error().message().find("changed on the server"), std::string::npos) << t.error().to_string();
     EXPECT_NE(t.error().message().find(url("big.hrry")), std::string::npos) << t.error().to_string();
+}
+
+TEST_F(NginxTest, ConcurrentReadersShareOneSource) {
+    // 8 threads, one FileReader over one HttpRangeSource (pooled connections);
+    // the file is larger than the window read at open, so they send requests.
+    auto src = HttpRangeSource::open(url("big.hrry"), quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = FileReader::open(*src, lazy);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    auto local = FileReader::open(dir_.file("www/big.hrry"));
+    ASSERT_TRUE(local.ok());
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+        threads.emplace_back([&, t] {
+            for (size_t k = 0; k < r->tensor_count(); ++k) {
+                const size_t i = (k + static_cast<size_t>(t)) % r->tensor_count();
+                auto a = r->tensor(i);
+                auto b = local->tensor(i);
+                if (!a.ok() || !b.ok() || a->buffers().size() != b->buffers().size()) {
+                    ++bad;
+                    continue;
+                }
+                for (size_t j = 0; j < a->buffers().size(); ++j) {
+                    const auto x = a->buffers()[j].span();
+                    const auto y = b->buffers()[j].span();
+                    if (!std::equal(x.begin(), x.end(), y.begin(), y.end())) {
+                        ++bad;
+                    }
+                }
+            }
+        });
+    }
+    for (std::thread& th : threads) {
+        th.join();
+    }
+    EXPECT_EQ(bad.load(), 0);
 }
 
 TEST_F(NginxTest, MissingFileAndBadUrls) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     unsigned max_retries = 3;
     /// Wait before the first retry; doubled before each next one.
     std::chrono::milliseconds retry_backoff{200};
-    /// Redirects followed per request (3xx with a Location), http and https only.
+    /// Redirects followed per request (3xx with a Location), http and https
+    /// only; clamped to [0, 20].
     long max_redirects = 5;
     /// Extra request headers, each "Name: value" (e.g. "Authorization:
     /// Bearer ..."). Sent with every request; never put in error messages.
@@ -79,6 +81,7 @@ public:
     /// answers badly, or the file is empty.
     static Result<std::shared_ptr<HttpRangeSource>> open(const std::string& url, HttpOptions options = {});
 
+    /// Closes the pooled connections.
     ~HttpRangeSource() override;
 
     /// Size of the remote file, from the `Content-Range` at open.
@@ -95,12 +98,16 @@ public:
     /// `url` with any `user:password@` and `?query` removed (for messages).
     static std::string display_url(const std::string& url);
 
+    /// Not copyable or movable (readers share it through a `shared_ptr`).
     HttpRangeSource(const HttpRangeSource&) = delete;
+    /// Not copyable.
     HttpRangeSource& operator=(const HttpRangeSource&) = delete;
+    /// Not movable.
     HttpRangeSource(HttpRangeSource&&) = delete;
+    /// Not movable.
     HttpRangeSource& operator=(HttpRangeSource&&) = delete;
 
-    /// Use `open`.
+    /// Use `open` (this makes no request and knows no size).
     HttpRangeSource(std::string url, HttpOptions options);
 
 private:

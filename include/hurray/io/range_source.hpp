@@ -44,6 +44,7 @@ namespace hurray {
 /// @endcode
 class HURRAY_IO_EXPORT RangeSource {
 public:
+    /// Releases the source (connections, descriptors, memory).
     virtual ~RangeSource() = default;
 
     /// Size of the file in bytes, fixed when the source was opened.
@@ -79,10 +80,15 @@ public:
         return bytes_.load(std::memory_order_relaxed);
     }
 
+    /// A source with its counters at zero.
     RangeSource() = default;
+    /// Not copyable or movable: readers share it through a `shared_ptr`.
     RangeSource(const RangeSource&) = delete;
+    /// Not copyable.
     RangeSource& operator=(const RangeSource&) = delete;
+    /// Not movable.
     RangeSource(RangeSource&&) = delete;
+    /// Not movable.
     RangeSource& operator=(RangeSource&&) = delete;
 
 protected:
@@ -114,6 +120,7 @@ public:
     /// Reads `bytes`, kept alive by `owner` (may be null: then `bytes` must
     /// outlive the source).
     MemoryRangeSource(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner);
+    /// Number of bytes.
     [[nodiscard]] uint64_t size() const noexcept override { return bytes_.size(); }
     /// Copies the range (one request).
     [[nodiscard]] Status read(uint64_t offset, std::span<uint8_t> out) override;
@@ -136,7 +143,9 @@ public:
     /// Opens `path` read-only; `kIoError` when it cannot be opened or is not
     /// a regular file.
     static Result<std::shared_ptr<FileRangeSource>> open(const std::string& path);
+    /// Closes the file.
     ~FileRangeSource() override;
+    /// Size of the file at open.
     [[nodiscard]] uint64_t size() const noexcept override { return size_; }
     /// `pread` of the range; a file that ends early is `kIoError` naming it.
     [[nodiscard]] Status read(uint64_t offset, std::span<uint8_t> out) override;
@@ -148,9 +157,13 @@ public:
     /// Use `open`.
     FileRangeSource(std::string path, int fd, uint64_t size) noexcept
         : path_(std::move(path)), fd_(fd), size_(size) {}
+    /// Not copyable or movable (it owns the descriptor).
     FileRangeSource(const FileRangeSource&) = delete;
+    /// Not copyable.
     FileRangeSource& operator=(const FileRangeSource&) = delete;
+    /// Not movable.
     FileRangeSource(FileRangeSource&&) = delete;
+    /// Not movable.
     FileRangeSource& operator=(FileRangeSource&&) = delete;
 
 private:
