@@ -176,8 +176,10 @@ public:
     /// index and KV section; the whole of a small file, which then costs no
     /// further request), the 64-byte header in a second unless that window
     /// held it, the index and KV section together in a third unless it held
-    /// them; with `DescriptorCheck::kPeek` (the default) or `kFull`, one more
-    /// per descriptor outside the window (use `kLazy` to defer them).
+    /// them; with `DescriptorCheck::kPeek` (the default) one more per
+    /// descriptor outside the window, with `kFull` two (use `kLazy` to defer
+    /// them: a tensor's first use then costs one request for its descriptor
+    /// and one for its data).
     ///
     /// @code
     /// auto src = std::make_shared<hurray::MemoryRangeSource>(bytes);
