@@ -466,7 +466,7 @@ protected:
         return std::vector<uint8_t>(s.begin(), s.end());
     }
     [[nodiscard]] std::vector<uint8_t> expected_big() const {
-        const IndexEntry& e = test::build_file({test::dense("big", ElementType::kFloat32, {256, 256})}).entries[0];
+        const IndexEntry e = test::build_file({test::dense("big", ElementType::kFloat32, {256, 256})}).entries[0];
         return {big().begin() + static_cast<std::ptrdiff_t>(e.data_offset),
                 big().begin() + static_cast<std::ptrdiff_t>(e.data_offset + e.data_length)};
     }
