@@ -51,7 +51,7 @@ if(TARGET hurray_c)
 endif()
 install(DIRECTORY "${HURRAY_GENERATED_INCLUDE_DIR}/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-    FILES_MATCHING PATTERN "*.hpp")
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "http" EXCLUDE)
 
 install(EXPORT hurrayTargets
     NAMESPACE hurray::
