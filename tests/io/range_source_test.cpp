@@ -99,9 +99,26 @@ TEST(RangeSourceTest, EveryTruncationGivesTheSameError) {
 }
 
 TEST(RangeSourceTest, EveryFlippedByteGivesTheSameOutcome) {
-    const Bytes full = tiny_file().bytes;
+    // Every byte of the header, descriptors, KV section, index and trailer;
+    // every 61st byte of the data and padding (which only change tensor bytes).
+    const test::BuiltFile f = tiny_file();
+    const Bytes& full = f.bytes;
+    const auto structural = [&f](uint64_t i) {
+        if (i < kFileHeaderSize || i >= f.trailer.kv_offset) {  // KV, index, trailer follow the tensors
+            return true;
+        }
+        for (size_t t = 0; t < f.entries.size(); ++t) {
+            if (i >= f.entries[t].descriptor_offset && i < f.descriptor_end[t]) {
+                return true;
+            }
+        }
+        return false;
+    };
     for (const FileReadOptions& o : all_options()) {
         for (size_t i = 0; i < full.size(); ++i) {
+            if (!structural(i) && i % 61 != 0) {
+                continue;
+            }
             Bytes bad = full;
             bad[i] ^= static_cast<uint8_t>(0x01U << (i % 8));
             ASSERT_TRUE(same_as_memory(bad, o)) << "byte " << i;
