@@ -259,6 +259,8 @@ else
     tsan_targets=(hurray_io_tests hurray_net_tests)
     [[ -n "$(cmake -L -N build/tsan 2>/dev/null | grep '^HURRAY_BUILD_C:BOOL=ON')" ]] &&
         tsan_targets+=(hurray_c_tests hurray_c_test_writer hurray_c_test_dlpack_writer)
+    [[ -n "$(cmake -L -N build/tsan 2>/dev/null | grep '^HURRAY_BUILD_HTTP:BOOL=ON')" ]] &&
+        tsan_targets+=(hurray_http_tests)
     cmake --build build/tsan -j "$HURRAY_JOBS" --target "${tsan_targets[@]}"
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
     echo "--- hurray_io_tests --gtest_filter=$TSAN_IO_FILTER"
@@ -266,6 +268,10 @@ else
     if [[ -x build/tsan/tests/hurray_net_tests ]]; then
         echo "--- hurray_net_tests"
         (cd build/tsan/tests && ./hurray_net_tests --gtest_brief=1)
+    fi
+    if [[ -x build/tsan/tests/hurray_http_tests ]]; then
+        echo "--- hurray_http_tests --gtest_filter=*Concurrent*"
+        (cd build/tsan/tests && ./hurray_http_tests --gtest_filter='*Concurrent*' --gtest_brief=1)
     fi
     if [[ -x build/tsan/tests/hurray_c_tests ]]; then
         echo "--- hurray_c_tests"
