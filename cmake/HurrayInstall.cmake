@@ -39,6 +39,9 @@ endif()
 if(NOT TARGET hurray_convert)
     list(APPEND _hurray_header_excludes PATTERN "convert" EXCLUDE)
 endif()
+# hurray::http is not installed yet (issue 17: its package component comes
+# later), so neither are its headers.
+list(APPEND _hurray_header_excludes PATTERN "http" EXCLUDE)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" ${_hurray_header_excludes})
@@ -48,7 +51,7 @@ if(TARGET hurray_c)
 endif()
 install(DIRECTORY "${HURRAY_GENERATED_INCLUDE_DIR}/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-    FILES_MATCHING PATTERN "*.hpp")
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "http" EXCLUDE)
 
 install(EXPORT hurrayTargets
     NAMESPACE hurray::

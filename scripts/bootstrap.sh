@@ -29,6 +29,8 @@ HURRAY_APT_PACKAGES=(
     libasio-dev         # hurray::net: async streams on standalone Asio (header-only)
     libcli11-dev        # the `hurray` command-line tool's argument parsing (header-only)
     libfmt-dev          # the `hurray` tool's formatted output
+    libcurl4-openssl-dev  # hurray::http: HTTP(S) range requests for remote files (private)
+    nginx               # a real web server for the hurray::http tests (run by them on 127.0.0.1)
     ccache              # compiler cache: rebuilds of unchanged sources in the test command
     python3-dev         # Python.h: the hurray Python module (python/) is a CPython extension
     pybind11-dev        # the Python module's C++ bindings (header-only, CMake package)

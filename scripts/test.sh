@@ -259,6 +259,8 @@ else
     tsan_targets=(hurray_io_tests hurray_net_tests)
     [[ -n "$(cmake -L -N build/tsan 2>/dev/null | grep '^HURRAY_BUILD_C:BOOL=ON')" ]] &&
         tsan_targets+=(hurray_c_tests hurray_c_test_writer hurray_c_test_dlpack_writer)
+    [[ -n "$(cmake -L -N build/tsan 2>/dev/null | grep '^HURRAY_BUILD_HTTP:BOOL=ON')" ]] &&
+        tsan_targets+=(hurray_http_tests)
     cmake --build build/tsan -j "$HURRAY_JOBS" --target "${tsan_targets[@]}"
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
     echo "--- hurray_io_tests --gtest_filter=$TSAN_IO_FILTER"
@@ -266,6 +268,10 @@ else
     if [[ -x build/tsan/tests/hurray_net_tests ]]; then
         echo "--- hurray_net_tests"
         (cd build/tsan/tests && ./hurray_net_tests --gtest_brief=1)
+    fi
+    if [[ -x build/tsan/tests/hurray_http_tests ]]; then
+        echo "--- hurray_http_tests --gtest_filter=*Concurrent*"
+        (cd build/tsan/tests && ./hurray_http_tests --gtest_filter='*Concurrent*' --gtest_brief=1)
     fi
     if [[ -x build/tsan/tests/hurray_c_tests ]]; then
         echo "--- hurray_c_tests"
@@ -281,7 +287,7 @@ fi
 if [[ "${HURRAY_SKIP_CLANG:-0}" == 1 ]]; then
     stage_skip "4. Clang 14 build, clang-tidy, fuzz" "HURRAY_SKIP_CLANG=1"
 else
-    stage_start "4a. Clang 14 -Werror build of hurray::core, hurray::json + fuzz (build/clang)"
+    stage_start "4a. Clang 14 -Werror build of the libraries (hurray::http included) + fuzz (build/clang)"
     cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
         -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
@@ -294,9 +300,9 @@ else
     if [[ "${HURRAY_SKIP_TIDY:-0}" == 1 ]]; then
         stage_skip "4b. clang-tidy" "HURRAY_SKIP_TIDY=1"
     else
-        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json, src/c, src/convert and python/src"
+        stage_start "4b. clang-tidy-14 on src/core, src/io, src/json, src/c, src/convert, src/http and python/src"
         shopt -s nullglob
-        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp src/c/*.cpp src/convert/*.cpp)
+        tidy_files=(src/core/*.cpp src/io/*.cpp src/json/*.cpp src/c/*.cpp src/convert/*.cpp src/http/*.cpp)
         # The Python extension, when build/clang builds it (pybind11 found).
         if grep -q '/python/src/' build/clang/compile_commands.json; then
             tidy_files+=(python/src/*.cpp)

@@ -35,6 +35,12 @@ using detail::dec;
 using detail::hex;
 using detail::with_context;
 
+/// Range sources: the tail of the file read in one request at open and kept.
+constexpr uint64_t kRangeTailWindow = uint64_t{64} * 1024;
+/// Range sources: the most bytes between the KV section and the index that
+/// are read along with them rather than costing a second request.
+constexpr uint64_t kRangeMaxGap = 4096;
+
 /// "[a, b)".
 std::string range(uint64_t start, uint64_t end) {
     std::string s(1, '[');
@@ -314,7 +320,9 @@ struct FileReader::Impl {
     [[nodiscard]] std::vector<uint64_t> entry_offsets() const;
     Status check_names();
     Status check_entries(uint64_t tensor_region_end);
-    [[nodiscard]] Status check_prefix(size_t i) const;
+    /// The descriptor's magic and length; from `bytes` (its first bytes,
+    /// already read) when not empty, else read here.
+    [[nodiscard]] Status check_prefix(size_t i, std::span<const uint8_t> bytes = {}) const;
     [[nodiscard]] bool overlaps_in_file_order(
         std::span<const std::pair<uint64_t, size_t>> order) const;
     Status check_overlaps() const;
@@ -389,6 +397,13 @@ DecodeOptions FileReader::Impl::decode_options() const {
 Status FileReader::Impl::load() {
     const uint64_t size = source.size();
 
+    // Range sources: the tail of the file in one request (the trailer, and
+    // for most files the index and KV too; a small file whole), kept while
+    // the file is open. The bytes are checked below exactly as if read
+    // separately.
+    HURRAY_RETURN_IF_ERROR(
+        source.prefetch(size - std::min(size, kRangeTailWindow), kRangeTailWindow, true));
+
     // 1-2. Header, then the smallest possible file.
     HURRAY_ASSIGN_OR_RETURN(
         SharedBuffer header_bytes,
@@ -408,6 +423,19 @@ Status FileReader::Impl::load() {
     HURRAY_ASSIGN_OR_RETURN(trailer, decode_file_trailer(trailer_bytes.span(), trailer_offset));
 
     HURRAY_RETURN_IF_ERROR(check_sections());
+
+    // Range sources: the index and the KV section in one request when they
+    // are adjacent (the writer puts them side by side), unless the tail
+    // window holds them. Dropped when open returns.
+    if (has_kv) {
+        const uint64_t lo = std::min(trailer.kv_offset, trailer.index_offset);
+        const uint64_t hi = std::max(trailer.kv_offset + trailer.kv_length,  // checked by check_sections
+                                     trailer.index_offset + trailer.index_length);
+        const uint64_t gap = hi - lo - trailer.kv_length - trailer.index_length;  // <= hi - lo: no overlap
+        if (gap <= kRangeMaxGap) {
+            HURRAY_RETURN_IF_ERROR(source.prefetch(lo, hi - lo, false));
+        }
+    }
 
     // CRC-32C of the index, then the index itself.
     // A copy, not a view of the mapping: the names point into it and must
@@ -481,6 +509,7 @@ Status FileReader::Impl::load() {
         }
         kv = std::move(decoded).value();
     }
+    source.drop_transient();
     return Status::success();
 }
 
@@ -520,10 +549,12 @@ Status FileReader::Impl::check_names() {
     return Error(ErrorCode::kDuplicateName, "index: duplicate name", trailer.index_offset);
 }
 
-Status FileReader::Impl::check_prefix(size_t i) const {
+Status FileReader::Impl::check_prefix(size_t i, std::span<const uint8_t> bytes) const {
     const IndexEntry& e = entries[i];
     const uint64_t d_off = e.descriptor_offset;
-    std::span<const uint8_t> prefix = source.view(d_off, kDescriptorPeekSize);
+    std::span<const uint8_t> prefix =
+        bytes.size() >= kDescriptorPeekSize ? bytes.first(kDescriptorPeekSize)
+                                            : source.view(d_off, kDescriptorPeekSize);
     SharedBuffer read;
     if (prefix.empty()) {  // not contiguous: pread the 10 bytes
         HURRAY_ASSIGN_OR_RETURN(read, source.read(d_off, kDescriptorPeekSize, "descriptor"));
@@ -834,9 +865,21 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i) {
 
 void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot) const {
     const IndexEntry& e = entries[i];
+    // Not contiguous (pread, range sources): the whole descriptor in one read,
+    // the prefix check below included (check_entries proved it lies inside
+    // the tensor region and is at least 10 bytes long).
+    SharedBuffer read;
+    if (!source.contiguous()) {
+        auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
+        if (!bytes) {
+            slot.error = with_context(bytes.error(), entry_label(e, i), 0);
+            return;
+        }
+        read = std::move(*bytes);
+    }
     if (options.descriptors == DescriptorCheck::kLazy) {
         // Deferred from open: the descriptor's own magic and length.
-        if (auto p = check_prefix(i); !p) {
+        if (auto p = check_prefix(i, read.span()); !p) {
             if (auto changed = source.check_unchanged(); !changed) {
                 slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
                 return;
@@ -846,8 +889,8 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot) const {
         }
     }
     // Contiguous sources: a plain view (no share of the owner taken).
-    std::span<const uint8_t> view = source.view(e.descriptor_offset, e.descriptor_length);
-    SharedBuffer read;
+    std::span<const uint8_t> view =
+        read.empty() ? source.view(e.descriptor_offset, e.descriptor_length) : read.span();
     if (view.empty()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
@@ -941,6 +984,19 @@ Result<FileReader> FileReader::open(const std::filesystem::path& path,
     auto reader = Impl::open(std::move(source), options);
     if (!reader) {
         return with_context(reader.error(), "'" + path.native() + "'", 0);
+    }
+    return reader;
+}
+
+Result<FileReader> FileReader::open(std::shared_ptr<RangeSource> source,
+                                    const FileReadOptions& options) {
+    if (!source) {
+        return Error(ErrorCode::kInvalidArgument, "FileReader::open: null RangeSource");
+    }
+    const std::string name = source->name();
+    auto reader = Impl::open(detail::FileSource::range(std::move(source)), options);
+    if (!reader && !name.empty()) {
+        return with_context(reader.error(), "'" + name + "'", 0);
     }
     return reader;
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
+#include "io/error_context.hpp"
 
 namespace hurray::detail {
 
@@ -136,6 +138,48 @@ FileSource FileSource::memory(std::span<const uint8_t> bytes, std::shared_ptr<co
     return src;
 }
 
+FileSource FileSource::range(std::shared_ptr<RangeSource> range) {
+    FileSource src;
+    src.kind_ = Kind::kRange;
+    src.size_ = range->size();
+    src.range_ = std::move(range);
+    return src;
+}
+
+bool FileSource::prefetched(uint64_t offset, uint64_t length) const noexcept {
+    const auto end = add_u64(offset, length);
+    if (!end) {
+        return false;
+    }
+    // Windows never overflow: each lies inside the file.
+    return std::any_of(windows_.begin(), windows_.end(), [&](const Window& w) {
+        return offset >= w.offset && *end <= w.offset + w.bytes.size();
+    });
+}
+
+Status FileSource::prefetch(uint64_t offset, uint64_t length, bool keep) {
+    if (kind_ != Kind::kRange || offset >= size_ || length == 0) {
+        return Status::success();
+    }
+    length = std::min(length, size_ - offset);  // clamped to the file: no overflow
+    if (prefetched(offset, length)) {
+        return Status::success();
+    }
+    if (length > SIZE_MAX) {
+        return Error(ErrorCode::kIoError, "prefetch: range too large to read", offset);
+    }
+    std::vector<uint8_t> buf(static_cast<size_t>(length));
+    if (auto s = range_->read(offset, buf); !s) {
+        return s;
+    }
+    windows_.push_back(Window{offset, SharedBuffer::from_vector(std::move(buf)), keep});
+    return Status::success();
+}
+
+void FileSource::drop_transient() noexcept {
+    std::erase_if(windows_, [](const Window& w) { return !w.keep; });
+}
+
 Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const char* what) const {
     const auto end = add_u64(offset, length);
     if (!end || *end > size_) {
@@ -148,12 +192,28 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
         // offset + length <= size_ == bytes_.size(), so both fit in size_t.
         return SharedBuffer(bytes_.subspan(static_cast<size_t>(offset), static_cast<size_t>(length)), owner_);
     }
+    if (kind_ == Kind::kRange) {
+        for (const Window& w : windows_) {
+            if (offset >= w.offset && *end <= w.offset + w.bytes.size()) {
+                // Inside the window, whose size fits in size_t.
+                return w.bytes.slice(static_cast<size_t>(offset - w.offset), static_cast<size_t>(length));
+            }
+        }
+        if (length > SIZE_MAX) {
+            return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", offset);
+        }
+        std::vector<uint8_t> buf(static_cast<size_t>(length));
+        if (auto s = range_->read(offset, buf); !s) {
+            return detail::with_context(s.error(), what, 0);
+        }
+        return SharedBuffer::from_vector(std::move(buf));
+    }
     return pread_copy(offset, length, what);
 }
 
 Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, const char* what) const {
     if (kind_ != Kind::kMapped) {
-        return read(offset, length, what);  // already a copy (pread), or the caller's memory
+        return read(offset, length, what);  // already a copy (pread, range), or the caller's memory
     }
     const auto end = add_u64(offset, length);
     if (!end || *end > size_) {
@@ -196,6 +256,9 @@ Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, co
 Status FileSource::check_unchanged() const {
     if (kind_ == Kind::kMemory) {
         return Status::success();
+    }
+    if (kind_ == Kind::kRange) {
+        return range_->check_unchanged();
     }
     constexpr uint64_t kNone = UINT64_MAX;
     uint64_t now = kNone;

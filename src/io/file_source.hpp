@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: the bytes behind a FileReader. A read-only private mapping of the
 // whole file (zero-copy), a pread-based fallback (each range read into its own
-// heap buffer), or bytes the caller already holds in memory. This file and
+// heap buffer), bytes the caller already holds in memory, or a RangeSource
+// (each range read into owned memory, a few prefetched windows kept). This file and
 // file_source.cpp are the only places of the reader that make system calls or
 // touch raw pointers.
 #pragma once
@@ -11,10 +12,13 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hurray/core/result.hpp"
 #include "hurray/io/export.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "hurray/io/range_source.hpp"
 #include "hurray/io/shared_buffer.hpp"
 #include "io/sigbus_guard.hpp"
 
@@ -29,6 +33,7 @@ public:
                   ///< copy-on-write).
         kPread,   ///< An open descriptor; ranges are read on demand.
         kMemory,  ///< Caller-provided bytes.
+        kRange,   ///< A RangeSource; ranges are read on demand into owned memory.
     };
 
     /// Opens `path`. Maps it when `use_mmap` and the mapping succeeds (an
@@ -42,6 +47,20 @@ public:
     /// Wraps bytes in memory; `owner` (may be null) keeps them alive.
     static FileSource memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner);
 
+    /// Reads through `range` (not null); its size is the file's.
+    static FileSource range(std::shared_ptr<RangeSource> range);
+
+    /// Range sources: reads [offset, offset + length) (clamped to the file)
+    /// in one request and keeps it, so that later `read`s inside it cost no
+    /// request. `keep` windows live as long as the source; the others until
+    /// `drop_transient`. A no-op for the other kinds and for an empty range.
+    /// Not thread-safe: only while the source is not shared (at open).
+    [[nodiscard]] Status prefetch(uint64_t offset, uint64_t length, bool keep);
+    /// Whether [offset, offset + length) lies inside a prefetched window.
+    [[nodiscard]] bool prefetched(uint64_t offset, uint64_t length) const noexcept;
+    /// Drops the windows prefetched without `keep`. Not thread-safe (see prefetch).
+    void drop_transient() noexcept;
+
     /// Size of the file in bytes.
     [[nodiscard]] uint64_t size() const noexcept { return size_; }
     /// How the bytes are held.
@@ -49,7 +68,9 @@ public:
     /// Whether the bytes are a copy-on-write mapping that may be written.
     [[nodiscard]] bool writable() const noexcept { return writable_; }
     /// Whether every byte is addressable without a copy (mapped or memory).
-    [[nodiscard]] bool contiguous() const noexcept { return kind_ != Kind::kPread; }
+    [[nodiscard]] bool contiguous() const noexcept {
+        return kind_ == Kind::kMapped || kind_ == Kind::kMemory;
+    }
 
     /// The `length` bytes at `offset` as a plain span, without taking a share
     /// of the owner (no reference count traffic, no allocation): for reads
@@ -106,6 +127,15 @@ private:
     // The mapping's SIGBUS registration (mapped sources; none when the
     // registry was full).
     std::optional<MappingWatch> watch_;
+    // Range sources: the source, and the prefetched windows (offset, bytes,
+    // kept) written only while the source is not shared.
+    std::shared_ptr<RangeSource> range_;
+    struct Window {
+        uint64_t offset = 0;
+        SharedBuffer bytes;
+        bool keep = false;
+    };
+    std::vector<Window> windows_;
 };
 
 }  // namespace hurray::detail

@@ -26,6 +26,7 @@
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
+#include "hurray/io/range_source.hpp"
 #include "hurray/io/shared_buffer.hpp"
 
 namespace hurray {
@@ -164,6 +165,30 @@ class HURRAY_IO_EXPORT FileReader {
 public:
     /// Opens and validates the file at `path`.
     static Result<FileReader> open(const std::filesystem::path& path,
+                                   const FileReadOptions& options = {});
+    /// Opens and validates the file behind `source` (a local file, memory,
+    /// an HTTP URL: see `RangeSource`), with exactly the checks and error
+    /// messages of a local file; errors are prefixed with the source's
+    /// `name()` when it has one. Tensor data is read on first access into
+    /// owned memory and kept until the file is closed, as without a mapping;
+    /// `mapped()` is false and `advise` does nothing. Requests at open: the
+    /// last 64 KiB of the file in one (holding the trailer, and usually the
+    /// index and KV section; the whole of a small file, which then costs no
+    /// further request), the 64-byte header in a second unless that window
+    /// held it, the index and KV section together in a third unless it held
+    /// them; with `DescriptorCheck::kPeek` (the default) one more per
+    /// descriptor outside the window, with `kFull` two (use `kLazy` to defer
+    /// them: a tensor's first use then costs one request for its descriptor
+    /// and one for its data).
+    ///
+    /// @code
+    /// auto src = std::make_shared<hurray::MemoryRangeSource>(bytes);
+    /// hurray::FileReadOptions o;
+    /// o.descriptors = hurray::DescriptorCheck::kLazy;   // fewest requests at open
+    /// auto file = hurray::FileReader::open(src, o);
+    /// uint64_t requests = src->request_count();
+    /// @endcode
+    static Result<FileReader> open(std::shared_ptr<RangeSource> source,
                                    const FileReadOptions& options = {});
     /// Validates a file held in memory. `owner` keeps `bytes` alive (it is
     /// shared by every buffer handed out); without one, `bytes` must outlive

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A fault-injecting HTTP server for the hurray::http tests (127.0.0.1 only).
+
+Usage: fault_server.py DIR
+Serves the files of DIR at /MODE/NAME, where MODE says how to answer range
+requests (see MODES). Listens on a free port of 127.0.0.1 and prints it on
+the first line of stdout. Stops on SIGTERM or when stdin reaches its end
+(the test that started it went away).
+"""
+import os
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODES = {
+    "ok": "correct 206 answers",
+    "ignore-range": "200 with the whole body",
+    "truncate": "206 whose body stops halfway (the connection is closed)",
+    "wrong-range": "206 with a Content-Range one byte early",
+    "wrong-range-later": "correct at the first request, then a Content-Range one byte early",
+    "no-range": "206 without a Content-Range",
+    "flaky": "503 for the first two requests of each file, then correct answers",
+    "etag-change": "the ETag changes after the first request; If-Match honoured (412)",
+    "etag-change-no-if-match": "the ETag changes after the first request; If-Match ignored",
+    "stall": "headers, then silence for 30 s",
+    "redirect": "302 to /ok/NAME",
+    "long-body": "206 with a correct Content-Range but one byte too many",
+    "gzip": "206 with Content-Encoding: gzip",
+}
+
+ROOT = sys.argv[1]
+counts = {}
+counts_lock = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):  # quiet
+        pass
+
+    def count(self, key):
+        with counts_lock:
+            counts[key] = counts.get(key, 0) + 1
+            return counts[key]
+
+    def send_plain(self, status, body=b"", headers=()):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        m = re.fullmatch(r"/([a-z-]+)/([A-Za-z0-9_.-]+)", self.path)
+        if not m or m.group(1) not in MODES:
+            return self.send_plain(404, b"no such mode or name\n")
+        mode, name = m.groups()
+        path = os.path.join(ROOT, name)
+        if not os.path.isfile(path):
+            return self.send_plain(404, b"not found\n")
+        n = self.count(mode + "/" + name)
+        with open(path, "rb") as f:
+            data = f.read()
+        etag = '"v1"'
+        if mode.startswith("etag-change") and n > 1:
+            etag = '"v2"'
+        if mode == "redirect":
+            return self.send_plain(302, b"", [("Location", "/ok/" + name)])
+        if mode == "flaky" and n <= 2:
+            return self.send_plain(503, b"try again\n", [("Retry-After", "0")])
+        if mode == "ignore-range":
+            return self.send_plain(200, data, [("ETag", etag)])
+        if mode == "etag-change":
+            im = self.headers.get("If-Match")
+            if im is not None and im != etag:
+                return self.send_plain(412, b"precondition failed\n", [("ETag", etag)])
+        rng = self.headers.get("Range", "")
+        size = len(data)
+        m2 = re.fullmatch(r"bytes=(\d*)-(\d*)", rng)
+        if not m2 or (m2.group(1) == "" and m2.group(2) == ""):
+            return self.send_plain(200, data, [("ETag", etag)])
+        if m2.group(1) == "":
+            count = min(int(m2.group(2)), size)
+            first, last = size - count, size - 1
+        else:
+            first = int(m2.group(1))
+            last = min(int(m2.group(2)) if m2.group(2) else size - 1, size - 1)
+        if first > last or first >= size:
+            return self.send_plain(416, b"", [("Content-Range", "bytes */%d" % size)])
+        body = data[first:last + 1]
+        cr = "bytes %d-%d/%d" % (first, last, size)
+        headers = [("ETag", etag), ("Accept-Ranges", "bytes")]
+        if (mode == "wrong-range" or (mode == "wrong-range-later" and n > 1)) and first > 0:
+            cr = "bytes %d-%d/%d" % (first - 1, last - 1, size)
+        if mode == "gzip":
+            headers.append(("Content-Encoding", "gzip"))
+        if mode != "no-range":
+            headers.append(("Content-Range", cr))
+        if mode == "long-body":
+            body = body + b"X"
+        if mode == "stall":
+            self.send_response(206)
+            for k, v in headers:
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.flush()
+            time.sleep(30)
+            return
+        if mode == "truncate":
+            self.send_response(206)
+            for k, v in headers:
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.send_plain(206, body, headers)
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+
+    def watch_stdin():
+        sys.stdin.read()
+        server.shutdown()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

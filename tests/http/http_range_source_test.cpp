@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: Apache-2.0
+// HttpRangeSource against real servers on 127.0.0.1, started and stopped by
+// the tests: nginx (a generated configuration in a temporary directory,
+// serving another) for FileReader over HTTP versus the same file opened
+// locally, and tests/http/fault_server.py for every misbehaviour a server
+// can show (ignored ranges, truncated and long bodies, wrong Content-Range,
+// 503s, a file replaced mid-read, stalls, redirects). A server that cannot
+// start skips its tests, saying why.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hurray/http/http_range_source.hpp"
+#include "hurray/io/file_reader.hpp"
+#include "io/file_test_support.hpp"
+#include "io/reader_fingerprint.hpp"
+
+extern char** environ;  // NOLINT
+
+namespace hurray {
+namespace {
+
+using test::Bytes;
+using test::fingerprint;
+using test::TempDir;
+using test::TestTensor;
+
+using namespace std::chrono_literals;
+
+/// A child process (a server), killed and reaped when this goes away.
+class Child {
+public:
+    Child() = default;
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    ~Child() { stop(); }
+
+    /// Starts argv[0] (a path) with stdin and stdout on pipes.
+    bool start(const std::vector<std::string>& argv) {
+        int in[2];
+        int out[2];
+        if (::pipe(in) != 0 || ::pipe(out) != 0) {
+            return false;
+        }
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_addclose(&fa, in[1]);
+        posix_spawn_file_actions_addclose(&fa, out[0]);
+        std::vector<char*> args;
+        for (const std::string& a : argv) {
+            args.push_back(const_cast<char*>(a.c_str()));
+        }
+        args.push_back(nullptr);
+        const int rc = ::posix_spawn(&pid_, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        ::close(in[0]);
+        ::close(out[1]);
+        stdin_ = in[1];
+        stdout_ = out[0];
+        if (rc != 0) {
+            pid_ = -1;
+            return false;
+        }
+        return true;
+    }
+
+    /// The first line the child prints, waiting at most `limit`.
+    std::string read_line(std::chrono::milliseconds limit) {
+        std::string line;
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < until) {
+            pollfd p{stdout_, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) {
+                continue;
+            }
+            char c = 0;
+            if (::read(stdout_, &c, 1) != 1) {
+                break;
+            }
+            if (c == '\n') {
+                return line;
+            }
+            line.push_back(c);
+        }
+        return {};
+    }
+
+    [[nodiscard]] bool running() {
+        if (pid_ <= 0) {
+            return false;
+        }
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            return false;
+        }
+        return true;
+    }
+
+    /// SIGTERM, then SIGKILL after 5 s; always reaped.
+    void stop() {
+        if (stdin_ >= 0) {
+            ::close(stdin_);
+            stdin_ = -1;
+        }
+        if (pid_ > 0) {
+            ::kill(pid_, SIGTERM);
+            int status = 0;
+            for (int i = 0; i < 100; ++i) {
+                if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                    pid_ = -1;
+                    break;
+                }
+                std::this_thread::sleep_for(50ms);
+            }
+            if (pid_ > 0) {
+                ::kill(pid_, SIGKILL);
+                ::waitpid(pid_, &status, 0);
+                pid_ = -1;
+            }
+        }
+        if (stdout_ >= 0) {
+            ::close(stdout_);
+            stdout_ = -1;
+        }
+    }
+
+private:
+    pid_t pid_ = -1;
+    int stdin_ = -1;
+    int stdout_ = -1;
+};
+
+/// A port of 127.0.0.1 free a moment ago.
+int free_port() {
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof(a);
+    int port = 0;
+    if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+        port = ntohs(a.sin_port);
+    }
+    ::close(s);
+    return port;
+}
+
+bool accepts(int port) {
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    const bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    ::close(s);
+    return ok;
+}
+
+void no_proxies() {
+    for (const char* v : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}) {
+        ::unsetenv(v);
+    }
+}
+
+/// Test files: small and nested ones, and one larger than the tail window.
+std::vector<std::pair<std::string, Bytes>> test_files() {
+    KvMetadata kv;
+    EXPECT_TRUE(kv.set("blob", KvValue::string(std::string(100 * 1024, 'x'))).ok());
+    EXPECT_TRUE(kv.set("n", KvValue::int64(7)).ok());
+    Bytes big = test::build_file({test::dense("big", ElementType::kFloat32, {256, 256}),
+                                  test::dense("s1", ElementType::kInt8, {5})},
+                                 &kv)
+                    .bytes;
+    return {{"small.hrry", test::small_file().bytes},
+            {"nested.hrry", test::build_file(test::nested_composites()).bytes},
+            {"big.hrry", std::move(big)}};
+}
+
+HttpOptions quick() {
+    HttpOptions o;
+    o.connect_timeout = 2s;
+    o.idle_timeout = 1s;
+    o.max_retries = 2;
+    o.retry_backoff = 10ms;
+    return o;
+}
+
+// ---------------------------------------------------------------------------
+// nginx
+// ---------------------------------------------------------------------------
+
+class NginxTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        no_proxies();
+        std::string nginx;
+        for (const char* p : {"/usr/sbin/nginx", "/usr/bin/nginx"}) {
+            if (::access(p, X_OK) == 0) {
+                nginx = p;
+                break;
+            }
+        }
+        if (nginx.empty()) {
+            GTEST_SKIP() << "nginx is not installed (Debian package nginx; scripts/bootstrap.sh installs it)";
+        }
+        std::filesystem::create_directories(dir_.path() / "www");
+        std::filesystem::create_directories(dir_.path() / "tmp");
+        for (const auto& [name, bytes] : test_files()) {
+            static_cast<void>(dir_.write("www/" + name, bytes));
+        }
+        port_ = free_port();
+        const std::string d = dir_.path().string();
+        const std::string conf = "daemon off;\nmaster_process off;\nworker_processes 1;\npid " + d +
+                                 "/nginx.pid;\nerror_log " + d +
+                                 "/error.log;\nevents { worker_connections 64; }\nhttp {\n"
+                                 "  access_log off;\n  default_type application/octet-stream;\n"
+                                 "  client_body_temp_path " + d + "/tmp/body;\n  proxy_temp_path " + d +
+                                 "/tmp/proxy;\n  fastcgi_temp_path " + d + "/tmp/fastcgi;\n  uwsgi_temp_path " + d +
+                                 "/tmp/uwsgi;\n  scgi_temp_path " + d + "/tmp/scgi;\n  server {\n    listen 127.0.0.1:" +
+                                 std::to_string(port_) + ";\n    root " + d + "/www;\n  }\n}\n";
+        static_cast<void>(dir_.write("nginx.conf", Bytes(conf.begin(), conf.end())));
+        if (!server_.start({nginx, "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"})) {
+            GTEST_SKIP() << "nginx could not be started";
+        }
+        for (int i = 0; i < 100 && !accepts(port_); ++i) {
+            if (!server_.running()) {
+                const Bytes log = test::read_all(d + "/error.log");
+                GTEST_SKIP() << "nginx exited: " << std::string(log.begin(), log.end());
+            }
+            std::this_thread::sleep_for(50ms);
+        }
+        ASSERT_TRUE(accepts(port_)) << "nginx does not accept connections on port " << port_;
+    }
+    void TearDown() override { server_.stop(); }
+
+    [[nodiscard]] std::string url(const std::string& name) const {
+        return "http://127.0.0.1:" + std::to_string(port_) + "/" + name;
+    }
+
+    TempDir dir_;
+    Child server_;
+    int port_ = 0;
+};
+
+TEST_F(NginxTest, FileReaderOverHttpMatchesTheLocalFile) {
+    for (const auto& [name, bytes] : test_files()) {
+        for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull, DescriptorCheck::kLazy}) {
+            FileReadOptions o;
+            o.descriptors = check;
+            auto src = HttpRangeSource::open(url(name), quick());
+            ASSERT_TRUE(src.ok()) << src.error().to_string();
+            EXPECT_EQ((*src)->size(), bytes.size());
+            EXPECT_FALSE((*src)->identity().empty());
+            const std::string local = fingerprint(FileReader::open(dir_.file("www/" + name), o));
+            EXPECT_EQ(fingerprint(FileReader::open(*src, o)), local) << name;
+        }
+    }
+}
+
+TEST_F(NginxTest, RequestCounts) {
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    {
+        // A small file: the request at open brings all of it.
+        auto src = HttpRangeSource::open(url("small.hrry"), quick());
+        ASSERT_TRUE(src.ok()) << src.error().to_string();
+        auto r = FileReader::open(*src, {});
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_TRUE(r->check_all().ok());
+        EXPECT_TRUE(r->tensor("a").ok());
+        EXPECT_EQ((*src)->request_count(), 1U);
+    }
+    {
+        // Larger: the tail at open, the header, index + KV; then one tensor
+        // costs its descriptor and its data.
+        auto src = HttpRangeSource::open(url("big.hrry"), quick());
+        ASSERT_TRUE(src.ok()) << src.error().to_string();
+        auto r = FileReader::open(*src, lazy);
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_EQ((*src)->request_count(), 3U);
+        EXPECT_EQ(r->kv().get_int64("n").value(), 7);
+        ASSERT_TRUE(r->tensor("big").ok());
+        EXPECT_EQ((*src)->request_count(), 5U);
+    }
+}
+
+TEST_F(NginxTest, ListingManyTensorsCostsThreeRequests) {
+    // 5000 tensors (20 MB: each descriptor pads its data to a page): names, entries and KV with
+    // kLazy cost the window at open, the header and index + KV.
+    std::vector<TestTensor> many;
+    for (int i = 0; i < 5000; ++i) {
+        many.push_back(test::dense("layer." + std::to_string(i) + ".weight", ElementType::kInt8, {4}));
+    }
+    KvMetadata kv;
+    ASSERT_TRUE(kv.set("general.name", KvValue::string("many")).ok());
+    test::BuildOptions o;
+    o.after_data = test::Padding::kReference;  // the smallest layout: ~4 KiB per tensor
+    const test::BuiltFile f = test::build_file(many, &kv, o);
+    static_cast<void>(dir_.write("www/many.hrry", f.bytes));
+    auto src = HttpRangeSource::open(url("many.hrry"), quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = FileReader::open(*src, lazy);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_EQ(r->tensor_count(), 5000U);
+    EXPECT_TRUE(r->find("layer.4999.weight").has_value());
+    const uint64_t index_and_kv = f.trailer.index_length + f.trailer.kv_length;
+    std::printf("listing %zu tensors of a %zu-byte file: %llu requests, %llu bytes (index + KV: %llu bytes)\n",
+                r->tensor_count(), f.bytes.size(), static_cast<unsigned long long>((*src)->request_count()),
+                static_cast<unsigned long long>((*src)->bytes_received()),
+                static_cast<unsigned long long>(index_and_kv));
+    EXPECT_EQ((*src)->request_count(), 3U);
+    EXPECT_LE((*src)->bytes_received(), 64U * 1024 + kFileHeaderSize + index_and_kv + 4096);
+}
+
+TEST_F(NginxTest, AFileReplacedOnTheServerIsAnError) {
+    auto src = HttpRangeSource::open(url("big.hrry"), quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = FileReader::open(*src, lazy);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    // Replaced by rename, with other content and another modification time.
+    Bytes other = test_files()[2].second;
+    other[other.size() / 2] ^= 1;
+    static_cast<void>(dir_.write("www/new.hrry", other));
+    std::filesystem::last_write_time(dir_.path() / "www/new.hrry",
+                                     std::filesystem::last_write_time(dir_.path() / "www/big.hrry") + 10s);
+    std::filesystem::rename(dir_.path() / "www/new.hrry", dir_.path() / "www/big.hrry");
+    auto t = r->tensor("big");
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message().find("changed on the server"), std::string::npos) << t.error().to_string();
+    EXPECT_NE(t.error().message().find(url("big.hrry")), std::string::npos) << t.error().to_string();
+}
+
+TEST_F(NginxTest, ConcurrentReadersShareOneSource) {
+    // 8 threads, one FileReader over one HttpRangeSource (pooled connections);
+    // the file is larger than the window read at open, so they send requests.
+    auto src = HttpRangeSource::open(url("big.hrry"), quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = FileReader::open(*src, lazy);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    auto local = FileReader::open(dir_.file("www/big.hrry"));
+    ASSERT_TRUE(local.ok());
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+        threads.emplace_back([&, t] {
+            for (size_t k = 0; k < r->tensor_count(); ++k) {
+                const size_t i = (k + static_cast<size_t>(t)) % r->tensor_count();
+                auto a = r->tensor(i);
+                auto b = local->tensor(i);
+                if (!a.ok() || !b.ok() || a->buffers().size() != b->buffers().size()) {
+                    ++bad;
+                    continue;
+                }
+                for (size_t j = 0; j < a->buffers().size(); ++j) {
+                    const auto x = a->buffers()[j].span();
+                    const auto y = b->buffers()[j].span();
+                    if (!std::equal(x.begin(), x.end(), y.begin(), y.end())) {
+                        ++bad;
+                    }
+                }
+            }
+        });
+    }
+    for (std::thread& th : threads) {
+        th.join();
+    }
+    EXPECT_EQ(bad.load(), 0);
+}
+
+TEST_F(NginxTest, MissingFileAndBadUrls) {
+    auto missing = HttpRangeSource::open(url("missing.hrry"), quick());
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message().find("HTTP status 404"), std::string::npos) << missing.error().to_string();
+    EXPECT_FALSE(HttpRangeSource::open("ftp://127.0.0.1/x", quick()).ok());
+    HttpOptions bad = quick();
+    bad.headers.push_back("X-Evil: a\r\nInjected: b");
+    EXPECT_FALSE(HttpRangeSource::open(url("small.hrry"), bad).ok());
+    // Credentials never appear in messages.
+    auto creds = HttpRangeSource::open("http://user:secret@127.0.0.1:" + std::to_string(port_) + "/missing?sig=s3cr3t",
+                                       quick());
+    ASSERT_FALSE(creds.ok());
+    EXPECT_EQ(creds.error().message().find("secret"), std::string::npos) << creds.error().to_string();
+    EXPECT_EQ(creds.error().message().find("s3cr3t"), std::string::npos) << creds.error().to_string();
+}
+
+TEST(HttpRangeSourceTest, DisplayUrlDropsCredentialsAndQuery) {
+    EXPECT_EQ(HttpRangeSource::display_url("https://u:p@host:8/a/b?X-Amz-Signature=1#f"), "https://host:8/a/b");
+    EXPECT_EQ(HttpRangeSource::display_url("http://host/a@b"), "http://host/a@b");
+}
+
+TEST(HttpRangeSourceTest, NothingListeningIsAnErrorAfterRetries) {
+    no_proxies();
+    HttpOptions o = quick();
+    o.max_retries = 1;
+    auto src = HttpRangeSource::open("http://127.0.0.1:" + std::to_string(free_port()) + "/f", o);
+    ASSERT_FALSE(src.ok());
+    EXPECT_EQ(src.error().code(), ErrorCode::kIoError);
+    EXPECT_NE(src.error().message().find("after 2 attempts"), std::string::npos) << src.error().to_string();
+}
+
+// ---------------------------------------------------------------------------
+// The fault-injecting server
+// ---------------------------------------------------------------------------
+
+class FaultServerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        no_proxies();
+        if (::access("/usr/bin/python3", X_OK) != 0) {
+            GTEST_SKIP() << "/usr/bin/python3 is missing";
+        }
+        files_ = test_files();
+        for (const auto& [name, bytes] : files_) {
+            static_cast<void>(dir_.write(name, bytes));
+        }
+        ASSERT_TRUE(server_.start({"/usr/bin/python3", HURRAY_FAULT_SERVER, dir_.path().string()}));
+        const std::string port = server_.read_line(10s);
+        if (port.empty()) {
+            GTEST_SKIP() << "tests/http/fault_server.py did not start";
+        }
+        port_ = std::stoi(port);
+    }
+    void TearDown() override { server_.stop(); }
+
+    [[nodiscard]] std::string url(const std::string& mode, const std::string& name = "big.hrry") const {
+        return "http://127.0.0.1:" + std::to_string(port_) + "/" + mode + "/" + name;
+    }
+    [[nodiscard]] const Bytes& big() const { return files_[2].second; }
+
+    /// Opens `mode`'s big file with lazy descriptors and reads tensor "big".
+    Result<std::vector<uint8_t>> read_big(const std::string& mode, HttpOptions o = quick()) {
+        HURRAY_ASSIGN_OR_RETURN(std::shared_ptr<HttpRangeSource> src, HttpRangeSource::open(url(mode), o));
+        FileReadOptions lazy;
+        lazy.descriptors = DescriptorCheck::kLazy;
+        HURRAY_ASSIGN_OR_RETURN(FileReader r, FileReader::open(src, lazy));
+        HURRAY_ASSIGN_OR_RETURN(FileTensor t, r.tensor("big"));
+        const auto s = t.buffers()[0].span();
+        return std::vector<uint8_t>(s.begin(), s.end());
+    }
+    [[nodiscard]] std::vector<uint8_t> expected_big() const {
+        const IndexEntry e = test::build_file({test::dense("big", ElementType::kFloat32, {256, 256})}).entries[0];
+        return {big().begin() + static_cast<std::ptrdiff_t>(e.data_offset),
+                big().begin() + static_cast<std::ptrdiff_t>(e.data_offset + e.data_length)};
+    }
+
+    TempDir dir_;
+    Child server_;
+    int port_ = 0;
+    std::vector<std::pair<std::string, Bytes>> files_;
+};
+
+::testing::AssertionResult fails_with(const Result<std::vector<uint8_t>>& r, const std::string& fragment) {
+    if (r.ok()) {
+        return ::testing::AssertionFailure() << "accepted; expected an error with \"" << fragment << "\"";
+    }
+    if (r.error().message().find(fragment) == std::string::npos) {
+        return ::testing::AssertionFailure() << "\"" << r.error().to_string() << "\" lacks \"" << fragment << "\"";
+    }
+    return ::testing::AssertionSuccess() << r.error().to_string();
+}
+
+TEST_F(FaultServerTest, CorrectServerGivesTheBytes) {
+    auto got = read_big("ok");
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    EXPECT_EQ(*got, expected_big());
+}
+
+TEST_F(FaultServerTest, IgnoredRangeIsRefused) {
+    EXPECT_TRUE(fails_with(read_big("ignore-range"), "ignored the Range request (200 OK"));
+}
+
+TEST_F(FaultServerTest, TruncatedBodyIsAnErrorAfterRetries) {
+    EXPECT_TRUE(fails_with(read_big("truncate"), "after 3 attempts"));
+}
+
+TEST_F(FaultServerTest, WrongOrMissingContentRangeIsRefused) {
+    EXPECT_TRUE(fails_with(read_big("wrong-range"), "is not the last"));  // already at open
+    EXPECT_TRUE(fails_with(read_big("wrong-range-later"), "does not match bytes"));
+    EXPECT_TRUE(fails_with(read_big("no-range"), "without a valid Content-Range"));
+}
+
+TEST_F(FaultServerTest, LongBodyAndEncodedBodyAreRefused) {
+    EXPECT_TRUE(fails_with(read_big("long-body"), "longer than the Content-Range"));
+    EXPECT_TRUE(fails_with(read_big("gzip"), "Content-Encoding: gzip"));
+}
+
+TEST_F(FaultServerTest, Two503sThenSuccess) {
+    auto got = read_big("flaky");
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    EXPECT_EQ(*got, expected_big());
+    HttpOptions once = quick();
+    once.max_retries = 1;
+    auto src = HttpRangeSource::open(url("flaky", "small.hrry"), once);
+    ASSERT_FALSE(src.ok());
+    EXPECT_NE(src.error().message().find("HTTP status 503"), std::string::npos) << src.error().to_string();
+}
+
+TEST_F(FaultServerTest, ETagChangeMidReadIsAnError) {
+    EXPECT_TRUE(fails_with(read_big("etag-change"), "changed on the server since it was opened (412"));
+    EXPECT_TRUE(fails_with(read_big("etag-change-no-if-match"), "changed on the server since it was opened (identity"));
+}
+
+TEST_F(FaultServerTest, StallPastTheIdleTimeoutIsAnErrorNotAHang) {
+    HttpOptions o = quick();
+    o.max_retries = 1;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(fails_with(read_big("stall", o), "after 2 attempts"));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
+}
+
+TEST_F(FaultServerTest, RedirectIsFollowed) {
+    auto got = read_big("redirect");
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    EXPECT_EQ(*got, expected_big());
+}
+
+}  // namespace
+}  // namespace hurray

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+// RangeSource and FileReader::open(RangeSource): the same results and errors
+// as open_memory / open(path) on every file (valid, truncated at every
+// length, with a bit flipped in every byte), under every option; request
+// counts at open; sources that fail.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "file_test_support.hpp"
+#include "hurray/io/file_reader.hpp"
+#include "hurray/io/range_source.hpp"
+#include "reader_fingerprint.hpp"
+
+namespace hurray {
+namespace {
+
+using test::build_file;
+using test::BuildOptions;
+using test::Bytes;
+using test::dense;
+using test::fingerprint;
+using test::must;
+using test::Padding;
+using test::TestTensor;
+
+std::vector<FileReadOptions> all_options() {
+    std::vector<FileReadOptions> out;
+    for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull, DescriptorCheck::kLazy}) {
+        for (const bool strict : {true, false}) {
+            FileReadOptions o;
+            o.descriptors = check;
+            o.strict = strict;
+            o.descriptor.strict = strict;
+            out.push_back(o);
+        }
+    }
+    return out;
+}
+
+/// Opens `bytes` both ways and compares everything they hand out.
+::testing::AssertionResult same_as_memory(const Bytes& bytes, const FileReadOptions& o) {
+    const std::string expected = fingerprint(FileReader::open_memory(bytes, {}, o));
+    auto src = std::make_shared<MemoryRangeSource>(bytes);
+    const std::string got = fingerprint(FileReader::open(src, o));
+    if (expected != got) {
+        return ::testing::AssertionFailure() << "open_memory:\n" << expected << "RangeSource:\n" << got;
+    }
+    return ::testing::AssertionSuccess();
+}
+
+test::BuiltFile tiny_file() {
+    BuildOptions o;
+    o.after_data = o.after_head = Padding::kReference;
+    KvMetadata kv;
+    EXPECT_TRUE(kv.set("k", KvValue::string("v")).ok());
+    TestTensor h{"h", must(make_composite_head(ElementType::kFloat32, {2, 2}, CompositionRule::kPartition, 2))};
+    TestTensor m0 = dense("m0", ElementType::kFloat32, {2, 1});
+    m0.desc.shard = ShardDescriptor{{2, 2}, {0, 0}};
+    TestTensor m1 = dense("m1", ElementType::kFloat32, {2, 1});
+    m1.desc.shard = ShardDescriptor{{2, 2}, {0, 1}};
+    return build_file({dense("a", ElementType::kInt8, {3}), h, m0, m1}, &kv, o);
+}
+
+/// A file larger than the reader's 64 KiB tail window: a 256 KiB tensor up
+/// front, then small ones, a KV section of ~100 KiB, the index.
+test::BuiltFile big_file() {
+    KvMetadata kv;
+    EXPECT_TRUE(kv.set("blob", KvValue::string(std::string(100 * 1024, 'x'))).ok());
+    EXPECT_TRUE(kv.set("n", KvValue::int64(7)).ok());
+    return build_file({dense("big", ElementType::kFloat32, {256, 256}), dense("s1", ElementType::kInt8, {5}),
+                       dense("s2", ElementType::kUInt16, {3, 3})},
+                      &kv);
+}
+
+TEST(RangeSourceTest, ValidFilesReadTheSameUnderEveryOption) {
+    BuildOptions sorted;
+    sorted.sort_index = true;
+    const std::vector<Bytes> files = {test::small_file().bytes, test::small_file(sorted).bytes, tiny_file().bytes,
+                                      build_file(test::nested_composites()).bytes, big_file().bytes};
+    for (const Bytes& f : files) {
+        for (const FileReadOptions& o : all_options()) {
+            EXPECT_TRUE(same_as_memory(f, o));
+        }
+    }
+}
+
+TEST(RangeSourceTest, EveryTruncationGivesTheSameError) {
+    const Bytes full = tiny_file().bytes;
+    for (const FileReadOptions& o : all_options()) {
+        for (size_t n = 0; n < full.size(); ++n) {
+            const Bytes cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+            ASSERT_TRUE(same_as_memory(cut, o)) << "cut at " << n;
+        }
+    }
+}
+
+TEST(RangeSourceTest, EveryFlippedByteGivesTheSameOutcome) {
+    // Every byte of the header, descriptors, KV section, index and trailer;
+    // every 61st byte of the data and padding (which only change tensor bytes).
+    const test::BuiltFile f = tiny_file();
+    const Bytes& full = f.bytes;
+    const auto structural = [&f](uint64_t i) {
+        if (i < kFileHeaderSize || i >= f.trailer.kv_offset) {  // KV, index, trailer follow the tensors
+            return true;
+        }
+        for (size_t t = 0; t < f.entries.size(); ++t) {
+            if (i >= f.entries[t].descriptor_offset && i < f.descriptor_end[t]) {
+                return true;
+            }
+        }
+        return false;
+    };
+    for (const FileReadOptions& o : all_options()) {
+        for (size_t i = 0; i < full.size(); ++i) {
+            if (!structural(i) && i % 61 != 0) {
+                continue;
+            }
+            Bytes bad = full;
+            bad[i] ^= static_cast<uint8_t>(0x01U << (i % 8));
+            ASSERT_TRUE(same_as_memory(bad, o)) << "byte " << i;
+        }
+    }
+}
+
+TEST(RangeSourceTest, CorruptionsOfALargeFileGiveTheSameError) {
+    // Flips in the header, the tensor region, the KV section, the index and
+    // the trailer of a file that the tail window does not cover.
+    const test::BuiltFile f = big_file();
+    const std::vector<uint64_t> at = {0,
+                                      8,
+                                      40,
+                                      f.entries[0].descriptor_offset + 4,
+                                      f.entries[1].descriptor_offset + 12,
+                                      f.entries[0].data_offset + 1000,
+                                      f.trailer.kv_offset + 3,
+                                      f.trailer.kv_offset + 50000,
+                                      f.trailer.index_offset + 2,
+                                      f.trailer.index_offset + 20,
+                                      f.trailer_offset + 8,
+                                      f.trailer_offset + 20,
+                                      f.trailer_offset + 36};
+    for (const FileReadOptions& o : all_options()) {
+        for (const uint64_t i : at) {
+            Bytes bad = f.bytes;
+            bad[i] ^= 0x40;
+            ASSERT_TRUE(same_as_memory(bad, o)) << "byte " << i;
+        }
+    }
+}
+
+TEST(RangeSourceTest, RequestsAtOpen) {
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    {
+        // A small file: one request for all of it, nothing more afterwards.
+        auto src = std::make_shared<MemoryRangeSource>(tiny_file().bytes);
+        auto r = FileReader::open(src, {});
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_EQ(src->request_count(), 1U);
+        EXPECT_EQ(src->bytes_received(), src->size());
+        EXPECT_FALSE(r->mapped());
+        for (size_t i = 0; i < r->tensor_count(); ++i) {
+            EXPECT_TRUE(r->tensor(i).ok());
+        }
+        EXPECT_TRUE(r->check_all().ok());
+        EXPECT_EQ(src->request_count(), 1U);
+    }
+    {
+        // Larger: the tail window (trailer), the header, index + KV together.
+        const test::BuiltFile f = big_file();
+        auto src = std::make_shared<MemoryRangeSource>(f.bytes);
+        auto r = FileReader::open(src, lazy);
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_EQ(src->request_count(), 3U);
+        const uint64_t index_and_kv = f.trailer.index_offset + f.trailer.index_length - f.trailer.kv_offset;
+        EXPECT_EQ(src->bytes_received(), 64U * 1024 + kFileHeaderSize + index_and_kv);
+        EXPECT_EQ(r->kv().get_int64("n").value(), 7);
+        // A tensor outside the window: its descriptor, then its data (kept).
+        auto t = r->tensor("big");
+        ASSERT_TRUE(t.ok()) << t.error().to_string();
+        EXPECT_EQ(src->request_count(), 5U);
+        EXPECT_TRUE(r->tensor("big").ok());
+        EXPECT_EQ(src->request_count(), 5U);
+        // Default options: each descriptor outside the window is peeked at open.
+        auto src2 = std::make_shared<MemoryRangeSource>(f.bytes);
+        ASSERT_TRUE(FileReader::open(src2, {}).ok());
+        EXPECT_EQ(src2->request_count(), 6U);  // + the 3 descriptors (the window holds KV and index only)
+    }
+}
+
+/// A source that fails its n-th request (1-based) and counts them.
+class FailingSource final : public RangeSource {
+public:
+    FailingSource(Bytes bytes, uint64_t fail_at) : bytes_(std::move(bytes)), fail_at_(fail_at) {}
+    [[nodiscard]] uint64_t size() const noexcept override { return bytes_.size(); }
+    [[nodiscard]] std::string name() const override { return "test://failing"; }
+    [[nodiscard]] Status read(uint64_t offset, std::span<uint8_t> out) override {
+        HURRAY_RETURN_IF_ERROR(check_range(offset, out.size()));
+        count_request(out.size());
+        if (request_count() == fail_at_) {
+            return Error(ErrorCode::kIoError, "injected failure", offset);
+        }
+        std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
+        return Status::success();
+    }
+
+private:
+    Bytes bytes_;
+    uint64_t fail_at_;
+};
+
+TEST(RangeSourceTest, AFailingRequestIsAnErrorNamingTheSourceAndPart) {
+    const Bytes bytes = big_file().bytes;
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = FileReader::open(std::make_shared<FailingSource>(bytes, 1), lazy);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::kIoError);
+    EXPECT_NE(r.error().message().find("'test://failing'"), std::string::npos) << r.error().to_string();
+    EXPECT_NE(r.error().message().find("injected failure"), std::string::npos) << r.error().to_string();
+    auto h = FileReader::open(std::make_shared<FailingSource>(bytes, 2), lazy);
+    ASSERT_FALSE(h.ok());
+    EXPECT_NE(h.error().message().find("file header: injected failure"), std::string::npos) << h.error().to_string();
+    // After open: the tensor read fails, the reader stays usable.
+    auto ok = FileReader::open(std::make_shared<FailingSource>(bytes, 5), lazy);
+    ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+    auto t = ok->tensor("big");
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message().find("tensor data: injected failure"), std::string::npos) << t.error().to_string();
+    EXPECT_TRUE(ok->tensor("big").ok());
+    EXPECT_FALSE(FileReader::open(std::shared_ptr<RangeSource>{}).ok());
+}
+
+TEST(RangeSourceTest, SourcesRefuseRangesPastTheEnd) {
+    MemoryRangeSource m(Bytes{1, 2, 3});
+    std::vector<uint8_t> buf(2);
+    EXPECT_TRUE(m.read(1, buf).ok());
+    EXPECT_EQ(buf, (std::vector<uint8_t>{2, 3}));
+    auto past = m.read(2, buf);
+    ASSERT_FALSE(past.ok());
+    EXPECT_EQ(past.error().code(), ErrorCode::kTruncated);
+    EXPECT_NE(past.error().message().find("bytes [2, 4)"), std::string::npos) << past.error().to_string();
+    EXPECT_FALSE(m.read(UINT64_MAX, buf).ok());
+    EXPECT_EQ(m.identity(), "");
+}
+
+TEST(RangeSourceTest, LocalFileSourceMatchesOpenPath) {
+    test::TempDir dir;
+    const Bytes full = tiny_file().bytes;
+    FileReadOptions pread;
+    pread.use_mmap = false;
+    for (const size_t n : {full.size(), full.size() - 1, size_t{70}, size_t{10}, size_t{0}}) {
+        const std::string path = dir.write("f" + std::to_string(n), Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n)));
+        auto src = FileRangeSource::open(path);
+        ASSERT_TRUE(src.ok()) << src.error().to_string();
+        EXPECT_EQ((*src)->name(), path);
+        EXPECT_EQ(fingerprint(FileReader::open(*src, {})), fingerprint(FileReader::open(path, pread))) << n;
+        EXPECT_TRUE((*src)->check_unchanged().ok());
+    }
+    auto missing = FileRangeSource::open(dir.file("missing"));
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().code(), ErrorCode::kIoError);
+    auto directory = FileRangeSource::open(dir.path().string());
+    ASSERT_FALSE(directory.ok());
+    EXPECT_NE(directory.error().message().find("not a regular file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hurray
