@@ -436,7 +436,7 @@ Status FileWriter::end_tensor() {
     HURRAY_ASSIGN_OR_RETURN(const uint64_t next, align_up(offset_, kDescriptorAlignment));
     HURRAY_RETURN_IF_ERROR(out.pad_to(next));
     s.open = false;
-    entries_.push_back(std::move(s.pending));
+    entries_.push_back(s.pending);
     s.pending = IndexEntry{};
     return Status::success();
 }

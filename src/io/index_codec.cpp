@@ -122,7 +122,7 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
                 if (c.ok() && e.flags == 0 && all_ascii(name)) {
                     e.name = char_view(name);  // a view into `bytes`
                     (void)r.bytes(2 + name_length + (kIndexEntryFixedSize - 2), "index entry");  // checked above
-                    entries.push_back(std::move(e));
+                    entries.push_back(e);
                     if (entry_offsets != nullptr) {
                         entry_offsets->push_back(at);
                     }
@@ -152,7 +152,7 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
                          "index entry " + quoted(e.name) + ": flags is " + hex(e.flags, 8) + ", must be 0",
                          flags_at);
         }
-        entries.push_back(std::move(e));
+        entries.push_back(e);
         if (entry_offsets != nullptr) {
             entry_offsets->push_back(at);
         }
