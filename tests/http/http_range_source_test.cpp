@@ -6,13 +6,6 @@
 // can show (ignored ranges, truncated and long bodies, wrong Content-Range,
 // 503s, a file replaced mid-read, stalls, redirects). A server that cannot
 // start skips its tests, saying why.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -29,10 +22,9 @@
 
 #include "hurray/http/http_range_source.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "http/test_servers.hpp"
 #include "io/file_test_support.hpp"
 #include "io/reader_fingerprint.hpp"
-
-extern char** environ;  // NOLINT
 
 namespace hurray {
 namespace {
@@ -41,148 +33,11 @@ using test::Bytes;
 using test::fingerprint;
 using test::TempDir;
 using test::TestTensor;
+using test::Child;
+using test::free_port;
+using test::no_proxies;
 
 using namespace std::chrono_literals;
-
-/// A child process (a server), killed and reaped when this goes away.
-class Child {
-public:
-    Child() = default;
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    ~Child() { stop(); }
-
-    /// Starts argv[0] (a path) with stdin and stdout on pipes.
-    bool start(const std::vector<std::string>& argv) {
-        int in[2];
-        int out[2];
-        if (::pipe(in) != 0 || ::pipe(out) != 0) {
-            return false;
-        }
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-        posix_spawn_file_actions_addclose(&fa, in[1]);
-        posix_spawn_file_actions_addclose(&fa, out[0]);
-        std::vector<char*> args;
-        for (const std::string& a : argv) {
-            args.push_back(const_cast<char*>(a.c_str()));
-        }
-        args.push_back(nullptr);
-        const int rc = ::posix_spawn(&pid_, argv[0].c_str(), &fa, nullptr, args.data(), environ);
-        posix_spawn_file_actions_destroy(&fa);
-        ::close(in[0]);
-        ::close(out[1]);
-        stdin_ = in[1];
-        stdout_ = out[0];
-        if (rc != 0) {
-            pid_ = -1;
-            return false;
-        }
-        return true;
-    }
-
-    /// The first line the child prints, waiting at most `limit`.
-    std::string read_line(std::chrono::milliseconds limit) {
-        std::string line;
-        const auto until = std::chrono::steady_clock::now() + limit;
-        while (std::chrono::steady_clock::now() < until) {
-            pollfd p{stdout_, POLLIN, 0};
-            if (::poll(&p, 1, 100) <= 0) {
-                continue;
-            }
-            char c = 0;
-            if (::read(stdout_, &c, 1) != 1) {
-                break;
-            }
-            if (c == '\n') {
-                return line;
-            }
-            line.push_back(c);
-        }
-        return {};
-    }
-
-    [[nodiscard]] bool running() {
-        if (pid_ <= 0) {
-            return false;
-        }
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-            pid_ = -1;
-            return false;
-        }
-        return true;
-    }
-
-    /// SIGTERM, then SIGKILL after 5 s; always reaped.
-    void stop() {
-        if (stdin_ >= 0) {
-            ::close(stdin_);
-            stdin_ = -1;
-        }
-        if (pid_ > 0) {
-            ::kill(pid_, SIGTERM);
-            int status = 0;
-            for (int i = 0; i < 100; ++i) {
-                if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                    pid_ = -1;
-                    break;
-                }
-                std::this_thread::sleep_for(50ms);
-            }
-            if (pid_ > 0) {
-                ::kill(pid_, SIGKILL);
-                ::waitpid(pid_, &status, 0);
-                pid_ = -1;
-            }
-        }
-        if (stdout_ >= 0) {
-            ::close(stdout_);
-            stdout_ = -1;
-        }
-    }
-
-private:
-    pid_t pid_ = -1;
-    int stdin_ = -1;
-    int stdout_ = -1;
-};
-
-/// A port of 127.0.0.1 free a moment ago.
-int free_port() {
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    socklen_t len = sizeof(a);
-    int port = 0;
-    if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-        port = ntohs(a.sin_port);
-    }
-    ::close(s);
-    return port;
-}
-
-bool accepts(int port) {
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    const bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    ::close(s);
-    return ok;
-}
-
-void no_proxies() {
-    for (const char* v : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}) {
-        ::unsetenv(v);
-    }
-}
 
 /// Test files: small and nested ones, and one larger than the tail window.
 std::vector<std::pair<std::string, Bytes>> test_files() {
@@ -215,52 +70,22 @@ class NginxTest : public ::testing::Test {
 protected:
     void SetUp() override {
         no_proxies();
-        std::string nginx;
-        for (const char* p : {"/usr/sbin/nginx", "/usr/bin/nginx"}) {
-            if (::access(p, X_OK) == 0) {
-                nginx = p;
-                break;
-            }
-        }
-        if (nginx.empty()) {
-            GTEST_SKIP() << "nginx is not installed (Debian package nginx; scripts/bootstrap.sh installs it)";
-        }
         std::filesystem::create_directories(dir_.path() / "www");
-        std::filesystem::create_directories(dir_.path() / "tmp");
         for (const auto& [name, bytes] : test_files()) {
             static_cast<void>(dir_.write("www/" + name, bytes));
         }
-        port_ = free_port();
-        const std::string d = dir_.path().string();
-        const std::string conf = "daemon off;\nmaster_process off;\nworker_processes 1;\npid " + d +
-                                 "/nginx.pid;\nerror_log " + d +
-                                 "/error.log;\nevents { worker_connections 64; }\nhttp {\n"
-                                 "  access_log off;\n  default_type application/octet-stream;\n"
-                                 "  client_body_temp_path " + d + "/tmp/body;\n  proxy_temp_path " + d +
-                                 "/tmp/proxy;\n  fastcgi_temp_path " + d + "/tmp/fastcgi;\n  uwsgi_temp_path " + d +
-                                 "/tmp/uwsgi;\n  scgi_temp_path " + d + "/tmp/scgi;\n  server {\n    listen 127.0.0.1:" +
-                                 std::to_string(port_) + ";\n    root " + d + "/www;\n  }\n}\n";
-        static_cast<void>(dir_.write("nginx.conf", Bytes(conf.begin(), conf.end())));
-        if (!server_.start({nginx, "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"})) {
-            GTEST_SKIP() << "nginx could not be started";
+        const std::string why = nginx_.start(dir_.path() / "www");
+        if (!why.empty()) {
+            GTEST_SKIP() << why;
         }
-        for (int i = 0; i < 100 && !accepts(port_); ++i) {
-            if (!server_.running()) {
-                const Bytes log = test::read_all(d + "/error.log");
-                GTEST_SKIP() << "nginx exited: " << std::string(log.begin(), log.end());
-            }
-            std::this_thread::sleep_for(50ms);
-        }
-        ASSERT_TRUE(accepts(port_)) << "nginx does not accept connections on port " << port_;
+        port_ = nginx_.port();
     }
-    void TearDown() override { server_.stop(); }
+    void TearDown() override { nginx_.stop(); }
 
-    [[nodiscard]] std::string url(const std::string& name) const {
-        return "http://127.0.0.1:" + std::to_string(port_) + "/" + name;
-    }
+    [[nodiscard]] std::string url(const std::string& name) const { return nginx_.url(name); }
 
     TempDir dir_;
-    Child server_;
+    test::NginxServer nginx_;
     int port_ = 0;
 };
 

@@ -20,6 +20,15 @@
 
 namespace hurray {
 
+/// One range of a vectored read (`RangeSource::read_ranges`): the bytes
+/// [offset, offset + out.size()) of the file, written to `out`.
+struct HURRAY_IO_EXPORT ByteRange {
+    /// Offset of the first byte in the file.
+    uint64_t offset = 0;
+    /// Where the bytes go; its size is the range's length.
+    std::span<uint8_t> out;
+};
+
 /// Random access to the bytes of one immutable file: its size, and any
 /// byte range of it on request. Implementations must allow `read` from
 /// several threads at once (a `FileReader` is shared by threads).
@@ -55,6 +64,24 @@ public:
     /// asked (a short read), are errors naming the range; `out` is then
     /// unspecified. Never returns part of the range as success.
     [[nodiscard]] virtual Status read(uint64_t offset, std::span<uint8_t> out) = 0;
+
+    /// Fills every range of `ranges` (in any order; ranges may be adjacent
+    /// but must not overlap), as one `read` each would, but in as few
+    /// requests as the source can: the HTTP source sends multi-range
+    /// requests, or several ranges in parallel. This default reads them one
+    /// by one. On error the contents of every `out` are unspecified.
+    ///
+    /// @code
+    /// std::vector<uint8_t> a(16), b(16);
+    /// hurray::ByteRange r[] = {{0, a}, {4096, b}};
+    /// HURRAY_RETURN_IF_ERROR(src->read_ranges(r));
+    /// @endcode
+    [[nodiscard]] virtual Status read_ranges(std::span<const ByteRange> ranges) {
+        for (const ByteRange& r : ranges) {
+            HURRAY_RETURN_IF_ERROR(read(r.offset, r.out));
+        }
+        return Status::success();
+    }
 
     /// What identifies this version of the file (for HTTP the ETag, else
     /// the Last-Modified date, pinned at open); empty when the source has
