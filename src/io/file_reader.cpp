@@ -40,6 +40,16 @@ constexpr uint64_t kRangeTailWindow = uint64_t{64} * 1024;
 /// Range sources: the most bytes between the KV section and the index that
 /// are read along with them rather than costing a second request.
 constexpr uint64_t kRangeMaxGap = 4096;
+/// Range sources: descriptors up to this long are fetched whole at open
+/// (kPeek, kFull); of a longer one only its first 10 bytes (it is read whole
+/// when decoded).
+constexpr uint64_t kRangeDescriptorMax = uint64_t{64} * 1024;
+/// Range sources: the most descriptor bytes fetched in one batch at open; the
+/// descriptors past it are read one by one, as they are needed.
+constexpr uint64_t kRangeDescriptorBudget = uint64_t{64} * 1024 * 1024;
+/// Range sources: the most padding between a descriptor and its data read
+/// along with them, so that a first `tensor(i)` costs one request.
+constexpr uint64_t kRangeMaxPadding = uint64_t{2} * 1024 * 1024;
 
 /// "[a, b)".
 std::string range(uint64_t start, uint64_t end) {
@@ -313,6 +323,20 @@ struct FileReader::Impl {
     static Result<FileReader> open(detail::FileSource source, const FileReadOptions& options);
     Status load();
     Status check_sections();
+    /// Range sources: the header, the index and the KV section in one
+    /// `read_ranges` call, located by the trailer in the tail window (which
+    /// is not validated here: `load` checks every byte as usual, and reports
+    /// what is wrong exactly as for a local file). Nothing when the trailer
+    /// does not decode.
+    Status prefetch_sections();
+    /// Range sources, `kPeek` and `kFull`: every descriptor in one
+    /// `read_ranges` call (within kRangeDescriptorBudget bytes), for the
+    /// entries whose descriptor lies plausibly in the tensor region.
+    Status prefetch_descriptors(uint64_t tensor_region_end);
+    /// Range sources: tensor `i`'s descriptor and data region in one read, the
+    /// descriptor decoded from it and the data kept, when neither is yet.
+    /// Errors are those of the read (the caller reports them).
+    Status fetch_tensor(size_t i);
     /// Absolute file offset of index entry `i` (its name_length field),
     /// from where its name lies in index_bytes.
     [[nodiscard]] uint64_t entry_offset(size_t i) const noexcept;
@@ -327,9 +351,12 @@ struct FileReader::Impl {
         std::span<const std::pair<uint64_t, size_t>> order) const;
     Status check_overlaps() const;
     Status decode_all();
-    void decode_descriptor(size_t i, DescriptorSlot& slot) const;
-    /// Decodes descriptor `i` unless done; returns its published state.
-    uint8_t ensure_decoded(size_t i);
+    /// Decodes descriptor `i` into `slot`, from `given` (its bytes, already
+    /// read) when not empty.
+    void decode_descriptor(size_t i, DescriptorSlot& slot, const SharedBuffer& given = {}) const;
+    /// Decodes descriptor `i` unless done (from `given` when not empty);
+    /// returns its published state.
+    uint8_t ensure_decoded(size_t i, const SharedBuffer& given = {});
     [[nodiscard]] Status check_against_entry(size_t i, const TensorDescriptor& d) const;
     [[nodiscard]] DecodeOptions decode_options() const;
     [[nodiscard]] bool strict_descriptors() const {
@@ -403,6 +430,7 @@ Status FileReader::Impl::load() {
     // separately.
     HURRAY_RETURN_IF_ERROR(
         source.prefetch(size - std::min(size, kRangeTailWindow), kRangeTailWindow, true));
+    HURRAY_RETURN_IF_ERROR(prefetch_sections());
 
     // 1-2. Header, then the smallest possible file.
     HURRAY_ASSIGN_OR_RETURN(
@@ -467,6 +495,7 @@ Status FileReader::Impl::load() {
     if (has_kv) {
         tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
     }
+    HURRAY_RETURN_IF_ERROR(prefetch_descriptors(tensor_region_end));
     HURRAY_RETURN_IF_ERROR(check_entries(tensor_region_end));
 
     // Write order: positions by descriptor_offset (a radix sort; usually
@@ -510,6 +539,106 @@ Status FileReader::Impl::load() {
         kv = std::move(decoded).value();
     }
     source.drop_transient();
+    return Status::success();
+}
+
+Status FileReader::Impl::prefetch_sections() {
+    const uint64_t size = source.size();
+    if (source.kind() != detail::FileSource::Kind::kRange || size < kFileHeaderSize + kFileTrailerSize ||
+        !source.prefetched(size - kFileTrailerSize, kFileTrailerSize)) {
+        return Status::success();
+    }
+    auto bytes = source.read(size - kFileTrailerSize, kFileTrailerSize, "trailer");
+    if (!bytes) {
+        return Status::success();  // reported by load
+    }
+    auto t = decode_file_trailer(bytes->span(), size - kFileTrailerSize);
+    if (!t) {
+        return Status::success();  // reported by load
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> ranges{{0, kFileHeaderSize}};
+    const auto add = [&](uint64_t offset, uint64_t length) {
+        const auto end = add_u64(offset, length);
+        if (length > 0 && end && *end <= size - kFileTrailerSize) {
+            ranges.emplace_back(offset, length);
+        }
+    };
+    const bool kv = t->kv_offset != 0 || t->kv_length != 0;
+    const auto kv_end = add_u64(t->kv_offset, t->kv_length);
+    const auto index_end = add_u64(t->index_offset, t->index_length);
+    if (kv && kv_end && index_end) {
+        // One range when they lie side by side (the writer puts them so).
+        const uint64_t lo = std::min(t->kv_offset, t->index_offset);
+        const uint64_t hi = std::max(*kv_end, *index_end);
+        if (hi - lo <= t->index_length + t->kv_length + kRangeMaxGap) {
+            add(lo, hi - lo);
+        } else {
+            add(t->index_offset, t->index_length);
+            add(t->kv_offset, t->kv_length);
+        }
+    } else {
+        add(t->index_offset, t->index_length);
+        if (kv) {
+            add(t->kv_offset, t->kv_length);
+        }
+    }
+    return source.prefetch_many(std::move(ranges), "file header, index and KV section");
+}
+
+Status FileReader::Impl::prefetch_descriptors(uint64_t tensor_region_end) {
+    if (source.kind() != detail::FileSource::Kind::kRange || options.descriptors == DescriptorCheck::kLazy) {
+        return Status::success();
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    ranges.reserve(entries.size());
+    uint64_t budget = kRangeDescriptorBudget;
+    for (const IndexEntry& e : entries) {
+        const auto end = add_u64(e.descriptor_offset, e.descriptor_length);
+        if (e.descriptor_offset < header.first_descriptor_offset || e.descriptor_length < kDescriptorPeekSize ||
+            !end || *end > tensor_region_end) {
+            continue;  // check_entries reports it
+        }
+        const uint64_t length = e.descriptor_length <= kRangeDescriptorMax ? e.descriptor_length
+                                                                           : kDescriptorPeekSize;
+        if (length > budget) {
+            break;
+        }
+        budget -= length;
+        ranges.emplace_back(e.descriptor_offset, length);
+    }
+    return source.prefetch_many(std::move(ranges), "descriptors");
+}
+
+Status FileReader::Impl::fetch_tensor(size_t i) {
+    const IndexEntry& e = entries[i];
+    if (source.kind() != detail::FileSource::Kind::kRange ||
+        store.state[i].load(std::memory_order_acquire) != DescriptorStore::kPending || e.data_length == 0 ||
+        source.prefetched(e.descriptor_offset, e.descriptor_length)) {
+        return Status::success();
+    }
+    {
+        const std::lock_guard<std::mutex> lock(data_mutex);
+        if (!data_cache[i].empty()) {
+            return Status::success();
+        }
+    }
+    // check_entries proved both regions lie inside the file.
+    const uint64_t d_end = e.descriptor_offset + e.descriptor_length;
+    if (e.data_offset < d_end || e.data_offset - d_end > kRangeMaxPadding) {
+        return Status::success();
+    }
+    const uint64_t length = e.data_offset + e.data_length - e.descriptor_offset;
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer both, source.read(e.descriptor_offset, length, "descriptor and data"));
+    // Both slices lie inside `both` (data_offset >= d_end > descriptor_offset).
+    SharedBuffer data = both.slice(static_cast<size_t>(e.data_offset - e.descriptor_offset),
+                                   static_cast<size_t>(e.data_length));
+    {
+        const std::lock_guard<std::mutex> lock(data_mutex);
+        if (data_cache[i].empty()) {
+            data_cache[i] = std::move(data);
+        }
+    }
+    static_cast<void>(ensure_decoded(i, both.slice(0, e.descriptor_length)));
     return Status::success();
 }
 
@@ -826,7 +955,7 @@ Status FileReader::Impl::decode_all() {
     return Status::success();
 }
 
-uint8_t FileReader::Impl::ensure_decoded(size_t i) {
+uint8_t FileReader::Impl::ensure_decoded(size_t i, const SharedBuffer& given) {
     uint8_t st = store.state[i].load(std::memory_order_acquire);
     if (st != DescriptorStore::kPending) {
         return st;
@@ -837,7 +966,7 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i) {
     // keep the mutex locked for ever. Two threads may decode the same descriptor at
     // once; the first result installed is the one every caller sees.
     DescriptorSlot decoded;
-    decode_descriptor(i, decoded);
+    decode_descriptor(i, decoded, given);
     std::unique_ptr<DescriptorSlot[]> spare;  // NOLINT(modernize-avoid-c-arrays)
     bool chunk_missing = false;
     {
@@ -863,13 +992,13 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i) {
     return st;
 }
 
-void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot) const {
+void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const SharedBuffer& given) const {
     const IndexEntry& e = entries[i];
     // Not contiguous (pread, range sources): the whole descriptor in one read,
     // the prefix check below included (check_entries proved it lies inside
     // the tensor region and is at least 10 bytes long).
-    SharedBuffer read;
-    if (!source.contiguous()) {
+    SharedBuffer read = given;
+    if (read.empty() && !source.contiguous()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
             slot.error = with_context(bytes.error(), entry_label(e, i), 0);
@@ -1068,6 +1197,12 @@ Result<SharedBuffer> FileReader::descriptor_bytes(size_t i) const {
 }
 
 FileTensorResult FileReader::tensor(size_t i) const {
+    if (i < impl_->entries.size()) {
+        // Range sources: descriptor and data in one request.
+        if (auto fetched = impl_->fetch_tensor(i); !fetched) {
+            return with_context(std::move(fetched).error(), entry_label(impl_->entries[i], i), 0);
+        }
+    }
     HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
     const IndexEntry& e = impl_->entries[i];
     FileTensor t(*this, i, &e, d);

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -146,15 +148,77 @@ FileSource FileSource::range(std::shared_ptr<RangeSource> range) {
     return src;
 }
 
+const FileSource::Window* FileSource::window_for(uint64_t offset, uint64_t end) const noexcept {
+    // Windows never overflow: each lies inside the file.
+    for (const Window& w : windows_) {
+        if (offset >= w.offset && end <= w.offset + w.bytes.size()) {
+            return &w;
+        }
+    }
+    // The last sorted window starting at or before `offset`.
+    auto it = std::upper_bound(sorted_windows_.begin(), sorted_windows_.end(), offset,
+                               [](uint64_t o, const Window& w) { return o < w.offset; });
+    if (it == sorted_windows_.begin()) {
+        return nullptr;
+    }
+    --it;
+    return end <= it->offset + it->bytes.size() ? &*it : nullptr;
+}
+
 bool FileSource::prefetched(uint64_t offset, uint64_t length) const noexcept {
     const auto end = add_u64(offset, length);
-    if (!end) {
-        return false;
+    return end && window_for(offset, *end) != nullptr;
+}
+
+Status FileSource::prefetch_many(std::vector<std::pair<uint64_t, uint64_t>> ranges, const char* what) {
+    if (kind_ != Kind::kRange || ranges.empty()) {
+        return Status::success();
     }
-    // Windows never overflow: each lies inside the file.
-    return std::any_of(windows_.begin(), windows_.end(), [&](const Window& w) {
-        return offset >= w.offset && *end <= w.offset + w.bytes.size();
-    });
+    std::sort(ranges.begin(), ranges.end());
+    // Merge what overlaps or touches; drop what a window holds already.
+    std::vector<std::pair<uint64_t, uint64_t>> merged;  // [begin, end)
+    for (const auto& [offset, length] : ranges) {
+        const auto end = add_u64(offset, length);
+        if (!end || *end > size_ || length == 0) {
+            return Error(ErrorCode::kIoError, std::string(what) + ": range outside the file", offset);
+        }
+        if (window_for(offset, *end) != nullptr) {
+            continue;
+        }
+        if (!merged.empty() && offset <= merged.back().second) {
+            merged.back().second = std::max(merged.back().second, *end);
+        } else {
+            merged.emplace_back(offset, *end);
+        }
+    }
+    if (merged.empty()) {
+        return Status::success();
+    }
+    std::vector<std::vector<uint8_t>> bufs;
+    std::vector<ByteRange> requests;
+    bufs.reserve(merged.size());
+    requests.reserve(merged.size());
+    for (const auto& [begin, end] : merged) {
+        if (end - begin > SIZE_MAX) {
+            return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", begin);
+        }
+        bufs.emplace_back(static_cast<size_t>(end - begin));
+        requests.push_back(ByteRange{begin, bufs.back()});
+    }
+    if (auto s = range_->read_ranges(requests); !s) {
+        return detail::with_context(s.error(), what, 0);
+    }
+    std::vector<Window> added;
+    added.reserve(merged.size() + sorted_windows_.size());
+    for (size_t k = 0; k < merged.size(); ++k) {
+        added.push_back(Window{merged[k].first, SharedBuffer::from_vector(std::move(bufs[k])), true});
+    }
+    const auto first_new = static_cast<std::ptrdiff_t>(sorted_windows_.size());
+    sorted_windows_.insert(sorted_windows_.end(), std::make_move_iterator(added.begin()),
+                           std::make_move_iterator(added.end()));
+    std::inplace_merge(sorted_windows_.begin(), sorted_windows_.begin() + first_new, sorted_windows_.end(),
+                       [](const Window& a, const Window& b) { return a.offset < b.offset; });
+    return Status::success();
 }
 
 Status FileSource::prefetch(uint64_t offset, uint64_t length, bool keep) {
@@ -193,11 +257,9 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
         return SharedBuffer(bytes_.subspan(static_cast<size_t>(offset), static_cast<size_t>(length)), owner_);
     }
     if (kind_ == Kind::kRange) {
-        for (const Window& w : windows_) {
-            if (offset >= w.offset && *end <= w.offset + w.bytes.size()) {
-                // Inside the window, whose size fits in size_t.
-                return w.bytes.slice(static_cast<size_t>(offset - w.offset), static_cast<size_t>(length));
-            }
+        if (const Window* w = window_for(offset, *end)) {
+            // Inside the window, whose size fits in size_t.
+            return w->bytes.slice(static_cast<size_t>(offset - w->offset), static_cast<size_t>(length));
         }
         if (length > SIZE_MAX) {
             return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", offset);

@@ -56,6 +56,14 @@ public:
     /// `drop_transient`. A no-op for the other kinds and for an empty range.
     /// Not thread-safe: only while the source is not shared (at open).
     [[nodiscard]] Status prefetch(uint64_t offset, uint64_t length, bool keep);
+    /// Range sources: reads every range of `ranges` ((offset, length) pairs,
+    /// each inside the file, in any order) with one `RangeSource::read_ranges`
+    /// call, after merging ranges that overlap or touch and dropping those
+    /// already inside a window; keeps them as long as the source (binary
+    /// searched, so 100,000 of them cost O(log n) per read). A no-op for
+    /// the other kinds. Not thread-safe (see prefetch).
+    /// Errors name `what`.
+    [[nodiscard]] Status prefetch_many(std::vector<std::pair<uint64_t, uint64_t>> ranges, const char* what);
     /// Whether [offset, offset + length) lies inside a prefetched window.
     [[nodiscard]] bool prefetched(uint64_t offset, uint64_t length) const noexcept;
     /// Drops the windows prefetched without `keep`. Not thread-safe (see prefetch).
@@ -136,6 +144,10 @@ private:
         bool keep = false;
     };
     std::vector<Window> windows_;
+    // Windows from prefetch_many: sorted by offset, disjoint within one call.
+    std::vector<Window> sorted_windows_;
+    /// The window holding [offset, end), or null.
+    [[nodiscard]] const Window* window_for(uint64_t offset, uint64_t end) const noexcept;
 };
 
 }  // namespace hurray::detail
