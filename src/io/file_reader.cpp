@@ -4,15 +4,25 @@
 // and composites. All byte access goes through detail::FileSource.
 #include "hurray/io/file_reader.hpp"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <chrono>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <new>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -62,6 +72,28 @@ std::string range(uint64_t start, uint64_t end) {
 std::string entry_label(const IndexEntry& e, size_t i) {
     return std::string("tensor '").append(e.name) + "' (index entry " + dec(i) + ")";
 }
+
+/// std::allocator whose value-less construct default-initialises, so that
+/// `resize` of a vector of integers that is filled next does not zero it first.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+    using value_type = T;
+    template <typename U>
+    struct rebind {
+        using other = DefaultInitAllocator<U>;
+    };
+    DefaultInitAllocator() noexcept = default;
+    template <typename U>
+    explicit DefaultInitAllocator(const DefaultInitAllocator<U>& /*other*/) noexcept {}
+    template <typename U>
+    void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
 
 /// One lazily decoded descriptor: written once (under the store's mutex, or
 /// at open), read-only after its state is published.
@@ -113,14 +145,22 @@ public:
     /// Entries the table can hold (positions + 1 must fit in 40 bits).
     static constexpr uint64_t kMaxEntries = (uint64_t{1} << 40U) - 2;
 
-    /// Builds the table; false when two entries share a name (the caller
-    /// reports which, with the full duplicate check).
-    bool build(const std::vector<IndexEntry>& entries) {
+    /// What `build` found.
+    enum class Built : uint8_t { kUnique, kDuplicate, kNoMemory };
+
+    /// Builds the table; kDuplicate when two entries share a name (the
+    /// caller reports which, with the full duplicate check).
+    Built build(const std::vector<IndexEntry>& entries) {
         size_t cap = 16;
         while (cap < 2 * entries.size()) {
             cap *= 2;
         }
-        slots_.assign(cap, 0);
+        // calloc: a large table comes zeroed from the kernel, not memset.
+        slots_.reset(static_cast<uint64_t*>(std::calloc(cap, sizeof(uint64_t))));
+        if (!slots_) {
+            mask_ = 0;
+            return Built::kNoMemory;
+        }
         mask_ = cap - 1;
         // A large table misses the cache on nearly every insert: hash
         // kAhead names ahead and prefetch their slots, so that the misses
@@ -149,16 +189,16 @@ public:
                     break;
                 }
                 if ((v >> kIndexBits) == tag(h) && entries[(v & kIndexMask) - 1].name == name) {
-                    return false;
+                    return Built::kDuplicate;
                 }
             }
         }
-        return true;
+        return Built::kUnique;
     }
     /// The position of `name`, if present.
     [[nodiscard]] std::optional<size_t> find(const std::vector<IndexEntry>& entries,
                                              std::string_view name) const noexcept {
-        if (slots_.empty()) {
+        if (!slots_) {
             return std::nullopt;
         }
         const uint64_t h = hash(name);
@@ -176,12 +216,55 @@ public:
 private:
     static constexpr unsigned kIndexBits = 40;
     static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+    /// A keyed hash of `name`, eight bytes at a time (names are short: ~4
+    /// words), with a per-process random key so that a file cannot be built
+    /// to make every name collide.
     static uint64_t hash(std::string_view name) noexcept {
-        return std::hash<std::string_view>{}(name);
+        constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+        static const uint64_t key = hash_key();
+        uint64_t h = key ^ (name.size() * kMul);
+        size_t k = 0;
+        for (; k + 8 <= name.size(); k += 8) {
+            uint64_t w = 0;
+            std::memcpy(&w, name.data() + k, 8);
+            h = std::rotl((h ^ w) * kMul, 29);
+        }
+        if (k < name.size()) {
+            // The last 8 bytes (overlapping the words above) when there are
+            // 8, else the bytes one by one: no call to memcpy.
+            uint64_t w = 0;
+            if (name.size() >= 8) {
+                std::memcpy(&w, name.data() + name.size() - 8, 8);
+            } else {
+                for (size_t j = 0; j < name.size(); ++j) {
+                    w |= uint64_t{static_cast<uint8_t>(name[j])} << (8U * j);
+                }
+            }
+            h = std::rotl((h ^ w) * kMul, 29);
+        }
+        // The splitmix64 finaliser: every input bit reaches the top 24 bits
+        // (the tag) and the low bits (the slot).
+        h ^= h >> 30U;
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 27U;
+        h *= 0x94D049BB133111EBULL;
+        return h ^ (h >> 31U);
+    }
+    /// The hash key: from getrandom, else from addresses and the clock.
+    static uint64_t hash_key() noexcept {
+        uint64_t key = 0;
+        if (::getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) {
+            key = static_cast<uint64_t>(std::bit_cast<uintptr_t>(&key)) ^
+                  static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        }
+        return key;
     }
     static uint64_t tag(uint64_t h) noexcept { return h >> kIndexBits; }  // the top 24 bits
 
-    std::vector<uint64_t> slots_;
+    struct Free {
+        void operator()(uint64_t* p) const noexcept { std::free(p); }
+    };
+    std::unique_ptr<uint64_t[], Free> slots_;  // NOLINT(modernize-avoid-c-arrays): calloc'd, mask_ + 1 slots
     size_t mask_ = 0;
 };
 
@@ -307,8 +390,8 @@ struct FileReader::Impl {
     // read with pread): the entries' names point into them.
     SharedBuffer index_bytes;
     std::vector<IndexEntry> entries;
-    std::vector<size_t> write_order;     // index positions by descriptor_offset
-    std::vector<size_t> write_position;  // inverse of write_order
+    std::vector<size_t, DefaultInitAllocator<size_t>> write_order;     // index positions by descriptor_offset
+    std::vector<size_t, DefaultInitAllocator<size_t>> write_position;  // inverse of write_order
     bool sorted = false;
     NameTable by_name;      // unsorted index only
     DescriptorStore store;  // decoded descriptors
@@ -347,8 +430,9 @@ struct FileReader::Impl {
     /// The descriptor's magic and length; from `bytes` (its first bytes,
     /// already read) when not empty, else read here.
     [[nodiscard]] Status check_prefix(size_t i, std::span<const uint8_t> bytes = {}) const;
-    [[nodiscard]] bool overlaps_in_file_order(
-        std::span<const std::pair<uint64_t, size_t>> order) const;
+    /// Whether the regions, visited in write_order, are the sorted sweep of
+    /// check_overlaps and none overlaps (false: run check_overlaps).
+    [[nodiscard]] bool overlaps_in_file_order() const;
     Status check_overlaps() const;
     Status decode_all();
     /// Decodes descriptor `i` into `slot`, from `given` (its bytes, already
@@ -498,28 +582,40 @@ Status FileReader::Impl::load() {
     HURRAY_RETURN_IF_ERROR(prefetch_descriptors(tensor_region_end));
     HURRAY_RETURN_IF_ERROR(check_entries(tensor_region_end));
 
-    // Write order: positions by descriptor_offset (a radix sort; usually
-    // already in order when the index is).
-    std::vector<std::pair<uint64_t, size_t>> order(entries.size());
-    for (size_t i = 0; i < entries.size(); ++i) {
-        order[i] = {entries[i].descriptor_offset, i};
+    // Write order: positions by descriptor_offset. Usually the index is in
+    // file order already (the writer appends entries as it writes tensors):
+    // then both arrays are the identity; otherwise a radix sort.
+    const size_t n = entries.size();
+    bool in_file_order = true;
+    for (size_t i = 1; i < n; ++i) {
+        if (entries[i].descriptor_offset <= entries[i - 1].descriptor_offset) {
+            in_file_order = false;
+            break;
+        }
     }
-    if (!std::is_sorted(order.begin(), order.end())) {
+    write_order.resize(n);
+    write_position.resize(n);
+    if (in_file_order) {
+        std::iota(write_order.begin(), write_order.end(), size_t{0});
+        std::iota(write_position.begin(), write_position.end(), size_t{0});
+    } else {
+        std::vector<std::pair<uint64_t, size_t>> order(n);
+        for (size_t i = 0; i < n; ++i) {
+            order[i] = {entries[i].descriptor_offset, i};
+        }
         radix_sort(order);
+        // Descriptor regions are non-empty and do not overlap (checked
+        // next), so the offsets are distinct and this order is the only one.
+        for (size_t k = 0; k < n; ++k) {
+            write_order[k] = order[k].second;
+            write_position[order[k].second] = k;
+        }
     }
     // Overlaps: one pass over the regions in file order when the file is laid
     // out the usual way; otherwise (or to report an overlap) the general
     // check, which sorts every region.
-    if (!overlaps_in_file_order(order)) {
+    if (!overlaps_in_file_order()) {
         HURRAY_RETURN_IF_ERROR(check_overlaps());
-    }
-    // Descriptor regions are non-empty and do not overlap, so the offsets
-    // are distinct and this order is the only one.
-    write_order.resize(entries.size());
-    write_position.resize(entries.size());
-    for (size_t k = 0; k < order.size(); ++k) {
-        write_order[k] = order[k].second;
-        write_position[order[k].second] = k;
     }
     store.reset(entries.size());
     if (!source.contiguous()) {
@@ -670,8 +766,15 @@ Status FileReader::Impl::check_names() {
                      "index_entry_count: " + dec(entries.size()) + " entries is too many",
                      trailer.index_offset);
     }
-    if (by_name.build(entries)) {
-        return Status::success();  // the table found no duplicate: the names are unique
+    switch (by_name.build(entries)) {
+        case NameTable::Built::kUnique:
+            return Status::success();  // the table found no duplicate: the names are unique
+        case NameTable::Built::kNoMemory:
+            return Error(ErrorCode::kOutOfMemory,
+                         "index: no memory for the name table of " + dec(entries.size()) + " entries",
+                         trailer.index_offset);
+        case NameTable::Built::kDuplicate:
+            break;
     }
     // A duplicate: the full check names the pair the way it always has.
     HURRAY_RETURN_IF_ERROR(check_index_names(entries, false, entry_offsets()));
@@ -704,8 +807,7 @@ Status FileReader::Impl::check_prefix(size_t i, std::span<const uint8_t> bytes) 
     return Status::success();
 }
 
-bool FileReader::Impl::overlaps_in_file_order(
-    std::span<const std::pair<uint64_t, size_t>> order) const {
+bool FileReader::Impl::overlaps_in_file_order() const {
     // Regions visited in this order are exactly check_overlaps' sorted order
     // when their starts strictly increase; then its sweep is this one. Any
     // other case (including an overlap, so that the error names the same
@@ -720,7 +822,7 @@ bool FileReader::Impl::overlaps_in_file_order(
         last_start = start;
         furthest_end = std::max(furthest_end, end);
     };
-    for (const auto& [offset, i] : order) {
+    for (const size_t i : write_order) {
         const IndexEntry& e = entries[i];
         // Both sums were checked by check_entries.
         visit(e.descriptor_offset, e.descriptor_offset + e.descriptor_length);

@@ -34,13 +34,18 @@ bool name_less(std::string_view a, std::string_view b) noexcept {
     return c < 0 || (c == 0 && a.size() < b.size());
 }
 
-/// Whether every byte is ASCII (so the bytes are valid UTF-8).
-bool all_ascii(std::span<const uint8_t> bytes) noexcept {
-    uint8_t any = 0;
-    for (const uint8_t b : bytes) {
-        any = static_cast<uint8_t>(any | b);
+/// Whether every byte of [p, p + n) is ASCII (so the bytes are valid UTF-8):
+/// eight bytes at a time.
+bool all_ascii(const uint8_t* p, size_t n) noexcept {
+    uint64_t any = 0;
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        any |= detail::load_le<uint64_t>(p + k);
     }
-    return any < 0x80;
+    for (; k < n; ++k) {
+        any |= p[k];
+    }
+    return (any & 0x8080808080808080ULL) == 0;
 }
 
 std::string quoted(std::string_view name) {
@@ -103,25 +108,29 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
         entry_offsets->clear();
         entry_offsets->reserve(static_cast<size_t>(count));
     }
+    size_t pos = r.pos();  // the next entry
     for (uint64_t i = 0; i < count; ++i) {
-        const uint64_t at = r.abs_pos();
+        const uint64_t at = base + pos;
         // The common entry in one pass: all of it inside the section, an
         // ASCII name, flags 0. Anything else takes the field-by-field path
         // below from the same position, which reports every error.
-        if (const size_t pos = r.pos(); r.remaining() >= kMinEntrySize) {
-            const size_t name_length = bytes[pos] | (size_t{bytes[pos + 1]} << 8U);
-            if (name_length != 0 && r.remaining() - 2 >= name_length + (kIndexEntryFixedSize - 2)) {
-                const auto name = bytes.subspan(pos + 2, name_length);
-                detail::ByteCursor c(bytes.subspan(pos + 2 + name_length, kIndexEntryFixedSize - 2));
+        if (const size_t left = bytes.size() - pos; left >= kMinEntrySize) {
+            // SAFETY: left >= kMinEntrySize >= 2 bytes at pos; then the name
+            // and the 32 bytes of fixed fields after it are proved to lie
+            // inside `bytes` before any of them is read.
+            const uint8_t* p = bytes.data() + pos;
+            const size_t name_length = detail::load_le<uint16_t>(p);
+            if (name_length != 0 && left - 2 >= name_length + (kIndexEntryFixedSize - 2)) {
+                const uint8_t* f = p + 2 + name_length;
                 IndexEntry e;
-                e.descriptor_offset = c.u64();
-                e.descriptor_length = c.u32();
-                e.data_offset = c.u64();
-                e.data_length = c.u64();
-                e.flags = c.u32();
-                if (c.ok() && e.flags == 0 && all_ascii(name)) {
-                    e.name = char_view(name);  // a view into `bytes`
-                    (void)r.bytes(2 + name_length + (kIndexEntryFixedSize - 2), "index entry");  // checked above
+                e.descriptor_offset = detail::load_le<uint64_t>(f);
+                e.descriptor_length = detail::load_le<uint32_t>(f + 8);
+                e.data_offset = detail::load_le<uint64_t>(f + 12);
+                e.data_length = detail::load_le<uint64_t>(f + 20);
+                e.flags = detail::load_le<uint32_t>(f + 28);
+                if (e.flags == 0 && all_ascii(p + 2, name_length)) {
+                    e.name = char_view(bytes.subspan(pos + 2, name_length));  // a view into `bytes`
+                    pos += 2 + name_length + (kIndexEntryFixedSize - 2);
                     entries.push_back(e);
                     if (entry_offsets != nullptr) {
                         entry_offsets->push_back(at);
@@ -130,38 +139,40 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
                 }
             }
         }
+        ByteReader er(bytes.subspan(pos), at);
         IndexEntry e;
-        HURRAY_ASSIGN_OR_RETURN(const uint16_t name_length, r.u16("index entry name_length"));
+        HURRAY_ASSIGN_OR_RETURN(const uint16_t name_length, er.u16("index entry name_length"));
         if (name_length == 0) {
             return Error(ErrorCode::kInvalidName, "index entry " + dec(i) + ": name_length is 0", at);
         }
-        HURRAY_ASSIGN_OR_RETURN(auto name, r.bytes(name_length, "index entry name"));
+        HURRAY_ASSIGN_OR_RETURN(auto name, er.bytes(name_length, "index entry name"));
         e.name = char_view(name);  // a view into `bytes`
         if (!is_valid_utf8(e.name)) {
             return Error(ErrorCode::kInvalidName, "index entry " + dec(i) + ": name is not valid UTF-8",
                          at + 2);
         }
-        HURRAY_ASSIGN_OR_RETURN(e.descriptor_offset, r.u64("index entry descriptor_offset"));
-        HURRAY_ASSIGN_OR_RETURN(e.descriptor_length, r.u32("index entry descriptor_length"));
-        HURRAY_ASSIGN_OR_RETURN(e.data_offset, r.u64("index entry data_offset"));
-        HURRAY_ASSIGN_OR_RETURN(e.data_length, r.u64("index entry data_length"));
-        const uint64_t flags_at = r.abs_pos();
-        HURRAY_ASSIGN_OR_RETURN(e.flags, r.u32("index entry flags"));
+        HURRAY_ASSIGN_OR_RETURN(e.descriptor_offset, er.u64("index entry descriptor_offset"));
+        HURRAY_ASSIGN_OR_RETURN(e.descriptor_length, er.u32("index entry descriptor_length"));
+        HURRAY_ASSIGN_OR_RETURN(e.data_offset, er.u64("index entry data_offset"));
+        HURRAY_ASSIGN_OR_RETURN(e.data_length, er.u64("index entry data_length"));
+        const uint64_t flags_at = er.abs_pos();
+        HURRAY_ASSIGN_OR_RETURN(e.flags, er.u32("index entry flags"));
         if (e.flags != 0) {
             return Error(ErrorCode::kReservedFlagBits,
                          "index entry " + quoted(e.name) + ": flags is " + hex(e.flags, 8) + ", must be 0",
                          flags_at);
         }
+        pos += er.pos();
         entries.push_back(e);
         if (entry_offsets != nullptr) {
             entry_offsets->push_back(at);
         }
     }
-    if (r.remaining() != 0) {
+    if (bytes.size() != pos) {
         return Error(ErrorCode::kInvalidFile,
-                     "index: " + dec(r.remaining()) + " bytes left over after the last of " + dec(count) +
+                     "index: " + dec(bytes.size() - pos) + " bytes left over after the last of " + dec(count) +
                          " entries",
-                     r.abs_pos());
+                     base + pos);
     }
     return entries;
 }
