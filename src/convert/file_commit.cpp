@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "io/file_replace.hpp"
+
 namespace hurray::formats::detail {
 namespace {
 
@@ -69,6 +71,17 @@ Status commit_file(const std::filesystem::path& temp, const std::filesystem::pat
     RemoveOnExit cleanup(temp);
     if (durable) {
         HURRAY_RETURN_IF_ERROR(fsync_path(temp, false));
+    }
+    if (!durable) {
+        // Non-durable: swap the names rather than rename over an existing
+        // file, which on ext4 first writes the whole new file back (as
+        // AtomicFileSink does; falls back to rename when it cannot).
+        HURRAY_ASSIGN_OR_RETURN(const hurray::detail::Exchange exchanged,
+                                hurray::detail::replace_by_exchange(temp.string(), target.string()));
+        if (exchanged == hurray::detail::Exchange::kDone) {
+            cleanup.release();
+            return {};
+        }
     }
     std::error_code ec;
     std::filesystem::rename(temp, target, ec);

@@ -16,6 +16,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "io/file_replace.hpp"
+
 namespace hurray {
 
 namespace {
@@ -102,11 +104,9 @@ mode_t current_umask() {
     return old;
 }
 
-/// How `replace_by_exchange` ended.
-enum class Exchange : uint8_t {
-    kDone,      ///< `target` holds the new file; the old one is gone
-    kFallback,  ///< nothing changed: replace with rename(2)
-};
+}  // namespace
+
+namespace detail {
 
 /// Replaces the regular file `target` by `temp` without rename(2)'s implicit
 /// flush: renameat2(RENAME_EXCHANGE) swaps the two names atomically (another
@@ -146,7 +146,8 @@ Result<Exchange> replace_by_exchange(const std::string& temp, const std::string&
                     err);
 }
 
-}  // namespace
+
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // FdSink
@@ -264,12 +265,12 @@ Status AtomicFileSink::commit() {
         return io_error("close temporary file \"" + temp_path_ + "\"", err);
     }
     if (!durable_) {
-        auto exchanged = replace_by_exchange(temp_path_, path_);
+        auto exchanged = detail::replace_by_exchange(temp_path_, path_);
         if (!exchanged) {
             done_ = true;  // `path` holds the new file; nothing is left to remove
             return exchanged.error();
         }
-        if (*exchanged == Exchange::kDone) {
+        if (*exchanged == detail::Exchange::kDone) {
             done_ = true;
             return Status::success();
         }

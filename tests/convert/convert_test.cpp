@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -163,6 +166,37 @@ TEST(ConvertFile, VerifyPassesAndReports) {
     auto missing = convert_file(dir.file("none.hrry"), dir.file("x.hrry"), opt);
     ASSERT_FALSE(missing.ok());
     EXPECT_TRUE(contains(missing.error().message(), "none.hrry"));
+}
+
+TEST(ConvertFile, ReplacingAnOutputLeavesTheNewFileAndNothingElse) {
+    // Over an existing file, durable or not (non-durable swaps the names and
+    // unlinks the old file rather than renaming over it); npz too.
+    TempDir dir;
+    write_hrry(dir.file("in.hrry"), model_tensors(), model_kv());
+    for (const bool durable : {false, true}) {
+        for (const char* out : {"out.hrry", "out.npz"}) {
+            const std::string old_bytes = "an older file, not a tensor file";
+            {
+                std::FILE* f = std::fopen(dir.file(out).c_str(), "wb");
+                ASSERT_NE(f, nullptr);
+                ASSERT_EQ(std::fwrite(old_bytes.data(), 1, old_bytes.size(), f), old_bytes.size());
+                std::fclose(f);
+            }
+            auto opt = scratch();
+            opt.durable = durable;
+            opt.dequantize = true;  // for .npz
+            auto r = convert_file(dir.file("in.hrry"), dir.file(out), opt);
+            ASSERT_TRUE(r.ok()) << r.error().to_string();
+            auto back = open_source(dir.file(out));
+            ASSERT_TRUE(back.ok()) << out << ": " << back.error().to_string();
+            EXPECT_EQ((*back)->tensor_count(), r->tensors) << out;
+            const auto listed = dir.list();
+            EXPECT_EQ(std::count(listed.begin(), listed.end(), std::string(out)), 1) << out;
+            for (const std::string& name : listed) {
+                EXPECT_TRUE(name == "in.hrry" || name == "out.hrry" || name == "out.npz") << "left behind: " << name;
+            }
+        }
+    }
 }
 
 TEST(CompareSources, FindsTheFirstDifferenceAndNamesIt) {
