@@ -143,6 +143,10 @@ enum class Durability : uint8_t {
 /// commit) removes the temporary file; `path` is never touched. A crash at
 /// any point leaves `path` with either its old or its new content, never a
 /// mix, and at most a stray temporary file (named `.<name>.tmp-XXXXXX`).
+/// While a durable sink is written, every 8 MiB written is handed to the
+/// kernel for writeback at once (`sync_file_range`, without waiting), so that
+/// the disk writes while the caller produces the next bytes and the `fsync`
+/// at `commit()` has little left to wait for.
 /// A sink created with `durable = false` skips both `fsync`s: the replacement
 /// is still atomic for other processes, but a power loss may leave `path`
 /// empty or partial. It replaces an existing regular file by exchanging the
@@ -197,6 +201,8 @@ private:
     int fd_;
     bool durable_ = true;
     bool done_ = false;
+    uint64_t written_ = 0;      // bytes written through write()
+    uint64_t written_back_ = 0;  // bytes before this offset were handed to writeback
 };
 
 }  // namespace hurray
