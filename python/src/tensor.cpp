@@ -430,7 +430,10 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     if (t->spans[0].size() < need) {
         std::string dims_text;
         for (const uint64_t dim : t->desc.shape) {
-            dims_text += (dims_text.empty() ? "" : ", ") + std::to_string(dim);
+            if (!dims_text.empty()) {
+                dims_text += ", ";
+            }
+            dims_text += std::to_string(dim);
         }
         raise_kind(ErrorKind::kBuffer, "Tensor data: " + std::to_string(t->spans[0].size()) + " bytes; " +
                                            std::string(type_name(type)) + " [" + dims_text + "] needs " +
