@@ -952,8 +952,8 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
         }
         if (active > 0) {
             static_cast<void>(curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait.count()), nullptr));
-        } else {
-            std::this_thread::sleep_for(wait);
+        } else if (!retries.empty()) {
+            std::this_thread::sleep_for(wait);  // nothing under way: until the next retry is due
         }
     }
     // On failure the other parts are abandoned (their transfers stopped).
