@@ -185,7 +185,7 @@ private:
     /// The checks after a single-range transfer ended with `rc`.
     Status conclude(int rc, Response& resp, const std::string& where, uint64_t offset);
     /// "GET <url> bytes [a, b)".
-    std::string where(uint64_t offset, uint64_t length) const;
+    [[nodiscard]] std::string where(uint64_t offset, uint64_t length) const;
     void* take_multi();
     void give_back_multi(void* multi);
     /// One range request with retries; `suffix` asks for the last
