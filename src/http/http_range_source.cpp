@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// HttpRangeSource: range requests over libcurl's easy interface (blocking,
-// one request per read, handles pooled for connection reuse). Every
-// response header is untrusted: lines are bounded, numbers parsed with
-// overflow checks, and the body is written to the caller only after the
-// status, Content-Range, encoding and identity have been checked.
+// HttpRangeSource: range requests over libcurl: the easy interface for one
+// request (blocking, handles pooled for connection reuse), the multi
+// interface for the parallel parts of a large read and for the
+// single-range fallback of read_ranges; multi-range requests for
+// read_ranges, their multipart/byteranges answers parsed as they arrive.
+// Every response header is untrusted: lines are bounded, numbers parsed
+// with overflow checks, and the body is written to the caller only after
+// the status, Content-Range (each part's, for multipart), encoding and
+// identity have been checked.
 #include "hurray/http/http_range_source.hpp"
 
 #include <curl/curl.h>
