@@ -40,6 +40,9 @@ MODES = {
     "multi-outside": "multi-range requests: the last part replaced by 10 bytes after the ranges asked",
     "multi-truncate": "multi-range requests: the body stops halfway (the connection is closed)",
     "multi-no-close": "multi-range requests: no closing boundary",
+    "multi-odd": "multi-range requests: a valid multipart body in an unusual form (a preamble, "
+                 "a quoted boundary, padding after the delimiters, lower-case part headers, "
+                 "the parts in reverse order)",
     "flaky-part": "503 the first time a range starting at X is asked",
     "etag-part": "ETag \"v2\" for ranges starting at X (If-Match ignored)",
     "stall-part": "headers, then silence for 30 s, for ranges starting at X",
@@ -191,6 +194,14 @@ class Handler(BaseHTTPRequestHandler):
             last = ranges[-1][1]
             ranges[-1] = (last + 1, min(last + 10, size - 1))
         body = multipart(data, ranges, close=(mode != "multi-no-close"))
+        if mode == "multi-odd":
+            ctype = 'multipart/byteranges; charset=x; boundary="' + BOUNDARY.decode() + '"'
+            out = [b"This is the preamble.\r\n"]
+            for first, last in reversed(ranges):
+                out.append(b"--" + BOUNDARY + b" \t\r\ncontent-range: bytes %d-%d/%d\r\n" % (first, last, size))
+                out.append(b"x-other: y\r\n\r\n" + data[first:last + 1] + b"\r\n")
+            out.append(b"--" + BOUNDARY + b"--  \r\nepilogue\r\n")
+            body = b"".join(out)
         headers = [("ETag", etag), ("Content-Type", ctype)]
         if mode == "multi-truncate":
             self.send_response(206)

@@ -384,7 +384,7 @@ protected:
 std::vector<uint64_t> fifty() { return scattered(50, 8192, 4000); }
 
 TEST_F(FaultMultiTest, MultipartAnswerGivesTheBytesInOneRequest) {
-    for (const char* mode : {"ok", "multi-coalesce"}) {
+    for (const char* mode : {"ok", "multi-coalesce", "multi-odd"}) {
         Scatter s(fifty(), 100);
         std::shared_ptr<HttpRangeSource> src;
         const Status st = read_scattered(mode, s, &src);
