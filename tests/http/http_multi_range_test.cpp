@@ -313,6 +313,35 @@ TEST_F(NginxMultiTest, DISABLED_Throughput) {
     }
 }
 
+/// 100,000 ranges of 100 bytes, one per 4 KiB page (a file's descriptors),
+/// with the default options against nginx's default 8 KiB header lines
+/// (not run by default):
+///   build/gcc/tests/hurray_http_tests --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_ManyRanges*'
+TEST_F(NginxMultiTest, DISABLED_ManyRanges) {
+    constexpr size_t kCount = 100000;
+    const Bytes big = pattern(kCount * 4096 + 65536, 19);
+    static_cast<void>(dir_.write("www/many.bin", big));
+    if (const std::string why = start(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    auto src = HttpRangeSource::open(nginx_.url("many.bin"), quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    Scatter s(scattered(kCount, 4096, 3900), 100);
+    for (int round = 0; round < 2; ++round) {
+        s.clear();
+        const uint64_t r0 = (*src)->request_count();
+        const uint64_t b0 = (*src)->bytes_received();
+        const auto t0 = std::chrono::steady_clock::now();
+        const Status st = (*src)->read_ranges(s.ranges());
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ASSERT_TRUE(st.ok()) << st.error().to_string();
+        EXPECT_TRUE(s.matches(big));
+        std::printf("%zu ranges (round %d): %llu requests, %llu bytes received, %.3f s\n", kCount, round,
+                    static_cast<unsigned long long>((*src)->request_count() - r0),
+                    static_cast<unsigned long long>((*src)->bytes_received() - b0), sec);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The fault-injecting server
 // ---------------------------------------------------------------------------
