@@ -43,6 +43,8 @@ MODES = {
     "multi-odd": "multi-range requests: a valid multipart body in an unusual form (a preamble, "
                  "a quoted boundary, padding after the delimiters, lower-case part headers, "
                  "the parts in reverse order)",
+    "multi-dribble": "multi-range requests: a correct multipart body sent 7 bytes per write",
+    "multi-431": "multi-range requests: 431 when the Range header is longer than 600 bytes",
     "flaky-part": "503 the first time a range starting at X is asked",
     "etag-part": "ETag \"v2\" for ranges starting at X (If-Match ignored)",
     "stall-part": "headers, then silence for 30 s, for ranges starting at X",
@@ -92,7 +94,7 @@ class Handler(BaseHTTPRequestHandler):
             pass  # the client stopped reading (as it should for some modes)
 
     def answer(self):
-        m = re.fullmatch(r"/([a-z-]+)(?:@(\d+))?/([A-Za-z0-9_.-]+)", self.path)
+        m = re.fullmatch(r"/([a-z0-9-]+)(?:@(\d+))?/([A-Za-z0-9_.-]+)", self.path)
         if not m or m.group(1) not in MODES:
             return self.send_plain(404, b"no such mode or name\n")
         mode, at, name = m.groups()
@@ -175,6 +177,8 @@ class Handler(BaseHTTPRequestHandler):
         for spec in rng[6:].split(","):
             a, _, b = spec.strip().partition("-")
             ranges.append((int(a), min(int(b), size - 1)))
+        if mode == "multi-431" and len(rng) > 600:
+            return self.send_plain(431, b"request header fields too large\n")
         if mode == "multi-ignore":
             body = data * (16 * 1024 * 1024 // max(1, size) + 1)
             return self.send_plain(200, body, [("ETag", etag)])
@@ -203,6 +207,17 @@ class Handler(BaseHTTPRequestHandler):
             out.append(b"--" + BOUNDARY + b"--  \r\nepilogue\r\n")
             body = b"".join(out)
         headers = [("ETag", etag), ("Content-Type", ctype)]
+        if mode == "multi-dribble":
+            self.send_response(206)
+            for k, v in headers:
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.flush()
+            for i in range(0, len(body), 7):
+                self.wfile.write(body[i:i + 7])
+                self.wfile.flush()
+            return
         if mode == "multi-truncate":
             self.send_response(206)
             for k, v in headers:

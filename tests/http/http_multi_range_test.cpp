@@ -413,7 +413,7 @@ protected:
 std::vector<uint64_t> fifty() { return scattered(50, 8192, 4000); }
 
 TEST_F(FaultMultiTest, MultipartAnswerGivesTheBytesInOneRequest) {
-    for (const char* mode : {"ok", "multi-coalesce", "multi-odd"}) {
+    for (const char* mode : {"ok", "multi-coalesce", "multi-odd", "multi-dribble"}) {
         Scatter s(fifty(), 100);
         std::shared_ptr<HttpRangeSource> src;
         const Status st = read_scattered(mode, s, &src);
@@ -421,6 +421,29 @@ TEST_F(FaultMultiTest, MultipartAnswerGivesTheBytesInOneRequest) {
         EXPECT_TRUE(s.matches(file_)) << mode;
         EXPECT_EQ(src->request_count(), 2U) << mode;
     }
+}
+
+TEST_F(FaultMultiTest, A431HalvesTheRangeBudget) {
+    // 50 ranges take ~800 bytes of Range header; the server takes 600: one
+    // refusal, then requests of at most half that line, and the halved
+    // budget is kept.
+    Scatter s(fifty(), 100);
+    size_t line = 13 - 1;  // "Range: bytes=", then "a-b" and a comma each
+    for (const uint64_t o : fifty()) {
+        line += std::to_string(o).size() + 1 + std::to_string(o + 99).size() + 1;
+    }
+    ASSERT_GT(line, 600U + 13);
+    const uint64_t halved = requests_for(fifty(), 100, line / 2);
+    EXPECT_GE(halved, 2U);
+    std::shared_ptr<HttpRangeSource> src;
+    const Status st = read_scattered("multi-431", s, &src);
+    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    EXPECT_TRUE(s.matches(file_));
+    EXPECT_EQ(src->request_count(), 1U + 1 + halved);
+    s.clear();
+    ASSERT_TRUE(src->read_ranges(s.ranges()).ok());
+    EXPECT_TRUE(s.matches(file_));
+    EXPECT_EQ(src->request_count(), 1U + 1 + 2 * halved);
 }
 
 TEST_F(FaultMultiTest, WholeBodyAnswerFallsBackToSingleRanges) {
