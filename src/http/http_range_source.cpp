@@ -911,7 +911,10 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
             break;
         }
         int running = 0;
-        static_cast<void>(curl_multi_perform(multi, &running));
+        if (const CURLMcode mc = curl_multi_perform(multi, &running); mc != CURLM_OK) {
+            failure = Error(ErrorCode::kIoError, "GET " + display_url_ + ": " + curl_multi_strerror(mc));
+            break;
+        }
         int queued = 0;
         while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
             if (msg->msg != CURLMSG_DONE) {
@@ -955,7 +958,11 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
             wait = std::clamp(due, std::chrono::milliseconds(0), wait);
         }
         if (active > 0) {
-            static_cast<void>(curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait.count()), nullptr));
+            if (const CURLMcode mc = curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait.count()), nullptr);
+                mc != CURLM_OK) {
+                failure = Error(ErrorCode::kIoError, "GET " + display_url_ + ": " + curl_multi_strerror(mc));
+                break;
+            }
         } else if (!retries.empty()) {
             std::this_thread::sleep_for(wait);  // nothing under way: until the next retry is due
         }
