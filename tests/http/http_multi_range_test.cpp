@@ -176,11 +176,21 @@ TEST_F(NginxMultiTest, ReadRangesOfManyScatteredRangesInFewRequests) {
     EXPECT_TRUE(t.matches(file_));
     EXPECT_EQ((*src)->request_count(), before + 1);  // 5000 is in a wire of its own: 2 wires, one request
 
-    // Overlapping ranges are refused.
+    // No ranges, or empty ones: no request.
+    const uint64_t quiet = (*src)->request_count();
+    EXPECT_TRUE((*src)->read_ranges({}).ok());
+    Scatter empty({10, 20}, 0);
+    EXPECT_TRUE((*src)->read_ranges(empty.ranges()).ok());
+    EXPECT_EQ((*src)->request_count(), quiet);
+
+    // Overlapping ranges, and a range past the end, are refused.
     Scatter overlap({1000, 1050}, 100);
     auto bad = (*src)->read_ranges(overlap.ranges());
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
+    Scatter past({1000, size - 50}, 100);
+    EXPECT_FALSE((*src)->read_ranges(past.ranges()).ok());
+    EXPECT_EQ((*src)->request_count(), quiet);
 }
 
 TEST_F(NginxMultiTest, SmallHeaderBuffersHalveTheRangeBudget) {
