@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -501,11 +502,11 @@ Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
         // Contiguous parts on separate connections; a span's size is at most
         // PTRDIFF_MAX, so at + step cannot overflow.
         const size_t step = (out.size() + options_.parallel - 1) / options_.parallel;
-        std::vector<ByteRange> parts;
+        std::vector<Job> parts;
         for (size_t at = 0; at < out.size(); at += step) {
-            parts.push_back({offset + at, out.subspan(at, std::min(step, out.size() - at))});
+            parts.push_back(Job{{offset + at, out.subspan(at, std::min(step, out.size() - at))}, {}, {}, {}});
         }
-        return fetch_parallel(parts);
+        return fetch_parallel(parts, {});
     }
     return fetch(offset, out, false, nullptr);
 }
@@ -822,6 +823,19 @@ std::chrono::milliseconds backoff(std::chrono::milliseconds first, unsigned retr
     return first * (int64_t{1} << std::min(retry, kMaxRetries));
 }
 
+/// "bytes=a-b,c-d,...".
+template <typename Wires>
+std::string range_list(const Wires& wires) {
+    std::string range = "bytes=";
+    for (size_t k = 0; k < wires.size(); ++k) {
+        if (k > 0) {
+            range.push_back(',');
+        }
+        range.append(dec(wires[k].first)).append("-").append(dec(wires[k].last));
+    }
+    return range;
+}
+
 /// `status` with " (after N attempts)" added to its message.
 Status after_attempts(const Status& status, unsigned attempts) {
     return Error(status.error().code(), status.error().message() + " (after " + dec(attempts) + " attempts)",
@@ -830,14 +844,15 @@ Status after_attempts(const Status& status, unsigned attempts) {
 
 }  // namespace
 
-Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
-    if (parts.empty()) {
+Status HttpRangeSource::fetch_parallel(std::span<Job> jobs, std::span<const ByteRange> pieces) {
+    if (jobs.empty()) {
         return Status::success();
     }
     struct Slot {
         void* easy = nullptr;
         void* headers = nullptr;
         Response resp;
+        std::unique_ptr<Multipart> mp;  // multi-range jobs
         std::string where;
         size_t index = 0;
         unsigned attempt = 0;
@@ -853,27 +868,37 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
         return Error(ErrorCode::kOutOfMemory, "GET " + display_url_ + ": curl_multi_init failed");
     }
     // Sized once: libcurl keeps pointers to each slot's Response.
-    std::vector<Slot> slots(std::min<size_t>(options_.parallel, parts.size()));
+    std::vector<Slot> slots(std::min<size_t>(options_.parallel, jobs.size()));
     std::vector<Retry> retries;
     size_t next = 0;
     size_t active = 0;
     Status failure = Status::success();
     const auto start = [&](Slot& slot, size_t index, unsigned attempt_no) -> Status {
-        const ByteRange& part = parts[index];
+        const Job& job = jobs[index];
         slot.index = index;
         slot.attempt = attempt_no;
-        slot.where = where(part.offset, part.out.size());
         slot.resp = Response{};
         slot.resp.self = this;
-        slot.resp.offset = part.offset;
-        slot.resp.out = part.out;
+        std::string range;
+        if (job.wires.empty()) {
+            slot.where = where(job.range.offset, job.range.out.size());
+            slot.resp.offset = job.range.offset;
+            slot.resp.out = job.range.out;
+            slot.mp.reset();
+            range = "bytes=" + dec(job.range.offset) + "-" + dec(job.range.offset + job.range.out.size() - 1);
+        } else {
+            slot.where = multi_where(job.wires);
+            slot.resp.offset = job.wires.front().first;
+            slot.mp = std::make_unique<Multipart>(pieces, job.wires, size_);
+            slot.resp.mp = slot.mp.get();
+            range = range_list(job.wires);
+        }
         if (slot.easy == nullptr) {
             slot.easy = take_handle();
             if (slot.easy == nullptr) {
                 return Error(ErrorCode::kOutOfMemory, slot.where + ": curl_easy_init failed");
             }
         }
-        const std::string range = "bytes=" + dec(part.offset) + "-" + dec(part.offset + part.out.size() - 1);
         HURRAY_RETURN_IF_ERROR(setup(slot.easy, slot.resp, range, &slot.headers, slot.where));
         if (curl_multi_add_handle(multi, static_cast<CURL*>(slot.easy)) != CURLM_OK) {
             curl_slist_free_all(static_cast<curl_slist*>(slot.headers));
@@ -897,7 +922,7 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
                 const Retry r = *ready;
                 retries.erase(ready);
                 started = start(slot, r.index, r.attempt);
-            } else if (next < parts.size()) {
+            } else if (next < jobs.size()) {
                 started = start(slot, next++, 0);
             } else {
                 continue;
@@ -907,7 +932,7 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
                 break;
             }
         }
-        if (!failure.ok() || (active == 0 && retries.empty() && next == parts.size())) {
+        if (!failure.ok() || (active == 0 && retries.empty() && next == jobs.size())) {
             break;
         }
         int running = 0;
@@ -933,12 +958,22 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
             slot.headers = nullptr;
             slot.busy = false;
             --active;
-            Status done = conclude(rc, slot.resp, slot.where, parts[slot.index].offset);
-            if (done.ok()) {
-                continue;
+            Job& job = jobs[slot.index];
+            Status done = Status::success();
+            bool retry = true;
+            if (slot.mp) {
+                job.outcome = judge_multi(rc, slot.resp, *slot.mp, slot.where, job.covered, done, retry);
+                if (job.outcome != MultiOutcome::kError) {
+                    continue;
+                }
+            } else {
+                done = conclude(rc, slot.resp, slot.where, job.range.offset);
+                if (done.ok()) {
+                    continue;
+                }
+                // As in fetch: a 5xx, or a transfer that failed or ended early.
+                retry = slot.resp.refused ? (slot.resp.status >= 500 && slot.resp.status <= 599) : true;
             }
-            // As in fetch: a 5xx, or a transfer that failed or ended early.
-            const bool retry = slot.resp.refused ? (slot.resp.status >= 500 && slot.resp.status <= 599) : true;
             if (retry && slot.attempt < options_.max_retries) {
                 retries.push_back({slot.index, slot.attempt + 1,
                                    std::chrono::steady_clock::now() + backoff(options_.retry_backoff, slot.attempt)});
@@ -967,7 +1002,7 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
             std::this_thread::sleep_for(wait);  // nothing under way: until the next retry is due
         }
     }
-    // On failure the other parts are abandoned (their transfers stopped).
+    // On failure the other requests are abandoned (their transfers stopped).
     for (Slot& slot : slots) {
         if (slot.busy) {
             curl_multi_remove_handle(multi, static_cast<CURL*>(slot.easy));
@@ -982,16 +1017,7 @@ Status HttpRangeSource::fetch_parallel(std::span<const ByteRange> parts) {
     return failure;
 }
 
-HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire> wires,
-                                                           std::span<const ByteRange> pieces,
-                                                           std::vector<uint8_t>& covered, Status& error) {
-    std::string range = "bytes=";
-    for (size_t k = 0; k < wires.size(); ++k) {
-        if (k > 0) {
-            range.push_back(',');
-        }
-        range.append(dec(wires[k].first)).append("-").append(dec(wires[k].last));
-    }
+std::string HttpRangeSource::multi_where(std::span<const Wire> wires) const {
     std::string w = "GET ";
     w.append(display_url_)
         .append(" ")
@@ -1001,7 +1027,60 @@ HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire>
         .append(", ")
         .append(dec(wires.back().last + 1))
         .append(")");
-    const uint64_t offset = wires.front().first;
+    return w;
+}
+
+HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& resp, Multipart& mp,
+                                                           const std::string& where, std::vector<uint8_t>& covered,
+                                                           Status& error, bool& retry) {
+    if (rc == CURLE_OK && !resp.checked) {
+        static_cast<void>(on_body(nullptr, 1, 0, &resp));  // no body: check the headers now
+    }
+    count_request(resp.received);
+    retry = true;
+    if (resp.no_multi) {
+        return MultiOutcome::kNoMulti;
+    }
+    if (resp.header_rejected) {
+        return MultiOutcome::kTooLarge;
+    }
+    const uint64_t offset = mp.wires.front().first;
+    if (resp.refused) {
+        error = Error(resp.refused->code(), where + ": " + resp.refused->message(), offset);
+        retry = resp.status >= 500 && resp.status <= 599;
+        return MultiOutcome::kError;
+    }
+    if (rc != CURLE_OK) {
+        error = Error(ErrorCode::kIoError, where + ": " + curl_easy_strerror(static_cast<CURLcode>(rc)), offset);
+        return MultiOutcome::kError;
+    }
+    if (mp.state != Multipart::State::kEnd) {
+        error = Error(ErrorCode::kIoError,
+                      where + (mp.single ? ": the body ended early" : ": the body ended before the closing boundary"),
+                      offset);
+        return MultiOutcome::kError;
+    }
+    if (const size_t miss = mp.first_missing(); miss < mp.wires.size()) {
+        if (mp.single) {
+            covered = std::move(mp.covered);
+            return MultiOutcome::kPartial;
+        }
+        error = Error(ErrorCode::kIoError,
+                      where + ": the multipart response lacks bytes [" + dec(mp.wires[miss].first) + ", " +
+                          dec(mp.wires[miss].last + 1) + ")",
+                      mp.wires[miss].first);
+        retry = false;
+        return MultiOutcome::kError;
+    }
+    covered = std::move(mp.covered);
+    return MultiOutcome::kDone;
+}
+
+HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire> wires,
+                                                           std::span<const ByteRange> pieces,
+                                                           std::vector<uint8_t>& covered, Status& error) {
+    const std::string range = range_list(wires);
+    const std::string w = multi_where(wires);
     void* easy = take_handle();
     if (easy == nullptr) {
         error = Error(ErrorCode::kOutOfMemory, w + ": curl_easy_init failed");
@@ -1015,7 +1094,7 @@ HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire>
         Multipart mp(pieces, wires, size_);
         Response resp;
         resp.self = this;
-        resp.offset = offset;
+        resp.offset = wires.front().first;
         resp.mp = &mp;
         void* headers = nullptr;
         if (Status s = setup(easy, resp, range, &headers, w); !s.ok()) {
@@ -1024,45 +1103,9 @@ HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire>
         }
         const CURLcode rc = curl_easy_perform(static_cast<CURL*>(easy));
         curl_slist_free_all(static_cast<curl_slist*>(headers));
-        if (rc == CURLE_OK && !resp.checked) {
-            static_cast<void>(on_body(nullptr, 1, 0, &resp));  // no body: check the headers now
-        }
-        count_request(resp.received);
-        if (resp.no_multi) {
-            outcome = MultiOutcome::kNoMulti;
-            break;
-        }
-        if (resp.header_rejected) {
-            outcome = MultiOutcome::kTooLarge;
-            break;
-        }
         bool retry = true;
-        if (resp.refused) {
-            error = Error(resp.refused->code(), w + ": " + resp.refused->message(), offset);
-            retry = resp.status >= 500 && resp.status <= 599;
-        } else if (rc != CURLE_OK) {
-            error = Error(ErrorCode::kIoError, w + ": " + curl_easy_strerror(rc), offset);
-        } else if (mp.state != Multipart::State::kEnd) {
-            error = Error(ErrorCode::kIoError,
-                          w + (mp.single ? ": the body ended early" : ": the body ended before the closing boundary"),
-                          offset);
-        } else if (const size_t miss = mp.first_missing(); miss < wires.size()) {
-            if (mp.single) {
-                covered = std::move(mp.covered);
-                outcome = MultiOutcome::kPartial;
-                break;
-            }
-            error = Error(ErrorCode::kIoError,
-                          w + ": the multipart response lacks bytes [" + dec(wires[miss].first) + ", " +
-                              dec(wires[miss].last + 1) + ")",
-                          wires[miss].first);
-            retry = false;
-        } else {
-            covered = std::move(mp.covered);
-            outcome = MultiOutcome::kDone;
-            break;
-        }
-        if (!retry) {
+        outcome = judge_multi(rc, resp, mp, w, covered, error, retry);
+        if (outcome != MultiOutcome::kError || !retry) {
             break;
         }
         if (attempt_no == options_.max_retries) {
@@ -1112,64 +1155,116 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
             wires.push_back({first, last, i, i + 1});
         }
     }
-    // Multi-range requests, as many ranges each as the header budget allows.
+    // Multi-range requests, as many ranges each as the header budget allows:
+    // one at a time until one within the budget has passed (a refused
+    // budget is halved: no burst of refusals), then `parallel` at once.
     std::vector<size_t> single;  // wires left for single-range requests
+    std::vector<std::pair<size_t, size_t>> todo{{0, wires.size()}};  // runs of wires [i, j)
     constexpr size_t kRangePrefix = 13;  // "Range: bytes="
-    size_t i = 0;
-    while (i < wires.size()) {
+    while (!todo.empty()) {
         if (no_multi_.load(std::memory_order_relaxed)) {
-            for (; i < wires.size(); ++i) {
-                single.push_back(i);
+            for (const auto& [i, j] : todo) {
+                for (size_t k = i; k < j; ++k) {
+                    single.push_back(k);
+                }
             }
             break;
         }
+        // Adjacent runs joined, then every run packed into batches within
+        // the budget.
+        std::sort(todo.begin(), todo.end());
+        std::vector<std::pair<size_t, size_t>> runs;
+        for (const auto& r : todo) {
+            if (!runs.empty() && runs.back().second == r.first) {
+                runs.back().second = r.second;
+            } else {
+                runs.push_back(r);
+            }
+        }
         const size_t budget = range_budget_.load(std::memory_order_relaxed);
-        size_t len = kRangePrefix;
-        size_t j = i;
-        while (j < wires.size()) {
-            const size_t add = dec(wires[j].first).size() + 1 + dec(wires[j].last).size() + (j > i ? 1 : 0);
-            if (j > i && len + add > budget) {
-                break;
-            }
-            len += add;
-            ++j;
-        }
-        if (j - i == 1) {
-            single.push_back(i);
-            i = j;
-            continue;
-        }
-        std::vector<uint8_t> covered;
-        Status error = Status::success();
-        switch (fetch_multi(std::span<const Wire>(wires).subspan(i, j - i), pieces, covered, error)) {
-            case MultiOutcome::kDone:
-                i = j;
-                break;
-            case MultiOutcome::kTooLarge: {
-                // Halve (and remember) the budget; the same wires go again in
-                // smaller requests, down to one range per request.
-                const size_t want = len / 2;
-                size_t cur = range_budget_.load(std::memory_order_relaxed);
-                while (cur > want && !range_budget_.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
-                }
-                break;
-            }
-            case MultiOutcome::kNoMulti:
-                no_multi_.store(true, std::memory_order_relaxed);
-                break;
-            case MultiOutcome::kPartial:
-                // One part for several ranges: what it brought is checked and
-                // kept; the server is taken as without multi-range support.
-                no_multi_.store(true, std::memory_order_relaxed);
-                for (size_t k = i; k < j; ++k) {
-                    if (covered[k - i] == 0) {
-                        single.push_back(k);
+        std::vector<std::pair<size_t, size_t>> batches;
+        std::vector<size_t> lengths;  // of each batch's Range header line
+        for (const auto& [from, to] : runs) {
+            size_t i = from;
+            while (i < to) {
+                size_t len = kRangePrefix;
+                size_t j = i;
+                while (j < to) {
+                    const size_t add = dec(wires[j].first).size() + 1 + dec(wires[j].last).size() + (j > i ? 1 : 0);
+                    if (j > i && len + add > budget) {
+                        break;
                     }
+                    len += add;
+                    ++j;
+                }
+                if (j - i == 1) {
+                    single.push_back(i);
+                } else {
+                    batches.emplace_back(i, j);
+                    lengths.push_back(len);
                 }
                 i = j;
-                break;
-            case MultiOutcome::kError:
+            }
+        }
+        todo.clear();
+        if (batches.empty()) {
+            break;
+        }
+        // Unconfirmed budget: the first batch alone; the others wait.
+        const bool at_once = budget_confirmed_.load(std::memory_order_relaxed);
+        const size_t run = at_once ? batches.size() : 1;
+        for (size_t b = run; b < batches.size(); ++b) {
+            todo.push_back(batches[b]);
+        }
+        std::vector<Job> jobs(run);
+        for (size_t b = 0; b < run; ++b) {
+            jobs[b].wires = std::span<const Wire>(wires).subspan(batches[b].first, batches[b].second - batches[b].first);
+        }
+        if (run == 1) {
+            Status error = Status::success();
+            jobs[0].outcome = fetch_multi(jobs[0].wires, pieces, jobs[0].covered, error);
+            if (jobs[0].outcome == MultiOutcome::kError) {
                 return error;
+            }
+        } else {
+            HURRAY_RETURN_IF_ERROR(fetch_parallel(jobs, pieces));
+        }
+        for (size_t b = 0; b < run; ++b) {
+            const auto [i, j] = batches[b];
+            switch (jobs[b].outcome) {
+                case MultiOutcome::kDone:
+                    budget_confirmed_.store(true, std::memory_order_relaxed);
+                    break;
+                case MultiOutcome::kTooLarge: {
+                    // Halve (and remember) the budget; the same wires go again
+                    // in smaller requests, down to one range per request.
+                    const size_t want = lengths[b] / 2;
+                    size_t cur = range_budget_.load(std::memory_order_relaxed);
+                    while (cur > want &&
+                           !range_budget_.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
+                    }
+                    budget_confirmed_.store(false, std::memory_order_relaxed);
+                    todo.emplace_back(i, j);
+                    break;
+                }
+                case MultiOutcome::kNoMulti:
+                    no_multi_.store(true, std::memory_order_relaxed);
+                    todo.emplace_back(i, j);
+                    break;
+                case MultiOutcome::kPartial:
+                    // One part for several ranges: what it brought is checked
+                    // and kept; the server is taken as without multi-range
+                    // support.
+                    no_multi_.store(true, std::memory_order_relaxed);
+                    for (size_t k = i; k < j; ++k) {
+                        if (jobs[b].covered[k - i] == 0) {
+                            single.push_back(k);
+                        }
+                    }
+                    break;
+                case MultiOutcome::kError:
+                    break;  // fetch_parallel returned the error
+            }
         }
     }
     if (single.empty()) {
@@ -1177,22 +1272,22 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
     }
     // Single-range requests, `parallel` at once: straight into the caller's
     // buffer when a wire is one piece, else into a buffer then scattered.
-    std::vector<ByteRange> parts;
+    std::vector<Job> parts;
     std::vector<std::vector<uint8_t>> buffers;
     std::vector<size_t> buffered;  // the wire of each buffer
     for (const size_t k : single) {
         const Wire& w = wires[k];
         if (w.piece_end - w.piece_begin == 1) {
-            parts.push_back(pieces[w.piece_begin]);  // the wire is exactly the piece
+            parts.push_back(Job{pieces[w.piece_begin], {}, {}, {}});  // the wire is exactly the piece
             continue;
         }
         buffers.emplace_back(static_cast<size_t>(w.last - w.first + 1));
         buffered.push_back(k);
     }
     for (size_t b = 0; b < buffers.size(); ++b) {
-        parts.push_back({wires[buffered[b]].first, buffers[b]});
+        parts.push_back(Job{{wires[buffered[b]].first, buffers[b]}, {}, {}, {}});
     }
-    HURRAY_RETURN_IF_ERROR(fetch_parallel(parts));
+    HURRAY_RETURN_IF_ERROR(fetch_parallel(parts, pieces));
     for (size_t b = 0; b < buffers.size(); ++b) {
         const Wire& w = wires[buffered[b]];
         for (size_t p = w.piece_begin; p < w.piece_end; ++p) {

@@ -45,6 +45,7 @@ MODES = {
                  "the parts in reverse order)",
     "multi-dribble": "multi-range requests: a correct multipart body sent 7 bytes per write",
     "multi-431": "multi-range requests: 431 when the Range header is longer than 600 bytes",
+    "delay": "correct answers, each 100 ms late",
     "flaky-part": "503 the first time a range starting at X is asked",
     "etag-part": "ETag \"v2\" for ranges starting at X (If-Match ignored)",
     "stall-part": "headers, then silence for 30 s, for ranges starting at X",
@@ -103,6 +104,8 @@ class Handler(BaseHTTPRequestHandler):
         if not os.path.isfile(path):
             return self.send_plain(404, b"not found\n")
         n = self.count(mode + "/" + name)
+        if mode == "delay":
+            time.sleep(0.1)
         with open(path, "rb") as f:
             data = f.read()
         etag = '"v1"'

@@ -456,6 +456,29 @@ TEST_F(FaultMultiTest, A431HalvesTheRangeBudget) {
     EXPECT_EQ(src->request_count(), 1U + 1 + 2 * halved);
 }
 
+TEST_F(FaultMultiTest, MultiRangeRequestsGoInParallelOnceOnePassed) {
+    // A 100-byte budget: 50 ranges in 8 requests, each answered 100 ms late.
+    // The first goes alone (the budget is not yet known to pass), then 4
+    // at once: ~300 ms, where one after the other would take 800 ms.
+    HttpOptions o = quick();
+    o.max_range_header_bytes = 100;
+    const uint64_t requests = requests_for(fifty(), 100, 100);
+    ASSERT_GE(requests, 8U);
+    Scatter s(fifty(), 100);
+    std::shared_ptr<HttpRangeSource> src;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status st = read_scattered("delay", s, &src, o);
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    EXPECT_TRUE(s.matches(file_));
+    EXPECT_EQ(src->request_count(), 1 + requests);
+    EXPECT_LT(elapsed, 100ms * (requests + 1) - 200ms);  // open included: ~400 ms, else 900
+    // Truncated answers in parallel requests: each retried, then an error.
+    Scatter t(fifty(), 100);
+    o.max_range_header_bytes = 150;
+    EXPECT_TRUE(fails_with(read_scattered("multi-truncate", t, nullptr, o), "(after 3 attempts)"));
+}
+
 TEST_F(FaultMultiTest, WholeBodyAnswerFallsBackToSingleRanges) {
     // 200 with 16 MiB: stopped at the headers, remembered, then 50 single
     // ranges; the next call sends no multi-range request.

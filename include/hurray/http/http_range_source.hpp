@@ -176,13 +176,29 @@ private:
     };
     /// What one multi-range request came to.
     enum class MultiOutcome { kDone, kTooLarge, kNoMulti, kPartial, kError };
-    /// Fetches the single ranges `parts` at once (`parallel` connections,
-    /// libcurl multi interface), each retried on its own.
-    Status fetch_parallel(std::span<const ByteRange> parts);
+    /// One request of `fetch_parallel`: the single range `range` when
+    /// `wires` is empty, else a multi-range request for `wires`, which gets
+    /// its outcome and one covered flag per wire.
+    struct Job {
+        ByteRange range;
+        std::span<const Wire> wires;
+        MultiOutcome outcome = MultiOutcome::kError;
+        std::vector<uint8_t> covered;
+    };
+    /// Runs `jobs` at once (`parallel` connections, libcurl multi
+    /// interface), each retried on its own; `pieces` are the buffers of the
+    /// multi-range jobs' wires.
+    Status fetch_parallel(std::span<Job> jobs, std::span<const ByteRange> pieces);
     /// One multi-range request for `wires` (retried whole); `covered` gets
     /// one flag per wire.
     MultiOutcome fetch_multi(std::span<const Wire> wires, std::span<const ByteRange> pieces,
                              std::vector<uint8_t>& covered, Status& error);
+    /// The checks after a multi-range transfer ended with `rc`: the outcome,
+    /// and for kError the error and whether it is worth repeating.
+    MultiOutcome judge_multi(int rc, Response& resp, Multipart& mp, const std::string& where,
+                             std::vector<uint8_t>& covered, Status& error, bool& retry);
+    /// "GET <url> N ranges in bytes [a, b)".
+    [[nodiscard]] std::string multi_where(std::span<const Wire> wires) const;
     /// Sets up `easy` for one request; `headers` gets the list to free.
     Status setup(void* easy, Response& resp, const std::string& range, void** headers, const std::string& where);
     /// The checks after a single-range transfer ended with `rc`.
@@ -216,6 +232,7 @@ private:
     std::vector<void*> multi_pool_;  // idle CURLM handles (each keeps its connections)
     std::atomic<size_t> range_budget_{0};  // max_range_header_bytes, halved on refusals
     std::atomic<bool> no_multi_{false};    // the server does not answer multi-range requests
+    std::atomic<bool> budget_confirmed_{false};  // a request within range_budget_ passed: send them at once
 };
 
 }  // namespace hurray
