@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hurray/http/http_range_source.hpp"
@@ -270,6 +271,7 @@ TEST_F(NginxMultiTest, ConcurrentParallelReadsAndReadRanges) {
     ASSERT_TRUE(src.ok()) << src.error().to_string();
     std::atomic<int> bad{0};
     std::vector<std::thread> threads;
+    threads.reserve(4);
     for (int t = 0; t < 4; ++t) {
         threads.emplace_back([&, t] {
             const uint64_t off = static_cast<uint64_t>(t) << 20U;
@@ -278,7 +280,7 @@ TEST_F(NginxMultiTest, ConcurrentParallelReadsAndReadRanges) {
                 !std::equal(got.begin(), got.end(), big.begin() + static_cast<std::ptrdiff_t>(off))) {
                 ++bad;
             }
-            Scatter s(scattered(200, 8192 * 4, 4000), 64);
+            Scatter s(scattered(200, uint64_t{8192} * 4, 4000), 64);
             if (!(*src)->read_ranges(s.ranges()).ok() || !s.matches(big)) {
                 ++bad;
             }
@@ -382,7 +384,8 @@ protected:
     /// Opens `mode` and reads 50 scattered ranges of 100 bytes into `s`.
     Status read_scattered(const std::string& mode, Scatter& s, std::shared_ptr<HttpRangeSource>* keep = nullptr,
                           HttpOptions o = quick()) {
-        HURRAY_ASSIGN_OR_RETURN(std::shared_ptr<HttpRangeSource> src, HttpRangeSource::open(url(mode), o));
+        HURRAY_ASSIGN_OR_RETURN(std::shared_ptr<HttpRangeSource> src,
+                                HttpRangeSource::open(url(mode), std::move(o)));
         if (keep != nullptr) {
             *keep = src;
         }
@@ -393,12 +396,12 @@ protected:
     Status read_parallel(const std::string& mode, Bytes& got, std::shared_ptr<HttpRangeSource>* keep = nullptr,
                          HttpOptions o = quick()) {
         o.parallel = 4;
-        o.parallel_min_bytes = 64 * 1024;
+        o.parallel_min_bytes = uint64_t{64} * 1024;
         HURRAY_ASSIGN_OR_RETURN(std::shared_ptr<HttpRangeSource> src, HttpRangeSource::open(url(mode), o));
         if (keep != nullptr) {
             *keep = src;
         }
-        got.assign(512 * 1024, 0);
+        got.assign(size_t{512} * 1024, 0);
         return src->read(0, got);
     }
     [[nodiscard]] bool parallel_matches(const Bytes& got) const {
