@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// HttpRangeSource: range requests over libcurl's easy interface (blocking,
-// one request per read, handles pooled for connection reuse). Every
-// response header is untrusted: lines are bounded, numbers parsed with
-// overflow checks, and the body is written to the caller only after the
-// status, Content-Range, encoding and identity have been checked.
+// HttpRangeSource: range requests over libcurl: the easy interface for one
+// request (blocking, handles pooled for connection reuse), the multi
+// interface for the parallel parts of a large read and for the
+// single-range fallback of read_ranges; multi-range requests for
+// read_ranges, their multipart/byteranges answers parsed as they arrive.
+// Every response header is untrusted: lines are bounded, numbers parsed
+// with overflow checks, and the body is written to the caller only after
+// the status, Content-Range (each part's, for multipart), encoding and
+// identity have been checked.
 #include "hurray/http/http_range_source.hpp"
 
 #include <curl/curl.h>
@@ -11,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -24,6 +29,7 @@ namespace {
 constexpr size_t kMaxHeaderValue = 1024;  // ETag, Last-Modified, Content-Range, Content-Encoding
 constexpr unsigned kMaxRetries = 10;
 constexpr long kMaxRedirects = 20;
+constexpr unsigned kMaxParallel = 16;
 
 std::string dec(uint64_t v) { return std::to_string(v); }
 
@@ -116,6 +122,7 @@ struct HttpRangeSource::Response {
     std::string last_modified;
     std::string content_range;
     std::string content_encoding;
+    std::string content_type;
     bool header_too_long = false;
     // Body handling.
     bool checked = false;      // headers checked at the first body byte
@@ -128,6 +135,246 @@ struct HttpRangeSource::Response {
     std::span<uint8_t> out;
     bool suffix = false;
     std::optional<ContentRange> range;  // parsed at the first body byte
+    // A multi-range request (read_ranges): the parser, and what the status said.
+    Multipart* mp = nullptr;
+    bool no_multi = false;         // 200: the server ignores multi-range requests
+    bool header_rejected = false;  // 400/413/414/431: the Range header may be too large
+};
+
+/// The body of a multi-range request, parsed as it arrives: a
+/// `multipart/byteranges` body (RFC 9110 14.6, RFC 2046 5.1) or a single
+/// part (a 206 with one Content-Range). Every part must start at the first
+/// byte of a range asked for and end at the last byte of one (a server may
+/// coalesce ranges), lie in the file and not overlap another part; its
+/// bytes go to the pieces it covers (the bytes between pieces are
+/// dropped) only once its Content-Range has been checked. Framing lines are
+/// bounded; a part's length comes from its Content-Range, never from a
+/// search for the boundary.
+struct HttpRangeSource::Multipart {
+    enum class State { kPreamble, kHeaders, kBody, kAfterBody, kDelimiter, kEnd };
+    static constexpr size_t kMaxLine = 4096;      // one framing line
+    static constexpr size_t kMaxFraming = 16384;  // framing bytes between two part bodies
+
+    std::span<const ByteRange> pieces;  // sorted, disjoint
+    std::span<const Wire> wires;        // this request's ranges, sorted, disjoint
+    uint64_t file_size = 0;
+    std::vector<uint8_t> covered;  // per wire: a complete part brought it
+    std::string error;             // why the body was refused
+
+    State state = State::kPreamble;
+    bool single = false;    // a single-part 206, not multipart
+    std::string delimiter;  // "--" + boundary
+    std::string line;
+    size_t framing = 0;
+    std::string part_range;
+    uint64_t pos = 0;        // file offset of the next part-body byte
+    uint64_t part_last = 0;  // last byte of the part
+    size_t first_wire = 0;
+    size_t last_wire = 0;
+    size_t cursor = 0;  // first piece that may still get bytes
+
+    Multipart(std::span<const ByteRange> p, std::span<const Wire> w, uint64_t size)
+        : pieces(p), wires(w), file_size(size), covered(w.size(), 0) {}
+
+    bool fail(std::string why) {
+        error = std::move(why);
+        return false;
+    }
+
+    /// At the first body byte: multipart with a boundary, or one part.
+    bool begin(const std::string& content_type, const std::string& content_range) {
+        const std::string ct = lower(content_type);
+        if (ct.rfind("multipart/byteranges", 0) != 0) {
+            single = true;
+            return start_part(content_range);
+        }
+        const size_t at = ct.find("boundary=");
+        if (at == std::string::npos) {
+            return fail("multipart/byteranges without a boundary (Content-Type '" + content_type + "')");
+        }
+        std::string_view b = std::string_view(content_type).substr(at + 9);
+        if (!b.empty() && b.front() == '"') {
+            b.remove_prefix(1);
+            const size_t q = b.find('"');
+            if (q == std::string_view::npos) {
+                return fail("an unterminated quoted boundary (Content-Type '" + content_type + "')");
+            }
+            b = b.substr(0, q);
+        } else {
+            b = trim(b.substr(0, b.find(';')));
+        }
+        if (b.empty() || b.size() > 70) {
+            return fail("an empty or too long boundary (Content-Type '" + content_type + "')");
+        }
+        delimiter = "--";
+        delimiter.append(b);
+        state = State::kPreamble;
+        return true;
+    }
+
+    /// A part's Content-Range, checked against the ranges asked for.
+    bool start_part(const std::string& value) {
+        const auto cr = parse_content_range(value);
+        if (!cr) {
+            return fail("a part without a valid Content-Range (got '" + value + "')");
+        }
+        if (cr->total && *cr->total != file_size) {
+            return fail("a part's Content-Range '" + value + "' gives another size than " + dec(file_size));
+        }
+        const auto first = std::lower_bound(wires.begin(), wires.end(), cr->first,
+                                            [](const Wire& w, uint64_t v) { return w.first < v; });
+        const auto last = std::lower_bound(wires.begin(), wires.end(), cr->last,
+                                           [](const Wire& w, uint64_t v) { return w.last < v; });
+        if (first == wires.end() || first->first != cr->first || last == wires.end() || last->last != cr->last ||
+            last < first) {
+            return fail("a part's Content-Range '" + value + "' is not ranges asked for");
+        }
+        first_wire = static_cast<size_t>(first - wires.begin());
+        last_wire = static_cast<size_t>(last - wires.begin());
+        for (size_t k = first_wire; k <= last_wire; ++k) {
+            if (covered[k] != 0) {
+                return fail("a part's Content-Range '" + value + "' overlaps an earlier part");
+            }
+        }
+        pos = cr->first;
+        part_last = cr->last;
+        cursor = wires[first_wire].piece_begin;
+        state = State::kBody;
+        return true;
+    }
+
+    /// Part-body bytes [pos, pos + n) (inside the part): copied to the
+    /// pieces they overlap.
+    void write(const char* data, uint64_t n) {
+        const uint64_t end = pos + n;  // <= part_last + 1 <= file_size: no overflow
+        const size_t stop = wires[last_wire].piece_end;
+        while (cursor < stop) {
+            const ByteRange& p = pieces[cursor];
+            const uint64_t p_end = p.offset + p.out.size();  // checked against the file size
+            if (p_end <= pos) {
+                ++cursor;
+                continue;
+            }
+            if (p.offset >= end) {
+                break;
+            }
+            const uint64_t from = std::max(pos, p.offset);
+            const uint64_t to = std::min(end, p_end);
+            // SAFETY: [from, to) lies in the piece [p.offset, p_end) and in the
+            // chunk [pos, end): the destination is inside p.out, the source
+            // inside the n bytes at data.
+            std::memcpy(p.out.data() + (from - p.offset), data + (from - pos), static_cast<size_t>(to - from));
+            if (to < p_end) {
+                break;  // the piece goes on in the next chunk
+            }
+            ++cursor;
+        }
+    }
+
+    bool line_done(std::string_view l) {
+        if (!l.empty() && l.back() == '\r') {
+            l.remove_suffix(1);
+        }
+        switch (state) {
+            case State::kPreamble:
+            case State::kDelimiter: {
+                const std::string_view d = trim(l);  // transport padding
+                if (d == delimiter) {
+                    state = State::kHeaders;
+                    part_range.clear();
+                    return true;
+                }
+                if (d.size() == delimiter.size() + 2 && d.substr(0, delimiter.size()) == delimiter &&
+                    d.substr(delimiter.size()) == "--") {
+                    state = State::kEnd;
+                    return true;
+                }
+                if (state == State::kDelimiter) {
+                    return fail("no boundary after a part (got '" + std::string(l.substr(0, 64)) + "')");
+                }
+                return true;  // preamble
+            }
+            case State::kHeaders: {
+                if (l.empty()) {
+                    if (part_range.empty()) {
+                        return fail("a part without a Content-Range");
+                    }
+                    return start_part(part_range);
+                }
+                const size_t colon = l.find(':');
+                if (colon != std::string_view::npos && lower(trim(l.substr(0, colon))) == "content-range") {
+                    part_range.assign(trim(l.substr(colon + 1)));
+                }
+                return true;
+            }
+            case State::kAfterBody:
+                if (!l.empty()) {
+                    return fail("a part is longer than its Content-Range");
+                }
+                state = State::kDelimiter;
+                return true;
+            case State::kBody:
+            case State::kEnd:
+                break;
+        }
+        return true;
+    }
+
+    /// Body bytes as they arrive; false (and `error`) when refused.
+    bool feed(const char* data, size_t n) {
+        size_t i = 0;
+        while (i < n) {
+            if (state == State::kBody) {
+                const uint64_t left = part_last - pos + 1;
+                const uint64_t take = std::min<uint64_t>(n - i, left);
+                // SAFETY: i + take <= n: the chunk lies in libcurl's n bytes.
+                write(data + i, take);
+                pos += take;
+                i += static_cast<size_t>(take);
+                if (pos > part_last) {
+                    for (size_t k = first_wire; k <= last_wire; ++k) {
+                        covered[k] = 1;
+                    }
+                    framing = 0;
+                    state = single ? State::kEnd : State::kAfterBody;
+                }
+                continue;
+            }
+            if (state == State::kEnd) {
+                if (single) {
+                    return fail("the body is longer than the Content-Range");
+                }
+                framing += n - i;  // epilogue: ignored, bounded
+                if (framing > kMaxFraming) {
+                    return fail("too many bytes after the closing boundary");
+                }
+                return true;
+            }
+            // SAFETY: i < n.
+            const char c = data[i++];
+            if (++framing > kMaxFraming) {
+                return fail("more than " + dec(kMaxFraming) + " bytes of multipart framing between parts");
+            }
+            if (c != '\n') {
+                if (line.size() >= kMaxLine) {
+                    return fail("a multipart line is longer than " + dec(kMaxLine) + " bytes");
+                }
+                line.push_back(c);
+                continue;
+            }
+            const std::string l = std::move(line);
+            line.clear();
+            if (!line_done(l)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /// The first wire no part brought, or wires.size().
+    [[nodiscard]] size_t first_missing() const {
+        return static_cast<size_t>(std::find(covered.begin(), covered.end(), 0) - covered.begin());
+    }
 };
 
 std::string HttpRangeSource::display_url(const std::string& url) {
@@ -150,12 +397,44 @@ HttpRangeSource::HttpRangeSource(std::string url, HttpOptions options)
     : url_(std::move(url)), display_url_(display_url(url_)), options_(std::move(options)) {
     options_.max_retries = std::min(options_.max_retries, kMaxRetries);
     options_.max_redirects = std::clamp(options_.max_redirects, 0L, kMaxRedirects);  // -1 would be unlimited
+    options_.parallel = std::clamp(options_.parallel, 1U, kMaxParallel);
+    range_budget_.store(std::max<size_t>(options_.max_range_header_bytes, 1), std::memory_order_relaxed);
 }
 
 HttpRangeSource::~HttpRangeSource() {
+    for (void* m : multi_pool_) {
+        curl_multi_cleanup(static_cast<CURLM*>(m));
+    }
     for (void* h : pool_) {
         curl_easy_cleanup(static_cast<CURL*>(h));
     }
+}
+
+void* HttpRangeSource::take_multi() {
+    {
+        const std::lock_guard<std::mutex> lock(pool_mutex_);
+        if (!multi_pool_.empty()) {
+            void* m = multi_pool_.back();
+            multi_pool_.pop_back();
+            return m;
+        }
+    }
+    CURLM* m = curl_multi_init();
+    if (m != nullptr) {
+        // Parallel parts on separate connections, never multiplexed on one.
+        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg): libcurl's option setter is variadic
+        curl_multi_setopt(m, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_NOTHING));
+    }
+    return m;
+}
+
+void HttpRangeSource::give_back_multi(void* multi) {
+    const std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (multi_pool_.size() < 4) {
+        multi_pool_.push_back(multi);
+        return;
+    }
+    curl_multi_cleanup(static_cast<CURLM*>(multi));
 }
 
 void* HttpRangeSource::take_handle() {
@@ -219,6 +498,16 @@ Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
         std::memcpy(out.data(), tail_.data() + (offset - tail_offset_), out.size());
         return Status::success();
     }
+    if (options_.parallel > 1 && out.size() >= options_.parallel_min_bytes && out.size() >= options_.parallel) {
+        // Contiguous parts on separate connections; a span's size is at most
+        // PTRDIFF_MAX, so at + step cannot overflow.
+        const size_t step = (out.size() + options_.parallel - 1) / options_.parallel;
+        std::vector<Job> parts;
+        for (size_t at = 0; at < out.size(); at += step) {
+            parts.push_back(Job{{offset + at, out.subspan(at, std::min(step, out.size() - at))}, {}, {}, {}});
+        }
+        return fetch_parallel(parts, {});
+    }
     return fetch(offset, out, false, nullptr);
 }
 
@@ -235,6 +524,7 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
         resp->last_modified.clear();
         resp->content_range.clear();
         resp->content_encoding.clear();
+        resp->content_type.clear();
         resp->header_too_long = false;
         const size_t sp = line.find(' ');
         if (sp != std::string_view::npos && line.size() >= sp + 4) {
@@ -260,6 +550,8 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
         field = &resp->content_range;
     } else if (name == "content-encoding") {
         field = &resp->content_encoding;
+    } else if (name == "content-type") {
+        field = &resp->content_type;
     }
     if (field != nullptr) {
         if (value.size() > kMaxHeaderValue) {
@@ -271,18 +563,17 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
     return n;
 }
 
-Status HttpRangeSource::attempt(void* easy_v, uint64_t offset, std::span<uint8_t> out, bool suffix,
-                                Response& resp) {
+std::string HttpRangeSource::where(uint64_t offset, uint64_t length) const {
+    std::string w = "GET ";
+    w.append(display_url_).append(" bytes [").append(dec(offset)).append(", ").append(dec(offset + length)).append(")");
+    return w;
+}
+
+Status HttpRangeSource::setup(void* easy_v, Response& resp, const std::string& range, void** headers_out,
+                              const std::string& where) {
     auto* easy = static_cast<CURL*>(easy_v);
     curl_easy_reset(easy);
-    resp = Response{};
-    resp.self = this;
-    resp.offset = offset;
-    resp.out = out;
-    resp.suffix = suffix;
-
-    const std::string range = suffix ? "bytes=-" + dec(out.size())
-                                     : "bytes=" + dec(offset) + "-" + dec(offset + out.size() - 1);
+    *headers_out = nullptr;
     curl_slist* headers = nullptr;
     const auto add = [&headers](const std::string& h) {
         curl_slist* next = curl_slist_append(headers, h.c_str());
@@ -292,11 +583,15 @@ Status HttpRangeSource::attempt(void* easy_v, uint64_t offset, std::span<uint8_t
         return next != nullptr;
     };
     bool added = add("Range: " + range) && add("Accept-Encoding: identity");
-    if (!suffix && !etag_.empty() && etag_.substr(0, 2) != "W/") {
+    if (!resp.suffix && !etag_.empty() && etag_.substr(0, 2) != "W/") {
         added = added && add("If-Match: " + etag_);
     }
     for (const std::string& h : options_.headers) {
         added = added && add(h);
+    }
+    if (!added) {
+        curl_slist_free_all(headers);
+        return Error(ErrorCode::kOutOfMemory, where + ": out of memory building the request");
     }
     const auto secs = [](std::chrono::milliseconds ms) {
         return static_cast<long>(std::max<int64_t>(1, (ms.count() + 999) / 1000));
@@ -317,25 +612,38 @@ Status HttpRangeSource::attempt(void* easy_v, uint64_t offset, std::span<uint8_t
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &HttpRangeSource::on_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &resp);
     // NOLINTEND(cppcoreguidelines-pro-type-vararg)
-    std::string where = "GET ";
-    where.append(display_url_).append(" bytes ");
+    *headers_out = headers;
+    return Status::success();
+}
+
+Status HttpRangeSource::attempt(void* easy, uint64_t offset, std::span<uint8_t> out, bool suffix, Response& resp) {
+    resp = Response{};
+    resp.self = this;
+    resp.offset = offset;
+    resp.out = out;
+    resp.suffix = suffix;
+    const std::string range = suffix ? "bytes=-" + dec(out.size())
+                                     : "bytes=" + dec(offset) + "-" + dec(offset + out.size() - 1);
+    std::string w;
     if (suffix) {
-        where.append("(last ").append(dec(out.size())).append(")");
+        w.append("GET ").append(display_url_).append(" bytes (last ").append(dec(out.size())).append(")");
     } else {
-        where.append("[").append(dec(offset)).append(", ").append(dec(offset + out.size())).append(")");
+        w = where(offset, out.size());
     }
-    if (!added) {
-        curl_slist_free_all(headers);
-        return Error(ErrorCode::kOutOfMemory, where + ": out of memory building the request");
-    }
-    const CURLcode rc = curl_easy_perform(easy);
-    curl_slist_free_all(headers);
+    void* headers = nullptr;
+    HURRAY_RETURN_IF_ERROR(setup(easy, resp, range, &headers, w));
+    const CURLcode rc = curl_easy_perform(static_cast<CURL*>(easy));
+    curl_slist_free_all(static_cast<curl_slist*>(headers));
+    return conclude(rc, resp, w, offset);
+}
+
+Status HttpRangeSource::conclude(int rc, Response& resp, const std::string& where, uint64_t offset) {
     count_request(resp.received);
     if (resp.refused) {
         return Error(resp.refused->code(), where + ": " + resp.refused->message(), offset);
     }
     if (rc != CURLE_OK) {
-        return Error(ErrorCode::kIoError, where + ": " + curl_easy_strerror(rc), offset);
+        return Error(ErrorCode::kIoError, where + ": " + curl_easy_strerror(static_cast<CURLcode>(rc)), offset);
     }
     if (!resp.checked) {
         // No body at all: check the headers now (a 206 with an empty body is
@@ -346,7 +654,7 @@ Status HttpRangeSource::attempt(void* easy_v, uint64_t offset, std::span<uint8_t
                          offset);
         }
     }
-    const uint64_t expected = resp.range ? resp.range->last - resp.range->first + 1 : out.size();
+    const uint64_t expected = resp.range ? resp.range->last - resp.range->first + 1 : resp.out.size();
     if (resp.received != expected) {
         return Error(ErrorCode::kIoError,
                      where + ": the body ended after " + dec(resp.received) + " of " + dec(expected) + " bytes",
@@ -397,12 +705,34 @@ Status HttpRangeSource::fetch(uint64_t offset, std::span<uint8_t> out, bool suff
 size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* user) {
     auto* resp = static_cast<HttpRangeSource::Response*>(user);  // NOLINT
     const size_t n = size * count;
+    if (resp->mp != nullptr) {
+        resp->received += n;  // every body byte, multipart framing included
+    }
+    const auto feed = [resp, data, n]() -> size_t {
+        if (!resp->mp->feed(data, n)) {
+            resp->refused = Error(ErrorCode::kIoError, resp->mp->error);
+            return 0;
+        }
+        return n;
+    };
     if (!resp->checked) {
         resp->checked = true;
         const auto refuse = [resp](ErrorCode code, std::string msg) {
             resp->refused = Error(code, std::move(msg));
             return size_t{0};
         };
+        if (resp->mp != nullptr) {
+            // Stopped here, at the headers: a 200 is the whole file.
+            if (resp->status == 200) {
+                resp->no_multi = true;
+                return refuse(ErrorCode::kIoError, "the server ignored the multi-range request (200 OK)");
+            }
+            if (resp->status == 400 || resp->status == 413 || resp->status == 414 || resp->status == 431) {
+                resp->header_rejected = true;
+                return refuse(ErrorCode::kIoError, "HTTP status " + dec(static_cast<uint64_t>(resp->status)) +
+                                                       " to a multi-range request (Range header too large?)");
+            }
+        }
         if (resp->status == 200) {
             return refuse(ErrorCode::kIoError,
                           "the server ignored the Range request (200 OK with the whole body): "
@@ -424,6 +754,21 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
             return refuse(ErrorCode::kIoError,
                           "the body is encoded (Content-Encoding: " + resp->content_encoding + "), not the file's bytes");
         }
+        const HttpRangeSource& src = *resp->self;
+        const bool changed = (!src.etag_.empty() && resp->etag != src.etag_) ||
+                             (src.etag_.empty() && !src.last_modified_.empty() &&
+                              resp->last_modified != src.last_modified_);
+        if (resp->mp != nullptr) {
+            if (changed) {
+                return refuse(ErrorCode::kIoError,
+                              "the file changed on the server since it was opened (identity " + src.identity_ +
+                                  " at open, now " + (resp->etag.empty() ? resp->last_modified : resp->etag) + ")");
+            }
+            if (!resp->mp->begin(resp->content_type, resp->content_range)) {
+                return refuse(ErrorCode::kIoError, resp->mp->error);
+            }
+            return n == 0 ? 0 : feed();
+        }
         const auto cr = parse_content_range(resp->content_range);
         if (!cr) {
             return refuse(ErrorCode::kIoError, "206 without a valid Content-Range (got '" + resp->content_range + "')");
@@ -442,11 +787,9 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
                                                        dec(resp->offset) + "-" + dec(last) + "/" +
                                                        dec(resp->self->size_));
             }
-            const HttpRangeSource& s = *resp->self;
-            if ((!s.etag_.empty() && resp->etag != s.etag_) ||
-                (s.etag_.empty() && !s.last_modified_.empty() && resp->last_modified != s.last_modified_)) {
+            if (changed) {
                 return refuse(ErrorCode::kIoError,
-                              "the file changed on the server since it was opened (identity " + s.identity_ +
+                              "the file changed on the server since it was opened (identity " + src.identity_ +
                                   " at open, now " + (resp->etag.empty() ? resp->last_modified : resp->etag) + ")");
             }
         }
@@ -454,6 +797,9 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
     }
     if (n == 0) {
         return 0;
+    }
+    if (resp->mp != nullptr) {
+        return feed();
     }
     // Suffix at open: the body is the last min(len, total) bytes.
     const uint64_t room = resp->range ? resp->range->last - resp->range->first + 1 : resp->out.size();
@@ -467,6 +813,490 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
     std::memcpy(resp->out.data() + resp->received, data, n);
     resp->received += n;
     return n;
+}
+
+namespace {
+
+/// The wait before retry number `retry` (0: the first): the backoff doubled
+/// `retry` times (retries are at most 10).
+std::chrono::milliseconds backoff(std::chrono::milliseconds first, unsigned retry) {
+    return first * (int64_t{1} << std::min(retry, kMaxRetries));
+}
+
+/// "bytes=a-b,c-d,...".
+template <typename Wires>
+std::string range_list(const Wires& wires) {
+    std::string range = "bytes=";
+    for (size_t k = 0; k < wires.size(); ++k) {
+        if (k > 0) {
+            range.push_back(',');
+        }
+        range.append(dec(wires[k].first)).append("-").append(dec(wires[k].last));
+    }
+    return range;
+}
+
+/// `status` with " (after N attempts)" added to its message.
+Status after_attempts(const Status& status, unsigned attempts) {
+    return Error(status.error().code(), status.error().message() + " (after " + dec(attempts) + " attempts)",
+                 status.error().offset());
+}
+
+}  // namespace
+
+Status HttpRangeSource::fetch_parallel(std::span<Job> jobs, std::span<const ByteRange> pieces) {
+    if (jobs.empty()) {
+        return Status::success();
+    }
+    struct Slot {
+        void* easy = nullptr;
+        void* headers = nullptr;
+        Response resp;
+        std::unique_ptr<Multipart> mp;  // multi-range jobs
+        std::string where;
+        size_t index = 0;
+        unsigned attempt = 0;
+        bool busy = false;
+    };
+    struct Retry {
+        size_t index = 0;
+        unsigned attempt = 0;
+        std::chrono::steady_clock::time_point ready;
+    };
+    auto* multi = static_cast<CURLM*>(take_multi());
+    if (multi == nullptr) {
+        return Error(ErrorCode::kOutOfMemory, "GET " + display_url_ + ": curl_multi_init failed");
+    }
+    // Sized once: libcurl keeps pointers to each slot's Response.
+    std::vector<Slot> slots(std::min<size_t>(options_.parallel, jobs.size()));
+    std::vector<Retry> retries;
+    size_t next = 0;
+    size_t active = 0;
+    Status failure = Status::success();
+    const auto start = [&](Slot& slot, size_t index, unsigned attempt_no) -> Status {
+        const Job& job = jobs[index];
+        slot.index = index;
+        slot.attempt = attempt_no;
+        slot.resp = Response{};
+        slot.resp.self = this;
+        std::string range;
+        if (job.wires.empty()) {
+            slot.where = where(job.range.offset, job.range.out.size());
+            slot.resp.offset = job.range.offset;
+            slot.resp.out = job.range.out;
+            slot.mp.reset();
+            range = "bytes=" + dec(job.range.offset) + "-" + dec(job.range.offset + job.range.out.size() - 1);
+        } else {
+            slot.where = multi_where(job.wires);
+            slot.resp.offset = job.wires.front().first;
+            slot.mp = std::make_unique<Multipart>(pieces, job.wires, size_);
+            slot.resp.mp = slot.mp.get();
+            range = range_list(job.wires);
+        }
+        if (slot.easy == nullptr) {
+            slot.easy = take_handle();
+            if (slot.easy == nullptr) {
+                return Error(ErrorCode::kOutOfMemory, slot.where + ": curl_easy_init failed");
+            }
+        }
+        HURRAY_RETURN_IF_ERROR(setup(slot.easy, slot.resp, range, &slot.headers, slot.where));
+        if (curl_multi_add_handle(multi, static_cast<CURL*>(slot.easy)) != CURLM_OK) {
+            curl_slist_free_all(static_cast<curl_slist*>(slot.headers));
+            slot.headers = nullptr;
+            return Error(ErrorCode::kIoError, slot.where + ": curl_multi_add_handle failed");
+        }
+        slot.busy = true;
+        ++active;
+        return Status::success();
+    };
+    while (failure.ok()) {
+        const auto now = std::chrono::steady_clock::now();
+        for (Slot& slot : slots) {
+            if (slot.busy) {
+                continue;
+            }
+            const auto ready = std::find_if(retries.begin(), retries.end(),
+                                            [now](const Retry& r) { return r.ready <= now; });
+            Status started = Status::success();
+            if (ready != retries.end()) {
+                const Retry r = *ready;
+                retries.erase(ready);
+                started = start(slot, r.index, r.attempt);
+            } else if (next < jobs.size()) {
+                started = start(slot, next++, 0);
+            } else {
+                continue;
+            }
+            if (!started.ok()) {
+                failure = started;
+                break;
+            }
+        }
+        if (!failure.ok() || (active == 0 && retries.empty() && next == jobs.size())) {
+            break;
+        }
+        int running = 0;
+        if (const CURLMcode mc = curl_multi_perform(multi, &running); mc != CURLM_OK) {
+            failure = Error(ErrorCode::kIoError, "GET " + display_url_ + ": " + curl_multi_strerror(mc));
+            break;
+        }
+        int queued = 0;
+        while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+            if (msg->msg != CURLMSG_DONE) {
+                continue;
+            }
+            CURL* easy = msg->easy_handle;  // msg is gone after remove_handle: copy first
+            const CURLcode rc = msg->data.result;
+            const auto it = std::find_if(slots.begin(), slots.end(),
+                                         [easy](const Slot& s) { return s.busy && s.easy == easy; });
+            if (it == slots.end()) {
+                continue;
+            }
+            Slot& slot = *it;
+            curl_multi_remove_handle(multi, easy);
+            curl_slist_free_all(static_cast<curl_slist*>(slot.headers));
+            slot.headers = nullptr;
+            slot.busy = false;
+            --active;
+            Job& job = jobs[slot.index];
+            Status done = Status::success();
+            bool retry = true;
+            if (slot.mp) {
+                job.outcome = judge_multi(rc, slot.resp, *slot.mp, slot.where, job.covered, done, retry);
+                if (job.outcome != MultiOutcome::kError) {
+                    continue;
+                }
+            } else {
+                done = conclude(rc, slot.resp, slot.where, job.range.offset);
+                if (done.ok()) {
+                    continue;
+                }
+                // As in fetch: a 5xx, or a transfer that failed or ended early.
+                retry = slot.resp.refused ? (slot.resp.status >= 500 && slot.resp.status <= 599) : true;
+            }
+            if (retry && slot.attempt < options_.max_retries) {
+                retries.push_back({slot.index, slot.attempt + 1,
+                                   std::chrono::steady_clock::now() + backoff(options_.retry_backoff, slot.attempt)});
+                continue;
+            }
+            failure = retry ? after_attempts(done, slot.attempt + 1) : done;
+            break;
+        }
+        if (!failure.ok()) {
+            break;
+        }
+        // Wait for the sockets, or until the next retry is due (at most 1 s).
+        auto wait = std::chrono::milliseconds(1000);
+        const auto later = std::chrono::steady_clock::now();
+        for (const Retry& r : retries) {
+            const auto due = std::chrono::duration_cast<std::chrono::milliseconds>(r.ready - later);
+            wait = std::clamp(due, std::chrono::milliseconds(0), wait);
+        }
+        if (active > 0) {
+            if (const CURLMcode mc = curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait.count()), nullptr);
+                mc != CURLM_OK) {
+                failure = Error(ErrorCode::kIoError, "GET " + display_url_ + ": " + curl_multi_strerror(mc));
+                break;
+            }
+        } else if (!retries.empty()) {
+            std::this_thread::sleep_for(wait);  // nothing under way: until the next retry is due
+        }
+    }
+    // On failure the other requests are abandoned (their transfers stopped).
+    for (Slot& slot : slots) {
+        if (slot.busy) {
+            curl_multi_remove_handle(multi, static_cast<CURL*>(slot.easy));
+            curl_slist_free_all(static_cast<curl_slist*>(slot.headers));
+            count_request(slot.resp.received);
+        }
+        if (slot.easy != nullptr) {
+            give_back(slot.easy);
+        }
+    }
+    give_back_multi(multi);
+    return failure;
+}
+
+std::string HttpRangeSource::multi_where(std::span<const Wire> wires) const {
+    std::string w = "GET ";
+    w.append(display_url_)
+        .append(" ")
+        .append(dec(wires.size()))
+        .append(" ranges in bytes [")
+        .append(dec(wires.front().first))
+        .append(", ")
+        .append(dec(wires.back().last + 1))
+        .append(")");
+    return w;
+}
+
+HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& resp, Multipart& mp,
+                                                           const std::string& where, std::vector<uint8_t>& covered,
+                                                           Status& error, bool& retry) {
+    if (rc == CURLE_OK && !resp.checked) {
+        static_cast<void>(on_body(nullptr, 1, 0, &resp));  // no body: check the headers now
+    }
+    count_request(resp.received);
+    retry = true;
+    if (resp.no_multi) {
+        return MultiOutcome::kNoMulti;
+    }
+    if (resp.header_rejected) {
+        return MultiOutcome::kTooLarge;
+    }
+    const uint64_t offset = mp.wires.front().first;
+    if (resp.refused) {
+        error = Error(resp.refused->code(), where + ": " + resp.refused->message(), offset);
+        retry = resp.status >= 500 && resp.status <= 599;
+        return MultiOutcome::kError;
+    }
+    if (rc != CURLE_OK) {
+        error = Error(ErrorCode::kIoError, where + ": " + curl_easy_strerror(static_cast<CURLcode>(rc)), offset);
+        return MultiOutcome::kError;
+    }
+    if (mp.state != Multipart::State::kEnd) {
+        error = Error(ErrorCode::kIoError,
+                      where + (mp.single ? ": the body ended early" : ": the body ended before the closing boundary"),
+                      offset);
+        return MultiOutcome::kError;
+    }
+    if (const size_t miss = mp.first_missing(); miss < mp.wires.size()) {
+        if (mp.single) {
+            covered = std::move(mp.covered);
+            return MultiOutcome::kPartial;
+        }
+        error = Error(ErrorCode::kIoError,
+                      where + ": the multipart response lacks bytes [" + dec(mp.wires[miss].first) + ", " +
+                          dec(mp.wires[miss].last + 1) + ")",
+                      mp.wires[miss].first);
+        retry = false;
+        return MultiOutcome::kError;
+    }
+    covered = std::move(mp.covered);
+    return MultiOutcome::kDone;
+}
+
+HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire> wires,
+                                                           std::span<const ByteRange> pieces,
+                                                           std::vector<uint8_t>& covered, Status& error) {
+    const std::string range = range_list(wires);
+    const std::string w = multi_where(wires);
+    void* easy = take_handle();
+    if (easy == nullptr) {
+        error = Error(ErrorCode::kOutOfMemory, w + ": curl_easy_init failed");
+        return MultiOutcome::kError;
+    }
+    MultiOutcome outcome = MultiOutcome::kError;
+    for (unsigned attempt_no = 0; attempt_no <= options_.max_retries; ++attempt_no) {
+        if (attempt_no > 0) {
+            std::this_thread::sleep_for(backoff(options_.retry_backoff, attempt_no - 1));
+        }
+        Multipart mp(pieces, wires, size_);
+        Response resp;
+        resp.self = this;
+        resp.offset = wires.front().first;
+        resp.mp = &mp;
+        void* headers = nullptr;
+        if (Status s = setup(easy, resp, range, &headers, w); !s.ok()) {
+            error = s;
+            break;
+        }
+        const CURLcode rc = curl_easy_perform(static_cast<CURL*>(easy));
+        curl_slist_free_all(static_cast<curl_slist*>(headers));
+        bool retry = true;
+        outcome = judge_multi(rc, resp, mp, w, covered, error, retry);
+        if (outcome != MultiOutcome::kError || !retry) {
+            break;
+        }
+        if (attempt_no == options_.max_retries) {
+            error = after_attempts(error, attempt_no + 1);
+        }
+    }
+    give_back(easy);
+    return outcome;
+}
+
+Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
+    std::vector<ByteRange> pieces;
+    pieces.reserve(ranges.size());
+    for (const ByteRange& r : ranges) {
+        HURRAY_RETURN_IF_ERROR(check_range(r.offset, r.out.size()));
+        if (r.out.empty()) {
+            continue;
+        }
+        if (r.offset >= tail_offset_ && r.offset - tail_offset_ + r.out.size() <= tail_.size()) {
+            // SAFETY: [r.offset - tail_offset_, + size) lies inside tail_
+            // (checked just above; no overflow, both terms <= size_).
+            std::memcpy(r.out.data(), tail_.data() + (r.offset - tail_offset_), r.out.size());
+            continue;
+        }
+        pieces.push_back(r);
+    }
+    if (pieces.empty()) {
+        return Status::success();
+    }
+    std::sort(pieces.begin(), pieces.end(),
+              [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
+    // Wires: the pieces merged when adjacent or at most merge_gap apart.
+    // check_range: offset + size <= size_, so no sum below overflows.
+    std::vector<Wire> wires;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const uint64_t first = pieces[i].offset;
+        const uint64_t last = first + pieces[i].out.size() - 1;
+        if (!wires.empty() && first <= wires.back().last) {
+            return Error(ErrorCode::kInvalidArgument,
+                         display_url_ + ": read_ranges: bytes [" + dec(first) + ", " + dec(last + 1) +
+                             ") overlap another range");
+        }
+        if (!wires.empty() && first - wires.back().last - 1 <= options_.merge_gap) {
+            wires.back().last = last;
+            wires.back().piece_end = i + 1;
+        } else {
+            wires.push_back({first, last, i, i + 1});
+        }
+    }
+    // Multi-range requests, as many ranges each as the header budget allows:
+    // one at a time until one within the budget has passed (a refused
+    // budget is halved: no burst of refusals), then `parallel` at once.
+    std::vector<size_t> single;  // wires left for single-range requests
+    std::vector<std::pair<size_t, size_t>> todo{{0, wires.size()}};  // runs of wires [i, j)
+    constexpr size_t kRangePrefix = 13;  // "Range: bytes="
+    while (!todo.empty()) {
+        if (no_multi_.load(std::memory_order_relaxed)) {
+            for (const auto& [i, j] : todo) {
+                for (size_t k = i; k < j; ++k) {
+                    single.push_back(k);
+                }
+            }
+            break;
+        }
+        // Adjacent runs joined, then every run packed into batches within
+        // the budget.
+        std::sort(todo.begin(), todo.end());
+        std::vector<std::pair<size_t, size_t>> runs;
+        for (const auto& r : todo) {
+            if (!runs.empty() && runs.back().second == r.first) {
+                runs.back().second = r.second;
+            } else {
+                runs.push_back(r);
+            }
+        }
+        const size_t budget = range_budget_.load(std::memory_order_relaxed);
+        std::vector<std::pair<size_t, size_t>> batches;
+        std::vector<size_t> lengths;  // of each batch's Range header line
+        for (const auto& [from, to] : runs) {
+            size_t i = from;
+            while (i < to) {
+                size_t len = kRangePrefix;
+                size_t j = i;
+                while (j < to) {
+                    const size_t add = dec(wires[j].first).size() + 1 + dec(wires[j].last).size() + (j > i ? 1 : 0);
+                    if (j > i && len + add > budget) {
+                        break;
+                    }
+                    len += add;
+                    ++j;
+                }
+                if (j - i == 1) {
+                    single.push_back(i);
+                } else {
+                    batches.emplace_back(i, j);
+                    lengths.push_back(len);
+                }
+                i = j;
+            }
+        }
+        todo.clear();
+        if (batches.empty()) {
+            break;
+        }
+        // Unconfirmed budget: the first batch alone; the others wait.
+        const bool at_once = budget_confirmed_.load(std::memory_order_relaxed);
+        const size_t run = at_once ? batches.size() : 1;
+        for (size_t b = run; b < batches.size(); ++b) {
+            todo.push_back(batches[b]);
+        }
+        std::vector<Job> jobs(run);
+        for (size_t b = 0; b < run; ++b) {
+            jobs[b].wires = std::span<const Wire>(wires).subspan(batches[b].first, batches[b].second - batches[b].first);
+        }
+        if (run == 1) {
+            Status error = Status::success();
+            jobs[0].outcome = fetch_multi(jobs[0].wires, pieces, jobs[0].covered, error);
+            if (jobs[0].outcome == MultiOutcome::kError) {
+                return error;
+            }
+        } else {
+            HURRAY_RETURN_IF_ERROR(fetch_parallel(jobs, pieces));
+        }
+        for (size_t b = 0; b < run; ++b) {
+            const auto [i, j] = batches[b];
+            switch (jobs[b].outcome) {
+                case MultiOutcome::kDone:
+                    budget_confirmed_.store(true, std::memory_order_relaxed);
+                    break;
+                case MultiOutcome::kTooLarge: {
+                    // Halve (and remember) the budget; the same wires go again
+                    // in smaller requests, down to one range per request.
+                    const size_t want = lengths[b] / 2;
+                    size_t cur = range_budget_.load(std::memory_order_relaxed);
+                    while (cur > want &&
+                           !range_budget_.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
+                    }
+                    budget_confirmed_.store(false, std::memory_order_relaxed);
+                    todo.emplace_back(i, j);
+                    break;
+                }
+                case MultiOutcome::kNoMulti:
+                    no_multi_.store(true, std::memory_order_relaxed);
+                    todo.emplace_back(i, j);
+                    break;
+                case MultiOutcome::kPartial:
+                    // One part for several ranges: what it brought is checked
+                    // and kept; the server is taken as without multi-range
+                    // support.
+                    no_multi_.store(true, std::memory_order_relaxed);
+                    for (size_t k = i; k < j; ++k) {
+                        if (jobs[b].covered[k - i] == 0) {
+                            single.push_back(k);
+                        }
+                    }
+                    break;
+                case MultiOutcome::kError:
+                    break;  // fetch_parallel returned the error
+            }
+        }
+    }
+    if (single.empty()) {
+        return Status::success();
+    }
+    // Single-range requests, `parallel` at once: straight into the caller's
+    // buffer when a wire is one piece, else into a buffer then scattered.
+    std::vector<Job> parts;
+    std::vector<std::vector<uint8_t>> buffers;
+    std::vector<size_t> buffered;  // the wire of each buffer
+    for (const size_t k : single) {
+        const Wire& w = wires[k];
+        if (w.piece_end - w.piece_begin == 1) {
+            parts.push_back(Job{pieces[w.piece_begin], {}, {}, {}});  // the wire is exactly the piece
+            continue;
+        }
+        buffers.emplace_back(static_cast<size_t>(w.last - w.first + 1));
+        buffered.push_back(k);
+    }
+    for (size_t b = 0; b < buffers.size(); ++b) {
+        parts.push_back(Job{{wires[buffered[b]].first, buffers[b]}, {}, {}, {}});
+    }
+    HURRAY_RETURN_IF_ERROR(fetch_parallel(parts, pieces));
+    for (size_t b = 0; b < buffers.size(); ++b) {
+        const Wire& w = wires[buffered[b]];
+        for (size_t p = w.piece_begin; p < w.piece_end; ++p) {
+            // SAFETY: the piece [offset, offset + size) lies inside the wire
+            // [first, last], which is the buffer.
+            std::memcpy(pieces[p].out.data(), buffers[b].data() + (pieces[p].offset - w.first), pieces[p].out.size());
+        }
+    }
+    return Status::success();
 }
 
 }  // namespace hurray
