@@ -118,47 +118,18 @@ TEST_F(NginxTest, RequestCounts) {
         EXPECT_EQ((*src)->request_count(), 1U);
     }
     {
-        // Larger: the tail at open, the header, index + KV; then one tensor
-        // costs one request for its descriptor and its data.
+        // Larger: the tail at open, then the header and index + KV in one
+        // multi-range request; then one tensor costs one request for its
+        // descriptor and its data.
         auto src = HttpRangeSource::open(url("big.hrry"), quick());
         ASSERT_TRUE(src.ok()) << src.error().to_string();
         auto r = FileReader::open(*src, lazy);
         ASSERT_TRUE(r.ok()) << r.error().to_string();
-        EXPECT_EQ((*src)->request_count(), 3U);
+        EXPECT_EQ((*src)->request_count(), 2U);
         EXPECT_EQ(r->kv().get_int64("n").value(), 7);
         ASSERT_TRUE(r->tensor("big").ok());
-        EXPECT_EQ((*src)->request_count(), 4U);  // descriptor and data in one request
+        EXPECT_EQ((*src)->request_count(), 3U);  // descriptor and data in one request
     }
-}
-
-TEST_F(NginxTest, ListingManyTensorsCostsThreeRequests) {
-    // 5000 tensors (20 MB: each descriptor pads its data to a page): names, entries and KV with
-    // kLazy cost the window at open, the header and index + KV.
-    std::vector<TestTensor> many;
-    for (int i = 0; i < 5000; ++i) {
-        many.push_back(test::dense("layer." + std::to_string(i) + ".weight", ElementType::kInt8, {4}));
-    }
-    KvMetadata kv;
-    ASSERT_TRUE(kv.set("general.name", KvValue::string("many")).ok());
-    test::BuildOptions o;
-    o.after_data = test::Padding::kReference;  // the smallest layout: ~4 KiB per tensor
-    const test::BuiltFile f = test::build_file(many, &kv, o);
-    static_cast<void>(dir_.write("www/many.hrry", f.bytes));
-    auto src = HttpRangeSource::open(url("many.hrry"), quick());
-    ASSERT_TRUE(src.ok()) << src.error().to_string();
-    FileReadOptions lazy;
-    lazy.descriptors = DescriptorCheck::kLazy;
-    auto r = FileReader::open(*src, lazy);
-    ASSERT_TRUE(r.ok()) << r.error().to_string();
-    EXPECT_EQ(r->tensor_count(), 5000U);
-    EXPECT_TRUE(r->find("layer.4999.weight").has_value());
-    const uint64_t index_and_kv = f.trailer.index_length + f.trailer.kv_length;
-    std::printf("listing %zu tensors of a %zu-byte file: %llu requests, %llu bytes (index + KV: %llu bytes)\n",
-                r->tensor_count(), f.bytes.size(), static_cast<unsigned long long>((*src)->request_count()),
-                static_cast<unsigned long long>((*src)->bytes_received()),
-                static_cast<unsigned long long>(index_and_kv));
-    EXPECT_EQ((*src)->request_count(), 3U);
-    EXPECT_LE((*src)->bytes_received(), 64U * 1024 + kFileHeaderSize + index_and_kv + 4096);
 }
 
 TEST_F(NginxTest, AFileReplacedOnTheServerIsAnError) {

@@ -76,8 +76,9 @@ TEST_F(RemoteListingTest, EveryDescriptorInAHandfulOfRequests) {
     // The tail at open, header + index + KV, the descriptors (~100 KB of
     // Range header: two requests under the default 64 KiB budget).
     EXPECT_LE((*src)->request_count(), 4U);
-    // Multipart framing (~100 bytes per range) and the 64 KiB tail on top.
-    EXPECT_LT((*src)->bytes_received(), 2 * wanted + 64 * 1024);
+    // On top: nginx's multipart framing (~110 bytes per range: boundary,
+    // Content-Type, Content-Range) and the 64 KiB tail read at open.
+    EXPECT_LT((*src)->bytes_received(), wanted + uint64_t{kTensors} * 128 + 64 * 1024);
     // Then a tensor costs its data only.
     const uint64_t before = (*src)->request_count();
     ASSERT_TRUE(r->tensor("layer.4321.weight").ok());
@@ -85,6 +86,23 @@ TEST_F(RemoteListingTest, EveryDescriptorInAHandfulOfRequests) {
     // Everything equals the local file.
     EXPECT_EQ(test::fingerprint(FileReader::open(*src)),
               test::fingerprint(FileReader::open(dir_.file("www/many.hrry"))));
+}
+
+TEST_F(RemoteListingTest, NamesAndEntriesCostTwoRequests) {
+    // kLazy: names, entries and KV cost the window at open, then the header
+    // and index + KV in one multi-range request.
+    auto src = HttpRangeSource::open(nginx_.url("many.hrry"));
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = FileReader::open(*src, lazy);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_EQ(r->tensor_count(), static_cast<size_t>(kTensors));
+    EXPECT_TRUE(r->find("layer.4999.weight").has_value());
+    EXPECT_EQ(r->kv().get_string("general.name").value_or(""), "many");
+    const uint64_t index_and_kv = file_.trailer.index_length + file_.trailer.kv_length;
+    EXPECT_EQ((*src)->request_count(), 2U);
+    EXPECT_LE((*src)->bytes_received(), 64U * 1024 + kFileHeaderSize + index_and_kv + 4096);
 }
 
 TEST_F(RemoteListingTest, LoadUrlGivesTheTensorFile) {
