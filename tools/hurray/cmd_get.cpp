@@ -4,13 +4,15 @@
 // and then renamed over OUT; a failure leaves nothing behind. A local path works too (read
 // with pread), which makes `get FILE NAME... -o OUT` a way to cut tensors out of a file.
 //
-// Without names the file is copied byte for byte, kGetChunk bytes per request. With names,
+// Without names the file is copied byte for byte, kGetChunk bytes per request (the next
+// range fetched while the current one is written). With names,
 // a new file is written with the FileWriter: those tensors (a composite head brings all its
 // members; a named composite member brings its whole top-level composite, which is said on
 // stderr, because a member alone is not a valid tensor of a file), the KV section, the
 // source's alignment and index order.
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -82,16 +84,34 @@ Result<std::shared_ptr<RangeSource>> open_source(const GetOptions& o) {
     return std::shared_ptr<RangeSource>(std::move(*src));
 }
 
-/// Every byte of `source` to `sink`, kGetChunk at a time.
+/// Every byte of `source` to `sink`, kGetChunk at a time: the next range is fetched (on a
+/// second thread) while the current one is written, so the network and the disk overlap.
+/// Memory: two ranges.
 Status copy_whole(RangeSource& source, ByteSink& sink) {
-    std::vector<uint8_t> buffer;
     const uint64_t size = source.size();
+    const auto range_at = [size](uint64_t at) {
+        return static_cast<size_t>(std::min<uint64_t>(kGetChunk, size - at));
+    };
+    std::vector<uint8_t> current;
+    std::vector<uint8_t> next;
+    if (size > 0) {
+        current.resize(range_at(0));
+        HURRAY_RETURN_IF_ERROR(source.read(0, current));
+    }
     for (uint64_t at = 0; at < size;) {
-        const auto n = static_cast<size_t>(std::min<uint64_t>(kGetChunk, size - at));
-        buffer.resize(n);
-        HURRAY_RETURN_IF_ERROR(source.read(at, buffer));
-        HURRAY_RETURN_IF_ERROR(sink.write(buffer));
-        at += n;
+        const uint64_t next_at = at + current.size();
+        std::future<Status> pending;
+        if (next_at < size) {
+            next.resize(range_at(next_at));
+            pending = std::async(std::launch::async,
+                                 [&source, &next, next_at] { return source.read(next_at, next); });
+        }
+        const Status written = sink.write(current);
+        const Status fetched = pending.valid() ? pending.get() : Status::success();  // always joined
+        HURRAY_RETURN_IF_ERROR(written);
+        HURRAY_RETURN_IF_ERROR(fetched);
+        std::swap(current, next);
+        at = next_at;
     }
     return sink.flush();
 }
