@@ -272,7 +272,7 @@ int run_get(const GetOptions& o, const Console& console) {
         return fail(s.error().to_string());
     }
     if (!o.quiet) {
-        console.err << "hurray get: " << o.out << ": " << (file ? std::to_string(chosen.size()) + " tensors, " : "")
+        console.err << "hurray get: " << o.out << ": " << (file ? std::to_string(chosen.size()) + (chosen.size() == 1 ? " tensor, " : " tensors, ") : "")
                     << bytes_text(counted.written()) << " (" << counted.written() << " bytes) in "
                     << src.request_count() << (src.request_count() == 1 ? " request\n" : " requests\n");
     }
