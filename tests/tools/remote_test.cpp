@@ -302,6 +302,32 @@ TEST_F(RemoteCli, HeadersFromTheOptionAndTheEnvironment) {
     EXPECT_EQ(env.err.find("secret42"), std::string::npos) << env.err;
 }
 
+TEST_F(RemoteCli, GetOfWhatIsNotAValidFileLeavesNothing) {
+    // A stream downloads, then fails the check before the rename.
+    const Ran whole = run_cli({"get", url("model.hrrys"), "-o", out("s.hrry"), "-q"});
+    EXPECT_EQ(whole.rc, 1);
+    EXPECT_NE(whole.err.find("does not check"), std::string::npos) << whole.err;
+    const Ran named = run_cli({"get", url("model.hrrys"), "tensor_0", "-o", out("s.hrry"), "-q"});
+    EXPECT_EQ(named.rc, 1);
+    EXPECT_TRUE(outputs().empty());
+    // An existing OUT is left as it was.
+    write_all_file(out("keep.hrry"), std::string("old"));
+    EXPECT_EQ(run_cli({"get", url("model.hrrys"), "-o", out("keep.hrry"), "-q"}).rc, 1);
+    EXPECT_EQ(outputs(), std::vector<std::string>{"keep.hrry"});
+    const auto kept = read_all(out("keep.hrry"));
+    EXPECT_EQ(std::string(kept.begin(), kept.end()), "old");
+}
+
+TEST_F(RemoteCli, GetReadsALocalPathTheSameWay) {
+    const Ran r = run_cli({"get", local("model.hrry"), "blk.0.attn_mask", "-o", out("mask.hrry"), "-q"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(run_cli({"cat", out("mask.hrry"), "blk.0.attn_mask"}).out,
+              run_cli({"cat", url("model.hrry"), "blk.0.attn_mask"}).out);
+    const Ran whole = run_cli({"get", local("big.hrry"), "-o", out("big.hrry"), "-q"});
+    ASSERT_EQ(whole.rc, 0) << whole.err;
+    EXPECT_TRUE(read_all(out("big.hrry")) == read_all(local("big.hrry")));
+}
+
 TEST_F(RemoteCli, GetToStandardOutputIsAUsageError) {
     EXPECT_EQ(run_cli({"get", url("model.hrry"), "-o", "-"}).rc, 2);
     EXPECT_EQ(run_cli({"get", url("model.hrry")}).rc, 2);  // -o is required
