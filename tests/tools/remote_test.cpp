@@ -176,6 +176,10 @@ TEST_F(RemoteCli, ConvertStreamsAndRewritesLikeTheLocalFile) {
         ASSERT_EQ(f.rc, 0) << f.err;
         EXPECT_TRUE(read_all(out("l.hrry")) == read_all(out("r.hrry")));
     }
+    // SafeTensors and the like are written from local files only.
+    const Ran st = run_cli({"convert", url("model.hrry"), out("m.safetensors")});
+    EXPECT_EQ(st.rc, 2);
+    EXPECT_NE(st.err.find("hurray get"), std::string::npos) << st.err;
     // A remote stream converted to a file.
     const Ran s = run_cli({"convert", url("model.hrrys"), out("s.hrry"), "--no-fsync"});
     ASSERT_EQ(s.rc, 0) << s.err;

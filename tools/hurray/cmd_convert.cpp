@@ -343,6 +343,12 @@ int run_format_convert(const ConvertOptions& /*request*/, const Console& console
 #endif
 
 int run_convert(const ConvertOptions& o, const Console& console) {
+    if (is_url(o.in) && uses_converter(o)) {
+        return usage(console,
+                     "a URL is read as an HRRYFILE or a stream, written to an HRRYFILE or a stream (not with "
+                     "SafeTensors, GGUF or NumPy outputs, --dequantize, --dtype or --verify); 'hurray get' it "
+                     "first");
+    }
     if (uses_converter(o)) {
         if (o.alignment || o.sorted_index || o.write_order || !o.names.empty() || !o.names_from.empty() ||
             !o.kv_from.empty() || o.no_fsync) {
