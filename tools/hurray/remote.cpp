@@ -68,7 +68,15 @@ public:
         return inner_->read(offset, out);
     }
     [[nodiscard]] Status read_ranges(std::span<const ByteRange> ranges) override {
-        return inner_->read_ranges(ranges);
+        std::vector<ByteRange> rest;  // those not inside the head, read together by the inner source
+        for (const ByteRange& r : ranges) {
+            if (r.offset <= head_.size() && r.out.size() <= head_.size() - r.offset) {
+                std::copy_n(head_.begin() + static_cast<std::ptrdiff_t>(r.offset), r.out.size(), r.out.begin());
+            } else {
+                rest.push_back(r);
+            }
+        }
+        return rest.empty() ? Status::success() : inner_->read_ranges(rest);
     }
     [[nodiscard]] std::string identity() const override { return inner_->identity(); }
     [[nodiscard]] std::string name() const override { return inner_->name(); }
