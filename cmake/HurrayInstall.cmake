@@ -1,6 +1,7 @@
 # Install rules: libraries, public headers, CMake package (hurray::core,
-# hurray::io and, when built, hurray::json, hurray::net, hurray::c and hurray::convert),
-# hurray.pc, hurray-io.pc, hurray-json.pc, hurray-net.pc and hurray-c.pc.
+# hurray::io and, when built, hurray::json, hurray::net, hurray::c, hurray::convert and
+# hurray::http), hurray.pc, hurray-io.pc, hurray-json.pc, hurray-net.pc, hurray-c.pc and
+# hurray-http.pc.
 include(CMakePackageConfigHelpers)
 
 set(HURRAY_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/hurray"
@@ -21,6 +22,9 @@ endif()
 if(TARGET hurray_convert)
     list(APPEND HURRAY_INSTALLED_TARGETS hurray_convert)
 endif()
+if(TARGET hurray_http)
+    list(APPEND HURRAY_INSTALLED_TARGETS hurray_http)
+endif()
 install(TARGETS ${HURRAY_INSTALLED_TARGETS}
     EXPORT hurrayTargets
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -39,9 +43,12 @@ endif()
 if(NOT TARGET hurray_convert)
     list(APPEND _hurray_header_excludes PATTERN "convert" EXCLUDE)
 endif()
-# hurray::http is not installed yet (issue 17: its package component comes
-# later), so neither are its headers.
-list(APPEND _hurray_header_excludes PATTERN "http" EXCLUDE)
+if(NOT TARGET hurray_http)
+    list(APPEND _hurray_header_excludes PATTERN "http" EXCLUDE)
+    set(_hurray_generated_excludes PATTERN "http" EXCLUDE)
+else()
+    set(_hurray_generated_excludes "")
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" ${_hurray_header_excludes})
@@ -51,7 +58,7 @@ if(TARGET hurray_c)
 endif()
 install(DIRECTORY "${HURRAY_GENERATED_INCLUDE_DIR}/hurray"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-    FILES_MATCHING PATTERN "*.hpp" PATTERN "http" EXCLUDE)
+    FILES_MATCHING PATTERN "*.hpp" ${_hurray_generated_excludes})
 
 install(EXPORT hurrayTargets
     NAMESPACE hurray::
@@ -62,6 +69,12 @@ export(EXPORT hurrayTargets
     NAMESPACE hurray::
     FILE "${PROJECT_BINARY_DIR}/hurrayTargets.cmake")
 
+# hurrayConfig.cmake looks for libcurl only when hurray::http is in the package.
+if(TARGET hurray_http)
+    set(HURRAY_CONFIG_HAS_HTTP TRUE)
+else()
+    set(HURRAY_CONFIG_HAS_HTTP FALSE)
+endif()
 configure_package_config_file(
     "${PROJECT_SOURCE_DIR}/cmake/hurrayConfig.cmake.in"
     "${PROJECT_BINARY_DIR}/hurrayConfig.cmake"
@@ -116,6 +129,14 @@ if(TARGET hurray_net)
     configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-net.pc.in"
                    "${PROJECT_BINARY_DIR}/hurray-net.pc" @ONLY)
     install(FILES "${PROJECT_BINARY_DIR}/hurray-net.pc"
+        DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
+endif()
+if(TARGET hurray_http)
+    # Requires hurray-io; libcurl is private (Requires.private: needed to link a static
+    # libhurray_http only).
+    configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-http.pc.in"
+                   "${PROJECT_BINARY_DIR}/hurray-http.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/hurray-http.pc"
         DESTINATION "${HURRAY_INSTALL_PKGCONFIGDIR}")
 endif()
 if(TARGET hurray_c)

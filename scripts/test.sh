@@ -182,6 +182,24 @@ else
         echo "--- hurray-net.pc not installed (hurray::net not built): async consumer skipped"
     fi
 
+    # hurray::http (remote files over HTTP(S), libcurl): the CMake component and hurray-http.pc.
+    if [[ -f "$pc_dir/hurray-http.pc" ]]; then
+        echo "--- http consumer: hurray-http.pc (find_package(hurray COMPONENTS http): the tool below)"
+        http_flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs hurray-http)"
+        echo "pkg-config --cflags --libs hurray-http: $http_flags"
+        printf '%s\n' '#include <hurray/http/http_range_source.hpp>' '#include <cstdio>' \
+            'int main() { return hurray::HttpRangeSource::display_url("https://u:p@h/f?sig=1") == "https://h/f" ? 0 : 1; }' \
+            > build/consumer-pc/http_consumer.cpp
+        # shellcheck disable=SC2086  # the flags must be split
+        g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror build/consumer-pc/http_consumer.cpp $http_flags \
+            -Wl,-rpath,"$lib_dir" -o build/consumer-pc/http_consumer
+        # libhurray_http's own libhurray_io is found through the library path (an installed
+        # library has no RUNPATH; the program's rpath covers only what it links directly).
+        LD_LIBRARY_PATH="$lib_dir" ./build/consumer-pc/http_consumer
+    else
+        echo "--- hurray-http.pc not installed (hurray::http not built): http consumer skipped"
+    fi
+
     # The Python package (python/), when stage 1 built it: importable from the
     # install with PYTHONPATH alone (the extension finds libhurray_io by RPATH).
     py_pkg="$(find build/install -path '*/hurray/_hurray*.so' -print -quit)"
@@ -203,6 +221,13 @@ print("hurray", hurray.__version__, "from", hurray.__file__, {k: v.shape for k, 
         "${HURRAY_LAUNCHER_ARGS[@]}"
     cmake --build build/cli-installed -j "$HURRAY_JOBS" --target hurray
     build/cli-installed/hurray verify "$SHARED_DIR/conformance/files/basic.hrry"
+    if [[ -f "$pc_dir/hurray-http.pc" ]]; then
+        # find_package(hurray ... OPTIONAL_COMPONENTS http) found it: URLs are read (a refused
+        # connection, not "no HTTP support").
+        url_err="$(build/cli-installed/hurray ls http://127.0.0.1:1/x.hrry --http-retries 0 2>&1 || true)"
+        [[ "$url_err" != *"no HTTP support"* ]] ||
+            { echo "the tool built against the install has no HTTP support: $url_err" >&2; exit 1; }
+    fi
     [[ -x build/install/bin/hurray ]] || { echo "the hurray tool was not installed" >&2; exit 1; }
     build/install/bin/hurray verify "$SHARED_DIR/conformance/files/basic.hrry"
     stage_end

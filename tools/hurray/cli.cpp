@@ -34,6 +34,7 @@ int run(const std::vector<std::string>& args, const Console& console) {
         add_verify(app, console, &status);
         add_convert(app, console, &status);
         add_cat(app, console, &status);
+        add_get(app, console, &status);
         add_demo(app, console, &status);
 
         if (args.size() > 1 && !args[1].empty() && args[1][0] != '-' &&

@@ -41,6 +41,7 @@ struct CatOptions {
     std::string index;
     std::optional<uint64_t> limit;
     bool raw = false;
+    RemoteOptions remote;
 };
 
 /// A failure: its exit status and message.
@@ -73,7 +74,11 @@ std::string where(const Error& e) {
 
 std::optional<Failure> load_file(Input& in, const CatOptions& opt, Loaded& out) {
     Result<FileReader> reader = Error(ErrorCode::kIoError, "not opened");
-    if (in.is_regular_file() && opt.path != "-") {
+    if (in.is_remote()) {
+        FileReadOptions o;
+        o.descriptors = DescriptorCheck::kLazy;  // one request for the descriptor, one for the data
+        reader = FileReader::open(in.range_source(), o);
+    } else if (in.is_regular_file() && opt.path != "-") {
         reader = FileReader::open(opt.path);
     } else {
         auto bytes = in.read_all(kMaxInMemory);
@@ -255,7 +260,8 @@ int64_t sign_extend(uint64_t bits, uint32_t width) {
 
 int cat(const CatOptions& opt, const Console& console) {
     auto fail = [&](const Failure& f) {
-        console.err << "hurray cat: " << (opt.path == "-" ? "<stdin>" : opt.path) << ": " << f.message << '\n';
+        console.err << "hurray cat: " << (opt.path == "-" ? "<stdin>" : display_path(opt.path)) << ": " << f.message
+                    << '\n';
         return f.status;
     };
     auto prefix = parse_index(opt.index);
@@ -274,7 +280,7 @@ int cat(const CatOptions& opt, const Console& console) {
 #endif
     std::unique_ptr<Input> input;  // outlives the buffers read from it
     if (!foreign) {
-        auto opened = Input::open(opt.path, console);
+        auto opened = Input::open(opt.path, console, opt.remote);
         if (!opened) {
             return fail({kExitInvalid, opened.error().message()});
         }
@@ -414,12 +420,14 @@ void add_cat(CLI::App& app, const Console& console, int* status) {
     auto opt = std::make_shared<CatOptions>();
     CLI::App* cmd = app.add_subcommand("cat", "Print a tensor's values the way NumPy prints arrays");
     cmd->add_option("file", opt->path,
-                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy "
+                    "or .npz file")
         ->required();
     cmd->add_option("name", opt->name, "tensor name (in a stream: tensor_0, tensor_1, ...)")->required();
     cmd->add_option("--index", opt->index, "prefix index i,j,...: print the sub-tensor [i, j, ...]");
     cmd->add_option("--limit", opt->limit, "print at most N elements (the first N, flattened)");
     cmd->add_flag("--raw", opt->raw, "stored values: no dequantization (the integer codes of quantized tensors)");
+    add_remote_options(cmd, opt->remote);
     cmd->footer("Quantized tensors print dequantized (float32); sparse, paged, tiled and strided layouts print "
                 "dense; composite heads of a file are materialized; GGUF tensors kept as GGML blocks print "
                 "dequantized where hurray::formats::dequantize_ggml has their type.\n"

@@ -20,6 +20,7 @@
 #include "hurray/json_out.hpp"
 #include "hurray/listing.hpp"
 #include "hurray/progress.hpp"
+#include "hurray/remote.hpp"
 
 #ifdef HURRAY_CLI_HAS_CONVERT
 #include "hurray/convert/convert.hpp"
@@ -43,10 +44,13 @@ struct ConvertOptions {
     std::string dtype;
     bool verify = false;
     bool no_fsync = false;
+    RemoteOptions remote;
 };
 
 /// Largest piece of tensor data handed to a writer at once.
 constexpr size_t kPiece = size_t{4} << 20;
+/// Largest range read from a URL at once (the piece held in memory).
+constexpr size_t kRemotePiece = size_t{16} << 20;
 
 /// Writes to an std::ostream (standard output in the tool, a string stream in tests).
 class OstreamSink final : public ByteSink {
@@ -167,6 +171,39 @@ Status copy_file_to_file(const FileReader& file, FileWriter& writer) {
     return Status::success();
 }
 
+/// copy_file_to_file for a file read from a URL: each tensor's data read from `source` in
+/// ranges of kRemotePiece (the reader itself would keep every tensor it hands out).
+Status copy_remote_file_to_file(RangeSource& source, const FileReader& file, FileWriter& writer) {
+    std::vector<uint8_t> scratch;
+    for (size_t i : file.write_order()) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, file.descriptor(i));
+        HURRAY_RETURN_IF_ERROR(writer.begin_tensor(file.entry(i).name, *d));
+        HURRAY_RETURN_IF_ERROR(copy_tensor_data(source, file, i, kRemotePiece, scratch,
+                                                [&writer](std::span<const uint8_t> piece) {
+                                                    return writer.write_data(piece);
+                                                }));
+        HURRAY_RETURN_IF_ERROR(writer.end_tensor());
+    }
+    writer.kv() = file.kv();
+    return Status::success();
+}
+
+/// file_to_stream for a file read from a URL, in bounded memory (see copy_remote_file_to_file).
+Status copy_remote_file_to_stream(RangeSource& source, const FileReader& file, ByteSink& sink) {
+    StreamWriter writer(sink);
+    std::vector<uint8_t> scratch;
+    for (size_t i : file.write_order()) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, file.descriptor(i));
+        HURRAY_RETURN_IF_ERROR(writer.begin_tensor(*d));
+        HURRAY_RETURN_IF_ERROR(copy_tensor_data(source, file, i, kRemotePiece, scratch,
+                                                [&writer](std::span<const uint8_t> piece) {
+                                                    return writer.write_data(piece);
+                                                }));
+        HURRAY_RETURN_IF_ERROR(writer.end_tensor());
+    }
+    return writer.finish();
+}
+
 Status copy_stream_to_stream(ByteSource& source, ByteSink& sink) {
     StreamReader reader(source);
     StreamWriter writer(sink);
@@ -200,7 +237,7 @@ int usage(const Console& console, const std::string& message) {
 }
 
 int fail(const Console& console, const ConvertOptions& o, const std::string& message) {
-    console.err << "hurray convert: " << (o.in == "-" ? std::string("<stdin>") : o.in) << " -> "
+    console.err << "hurray convert: " << (o.in == "-" ? std::string("<stdin>") : display_path(o.in)) << " -> "
                 << (o.out == "-" ? std::string("<stdout>") : o.out) << ": " << message << '\n';
     return kExitInvalid;
 }
@@ -306,6 +343,12 @@ int run_format_convert(const ConvertOptions& /*request*/, const Console& console
 #endif
 
 int run_convert(const ConvertOptions& o, const Console& console) {
+    if (is_url(o.in) && uses_converter(o)) {
+        return usage(console,
+                     "a URL is read as an HRRYFILE or a stream, written to an HRRYFILE or a stream (not with "
+                     "SafeTensors, GGUF or NumPy outputs, --dequantize, --dtype or --verify); 'hurray get' it "
+                     "first");
+    }
     if (uses_converter(o)) {
         if (o.alignment || o.sorted_index || o.write_order || !o.names.empty() || !o.names_from.empty() ||
             !o.kv_from.empty() || o.no_fsync) {
@@ -325,7 +368,7 @@ int run_convert(const ConvertOptions& o, const Console& console) {
     if (o.sorted_index && o.write_order) {
         return usage(console, "--sorted-index and --write-order exclude each other");
     }
-    auto in = open_input_or_report(o.in, console, "convert");
+    auto in = open_input_or_report(o.in, console, "convert", o.remote);
     if (!in) {
         return kExitInvalid;
     }
@@ -369,11 +412,22 @@ int run_convert(const ConvertOptions& o, const Console& console) {
             if (!writer) {
                 return fail(console, o, writer.error().to_string());
             }
-            if (auto s = copy_file_to_file(*file, *writer); !s) {
+            const Status copied = input.is_remote()
+                                      ? copy_remote_file_to_file(*input.range_source(), *file, *writer)
+                                      : copy_file_to_file(*file, *writer);
+            if (auto s = copied; !s) {
                 return fail(console, o, s.error().to_string());
             }
             if (auto s = writer->finish(); !s) {
                 return fail(console, o, s.error().to_string());
+            }
+        } else if (input.is_remote()) {
+            if (auto s = copy_remote_file_to_stream(*input.range_source(), *file, counting); !s) {
+                return fail(console, o, s.error().to_string());
+            }
+            if (!file->kv().empty()) {
+                console.err << "hurray convert: note: a stream has no names and no KV metadata: "
+                            << file->kv().size() << " KV entries and the tensor names were dropped\n";
             }
         } else if (o.out == "-" && console.stdout_fd >= 0) {
             // Straight to the descriptor: large writes from the mapping, vmsplice on a pipe.
@@ -472,7 +526,8 @@ void add_convert(CLI::App& app, const Console& console, int* status) {
                    ".hrry, .safetensors, .gguf, .npy, .npz) through hurray::convert (docs/convert.md). Output "
                    "files are replaced atomically; a failure leaves none.");
     cmd->add_option("input", opts->in,
-                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either (read with range "
+                    "requests), SafeTensors, GGUF, .npy or .npz file")
         ->required();
     cmd->add_option("output", opts->out, "output path ('-': standard output)")->required();
     cmd->add_option("--alignment", opts->alignment,
@@ -505,6 +560,7 @@ void add_convert(CLI::App& app, const Console& console, int* status) {
     cmd->add_flag("--no-fsync", opts->no_fsync,
                   "replace an HRRYFILE or stream output file atomically but without fsync (as fast as writing "
                   "the bytes; a power loss soon after may leave the old, an empty or a partial file)");
+    add_remote_options(cmd, opts->remote);
     cmd->footer("Exit status: 0 converted, 1 invalid input or output not written (the message names the "
                 "tensor or field), 2 usage error.");
     cmd->callback([&console, status, opts] { *status = run_convert(*opts, console); });

@@ -33,6 +33,7 @@ struct InfoOptions {
     std::string path;
     std::vector<std::string> names;
     bool json = false;
+    RemoteOptions remote;
 };
 
 std::vector<std::string> flag_names(uint32_t flags) {
@@ -400,7 +401,7 @@ int run_info(const InfoOptions& o, const Console& console) {
         return info_foreign(o, *foreign, console);
     }
 #endif
-    auto in = open_input_or_report(o.path, console, "info");
+    auto in = open_input_or_report(o.path, console, "info", o.remote);
     if (!in) {
         return kExitInvalid;
     }
@@ -418,11 +419,13 @@ void add_info(CLI::App& app, const Console& console, int* status) {
                 "with their GGUF types, .npz member names), then each NAME's element type, shape, layout, "
                 "quantization and buffer sizes.");
     cmd->add_option("input", opts->path,
-                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy or "
+                    ".npz file")
         ->required();
     cmd->add_option("names", opts->names, "tensors to describe (a stream's are tensor_0, tensor_1, ...)");
     cmd->add_flag("--json", opts->json,
                   "print one JSON object (KV entries as in 'hurray ls --json'; NAMEs under \"tensors\")");
+    add_remote_options(cmd, opts->remote);
     cmd->footer("Exit status: 0 ok, 1 invalid or unreadable input, 2 usage error.");
     cmd->callback([&console, status, opts] { *status = run_info(*opts, console); });
 }

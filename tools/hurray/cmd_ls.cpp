@@ -16,6 +16,7 @@ namespace {
 struct LsOptions {
     std::string path;
     bool json = false;
+    RemoteOptions remote;
 };
 
 void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
@@ -83,7 +84,7 @@ int run_ls(const LsOptions& o, const Console& console) {
         return run_ls_foreign(o, *foreign, console);
     }
 #endif
-    auto in = open_input_or_report(o.path, console, "ls");
+    auto in = open_input_or_report(o.path, console, "ls", o.remote);
     if (!in) {
         return kExitInvalid;
     }
@@ -138,11 +139,13 @@ void add_ls(CLI::App& app, const Console& console, int* status) {
               ".npy or .npz file (read through hurray::convert, as it would be converted): name, element type, "
               "shape, layout, quantization scheme, data bytes. Dynamic dimensions print as '?'.");
     cmd->add_option("input", opts->path,
-                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy or "
+                    ".npz file")
         ->required();
     cmd->add_flag("--json", opts->json,
                   "print one JSON object: kind, container_version, flags, data_buffer_alignment, kv, tensors "
                   "(streams: kind and tensors only, named tensor_0, tensor_1, ...)");
+    add_remote_options(cmd, opts->remote);
     cmd->footer("Exit status: 0 listed, 1 invalid or unreadable input, 2 usage error.");
     cmd->callback([&console, status, opts] { *status = run_ls(*opts, console); });
 }

@@ -5,6 +5,7 @@
 // TensorSource::read, then validate_data. Exit 0 valid, 1 invalid (each problem listed on
 // stderr).
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -29,6 +30,7 @@ namespace {
 struct VerifyOptions {
     std::string path;
     bool quiet = false;
+    RemoteOptions remote;
 };
 
 /// Largest stream tensor whose data is read into memory for the data checks (1 GiB).
@@ -77,15 +79,30 @@ void verify_file(Input& input, Report& r) {
             }
             continue;
         }
-        auto t = file->tensor(i);
-        if (!t) {
-            r.problems.push_back(where + ": " + t.error().to_string());
-            continue;
-        }
         std::vector<std::span<const uint8_t>> spans;
-        spans.reserve(t->buffers().size());
-        for (const auto& b : t->buffers()) {
-            spans.push_back(b.span());
+        std::optional<FileTensor> t;
+        std::vector<std::vector<uint8_t>> remote_bytes;  // a URL's: read here, dropped after the checks
+        if (input.is_remote()) {
+            auto bytes = read_tensor_buffers(*input.range_source(), *file, i);
+            if (!bytes) {
+                r.problems.push_back(where + ": " + bytes.error().to_string());
+                continue;
+            }
+            remote_bytes = std::move(*bytes);
+            for (const auto& b : remote_bytes) {
+                spans.emplace_back(b);
+            }
+        } else {
+            auto opened = file->tensor(i);
+            if (!opened) {
+                r.problems.push_back(where + ": " + opened.error().to_string());
+                continue;
+            }
+            t.emplace(std::move(*opened));
+            spans.reserve(t->buffers().size());
+            for (const auto& b : t->buffers()) {
+                spans.push_back(b.span());
+            }
         }
         if (auto s = validate_data(**d, spans); !s) {
             r.problems.push_back(where + ", data at byte " + std::to_string(e.data_offset) + ": " +
@@ -231,7 +248,7 @@ int run_verify(const VerifyOptions& o, const Console& console) {
         return r.problems.empty() ? kExitOk : kExitInvalid;
     }
 #endif
-    auto in = open_input_or_report(o.path, console, "verify");
+    auto in = open_input_or_report(o.path, console, "verify", o.remote);
     if (!in) {
         return kExitInvalid;
     }
@@ -257,9 +274,11 @@ void add_verify(CLI::App& app, const Console& console, int* status) {
                   "reader (hurray::convert), each tensor's descriptor, every data byte read, the data checks. "
                   "Problems are listed on stderr.");
     cmd->add_option("input", opts->path,
-                    "HRRYFILE, stream ('-': standard input), SafeTensors, GGUF, .npy or .npz file")
+                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy or "
+                    ".npz file")
         ->required();
     cmd->add_flag("-q,--quiet", opts->quiet, "print nothing on stdout (problems still go to stderr)");
+    add_remote_options(cmd, opts->remote);
     cmd->footer("Exit status: 0 valid, 1 invalid or unreadable input, 2 usage error.");
     cmd->callback([&console, status, opts] { *status = run_verify(*opts, console); });
 }

@@ -25,6 +25,8 @@ void add_verify(CLI::App& app, const Console& console, int* status);
 void add_convert(CLI::App& app, const Console& console, int* status);
 /// `hurray cat FILE NAME`: values printed like NumPy.
 void add_cat(CLI::App& app, const Console& console, int* status);
+/// `hurray get URL [NAME...] -o OUT`: downloads an HRRYFILE, or some of its tensors.
+void add_get(CLI::App& app, const Console& console, int* status);
 /// `hurray demo [DIR]`: writes, lists, verifies and streams a model-like file.
 void add_demo(CLI::App& app, const Console& console, int* status);
 

@@ -74,7 +74,36 @@ private:
     ByteSource& rest_;
 };
 
+/// Reads remote streams and descriptors forward in ranges of this many bytes.
+constexpr size_t kRemoteStreamChunk = size_t{8} << 20;
+/// The first bytes of a URL kept (the container header: FileReader reads it again).
+constexpr uint64_t kRemoteHead = 64;
+
 }  // namespace
+
+Result<std::unique_ptr<Input>> Input::open_remote(std::unique_ptr<Input> in, const RemoteOptions& remote) {
+    auto src = open_url(in->path_, remote);
+    if (!src) {
+        return src.error();
+    }
+    in->opened_ = *src;
+    const uint64_t size = (*src)->size();
+    in->size_ = size;
+    std::vector<uint8_t> head(static_cast<size_t>(std::min(size, kRemoteHead)));
+    if (auto s = (*src)->read(0, head); !s) {
+        return s.error();
+    }
+    const std::span<const uint8_t> first = std::span<const uint8_t>(head).first(std::min(head.size(), kHeadBytes));
+    if (!may_be_hurray(first)) {
+        return Error(ErrorCode::kInvalidMagic,
+                     in->display_name() + ": not a Hurray file or stream (starts with " + leading_bytes(first) + ")",
+                     0);
+    }
+    in->kind_ = classify(first, size);
+    in->remote_ = with_cached_head(*src, std::move(head));
+    in->source_ = std::make_unique<RangeByteSource>(in->remote_, 0, kRemoteStreamChunk);
+    return in;
+}
 
 const char* kind_name(InputKind kind) noexcept {
     switch (kind) {
@@ -98,9 +127,13 @@ InputKind classify(std::span<const uint8_t> head, std::optional<uint64_t> total_
     return InputKind::kStream;
 }
 
-Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Console& console) {
+Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Console& console,
+                                           const RemoteOptions& remote) {
     std::unique_ptr<Input> in(new Input());
     in->path_ = path;
+    if (is_url(path)) {
+        return open_remote(std::move(in), remote);
+    }
     int fd = console.stdin_fd;
     bool owns = false;
     if (path != "-") {
@@ -132,7 +165,7 @@ Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Consol
 
 Input::~Input() = default;
 
-std::string Input::display_name() const { return path_ == "-" ? std::string("<stdin>") : path_; }
+std::string Input::display_name() const { return path_ == "-" ? std::string("<stdin>") : display_path(path_); }
 
 Result<std::vector<uint8_t>> Input::read_all(uint64_t max_bytes) {
     std::vector<uint8_t> bytes;
@@ -157,8 +190,8 @@ Result<std::vector<uint8_t>> Input::read_all(uint64_t max_bytes) {
 }
 
 std::unique_ptr<Input> open_input_or_report(const std::string& path, const Console& console,
-                                            const std::string& command) {
-    auto in = Input::open(path, console);
+                                            const std::string& command, const RemoteOptions& remote) {
+    auto in = Input::open(path, console, remote);
     if (!in) {
         console.err << "hurray " << command << ": " << in.error().message() << '\n';
         return nullptr;
@@ -216,7 +249,7 @@ std::optional<Result<ForeignInput>> open_foreign(const std::string& path) {
             src.error().message().find("reader in this build") != std::string::npos) {
             return std::nullopt;  // no reader for it: reported as not a Hurray file
         }
-        return Result<ForeignInput>(src.error());
+        return std::optional<Result<ForeignInput>>(std::in_place, src.error());
     }
     ForeignInput in;
     in.format = f;

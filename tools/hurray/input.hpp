@@ -14,6 +14,8 @@
 #include "hurray/cli.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/io/byte_source.hpp"
+#include "hurray/io/range_source.hpp"
+#include "hurray/remote.hpp"
 
 #ifdef HURRAY_CLI_HAS_CONVERT
 #include "hurray/convert/format.hpp"
@@ -47,18 +49,27 @@ InputKind classify(std::span<const uint8_t> head, std::optional<uint64_t> total_
 /// @endcode
 class Input {
 public:
-    /// Opens `path` (`-`: the console's standard input, not closed). Fails with kIoError.
-    static Result<std::unique_ptr<Input>> open(const std::string& path, const Console& console);
+    /// Opens `path` (`-`: the console's standard input, not closed; an http:// or https://
+    /// URL: read with range requests as `remote` says, see remote.hpp). Fails with kIoError
+    /// (kUnsupported for a URL in a build without hurray::http).
+    static Result<std::unique_ptr<Input>> open(const std::string& path, const Console& console,
+                                               const RemoteOptions& remote = {});
 
     /// The path as given (`-` for standard input).
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
-    /// A name for messages: the path, or `<stdin>`.
+    /// A name for messages: the path, `<stdin>`, or the URL without credentials or query.
     [[nodiscard]] std::string display_name() const;
     /// What it holds (see classify()).
     [[nodiscard]] InputKind kind() const noexcept { return kind_; }
-    /// True when it is a regular file (so it can be mapped and its size is known).
-    [[nodiscard]] bool is_regular_file() const noexcept { return size_.has_value(); }
-    /// Its size, when it is a regular file.
+    /// True when it is a local regular file (so it can be mapped and its size is known).
+    [[nodiscard]] bool is_regular_file() const noexcept { return size_.has_value() && !remote_; }
+    /// True when it is a URL (read through range_source()).
+    [[nodiscard]] bool is_remote() const noexcept { return remote_ != nullptr; }
+    /// The URL's bytes by range (null for local inputs); its first bytes cost no request.
+    [[nodiscard]] const std::shared_ptr<RangeSource>& range_source() const noexcept { return remote_; }
+    /// The URL's source as opened (its request counters), null for local inputs.
+    [[nodiscard]] const std::shared_ptr<RangeSource>& opened_source() const noexcept { return opened_; }
+    /// Its size, when it is a regular file or a URL.
     [[nodiscard]] std::optional<uint64_t> size() const noexcept { return size_; }
     /// Its bytes from the start, read forward.
     [[nodiscard]] ByteSource& source() noexcept { return *source_; }
@@ -74,11 +85,14 @@ public:
 
 private:
     Input() = default;
+    static Result<std::unique_ptr<Input>> open_remote(std::unique_ptr<Input> in, const RemoteOptions& remote);
     std::string path_;
     InputKind kind_ = InputKind::kStream;
     std::optional<uint64_t> size_;
     std::unique_ptr<ByteSource> fd_source_;
     std::unique_ptr<ByteSource> source_;
+    std::shared_ptr<RangeSource> opened_;
+    std::shared_ptr<RangeSource> remote_;
 };
 
 /// Input::open for the command `hurray <command>`: on failure, prints
@@ -89,7 +103,7 @@ private:
 /// if (!in) return kExitInvalid;
 /// @endcode
 std::unique_ptr<Input> open_input_or_report(const std::string& path, const Console& console,
-                                            const std::string& command);
+                                            const std::string& command, const RemoteOptions& remote = {});
 
 #ifdef HURRAY_CLI_HAS_CONVERT
 /// The format of the file at `path`, told by hurray::formats::detect_format from its first

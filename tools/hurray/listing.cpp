@@ -10,6 +10,16 @@ namespace hurray::cli {
 std::string error_text(const std::string& prefix, const Error& e) { return prefix + ": " + e.to_string(); }
 
 Result<FileReader> open_file_input(Input& in, const FileReadOptions& options) {
+    if (in.is_remote()) {
+        // Descriptors on first use: one request each, instead of a peek at open and a read later.
+        FileReadOptions remote = options;
+        remote.descriptors = DescriptorCheck::kLazy;
+        auto file = FileReader::open(in.range_source(), remote);
+        if (!file) {  // the reader's messages name the URL
+            return Error(file.error().code(), file.error().to_string());
+        }
+        return file;
+    }
     if (in.is_regular_file() && in.path() != "-") {
         auto file = FileReader::open(in.path(), options);
         if (!file) {  // the reader's messages name the path

@@ -20,8 +20,9 @@ namespace hurray::cli {
 /// (standard input, a pipe): 4 GiB.
 inline constexpr uint64_t kMaxInMemoryFile = uint64_t{4} << 30;
 
-/// Opens an input holding an HRRYFILE: a regular file named by its path is mapped; standard
-/// input and pipes are read into memory (at most kMaxInMemoryFile bytes). The error's
+/// Opens an input holding an HRRYFILE: a regular file named by its path is mapped; a URL is
+/// read through its RangeSource (descriptors checked on first use, DescriptorCheck::kLazy);
+/// standard input and pipes are read into memory (at most kMaxInMemoryFile bytes). The error's
 /// message is complete (code, byte offset, the input's name) and ready to print.
 Result<FileReader> open_file_input(Input& in, const FileReadOptions& options = {});
 

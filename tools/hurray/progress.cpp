@@ -4,13 +4,19 @@
 #include <cstdio>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "hurray/json_out.hpp"
 
 namespace hurray::cli {
 
-Progress::Progress(const Console& console, uint64_t total, std::chrono::steady_clock::duration delay)
-    : console_(console), total_(total), delay_(delay), start_(std::chrono::steady_clock::now()) {}
+Progress::Progress(const Console& console, uint64_t total, std::chrono::steady_clock::duration delay,
+                   std::string label)
+    : console_(console),
+      label_(std::move(label)),
+      total_(total),
+      delay_(delay),
+      start_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(uint64_t done) {
     done_ = done;
@@ -34,7 +40,7 @@ void Progress::finish() {
 
 void Progress::draw() {
     drawn_ = true;
-    std::string line = "\rconverting ";
+    std::string line = "\r" + label_ + " ";
     if (total_ > 0) {
         const double f = std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_));
         const auto filled = static_cast<size_t>(f * 30.0);

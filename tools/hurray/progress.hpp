@@ -1,9 +1,10 @@
 #pragma once
 /// @file
-/// A progress bar on the console's error stream, for long-running commands (`convert`).
+/// A progress bar on the console's error stream, for long-running commands (`convert`, `get`).
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "hurray/cli.hpp"
 
@@ -18,9 +19,10 @@ namespace hurray::cli {
 /// @endcode
 class Progress {
 public:
-    /// A bar for `total` units of work (0: unknown, only the count is shown).
+    /// A bar for `total` units of work (0: unknown, only the count is shown), drawn after
+    /// `label` ("converting", "downloading").
     Progress(const Console& console, uint64_t total,
-             std::chrono::steady_clock::duration delay = std::chrono::seconds(1));
+             std::chrono::steady_clock::duration delay = std::chrono::seconds(1), std::string label = "converting");
     /// Records that `done` bytes are done; draws when due.
     void update(uint64_t done);
     /// Draws the final state and ends the line, when a bar was drawn.
@@ -32,6 +34,7 @@ private:
     void draw();
 
     const Console& console_;
+    std::string label_;
     uint64_t total_;
     std::chrono::steady_clock::duration delay_;
     uint64_t done_ = 0;
