@@ -10,12 +10,16 @@
 #      open + every descriptor decoded, with the default options; requests and
 #      bytes received against the size of the index + descriptors. Twice: nginx
 #      as shipped (request header lines up to 8 KiB, so a multi-range request
-#      carries ~400 ranges) and nginx with large_client_header_buffers 4 4m.
-#   2. `hurray get URL -o OUT` of a file of HURRAY_BENCH_REMOTE_MIB MiB (default
-#      1024) against `curl -o OUT URL`: best of 3 each, alternating; ratio
-#      curl_s / hurray_s (>= 1: hurray is as fast).
-#   3. One 64 MiB tensor of that file fetched into memory against
-#      `curl -r a-b -o /dev/null` of the same range: best of 5 each.
+#      carries ~400 ranges) and nginx with large_client_header_buffers 4 4m
+#      (and HttpOptions::max_range_header_bytes = HURRAY_BENCH_BIG_BUDGET,
+#      default 1000000).
+#   2. `hurray get --no-fsync URL -o OUT` of a file of HURRAY_BENCH_REMOTE_MIB MiB
+#      (default 1024) against `curl -o OUT URL` (neither fsyncs; hurray get also
+#      checks the file before renaming it into place): best of 3 each,
+#      alternating; ratio curl_s / hurray_s (>= 1: hurray is as fast).
+#   3. One 64 MiB tensor of that file fetched into memory (open included)
+#      against `curl -r a-b` of the same range to /dev/null and to a file:
+#      best of 5 each.
 set -euo pipefail
 
 build=${1:-build/gcc}
@@ -51,11 +55,14 @@ field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 echo
 echo "== 1. listing $n tensors (open + every descriptor decoded)"
 for server in "$url" "$url_big"; do
-    out=$(HURRAY_BENCH_RANGE_HEADER_BYTES=$([[ $server == "$url_big" ]] && echo 4000000 || echo 65536) \
-        "$bench" list "$server/many.hrry")
+    label=$([[ $server == "$url_big" ]] && echo "nginx, 4 MiB header lines" || echo "nginx as shipped")
+    if ! out=$(HURRAY_BENCH_RANGE_HEADER_BYTES=$([[ $server == "$url_big" ]] && echo "${HURRAY_BENCH_BIG_BUDGET:-1000000}" || echo 65536) \
+        "$bench" list "$server/many.hrry"); then
+        echo "$label: failed"
+        continue
+    fi
     req=$(field requests "$out"); bytes=$(field bytes "$out")
     idx=$(field index_bytes "$out"); desc=$(field descriptor_bytes "$out")
-    label=$([[ $server == "$url_big" ]] && echo "nginx, 4 MiB header lines" || echo "nginx as shipped")
     awk -v l="$label" -v r="$req" -v b="$bytes" -v i="$idx" -v d="$desc" -v s="$(field seconds "$out")" 'BEGIN {
         printf "%-27s %6d requests  %10d bytes = %.2fx index + descriptors (%d + %d)  %.3f s\n", l, r, b, b / (i + d), i, d, s }'
 done
@@ -77,7 +84,7 @@ curl_s=; get_s=
 for _ in 1 2 3; do
     rm -f "$work/curl.out" "$work/get.hrry"
     c=$(best 1 curl -s -f -o "$work/curl.out" "$url/big.hrry")
-    g=$(best 1 "$hurray" get --quiet "$url/big.hrry" -o "$work/get.hrry")
+    g=$(best 1 "$hurray" get --quiet --no-fsync "$url/big.hrry" -o "$work/get.hrry")
     curl_s=$(awk -v a="$curl_s" -v t="$c" 'BEGIN{ if (a == "" || t < a) print t; else print a }')
     get_s=$(awk -v a="$get_s" -v t="$g" 'BEGIN{ if (a == "" || t < a) print t; else print a }')
 done
@@ -90,11 +97,15 @@ echo
 echo "== 3. one 64 MiB tensor of the $mib MiB file"
 out=$("$bench" tensor "$url/big.hrry" t3)
 off=$(field data_offset "$out"); len=$(field data_length "$out")
-h_s=
+h_s=; t_s=
 for _ in 1 2 3 4 5; do
     o=$("$bench" tensor "$url/big.hrry" t3)
     h_s=$(awk -v a="$h_s" -v t="$(field with_open "$o")" 'BEGIN{ if (a == "" || t < a) print t; else print a }')
+    t_s=$(awk -v a="$t_s" -v t="$(field seconds "$o")" 'BEGIN{ if (a == "" || t < a) print t; else print a }')
 done
 c_s=$(best 5 curl -s -f -r "$off-$((off + len - 1))" -o /dev/null "$url/big.hrry")
-awk -v c="$c_s" -v h="$h_s" -v r="$(field requests "$out")" 'BEGIN {
-    printf "curl -r      %.4f s (process, connection, range to /dev/null)\nhurray       %.4f s (open: the tail, header, index; then %d request(s) for the tensor, into memory)\nratio curl/hurray: %.2f\n", c, h, r, c / h }'
+cf_s=$(best 5 curl -s -f -r "$off-$((off + len - 1))" -o "$work/range.out" "$url/big.hrry")
+rm -f "$work/range.out"
+awk -v c="$c_s" -v cf="$cf_s" -v h="$h_s" -v t="$t_s" -v r="$(field requests "$out")" 'BEGIN {
+    printf "curl -r -o FILE %.4f s (into the page cache; ratio curl/hurray %.2f)\n", cf, cf / h
+    printf "curl -r      %.4f s (process, connection, the range to /dev/null)\nhurray       %.4f s (open: the tail, header and index; then %d request(s) for the tensor, into memory: %.4f s)\nratio curl/hurray: %.2f (the tensor alone: %.2f)\n", c, h, r, t, c / h, c / t }'
