@@ -11,10 +11,9 @@ std::string error_text(const std::string& prefix, const Error& e) { return prefi
 
 Result<FileReader> open_file_input(Input& in, const FileReadOptions& options) {
     if (in.is_remote()) {
-        // Descriptors on first use: one request each, instead of a peek at open and a read later.
-        FileReadOptions remote = options;
-        remote.descriptors = DescriptorCheck::kLazy;
-        auto file = FileReader::open(in.range_source(), remote);
+        // The same options as a local file: with kPeek and kFull the reader
+        // fetches every descriptor at open in a few multi-range requests.
+        auto file = FileReader::open(in.range_source(), options);
         if (!file) {  // the reader's messages name the URL
             return Error(file.error().code(), file.error().to_string());
         }
