@@ -30,6 +30,13 @@ constexpr size_t kMaxHeaderValue = 1024;  // ETag, Last-Modified, Content-Range,
 constexpr unsigned kMaxRetries = 10;
 constexpr long kMaxRedirects = 20;
 constexpr unsigned kMaxParallel = 16;
+/// CURLE_TOO_LARGE (libcurl 8.5.0: a buffer grew past its limit; before,
+/// libcurl said CURLE_OUT_OF_MEMORY), spelled as a number: older headers
+/// lack it, and the library at run time may be newer than the headers.
+constexpr int kCurleTooLarge = 100;
+/// Bytes counted for what libcurl adds to a request besides the URL and our
+/// headers: "GET ", " HTTP/1.1", "Host: ", "Accept: */*", line ends.
+constexpr size_t kRequestSlack = 1024;
 
 std::string dec(uint64_t v) { return std::to_string(v); }
 
@@ -108,6 +115,58 @@ std::optional<ContentRange> parse_content_range(std::string_view v) {
     return cr;
 }
 
+/// The most bytes libcurl builds into one HTTP request, request line and
+/// headers (its internal request buffer): 1 MiB from 7.76.0, 128 KiB in
+/// 7.71-7.75. A larger request fails before a byte is sent, with
+/// CURLE_OUT_OF_MEMORY ("Out of memory"), or CURLE_TOO_LARGE from 8.5.0.
+size_t curl_request_limit() {
+    const curl_version_info_data* v = curl_version_info(CURLVERSION_NOW);
+    if (v != nullptr && v->version_num < 0x074c00) {
+        return size_t{128} * 1024;
+    }
+    return size_t{1024} * 1024;
+}
+
+/// An upper estimate of a request's bytes other than its `Range:` line: the
+/// request line and Host (the URL, which libcurl may percent-encode),
+/// Accept-Encoding, If-Match, the extra headers, and what libcurl adds.
+size_t request_overhead(const std::string& url, const std::vector<std::string>& headers, const std::string& etag) {
+    size_t n = kRequestSlack + 3 * url.size() + etag.size() + 64;  // 64: "Accept-Encoding: identity", "If-Match: "
+    for (const std::string& h : headers) {
+        n += h.size() + 2;
+    }
+    return n;
+}
+
+/// Whether a transfer that ended with `rc` failed as libcurl fails a request
+/// past its limit: out of memory or too large, before any response (no
+/// status line, no body byte).
+bool past_curl_limit(int rc, long status, bool checked) {
+    return (rc == CURLE_OUT_OF_MEMORY || rc == kCurleTooLarge) && status == 0 && !checked;
+}
+
+/// What past_curl_limit means, for a request of at most about
+/// `request_bytes` bytes of request line and headers.
+std::string past_limit_message(int rc, size_t request_bytes) {
+    std::string m = "libcurl gave up before any response (";
+    m.append(curl_easy_strerror(static_cast<CURLcode>(rc))).append("): ");
+    const size_t limit = curl_request_limit();
+    if (request_bytes >= limit) {
+        m.append("the request line and headers, about ")
+            .append(dec(request_bytes))
+            .append(" bytes, are past libcurl's limit of ")
+            .append(dec(limit))
+            .append(" bytes on a request (the extra headers or the URL are too large)");
+    } else {
+        m.append("the request, at most about ")
+            .append(dec(request_bytes))
+            .append(" bytes of request line and headers, is within libcurl's limit of ")
+            .append(dec(limit))
+            .append(" bytes on a request (a proxy's additions, or memory exhausted?)");
+    }
+    return m;
+}
+
 void global_init() {
     static std::once_flag once;
     std::call_once(once, [] { static_cast<void>(curl_global_init(CURL_GLOBAL_DEFAULT)); });
@@ -139,6 +198,9 @@ struct HttpRangeSource::Response {
     Multipart* mp = nullptr;
     bool no_multi = false;         // 200: the server ignores multi-range requests
     bool header_rejected = false;  // 400/413/414/431: the Range header may be too large
+    // libcurl's limit on a request.
+    size_t request_bytes = 0;  // an upper estimate of the request line and headers
+    bool past_limit = false;   // libcurl gave up before any response: see past_curl_limit
 };
 
 /// The body of a multi-range request, parsed as it arrives: a
@@ -593,6 +655,7 @@ Status HttpRangeSource::setup(void* easy_v, Response& resp, const std::string& r
         curl_slist_free_all(headers);
         return Error(ErrorCode::kOutOfMemory, where + ": out of memory building the request");
     }
+    resp.request_bytes = request_overhead(url_, options_.headers, etag_) + 9 + range.size();  // "Range: " CRLF
     const auto secs = [](std::chrono::milliseconds ms) {
         return static_cast<long>(std::max<int64_t>(1, (ms.count() + 999) / 1000));
     };
@@ -638,6 +701,11 @@ Status HttpRangeSource::attempt(void* easy, uint64_t offset, std::span<uint8_t> 
 }
 
 Status HttpRangeSource::conclude(int rc, Response& resp, const std::string& where, uint64_t offset) {
+    if (past_curl_limit(rc, resp.status, resp.checked)) {
+        // Not sent, not counted; the same request would fail the same way.
+        resp.past_limit = true;
+        return Error(ErrorCode::kIoError, where + ": " + past_limit_message(rc, resp.request_bytes), offset);
+    }
     count_request(resp.received);
     if (resp.refused) {
         return Error(resp.refused->code(), where + ": " + resp.refused->message(), offset);
@@ -683,7 +751,7 @@ Status HttpRangeSource::fetch(uint64_t offset, std::span<uint8_t> out, bool suff
         // Worth repeating: a 5xx, or a transfer that failed or ended early
         // (connection refused or reset, timeout); not a response refused
         // for what it said.
-        const bool retry = resp.refused ? (resp.status >= 500 && resp.status <= 599) : true;
+        const bool retry = !resp.past_limit && (resp.refused ? (resp.status >= 500 && resp.status <= 599) : true);
         if (!retry) {
             break;
         }
@@ -972,7 +1040,8 @@ Status HttpRangeSource::fetch_parallel(std::span<Job> jobs, std::span<const Byte
                     continue;
                 }
                 // As in fetch: a 5xx, or a transfer that failed or ended early.
-                retry = slot.resp.refused ? (slot.resp.status >= 500 && slot.resp.status <= 599) : true;
+                retry = !slot.resp.past_limit &&
+                        (slot.resp.refused ? (slot.resp.status >= 500 && slot.resp.status <= 599) : true);
             }
             if (retry && slot.attempt < options_.max_retries) {
                 retries.push_back({slot.index, slot.attempt + 1,
@@ -1036,8 +1105,14 @@ HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& res
     if (rc == CURLE_OK && !resp.checked) {
         static_cast<void>(on_body(nullptr, 1, 0, &resp));  // no body: check the headers now
     }
-    count_request(resp.received);
     retry = true;
+    if (past_curl_limit(rc, resp.status, resp.checked)) {
+        // libcurl did not send it (not counted): smaller requests, as for a
+        // 431; a single range past the limit gets past_limit_message.
+        resp.past_limit = true;
+        return MultiOutcome::kTooLarge;
+    }
+    count_request(resp.received);
     if (resp.no_multi) {
         return MultiOutcome::kNoMulti;
     }
@@ -1181,7 +1256,12 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
                 runs.push_back(r);
             }
         }
-        const size_t budget = range_budget_.load(std::memory_order_relaxed);
+        // The budget, and what libcurl can send: a longer request would fail
+        // before a byte is sent (past_curl_limit).
+        const size_t overhead = request_overhead(url_, options_.headers, etag_) + 3;  // Range CRLF, NUL
+        const size_t limit = curl_request_limit();
+        const size_t budget = std::min(range_budget_.load(std::memory_order_relaxed),
+                                       overhead < limit ? limit - overhead : size_t{1});
         std::vector<std::pair<size_t, size_t>> batches;
         std::vector<size_t> lengths;  // of each batch's Range header line
         for (const auto& [from, to] : runs) {

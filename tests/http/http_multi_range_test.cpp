@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // HttpRangeSource::read_ranges (multi-range requests, the header budget
-// halved on refusals, the single-range fallback) and large reads split into
-// parallel parts (libcurl multi interface), against nginx and
-// tests/http/fault_server.py on 127.0.0.1. A server that cannot start skips
-// its tests, saying why.
+// capped at what libcurl can send and halved on refusals, the single-range
+// fallback) and large reads split into parallel parts (libcurl multi
+// interface), against nginx and tests/http/fault_server.py on 127.0.0.1. A
+// server that cannot start skips its tests, saying why.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -218,6 +218,55 @@ TEST_F(NginxMultiTest, SmallHeaderBuffersHalveTheRangeBudget) {
     EXPECT_LT(second_cost, first_cost);
     EXPECT_GE(second_cost, requests_for(offs, 100, 1024));
     EXPECT_LE(second_cost, requests_for(offs, 100, 512));
+}
+
+TEST_F(NginxMultiTest, RangeHeaderPastLibcurlsRequestLimitIsSplit) {
+    // libcurl builds a request in a buffer of at most 1 MiB and fails one
+    // past it before sending a byte ("Out of memory"; CURLE_TOO_LARGE from
+    // 8.5.0). nginx with 4 MiB header lines would take a larger Range
+    // header: budgets past libcurl's limit (4 MB, 2 MB, and 1 MiB less a
+    // little, past it with the request line and the other headers) are
+    // capped below it. 70,000 one-byte ranges 50 bytes apart: a Range
+    // header of 1.1 MB, two requests.
+    if (const std::string why = start("large_client_header_buffers 4 4m;"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::vector<uint64_t> offs = scattered(70000, 50, 1);
+    Scatter s(offs, 1);
+    for (const size_t budget : {size_t{4000000}, size_t{2000000}, size_t{1048000}}) {
+        HttpOptions o = quick();
+        o.merge_gap = 0;
+        o.max_range_header_bytes = budget;
+        auto src = HttpRangeSource::open(nginx_.url("scatter.bin"), o);
+        ASSERT_TRUE(src.ok()) << src.error().to_string();
+        s.clear();
+        const Status st = (*src)->read_ranges(s.ranges());
+        ASSERT_TRUE(st.ok()) << "budget " << budget << ": " << st.error().to_string();
+        EXPECT_TRUE(s.matches(file_)) << "budget " << budget;
+        EXPECT_EQ((*src)->request_count(), 1U + 2) << "budget " << budget;
+    }
+}
+
+TEST_F(NginxMultiTest, ARequestPastLibcurlsLimitIsAnErrorSayingSo) {
+    // An extra header of 1.1 MB: libcurl cannot build even the request at
+    // open. The error says so, at once (the same request would fail the
+    // same way: no retries).
+    if (const std::string why = start("large_client_header_buffers 4 4m;"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    HttpOptions o = quick();
+    o.retry_backoff = 1s;
+    o.headers.push_back("X-Pad: " + std::string(1100000, 'a'));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto src = HttpRangeSource::open(nginx_.url("scatter.bin"), o);
+    ASSERT_FALSE(src.ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 900ms);
+    const std::string msg = src.error().to_string();
+    EXPECT_NE(msg.find("libcurl gave up before any response"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("are past libcurl's limit of"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("attempts"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("aaaa"), std::string::npos) << msg;  // never a header's value
+    std::printf("%s\n", msg.c_str());
 }
 
 TEST_F(NginxMultiTest, ServerWithoutMultiRangeFallsBackToSingleRanges) {

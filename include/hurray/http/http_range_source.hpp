@@ -61,6 +61,12 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     /// request as too large (400, 413, 414, 431) the budget is halved,
     /// remembered by the source, and the request sent again in smaller
     /// ones. nginx accepts 8 KiB header lines by default, S3 about 8 KiB.
+    /// Capped at what libcurl can send: it builds a request (request line
+    /// and headers) of at most 1 MiB (128 KiB before 7.76.0) and fails a
+    /// larger one before sending it, so a budget above about 1 MiB less the
+    /// URL and the extra headers acts as that much; a request libcurl still
+    /// refuses as too large is split like a refused one, and a single range
+    /// it refuses is an error saying so.
     size_t max_range_header_bytes = size_t{64} * 1024;
     /// Connections used at once by one large `read` (split in contiguous
     /// parts) and by the requests of one `read_ranges` call (multi-range
