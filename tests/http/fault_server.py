@@ -161,16 +161,19 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(30)
             return
         if mode == "truncate":
-            self.send_response(206)
-            for k, v in headers:
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body[: len(body) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            return
+            return self.send_truncated(body, headers)
         self.send_plain(206, body, headers)
+
+    def send_truncated(self, body, headers):
+        """206 announcing the whole body, then half of it and a closed connection."""
+        self.send_response(206)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2])
+        self.wfile.flush()
+        self.close_connection = True
 
     def multi_range(self, mode, data, etag, rng):
         size = len(data)
@@ -222,15 +225,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             return
         if mode == "multi-truncate":
-            self.send_response(206)
-            for k, v in headers:
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body[: len(body) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            return
+            return self.send_truncated(body, headers)
         self.send_plain(206, body, headers)
 
 

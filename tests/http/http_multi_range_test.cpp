@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hurray/http/http_range_source.hpp"
+#include "http/quick_options.hpp"
 #include "http/test_servers.hpp"
 #include "io/io_test_util.hpp"
 
@@ -35,14 +36,7 @@ using test::TempDir;
 
 using namespace std::chrono_literals;
 
-HttpOptions quick() {
-    HttpOptions o;
-    o.connect_timeout = 2s;
-    o.idle_timeout = 1s;
-    o.max_retries = 2;
-    o.retry_backoff = 10ms;
-    return o;
-}
+using test::quick;
 
 /// `n` pseudo-random bytes (xorshift), the same for the same seed.
 Bytes pattern(size_t n, uint32_t seed) {

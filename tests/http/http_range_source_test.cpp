@@ -22,6 +22,7 @@
 
 #include "hurray/http/http_range_source.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "http/quick_options.hpp"
 #include "http/test_servers.hpp"
 #include "io/file_test_support.hpp"
 #include "io/reader_fingerprint.hpp"
@@ -53,14 +54,7 @@ std::vector<std::pair<std::string, Bytes>> test_files() {
             {"big.hrry", std::move(big)}};
 }
 
-HttpOptions quick() {
-    HttpOptions o;
-    o.connect_timeout = 2s;
-    o.idle_timeout = 1s;
-    o.max_retries = 2;
-    o.retry_backoff = 10ms;
-    return o;
-}
+using test::quick;
 
 // ---------------------------------------------------------------------------
 // nginx
