@@ -1298,6 +1298,26 @@ Result<SharedBuffer> FileReader::descriptor_bytes(size_t i) const {
     return impl_->source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
 }
 
+Status FileReader::read_data(size_t i, uint64_t offset, std::span<uint8_t> out) const {
+    if (i >= impl_->entries.size()) {
+        return Error(ErrorCode::kInvalidArgument, "read_data: tensor " + dec(i) + " requested, the file has " +
+                                                      dec(impl_->entries.size()));
+    }
+    const IndexEntry& e = impl_->entries[i];
+    const auto end = add_u64(offset, out.size());
+    if (!end || *end > e.data_length) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "read_data: " + entry_label(e, i) + ": bytes [" + dec(offset) + ", " +
+                         (end ? dec(*end) : std::string("2^64+")) + ") of a data region of " +
+                         dec(e.data_length) + " bytes");
+    }
+    // data_offset + data_length lies inside the file (check_entries).
+    if (auto s = impl_->source.read_into(e.data_offset + offset, out, "tensor data"); !s) {
+        return with_context(s.error(), entry_label(e, i), 0);
+    }
+    return Status::success();
+}
+
 FileTensorResult FileReader::tensor(size_t i) const {
     if (i < impl_->entries.size()) {
         // Range sources: descriptor and data in one request.

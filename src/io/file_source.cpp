@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <system_error>
@@ -281,6 +282,60 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
         return SharedBuffer(bytes, std::move(owner));
     }
     return pread_copy(offset, length, what);
+}
+
+Status FileSource::read_into(uint64_t offset, std::span<uint8_t> out, const char* what) const {
+    const auto end = add_u64(offset, out.size());
+    if (!end || *end > size_) {
+        return Error(ErrorCode::kTruncated,
+                     std::string(what) + ": [" + dec(offset) + ", " + (end ? dec(*end) : std::string("2^64+")) +
+                         ") lies past the end of the file (" + dec(size_) + " bytes)",
+                     offset);
+    }
+    if (out.empty()) {
+        return Status::success();
+    }
+    if (contiguous()) {
+        // SAFETY: [offset, end) lies inside bytes_ (checked above; both fit
+        // in size_t), and `out` has exactly out.size() writable bytes; the
+        // two do not overlap (`out` is the caller's, not the file's).
+        std::memcpy(out.data(), bytes_.data() + offset, out.size());
+        return kind_ == Kind::kMapped ? check_unchanged() : Status::success();
+    }
+    if (kind_ == Kind::kRange) {
+        if (const Window* w = window_for(offset, *end)) {
+            const std::span<const uint8_t> from = w->bytes.span().subspan(static_cast<size_t>(offset - w->offset), out.size());
+            std::copy(from.begin(), from.end(), out.begin());
+            return Status::success();
+        }
+        if (auto s = range_->read(offset, out); !s) {
+            return detail::with_context(s.error(), what, 0);
+        }
+        return Status::success();
+    }
+    if (offset > static_cast<uint64_t>(INT64_MAX) || *end > static_cast<uint64_t>(INT64_MAX)) {
+        return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", offset);
+    }
+    size_t done = 0;
+    while (done < out.size()) {
+        // SAFETY: the destination is out[done .. out.size()), inside the
+        // caller's span; the file offset fits in off_t (checked above).
+        const ssize_t n = ::pread(*fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return Error(ErrorCode::kIoError, os_error(std::string("pread ") + what, errno), offset + done);
+        }
+        if (n == 0) {
+            return Error(ErrorCode::kIoError,
+                         std::string(what) + ": the file ended at byte " + dec(offset + done) +
+                             " while reading (it shrank after it was opened)",
+                         offset + done);
+        }
+        done += static_cast<size_t>(n);
+    }
+    return Status::success();
 }
 
 Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, const char* what) const {

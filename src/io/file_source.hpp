@@ -98,6 +98,12 @@ public:
     /// read fails.
     [[nodiscard]] Result<SharedBuffer> read(uint64_t offset, uint64_t length,
                                             const char* what) const;
+    /// Copies [offset, offset + out.size()) into `out`: a copy from the
+    /// mapping or memory (then `check_unchanged` for a mapping, whose vanished
+    /// pages read as zeros), pread, or one read of the range source (its
+    /// prefetched windows first). `kTruncated` when the range leaves the
+    /// file (naming `what`); `kIoError` when a read fails.
+    [[nodiscard]] Status read_into(uint64_t offset, std::span<uint8_t> out, const char* what) const;
     /// As `read`, but always a copy of a mapped file's bytes, read with
     /// pread: for metadata that must stay right if the file shrinks under
     /// the mapping (a vanished page reads as zeros). Memory sources are

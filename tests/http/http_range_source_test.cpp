@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -124,6 +125,28 @@ TEST_F(NginxTest, RequestCounts) {
         ASSERT_TRUE(r->tensor("big").ok());
         EXPECT_EQ((*src)->request_count(), 3U);  // descriptor and data in one request
     }
+}
+
+TEST_F(NginxTest, ReadDataLandsInTheCallersBuffer) {
+    // A tensor's data straight into the caller's memory: one request, nothing
+    // kept (a second read is a second request), the bytes of the local file.
+    auto src = HttpRangeSource::open(url("big.hrry"), quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = FileReader::open(*src, lazy);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    auto local = FileReader::open(dir_.file("www/big.hrry"));
+    ASSERT_TRUE(local.ok());
+    const size_t i = *r->find("big");
+    std::vector<uint8_t> mine(r->entry(i).data_length);
+    const uint64_t before = (*src)->request_count();
+    ASSERT_TRUE(r->read_data(i, 0, mine).ok());
+    EXPECT_EQ((*src)->request_count(), before + 1);
+    const auto want = local->tensor(i)->buffers()[0].span();
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), mine.begin()));
+    ASSERT_TRUE(r->read_data(i, 100, std::span<uint8_t>(mine).first(10)).ok());
+    EXPECT_EQ((*src)->request_count(), before + 2);
 }
 
 TEST_F(NginxTest, AFileReplacedOnTheServerIsAnError) {

@@ -274,6 +274,54 @@ TEST(RangeSourceTest, SourcesRefuseRangesPastTheEnd) {
     EXPECT_EQ(m.identity(), "");
 }
 
+TEST(RangeSourceTest, ReadDataCopiesIntoTheCallersBufferFromEverySource) {
+    // Mapped, pread, memory and range sources: read_data gives the bytes of
+    // each data region, whole and in odd pieces, and refuses what lies outside.
+    test::TempDir dir;
+    const test::BuiltFile f = big_file();
+    const std::string path = dir.write("big.hrry", f.bytes);
+    FileReadOptions pread;
+    pread.use_mmap = false;
+    auto range = std::make_shared<MemoryRangeSource>(f.bytes);
+    std::vector<std::pair<std::string, Result<FileReader>>> readers;
+    readers.emplace_back("mapped", FileReader::open(path));
+    readers.emplace_back("pread", FileReader::open(path, pread));
+    readers.emplace_back("memory", FileReader::open_memory(f.bytes));
+    readers.emplace_back("range", FileReader::open(range));
+    for (auto& [kind, r] : readers) {
+        ASSERT_TRUE(r.ok()) << kind << ": " << r.error().to_string();
+        for (size_t i = 0; i < r->tensor_count(); ++i) {
+            const IndexEntry& e = r->entry(i);
+            const auto first = f.bytes.begin() + static_cast<std::ptrdiff_t>(e.data_offset);
+            const Bytes want(first, first + static_cast<std::ptrdiff_t>(e.data_length));
+            Bytes whole(e.data_length);
+            ASSERT_TRUE(r->read_data(i, 0, whole).ok()) << kind << " " << i;
+            EXPECT_EQ(whole, want) << kind << " " << i;
+            Bytes pieces(e.data_length);
+            for (uint64_t at = 0; at < e.data_length; at += 4093) {
+                const uint64_t n = std::min<uint64_t>(4093, e.data_length - at);
+                ASSERT_TRUE(r->read_data(i, at, std::span<uint8_t>(pieces).subspan(at, n)).ok()) << kind;
+            }
+            EXPECT_EQ(pieces, want) << kind << " " << i;
+            Bytes one(1);
+            auto past = r->read_data(i, e.data_length, one);
+            ASSERT_FALSE(past.ok()) << kind;
+            EXPECT_EQ(past.error().code(), ErrorCode::kInvalidArgument);
+            EXPECT_NE(past.error().message().find(std::string(e.name)), std::string::npos) << past.error().to_string();
+            EXPECT_FALSE(r->read_data(i, UINT64_MAX, one).ok()) << kind;
+        }
+        Bytes one(1);
+        EXPECT_EQ(r->read_data(r->tensor_count(), 0, one).error().code(), ErrorCode::kInvalidArgument);
+    }
+    // Nothing is kept: each read outside the windows is one more request.
+    const size_t big = *readers[3].second->find("big");
+    const uint64_t before = range->request_count();
+    Bytes some(1000);
+    ASSERT_TRUE(readers[3].second->read_data(big, 0, some).ok());
+    ASSERT_TRUE(readers[3].second->read_data(big, 0, some).ok());
+    EXPECT_EQ(range->request_count(), before + 2);
+}
+
 TEST(RangeSourceTest, LocalFileSourceMatchesOpenPath) {
     test::TempDir dir;
     const Bytes full = tiny_file().bytes;

@@ -243,6 +243,22 @@ public:
     /// The raw bytes of tensor `i`'s descriptor.
     [[nodiscard]] Result<SharedBuffer> descriptor_bytes(size_t i) const;
 
+    /// Copies bytes [offset, offset + out.size()) of tensor `i`'s data region
+    /// (`data_offset` to `data_offset + data_length`: its buffers and the
+    /// padding between them) into `out`, the caller's memory; nothing is
+    /// kept. Over a `RangeSource` it is one read of the source straight into
+    /// `out` (with `HttpRangeSource`, large reads go as parallel ranges), so a
+    /// remote tensor can land in a pinned or preallocated buffer, in pieces
+    /// of any size; a mapped file is copied (then checked unchanged), a pread
+    /// file read with pread. Needs no descriptor. `kInvalidArgument` when `i`
+    /// or the range is out of bounds; the source's errors otherwise.
+    ///
+    /// @code
+    /// std::vector<uint8_t> mine(file->entry(i).data_length);
+    /// HURRAY_RETURN_IF_ERROR(file->read_data(i, 0, mine));
+    /// @endcode
+    [[nodiscard]] Status read_data(size_t i, uint64_t offset, std::span<uint8_t> out) const;
+
     /// Tensor `i`: descriptor and zero-copy buffers (`kInvalidArgument` when
     /// `i >= tensor_count()`).
     [[nodiscard]] FileTensorResult tensor(size_t i) const;
