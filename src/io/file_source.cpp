@@ -316,10 +316,26 @@ Status FileSource::read_into(uint64_t offset, std::span<uint8_t> out, const char
     if (offset > static_cast<uint64_t>(INT64_MAX) || *end > static_cast<uint64_t>(INT64_MAX)) {
         return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", offset);
     }
+    return pread_into(offset, out, what);
+}
+
+Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, const char* what) const {
+    if (kind_ != Kind::kMapped) {
+        return read(offset, length, what);  // already a copy (pread, range), or the caller's memory
+    }
+    const auto end = add_u64(offset, length);
+    if (!end || *end > size_) {
+        return read(offset, length, what);  // the same kTruncated error
+    }
+    return pread_copy(offset, length, what);
+}
+
+Status FileSource::pread_into(uint64_t offset, std::span<uint8_t> out, const char* what) const {
     size_t done = 0;
     while (done < out.size()) {
         // SAFETY: the destination is out[done .. out.size()), inside the
-        // caller's span; the file offset fits in off_t (checked above).
+        // caller's span; the count never exceeds what is left. The callers
+        // checked that the file offsets fit in off_t.
         const ssize_t n = ::pread(*fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
         if (n < 0) {
             if (errno == EINTR) {
@@ -338,17 +354,6 @@ Status FileSource::read_into(uint64_t offset, std::span<uint8_t> out, const char
     return Status::success();
 }
 
-Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, const char* what) const {
-    if (kind_ != Kind::kMapped) {
-        return read(offset, length, what);  // already a copy (pread, range), or the caller's memory
-    }
-    const auto end = add_u64(offset, length);
-    if (!end || *end > size_) {
-        return read(offset, length, what);  // the same kTruncated error
-    }
-    return pread_copy(offset, length, what);
-}
-
 Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, const char* what) const {
     const auto end = add_u64(offset, length);  // checked by the callers: in the file
     if (!end || length > SIZE_MAX || offset > static_cast<uint64_t>(INT64_MAX) ||
@@ -362,27 +367,7 @@ Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, co
     // handed out (an index of 100,000 entries is ~6 MB).
     const auto size = static_cast<size_t>(length);
     std::shared_ptr<uint8_t[]> buf(new uint8_t[size]);  // NOLINT(modernize-avoid-c-arrays): default-initialised
-    size_t done = 0;
-    while (done < size) {
-        // SAFETY: the destination is buf[done .. size), which is inside the
-        // allocation; the count never exceeds what is left. The file offset
-        // fits in off_t (checked above).
-        const ssize_t n = ::pread(*fd_, buf.get() + done, size - done,
-                                  static_cast<off_t>(offset + done));
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return Error(ErrorCode::kIoError, os_error(std::string("pread ") + what, errno), offset + done);
-        }
-        if (n == 0) {
-            return Error(ErrorCode::kIoError,
-                         std::string(what) + ": the file ended at byte " + dec(offset + done) +
-                             " while reading (it shrank after it was opened)",
-                         offset + done);
-        }
-        done += static_cast<size_t>(n);
-    }
+    HURRAY_RETURN_IF_ERROR(pread_into(offset, std::span<uint8_t>(buf.get(), size), what));
     const std::span<const uint8_t> bytes(buf.get(), size);
     std::shared_ptr<const void> owner(std::move(buf));
     return SharedBuffer(bytes, std::move(owner));

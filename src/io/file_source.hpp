@@ -124,6 +124,9 @@ public:
     [[nodiscard]] Status check_unchanged() const;
 
 private:
+    /// pread of [offset, offset + out.size()) into `out`; the range lies
+    /// inside the file and its offsets fit in off_t (checked by the callers).
+    [[nodiscard]] Status pread_into(uint64_t offset, std::span<uint8_t> out, const char* what) const;
     /// pread of [offset, offset + length), which lies inside the file, into a
     /// fresh heap buffer.
     [[nodiscard]] Result<SharedBuffer> pread_copy(uint64_t offset, uint64_t length, const char* what) const;
