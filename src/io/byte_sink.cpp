@@ -7,9 +7,11 @@
 #include "core/text.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string_view>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -79,6 +81,36 @@ int close_fd(int fd) noexcept {
     return rc;
 }
 
+/// Closes `fd` on a short-lived detached thread, so that the caller does not
+/// wait for what the last close of an unlinked file does (the file system
+/// frees its blocks and page cache); synchronously when no thread can be
+/// started. A process that exits first has the kernel close it.
+void close_in_background(int fd) noexcept {
+    pthread_attr_t attr;
+    if (::pthread_attr_init(&attr) == 0) {
+        pthread_t thread;
+        const bool detached = ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0;
+        // SAFETY: the descriptor travels as the value of the thread's
+        // argument, never dereferenced (nothing is allocated, so nothing can
+        // leak if the process exits before the thread runs); the thread only
+        // closes it.
+        const bool started =
+            detached &&
+            ::pthread_create(
+                &thread, &attr,
+                [](void* arg) -> void* {
+                    close_fd(static_cast<int>(reinterpret_cast<intptr_t>(arg)));
+                    return nullptr;
+                },
+                reinterpret_cast<void*>(static_cast<intptr_t>(fd))) == 0;  // NOLINT(performance-no-int-to-ptr): a value, not an address
+        ::pthread_attr_destroy(&attr);
+        if (started) {
+            return;
+        }
+    }
+    close_fd(fd);
+}
+
 /// The process's file mode creation mask, read without changing it where
 /// /proc allows (umask(2) can only read by setting, which races with other
 /// threads creating files).
@@ -131,8 +163,19 @@ Result<Exchange> replace_by_exchange(const std::string& temp, const std::string&
     if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
         return Exchange::kFallback;  // ENOENT, EINVAL (no exchange here), ...: rename decides
     }
+    // The old file, now at `temp`, is held open across its unlink: freeing
+    // its blocks and page cache (~220 ms for 1 GiB on ext4 here) then happens
+    // at the last close, which a background thread does, not this call.
+    // SAFETY: temp is a NUL-terminated string; open only reads it.
+    const int old_fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (::unlink(temp.c_str()) == 0) {
+        if (old_fd >= 0) {
+            close_in_background(old_fd);
+        }
         return Exchange::kDone;
+    }
+    if (old_fd >= 0) {
+        close_fd(old_fd);
     }
     // `target` changed between fstatat and the exchange (a directory now sits
     // at `temp`, EISDIR), or an I/O error: swap the names back, so that
