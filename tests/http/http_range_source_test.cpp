@@ -247,19 +247,16 @@ class FaultServerTest : public ::testing::Test {
 protected:
     void SetUp() override {
         no_proxies();
-        if (::access("/usr/bin/python3", X_OK) != 0) {
-            GTEST_SKIP() << "/usr/bin/python3 is missing";
-        }
         files_ = test_files();
         for (const auto& [name, bytes] : files_) {
             static_cast<void>(dir_.write(name, bytes));
         }
-        ASSERT_TRUE(server_.start({"/usr/bin/python3", HURRAY_FAULT_SERVER, dir_.path().string()}));
-        const std::string port = server_.read_line(10s);
-        if (port.empty()) {
-            GTEST_SKIP() << "tests/http/fault_server.py did not start";
+        std::string why;
+        port_ = test::start_fault_server(server_, HURRAY_FAULT_SERVER, dir_.path().string(), why);
+        ASSERT_GE(port_, 0) << "/usr/bin/python3 could not be spawned";
+        if (port_ == 0) {
+            GTEST_SKIP() << why;
         }
-        port_ = std::stoi(port);
     }
     void TearDown() override { server_.stop(); }
 

@@ -168,6 +168,27 @@ inline void no_proxies() {
     }
 }
 
+/// Starts `script` (tests/http/fault_server.py) with /usr/bin/python3 on
+/// `child`, serving `root`, and returns the port it prints. 0, with `why`
+/// set (for GTEST_SKIP), when /usr/bin/python3 is missing or the server
+/// prints no port within 10 s; -1 when the process could not be spawned.
+inline int start_fault_server(Child& child, const std::string& script, const std::string& root,
+                              std::string& why) {
+    if (::access("/usr/bin/python3", X_OK) != 0) {
+        why = "/usr/bin/python3 is missing";
+        return 0;
+    }
+    if (!child.start({"/usr/bin/python3", script, root})) {
+        return -1;
+    }
+    const std::string port = child.read_line(std::chrono::seconds(10));
+    if (port.empty()) {
+        why = "tests/http/fault_server.py did not start";
+        return 0;
+    }
+    return std::stoi(port);
+}
+
 /// nginx serving one directory on a free port of 127.0.0.1 (`daemon off`,
 /// `master_process off`, one worker), its configuration, pid, logs and
 /// temporary paths in a directory of its own; stopped by `stop` or the
