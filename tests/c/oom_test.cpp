@@ -91,6 +91,28 @@ void exhaust(const char* name, const std::function<HurrayStatus()>& call, const 
     check(false, std::string(name) + ": did not finish");
 }
 
+
+/// The first call of a kind on a freshly opened file, with allocation
+/// failures suspended while the file opens: `first(file)` runs under the
+/// countdown, then `again(file, status)` runs with failures off and says
+/// whether the same file still works. A file that will not open, or one
+/// left broken, gives HURRAY_ERR_INTERNAL (which `exhaust` reports).
+HurrayStatus first_call_on_fresh_file(const std::string& path, uint32_t flags,
+                                      const std::function<HurrayStatus(HurrayFile*)>& first,
+                                      const std::function<bool(HurrayFile*, HurrayStatus)>& again) {
+    const long saved = g_countdown;
+    g_countdown = -1;
+    HurrayFile* f = nullptr;
+    if (hurray_file_open(path.c_str(), flags, &f) != HURRAY_OK) {
+        return HURRAY_ERR_INTERNAL;
+    }
+    g_countdown = saved;
+    const HurrayStatus s = first(f);
+    g_countdown = -1;
+    const bool works = again(f, s);
+    hurray_file_close(f);
+    return works ? s : HURRAY_ERR_INTERNAL;
+}
 }  // namespace
 
 // SAFETY: a replacement of the global allocation functions ([new.delete]);
@@ -138,24 +160,18 @@ int main(int argc, char** argv) {
             // file must then work.
             exhaust(("first hurray_file_tensor_buffer" + mode).c_str(),
                     [&] {
-                        const long saved = g_countdown;
-                        g_countdown = -1;
-                        HurrayFile* f = nullptr;
-                        if (hurray_file_open(kv_file.c_str(), flags, &f) != HURRAY_OK) {
-                            return HURRAY_ERR_INTERNAL;
-                        }
-                        g_countdown = saved;
                         HurrayBuffer* b = nullptr;
-                        const HurrayStatus s = hurray_file_tensor_buffer(f, 1, 0, &b);
-                        g_countdown = -1;
-                        HurrayBuffer* again = nullptr;
-                        const bool works = hurray_file_tensor_buffer(f, 1, 0, &again) == HURRAY_OK;
-                        hurray_buffer_destroy(again);
-                        if (b != nullptr) {
-                            hurray_buffer_destroy(b);
-                        }
-                        hurray_file_close(f);
-                        return works ? s : HURRAY_ERR_INTERNAL;
+                        return first_call_on_fresh_file(
+                            kv_file, flags, [&](HurrayFile* f) { return hurray_file_tensor_buffer(f, 1, 0, &b); },
+                            [&](HurrayFile* f, HurrayStatus) {
+                                HurrayBuffer* again = nullptr;
+                                const bool works = hurray_file_tensor_buffer(f, 1, 0, &again) == HURRAY_OK;
+                                hurray_buffer_destroy(again);
+                                if (b != nullptr) {
+                                    hurray_buffer_destroy(b);  // held across the retry, as a caller would
+                                }
+                                return works;
+                            });
                     },
                     [] { return true; });
 
@@ -164,24 +180,18 @@ int main(int argc, char** argv) {
             // call must build them and give the right name.
             exhaust(("first hurray_file_tensor_name" + mode).c_str(),
                     [&] {
-                        const long saved = g_countdown;
-                        g_countdown = -1;
-                        HurrayFile* f = nullptr;
-                        if (hurray_file_open(kv_file.c_str(), flags, &f) != HURRAY_OK) {
-                            return HURRAY_ERR_INTERNAL;
-                        }
-                        g_countdown = saved;
                         const char* name = nullptr;
                         size_t len = 0;
-                        const HurrayStatus s = hurray_file_tensor_name(f, 0, &name, &len);
-                        g_countdown = -1;
-                        const char* again = nullptr;
-                        size_t again_len = 0;
-                        const bool works = hurray_file_tensor_name(f, 0, &again, &again_len) == HURRAY_OK &&
-                                           again_len > 0 && again[again_len] == '\0' &&
-                                           (s != HURRAY_OK || (len == again_len && std::memcmp(name, again, len) == 0));
-                        hurray_file_close(f);
-                        return works ? s : HURRAY_ERR_INTERNAL;
+                        return first_call_on_fresh_file(
+                            kv_file, flags,
+                            [&](HurrayFile* f) { return hurray_file_tensor_name(f, 0, &name, &len); },
+                            [&](HurrayFile* f, HurrayStatus s) {
+                                const char* again = nullptr;
+                                size_t again_len = 0;
+                                return hurray_file_tensor_name(f, 0, &again, &again_len) == HURRAY_OK &&
+                                       again_len > 0 && again[again_len] == '\0' &&
+                                       (s != HURRAY_OK || (len == again_len && std::memcmp(name, again, len) == 0));
+                            });
                     },
                     [] { return true; });
 
