@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <string>
 #include <thread>
@@ -237,6 +239,50 @@ TEST(StreamFastPathPipe, StreamToFileFromAPipe) {
         EXPECT_EQ(*n, fx.items.size());
         ASSERT_TRUE(w->finish().ok());
         EXPECT_EQ(test::read_all(out), test::read_all(fx.path)) << "nonblocking " << nonblocking;
+    }
+}
+
+TEST(StreamFastPathPipe, StreamToFileDirectPathKeepsTheSourcesTimeouts) {
+    // A source with timeouts still offers its descriptor (the direct path
+    // reads through read_some): a whole stream arrives byte-identical, and a
+    // peer that stops sending mid-data is cut by the idle timeout.
+    const Fixture fx;
+    for (const bool stall : {false, true}) {
+        int fds[2];
+        ASSERT_EQ(::pipe(fds), 0);
+        std::atomic<bool> release{false};
+        const size_t sent = stall ? fx.reference.size() - 1000 : fx.reference.size();
+        std::thread writer([&] {
+            {
+                FdSink sink(fds[1], false);
+                EXPECT_TRUE(sink.write(std::span<const uint8_t>(fx.reference).first(sent)).ok());
+            }
+            while (stall && !release.load()) {  // keep the pipe open, send nothing
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            ::close(fds[1]);
+        });
+        const std::string out = fx.dir.file(stall ? "stalled.hrry" : "timed.hrry");
+        auto w = FileWriter::create_file(out, {}, Durability::kAtomicOnly);
+        ASSERT_TRUE(w.ok());
+        FdSource src(fds[0], true);
+        src.set_timeouts({.idle = std::chrono::milliseconds(stall ? 200 : 5000), .total = std::chrono::milliseconds(0)});
+        EXPECT_EQ(src.splice_fd(), fds[0]);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto n = stream_to_file(src, *w, {}, fx.known.options());
+        const auto took = std::chrono::steady_clock::now() - t0;
+        release = true;
+        writer.join();
+        if (stall) {
+            ASSERT_FALSE(n.ok());
+            EXPECT_NE(n.error().message().find("read timed out"), std::string::npos) << n.error().to_string();
+            EXPECT_LT(took, std::chrono::seconds(5)) << "the idle timeout did not end the wait";
+        } else {
+            ASSERT_TRUE(n.ok()) << n.error().to_string();
+            EXPECT_EQ(*n, fx.items.size());
+            ASSERT_TRUE(w->finish().ok());
+            EXPECT_EQ(test::read_all(out), test::read_all(fx.path));
+        }
     }
 }
 

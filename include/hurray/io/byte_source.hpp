@@ -41,11 +41,12 @@ public:
     /// stack buffer; sources that can do better override it.
     virtual Result<uint64_t> skip(uint64_t n) { return skip_by_reading(n); }
 
-    /// A file descriptor from which the source's next bytes can be taken
-    /// directly (splice(2)), with nothing buffered in front of them and no
-    /// wait bound to keep; -1 (the default) when there is none. Fast paths
-    /// (`stream_to_file`) use it; a source that counts or transforms bytes
-    /// keeps the default.
+    /// A file descriptor whose next bytes are the source's next bytes, with
+    /// nothing buffered in front of them; -1 (the default) when there is
+    /// none. Fast paths (`stream_to_file`) then read the data straight into
+    /// their own buffers, still through `read_some`, so the source's waits
+    /// and timeouts hold; a source that counts or transforms bytes keeps the
+    /// default.
     [[nodiscard]] virtual int splice_fd() const noexcept { return -1; }
 
     ByteSource() = default;
@@ -99,10 +100,9 @@ public:
     Result<uint64_t> skip(uint64_t n) override;
     /// The descriptor.
     [[nodiscard]] int fd() const noexcept { return fd_; }
-    /// The descriptor, when no timeout is set (a splice could not keep it).
-    [[nodiscard]] int splice_fd() const noexcept override {
-        return timeouts_.idle.count() == 0 && timeouts_.total.count() == 0 ? fd_ : -1;
-    }
+    /// The descriptor: nothing is buffered in front of it, and the fast
+    /// paths read through `read_some`, which keeps the timeouts.
+    [[nodiscard]] int splice_fd() const noexcept override { return fd_; }
 
     FdSource(const FdSource&) = delete;
     FdSource& operator=(const FdSource&) = delete;
