@@ -426,3 +426,35 @@ def test_every_scheme_survives_a_file(tmp_path):
     back = hurray.load(tmp_path / "all.hrry")
     for name, t in tensors.items():
         _same_sections(back[name], t)
+
+
+def _rebuilt(t):
+    """A new Tensor from another's buffers, layout and sections."""
+    return hurray.Tensor(t.buffer(0), t.dtype, t.shape, layout=t.layout, quantization=t.quantization,
+                         statistics=t.statistics, shard=t.shard,
+                         aux_buffers=[t.buffer(i) for i in range(1, t.buffer_count)])
+
+
+def test_rebuilding_from_the_getters_gives_the_same_descriptor(tmp_path):
+    t = _sectioned()
+    assert _rebuilt(t)._wire()[0] == t._wire()[0]
+    hurray.save(tmp_path / "r.hrry", {"t": t})
+    loaded = hurray.load(tmp_path / "r.hrry")["t"]
+    assert _rebuilt(loaded)._wire()[0] == t._wire()[0]
+
+
+def test_quantized_weights_example(tmp_path):
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    script = pathlib.Path(__file__).resolve().parents[1] / "examples" / "quantized_weights.py"
+    result = subprocess.run([sys.executable, str(script), str(tmp_path / "q.hrry")], capture_output=True, text=True,
+                            timeout=60, env=dict(os.environ), check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "PerChannelAffine.symmetric(axis=0, scale_buffer_index=1) 2",
+        "Shard(parent_shape=[8, 16], shard_offset=[4, 0])",
+        "value_mean claimed: None",
+        "max error within half a step: True",
+    ]
