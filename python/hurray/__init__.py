@@ -55,6 +55,7 @@ from ._layout import (  # noqa: E402
     ColMajorLayout, CooLayout, CscLayout, CsfLayout, CsrLayout, Layout, Quantization, RowMajorLayout, StridedLayout,
 )
 from ._errors import CopyRequiredError  # noqa: E402
+from ._quantization import MXFP, NF4, PerBlockAffine, PerChannelAffine, PerTensorAffine, Shard, Statistics  # noqa: E402
 
 __all__ = [
     "BufferError",
@@ -162,6 +163,7 @@ def _savable(tensors):
 from ._safetensors import safe_open  # noqa: E402
 from . import numpy  # noqa: E402,F401
 from ._stream import Composite, StreamReader, StreamWriter  # noqa: E402
+__all__ += ["MXFP", "NF4", "PerBlockAffine", "PerChannelAffine", "PerTensorAffine", "Shard", "Statistics"]
 __all__ += ["Composite", "StreamReader", "StreamWriter"]
 from ._convert import ConvertReport, Source, convert, detect_format, open_source  # noqa: E402
 __all__ += ["ConvertReport", "Source", "convert", "detect_format", "open_source"]

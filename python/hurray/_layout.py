@@ -3,7 +3,7 @@
 
     t.layout.name          # "row_major", "csr", ...
     t.layout.is_dense      # True for directly addressable element orders
-    t.quantization         # None, or hurray.Quantization(scheme='per_block_affine')
+    t.quantization         # None, or its scheme: PerBlockAffine.symmetric(...), ... (_quantization.py)
 
 A layout object describes a tensor's memory layout (its tag, name, buffer
 count and parameters such as ``nnz`` or ``strides``). The classes for the
@@ -154,7 +154,12 @@ _CLASSES = {0x01: RowMajorLayout, 0x02: ColMajorLayout, 0x03: StridedLayout, 0x0
 
 
 class Quantization:
-    """A quantized tensor's scheme: ``scheme`` (its name, e.g. ``"per_block_affine"``) and ``tag``."""
+    """A quantized tensor's scheme: ``scheme`` (its name, e.g. ``"per_block_affine"``) and ``tag``.
+
+    The base class of the scheme classes (hurray.PerTensorAffine, ...,
+    _quantization.py), which add their parameters; a bare Quantization names a
+    private or unknown scheme read from a file.
+    """
 
     __slots__ = ("tag", "scheme")
 

@@ -108,6 +108,13 @@ ErrorKind error_kind(const Error& error, Where where) noexcept {
                 case ErrorCode::kSizeOverflow:
                 case ErrorCode::kRankTooLarge:
                 case ErrorCode::kInvalidElementType:
+                // A hurray.Tensor whose sections do not validate (a scheme
+                // that does not fit its tensor): the descriptor, not the file.
+                case ErrorCode::kInvalidQuantization:
+                case ErrorCode::kInvalidQuantizationStorageType:
+                case ErrorCode::kInvalidQuantizationBuffer:
+                case ErrorCode::kInvalidShard:
+                case ErrorCode::kInvalidStatistics:
                     return ErrorKind::kInvalidDescriptor;
                 default:
                     return ErrorKind::kFile;

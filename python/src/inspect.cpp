@@ -26,6 +26,7 @@
 #include "hurray/core/quantization.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "sections.hpp"
 #include "tensor.hpp"
 
 namespace hurray::python {
@@ -89,6 +90,11 @@ py::object layout_of(const Tensor& t) {
 py::object quantization_of(const Tensor& t) {
     if (!t.desc.quantization) {
         return py::none();
+    }
+    // An assigned scheme comes back as its class (hurray.PerChannelAffine, ...);
+    // an opaque one as a hurray.Quantization naming it.
+    if (auto scheme = scheme_to_python(t.desc.quantization->scheme)) {
+        return *scheme;
     }
     if (g_make_quantization == nullptr) {
         throw py::type_error("hurray: quantization classes are not registered (import the hurray package)");
@@ -208,7 +214,8 @@ void add_inspection(py::class_<Tensor>& cls, py::module_& m) {
         py::arg("make_layout"), py::arg("make_quantization"));
     cls.def_property_readonly("layout", &layout_of, "The memory layout, a hurray.Layout (name, tag, buffer_count, ...)")
         .def_property_readonly("quantization", &quantization_of,
-                               "None, or a hurray.Quantization naming the scheme of a quantized tensor")
+                               "None, or the quantization scheme: a hurray.PerTensorAffine, PerChannelAffine, PerBlockAffine, NF4 "
+                               "or MXFP (each a hurray.Quantization), or a bare hurray.Quantization for a private scheme")
         .def(
             "to_dense", [](const Tensor& t) { return to_float32_array(t, "to_dense"); },
             "Every logical element as a new float32 numpy array, row-major: densified (sparse, strided, tiled, "

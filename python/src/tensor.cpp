@@ -10,6 +10,7 @@
 /// and while data is converted; Python objects are only touched with it held.
 
 #include "tensor.hpp"
+#include "sections.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -324,9 +325,81 @@ LayoutDescriptor layout_from_python(const py::handle& layout) {
                                             ") is not supported yet");
 }
 
-/// `hurray.Tensor(data, dtype, shape, device=None, *, aux_buffers=None, layout=None)`.
+/// Whether a failed descriptor check is about how a quantization scheme fits
+/// the tensor (storage type, axis, block size against the shape, zero-point
+/// range, parameter-buffer sizes): a reader's rule, which the constructor
+/// leaves to the writers and to dequantization (see `construct`).
+bool is_scheme_fit_error(ErrorCode code) noexcept {
+    return code == ErrorCode::kInvalidQuantization || code == ErrorCode::kInvalidQuantizationStorageType ||
+           code == ErrorCode::kInvalidQuantizationBuffer;
+}
+
+/// `desc` with its buffers sized by the core (`size_buffers`); the sizes the
+/// descriptor cannot determine (inner CSF levels) are those of `spans`.
+Result<TensorDescriptor> size_for(TensorDescriptor desc, const BufferPlacement& bp,
+                                  std::span<const std::span<const uint8_t>> spans) {
+    std::vector<uint64_t> data_dependent;
+    auto req = required_buffer_sizes(desc);
+    if (!req) {
+        return req.error();
+    }
+    for (size_t k = 0; k < req->size() && k < spans.size(); ++k) {
+        if ((*req)[k].data_dependent || !(*req)[k].min_size) {
+            data_dependent.push_back(spans[k].size());
+        }
+    }
+    return size_buffers(std::move(desc), bp, data_dependent);
+}
+
+/// Checks that every buffer index of `q` names a parameter buffer that was
+/// given (the layout's `base` buffers come first), and that the buffers given
+/// are exactly the layout's and the scheme's: InvalidDescriptorError otherwise.
+void check_parameter_indices(const QuantizationDescriptor& q, const LayoutDescriptor& layout, uint32_t base,
+                             size_t given) {
+    const std::vector<uint32_t> indices = parameter_buffer_indices(q.scheme);
+    const std::string scheme(scheme_name(scheme_tag(q.scheme)));
+    for (size_t i = 0; i < indices.size(); ++i) {
+        const uint32_t index = indices[i];
+        const std::string field = scheme + (i == 0 ? ".scale_buffer_index " : ".zero_point_buffer_index ") +
+                                  std::to_string(index);
+        if (index >= given) {
+            raise_kind(ErrorKind::kInvalidDescriptor,
+                       "quantization: " + field + " refers to no buffer; the tensor has " + std::to_string(given) +
+                           " (data and " + std::to_string(given - 1) +
+                           " aux_buffers): pass the parameters in aux_buffers");
+        }
+        if (index < base) {
+            raise_kind(ErrorKind::kInvalidDescriptor,
+                       "quantization: " + field + " is one of the " + std::string(layout_name(layout_tag(layout))) +
+                           " layout's own buffers (0.." + std::to_string(base - 1) +
+                           "); parameter buffers come after them");
+        }
+    }
+    const size_t distinct = indices.size() == 2 && indices[0] == indices[1] ? 1 : indices.size();
+    if (given != base + distinct) {
+        raise_kind(ErrorKind::kInvalidDescriptor,
+                   "a " + std::string(layout_name(layout_tag(layout))) + " tensor with " + scheme +
+                       " quantization has " + std::to_string(base + distinct) + " buffers (" + std::to_string(base) +
+                       " of the layout, " + std::to_string(distinct) + " of parameters); " + std::to_string(given) +
+                       " given (data and aux_buffers)");
+    }
+}
+
+/// `hurray.Tensor(data, dtype, shape, device=None, *, aux_buffers=None,
+/// layout=None, quantization=None, statistics=None, shard=None)`.
+///
+/// Quantization is checked as far as the tensor's usability needs: the scheme
+/// object's own rules (its class), and every parameter buffer index resolving
+/// to a given buffer after the layout's. When the core finds the scheme does
+/// not fit the tensor (a storage type, block size or zero point the spec
+/// forbids, parameter buffers of the wrong size), the tensor is still built,
+/// with the parameter buffers as given, as the reference module does; writing
+/// it (save, streams), and dequantizing it, run the core's full check and
+/// raise InvalidDescriptorError, so no such descriptor leaves the process.
 std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtype, const py::object& shape,
-                                  const py::object& device, const py::object& aux_buffers, const py::object& layout) {
+                                  const py::object& device, const py::object& aux_buffers, const py::object& layout,
+                                  const py::object& quantization, const py::object& statistics,
+                                  const py::object& shard) {
     const ElementType type = element_type_of(dtype);
     Shape dims;
     if (!py::isinstance<py::sequence>(shape)) {
@@ -374,39 +447,67 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
             ++i;
         }
     }
+    TensorDescriptor desc;
+    desc.element_type = type;
+    desc.layout = layout.is_none() ? LayoutDescriptor{RowMajorLayout{}} : layout_from_python(layout);
+    desc.quantization = quantization_from_python(quantization);
+    desc.statistics = statistics_from_python(statistics);
+    desc.shard = shard_from_python(shard);
+    const bool row_major = std::holds_alternative<RowMajorLayout>(desc.layout);
+    const auto rank = static_cast<uint32_t>(dims.size());
+    const uint32_t base = layout_buffer_count(desc.layout, rank);
+    if (desc.quantization) {
+        check_parameter_indices(*desc.quantization, desc.layout, base, t->spans.size());
+    } else if (row_major && t->spans.size() != 1) {
+        raise_kind(ErrorKind::kInvalidDescriptor,
+                   "aux_buffers given for a dense row-major tensor, which has one buffer (pass layout=)");
+    } else if (t->spans.size() != base) {
+        raise_kind(ErrorKind::kInvalidDescriptor,
+                   "a " + std::string(layout_name(layout_tag(desc.layout))) + " tensor of rank " +
+                       std::to_string(rank) + " has " + std::to_string(base) + " buffers; " +
+                       std::to_string(t->spans.size()) + " given (data and aux_buffers)");
+    }
+    desc.shape = std::move(dims);
+    const std::span<const std::span<const uint8_t>> spans(t->spans);
     std::optional<Result<TensorDescriptor>> d;
-    if (layout.is_none() || std::holds_alternative<RowMajorLayout>(layout_from_python(layout))) {
-        if (t->spans.size() != 1) {
-            raise_kind(ErrorKind::kInvalidDescriptor,
-                       "aux_buffers given for a dense row-major tensor, which has one buffer (pass layout=)");
-        }
+    bool fits = true;  // the quantization scheme fits the tensor (or there is none)
+    {
         const py::gil_scoped_release release;
-        d.emplace(make_dense(type, std::move(dims), bp));
-    } else {
-        TensorDescriptor desc;
-        desc.element_type = type;
-        desc.shape = std::move(dims);
-        desc.layout = layout_from_python(layout);
-        const uint32_t count = layout_buffer_count(desc.layout, desc.rank());
-        if (t->spans.size() != count) {
-            raise_kind(ErrorKind::kInvalidDescriptor,
-                       "a " + std::string(layout_name(desc.layout_tag())) + " tensor of rank " +
-                           std::to_string(desc.rank()) + " has " + std::to_string(count) + " buffers; " +
-                           std::to_string(t->spans.size()) + " given (data and aux_buffers)");
+        d.emplace(size_for(desc, bp, spans));
+        if (desc.quantization) {
+            if (*d) {
+                // The parameter buffers must be exactly what the scheme needs.
+                for (const uint32_t index : parameter_buffer_indices(desc.quantization->scheme)) {
+                    fits = fits && spans[index].size() == (*d)->buffers[index].byte_size;
+                }
+            } else {
+                fits = !is_scheme_fit_error(d->error().code());
+            }
         }
-        const py::gil_scoped_release release;
-        // Sizes the descriptor cannot determine (inner CSF levels) are the given buffers' sizes.
-        std::vector<uint64_t> data_dependent;
-        auto req = required_buffer_sizes(desc);
-        if (!req) {
-            d.emplace(req.error());
-        } else {
-            for (size_t k = 0; k < req->size() && k < t->spans.size(); ++k) {
-                if ((*req)[k].data_dependent || !(*req)[k].min_size) {
-                    data_dependent.push_back(t->spans[k].size());
+        if (!fits) {
+            // The layout's buffers sized without the scheme, the parameter
+            // buffers as given; everything but the scheme's fit must hold.
+            TensorDescriptor plain = desc;
+            plain.quantization.reset();
+            d.emplace(size_for(std::move(plain), bp, spans.first(base)));
+            if (*d) {
+                TensorDescriptor out = std::move(d->value());
+                for (size_t k = base; k < spans.size(); ++k) {
+                    BufferHandle h;
+                    h.byte_size = spans[k].size();
+                    h.alignment = bp.alignment;
+                    h.device_tag = bp.device_tag;
+                    h.sync_mode = bp.sync_mode;
+                    h.memory_class = bp.memory_class;
+                    out.buffers.push_back(h);
+                }
+                out.quantization = desc.quantization;
+                if (const Status st = check_descriptor(out); !st && !is_scheme_fit_error(st.error().code())) {
+                    d.emplace(st.error());
+                } else {
+                    d.emplace(std::move(out));
                 }
             }
-            d.emplace(size_buffers(std::move(desc), bp, data_dependent));
         }
     }
     if (!*d) {
@@ -439,7 +540,9 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
                                            std::string(type_name(type)) + " [" + dims_text + "] needs " +
                                            std::to_string(need));
     }
-    check_buffers(t->desc, t->spans, true);  // trims to `need`; packed padding, float8_e8m0 bytes
+    // Trims to `need`; checks packed padding, float8_e8m0 bytes and (when the
+    // scheme fits) the parameter values.
+    check_buffers(t->desc, t->spans, fits);
     return t;
 }
 
@@ -859,10 +962,15 @@ void register_tensor(py::module_& m) {
                        "viewed without copying. One class for every layout.");
     cls.def(py::init(&construct), py::arg("data"), py::arg("dtype"), py::arg("shape"), py::arg("device") = py::none(),
              py::kw_only(), py::arg("aux_buffers") = py::none(), py::arg("layout") = py::none(),
+             py::arg("quantization") = py::none(), py::arg("statistics") = py::none(), py::arg("shard") = py::none(),
              "A tensor viewing `data` (any buffer-protocol object, C-contiguous) without a copy; the Tensor keeps "
              "`data` alive. Dense row-major unless `layout` (a hurray.Layout: strided, column-major, COO, CSR, CSC, "
-             "CSF) says otherwise; `aux_buffers` are its other buffers in descriptor order (index buffers). "
-             "BufferError when a buffer is smaller than the descriptor needs.")
+             "CSF) says otherwise; `aux_buffers` are its other buffers in descriptor order (the layout's index "
+             "buffers, then quantization parameters). `quantization` (a hurray.PerTensorAffine, PerChannelAffine, "
+             "PerBlockAffine, NF4 or MXFP) refers to its parameter buffers by index: an index naming no given "
+             "buffer, or one of the layout's, raises InvalidDescriptorError. `statistics` (a hurray.Statistics) and "
+             "`shard` (a hurray.Shard) add those descriptor sections. BufferError when a buffer is smaller than the "
+             "descriptor needs.")
         .def_static("_from_wire", &from_wire, py::arg("descriptor"), py::arg("buffers"), py::arg("owner") = py::none(),
                     py::arg("device_id") = 0,
                     "A Tensor from an encoded descriptor (bytes) and one buffer-protocol object per buffer, viewed "
@@ -936,6 +1044,7 @@ void register_tensor(py::module_& m) {
         });
     add_dlpack(cls, m);
     add_inspection(cls, m);
+    add_sections(cls, m);
 }
 
 }  // namespace hurray::python
