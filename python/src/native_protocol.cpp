@@ -128,15 +128,21 @@ void capsule_destructor(PyObject* capsule) noexcept {
     // SAFETY: CPython calls this with the GIL held, for a capsule made by
     // `export_capsule` (the only place this destructor is installed); a
     // consumer renames it before taking the payload, so the name says who owns
-    // it. Errors from the lookups are cleared: a destructor must not leave one.
-    if (PyCapsule_IsValid(capsule, kCapsuleName) == 0) {
+    // it. The destructor may run while an exception is being raised (the
+    // capsule was a temporary): that exception is set aside and put back, so
+    // neither the lookups nor the owner's release can lose or replace it.
+    PyObject* type = nullptr;
+    PyObject* value = nullptr;
+    PyObject* traceback = nullptr;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (PyCapsule_IsValid(capsule, kCapsuleName) != 0) {
+        auto* list = static_cast<HurrayBufferList*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+        auto* ctx = static_cast<HurrayTensorContext*>(PyCapsule_GetContext(capsule));
         PyErr_Clear();
-        return;
+        destroy_payload(list, ctx);
     }
-    auto* list = static_cast<HurrayBufferList*>(PyCapsule_GetPointer(capsule, kCapsuleName));
-    auto* ctx = static_cast<HurrayTensorContext*>(PyCapsule_GetContext(capsule));
     PyErr_Clear();
-    destroy_payload(list, ctx);
+    PyErr_Restore(type, value, traceback);
 }
 
 /// A status from the C ABI as a message: "`what` failed (status, last error)".
