@@ -77,6 +77,38 @@ void check_stream(const TensorDescriptor& d, const py::object& stream) {
     }
 }
 
+/// The checks `__hurray__` runs before it builds a capsule.
+void check_exportable(const Tensor& t, const py::object& stream) {
+    const TensorDescriptor& d = t.desc;
+    if (d.buffers.empty()) {
+        raise_kind(ErrorKind::kBuffer,
+                   "__hurray__: the tensor owns no buffers (a composite head); export its members instead");
+    }
+    if (d.buffers.size() != t.spans.size()) {
+        raise_kind(ErrorKind::kInvalidDescriptor, "__hurray__: the descriptor declares " +
+                                                      std::to_string(d.buffers.size()) + " buffers, the tensor has " +
+                                                      std::to_string(t.spans.size()));
+    }
+    check_stream(d, stream);
+}
+
+/// `from_hurray` of exactly a `hurray.Tensor` of this module: what consuming
+/// its capsule gives, without the capsule. The new Tensor views the same
+/// buffers (any address: the C ABI's alignment rule, which makes the capsule
+/// copy a buffer at a less aligned address, does not apply inside the module)
+/// and keeps the source alive.
+py::object share_tensor(const py::object& obj) {
+    const auto& source = obj.cast<const Tensor&>();
+    check_exportable(source, py::none());
+    auto t = std::make_unique<Tensor>();
+    t->desc = source.desc;
+    t->spans = source.spans;
+    t->writable = source.writable;
+    t->owner = obj;  // holds the source, and through it the memory it views
+    t->device_id = source.device_id;
+    return Tensor::finish(std::move(t), false);
+}
+
 #ifdef HURRAY_PY_HAVE_C_ABI
 
 /// Whether the running interpreter is shutting down.
@@ -171,16 +203,7 @@ void* aligned_copy(std::span<const uint8_t> bytes, uint32_t alignment) {
 py::object export_capsule(const py::object& self, const py::object& stream) {
     const auto& t = self.cast<const Tensor&>();
     const TensorDescriptor& d = t.desc;
-    if (d.buffers.empty()) {
-        raise_kind(ErrorKind::kBuffer,
-                   "__hurray__: the tensor owns no buffers (a composite head); export its members instead");
-    }
-    if (d.buffers.size() != t.spans.size()) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "__hurray__: the descriptor declares " +
-                                                      std::to_string(d.buffers.size()) + " buffers, the tensor has " +
-                                                      std::to_string(t.spans.size()));
-    }
-    check_stream(d, stream);
+    check_exportable(t, stream);
     std::optional<Result<std::vector<uint8_t>>> encoded;
     {
         const py::gil_scoped_release release;
@@ -282,6 +305,9 @@ py::object import_capsule(const py::object& obj) {
     if (!py::hasattr(obj, "__hurray__")) {
         throw py::type_error("from_hurray: expected an object with __hurray__ (a hurray.Tensor), not " +
                              std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    }
+    if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr())) {
+        return share_tensor(obj);
     }
     const py::object capsule = obj.attr("__hurray__")();
     if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName) == 0) {
@@ -408,7 +434,7 @@ py::object import_capsule(const py::object& obj) {
 }
 
 py::object export_capsule(const py::object& self, const py::object& stream) {
-    check_stream(self.cast<const Tensor&>().desc, stream);
+    check_exportable(self.cast<const Tensor&>(), stream);
     no_c_abi("__hurray__");
 }
 
@@ -416,6 +442,9 @@ py::object import_capsule(const py::object& obj) {
     if (!py::hasattr(obj, "__hurray__")) {
         throw py::type_error("from_hurray: expected an object with __hurray__ (a hurray.Tensor), not " +
                              std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    }
+    if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr())) {
+        return share_tensor(obj);
     }
     no_c_abi("from_hurray");
 }

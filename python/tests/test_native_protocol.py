@@ -182,15 +182,42 @@ def test_read_only_memory_stays_read_only():
     assert back.readonly and not np.asarray(back).flags.writeable
 
 
-def test_memory_the_c_abi_cannot_take_in_place_travels_as_a_correct_copy():
-    # The C ABI wants a buffer's address to honour its declared 64-byte alignment.
-    raw = np.zeros(16 * 4 + 64, np.uint8)
+def _misaligned_f32(n):
+    raw = np.zeros(n * 4 + 64, np.uint8)
     start = (-raw.ctypes.data) % 64 + 4  # 4 bytes past a 64-byte boundary
-    a = raw[start:start + 64].view(np.float32)
-    a[:] = np.arange(16)
-    back = hurray.from_hurray(hurray.Tensor(a, hurray.float32, [16]))
+    a = raw[start:start + n * 4].view(np.float32)
+    a[:] = np.arange(n)
+    return a
+
+
+def test_a_tensor_of_this_module_is_shared_at_any_address():
+    a = _misaligned_f32(16)
+    t = hurray.Tensor(a, hurray.float32, [16])
+    back = hurray.from_hurray(t)
+    assert back is not t and np.shares_memory(np.asarray(back), a) and not back.readonly
+    np.asarray(back)[3] = -1.0
+    assert a[3] == -1.0
+
+
+def test_a_capsule_carries_memory_the_c_abi_cannot_take_in_place_as_an_aligned_copy():
+    # The C ABI wants a buffer's address to honour its declared 64-byte alignment.
+    a = _misaligned_f32(16)
+    back = hurray.from_hurray(_Producer(hurray.Tensor(a, hurray.float32, [16]).__hurray__()))
     assert np.asarray(back).tolist() == list(range(16))
+    assert np.asarray(back).ctypes.data % 64 == 0
     assert not np.shares_memory(np.asarray(back), a) and back.readonly  # a snapshot, not an alias
+
+
+def test_a_subclass_goes_through_its_own_capsule():
+    class Sub(hurray.Tensor):
+        calls = 0
+
+        def __hurray__(self, stream=None):
+            Sub.calls += 1
+            return super().__hurray__(stream)
+
+    s = Sub(_aligned(np.int32, (4,)), hurray.int32, [4])
+    assert hurray.from_hurray(s).shape == (4,) and Sub.calls == 1
 
 
 # ── Lifetimes ─────────────────────────────────────────────────────────────────
@@ -447,6 +474,10 @@ def _run(body):
     # A consumer alive at exit, and a capsule in a reference cycle.
     "import hurray\nback = hurray.from_hurray(hurray.zeros((4,)))\n"
     "class C: pass\nc = C(); c.self = c; c.cap = back.__hurray__()\n",
+    # A consumer of a real (consumed) capsule alive at exit, and its renamed capsule.
+    "import hurray\nt = hurray.zeros((4,))\ncap = t.__hurray__()\n"
+    "class P:\n    def __hurray__(self, stream=None): return cap\n"
+    "back = hurray.from_hurray(P())\ndel t\n",
     # Consumers of file tensors alive at exit.
     "import hurray, numpy as np, tempfile, os\n"
     "d = tempfile.mkdtemp(); p = os.path.join(d, 'f.hrry')\n"
