@@ -234,6 +234,7 @@ py::object export_capsule(const py::object& self, const py::object& stream) {
             // The C ABI wants the declared alignment honoured: memory from a
             // Python object at a less aligned address travels as an aligned copy.
             try {
+                const py::gil_scoped_release release;  // the exported Tensor (held by the caller) keeps `bytes`
                 data = aligned_copy(bytes, h.alignment);
             } catch (const std::bad_alloc&) {
                 destroy_payload(list, nullptr);
