@@ -177,6 +177,14 @@ void capsule_destructor(PyObject* capsule) noexcept {
     PyErr_Restore(type, value, traceback);
 }
 
+/// Whether a buffer's memory can be read by the CPU: cpu memory, or memory of
+/// any device that is pinned host memory or unified (managed) memory.
+bool host_addressable(uint8_t device_tag, uint8_t memory_class) noexcept {
+    return device_tag == static_cast<uint8_t>(DeviceTag::kCpu) ||
+           memory_class == static_cast<uint8_t>(MemoryClass::kHostPinned) ||
+           memory_class == static_cast<uint8_t>(MemoryClass::kUnified);
+}
+
 /// A status from the C ABI as a message: "`what` failed (status, last error)".
 std::string c_failure(const char* what, HurrayStatus status) {
     const char* last = hurray_last_error_message();
@@ -345,6 +353,8 @@ py::object import_capsule(const py::object& obj) {
                                                 std::to_string(version) + ", this module reads version " +
                                                 std::to_string(HURRAY_C_ABI_VERSION));
     }
+    // A capsule made by this module views host memory whatever its labels say.
+    const bool own = PyCapsule_GetDestructor(capsule.ptr()) == &capsule_destructor;
     // Take ownership: renamed first, so the capsule's destructor lets go.
     if (PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName) != 0) {
         throw py::error_already_set();
@@ -367,6 +377,8 @@ py::object import_capsule(const py::object& obj) {
         HurrayBuffer* b = nullptr;  // borrowed: the list keeps owning it
         void* data = nullptr;
         uint64_t size = 0;
+        uint8_t device_tag = 0;
+        uint8_t memory_class = 0;
         HurrayStatus s = hurray_buffer_list_get(list, i, &b);
         if (s == HURRAY_OK) {
             s = hurray_buffer_data_ptr(b, &data);
@@ -374,9 +386,24 @@ py::object import_capsule(const py::object& obj) {
         if (s == HURRAY_OK) {
             s = hurray_buffer_byte_size(b, &size);
         }
+        if (s == HURRAY_OK) {
+            s = hurray_buffer_device_tag(b, &device_tag);
+        }
+        if (s == HURRAY_OK) {
+            s = hurray_buffer_memory_class(b, &memory_class);
+        }
         if (s != HURRAY_OK) {
             raise_kind(ErrorKind::kBuffer, "from_hurray: buffer " + std::to_string(i) + ": " +
                                                c_failure("reading the buffer handle", s));
+        }
+        if (!own && !host_addressable(device_tag, memory_class)) {
+            // This module reads a Tensor's bytes on the CPU (numpy views,
+            // to_dense, repr): device memory from another producer would be
+            // dereferenced as host memory.
+            raise_kind(ErrorKind::kUnsupported,
+                       "from_hurray: buffer " + std::to_string(i) + " is device memory (device tag " +
+                           std::to_string(device_tag) + ", memory class " + std::to_string(memory_class) +
+                           "); this module's tensors live in host memory");
         }
         if (size > static_cast<uint64_t>(PTRDIFF_MAX) || (size != 0 && data == nullptr)) {
             raise_kind(ErrorKind::kBuffer, "from_hurray: buffer " + std::to_string(i) + " has a bad address or size");

@@ -467,6 +467,31 @@ def test_a_capsule_made_in_c_is_consumed_without_a_copy():
     gc.collect()
 
 
+def _c_capsule(lib, a, device_tag, memory_class, descriptor):
+    handle, blist, ctx = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    assert lib.hurray_buffer_from_ptr(a.ctypes.data, a.nbytes, 64, device_tag, 0, memory_class, None, None,
+                                      ctypes.byref(handle)) == 0
+    assert lib.hurray_buffer_list_new(1, ctypes.byref(blist)) == 0
+    assert lib.hurray_buffer_list_push(blist, handle) == 0
+    assert lib.hurray_tensor_context_new(4, descriptor, len(descriptor), None, None, ctypes.byref(ctx)) == 0
+    capsule = _api.PyCapsule_New(blist.value, _NAME, None)
+    assert _api.PyCapsule_SetContext(capsule, ctx.value) == 0
+    return capsule
+
+
+def test_device_memory_from_another_producer_is_not_viewed_as_host_memory():
+    lib = _libhurray_c()
+    a = _aligned(np.float32, (4,))
+    cuda = hurray.Tensor(bytearray(16), hurray.float32, [4], hurray.Device("cuda", 0))._wire()[0]
+    with pytest.raises(hurray.UnsupportedError, match="device memory"):
+        hurray.from_hurray(_Producer(_c_capsule(lib, a, 0x01, 0x00, cuda)))  # cuda, standard
+    pinned = hurray.Tensor(bytearray(16), hurray.float32, [4], hurray.Device("cuda", 0, "host_pinned"))._wire()[0]
+    back = hurray.from_hurray(_Producer(_c_capsule(lib, a, 0x01, 0x01, pinned)))  # cuda, host-pinned: readable
+    assert np.shares_memory(back.buffer(0), a) and back.device.memory_class == "host_pinned"
+    # This module's own capsule of a cuda-labelled tensor is host memory: accepted.
+    assert hurray.from_hurray(_Producer(hurray.Tensor(a, hurray.float32, [4], hurray.Device("cuda", 0)).__hurray__()))
+
+
 def test_another_abi_version_is_unsupported_and_the_capsule_is_left_alone():
     lib = _libhurray_c()
     descriptor = hurray.zeros((2,), dtype=hurray.float32)._wire()[0]
