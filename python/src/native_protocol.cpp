@@ -238,11 +238,11 @@ py::object export_capsule(const py::object& self, const py::object& stream) {
                                    : const_cast<uint8_t*>(bytes.data());  // NOLINT(*-const-cast)
         HurrayReleaseCallback release = nullptr;
         // SAFETY: only the address's value is inspected.
-        if (!bytes.empty() && reinterpret_cast<uintptr_t>(data) % h.alignment != 0) {
+        if (!bytes.empty() && h.alignment != 0 && reinterpret_cast<uintptr_t>(data) % h.alignment != 0) {
             // The C ABI wants the declared alignment honoured: memory from a
             // Python object at a less aligned address travels as an aligned copy.
             try {
-                const py::gil_scoped_release release;  // the exported Tensor (held by the caller) keeps `bytes`
+                const py::gil_scoped_release nogil;  // the exported Tensor (held by the caller) keeps `bytes`
                 data = aligned_copy(bytes, h.alignment);
             } catch (const std::bad_alloc&) {
                 destroy_payload(list, nullptr);
