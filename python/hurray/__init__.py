@@ -51,6 +51,7 @@ from ._tensor import (  # noqa: E402
     ones_like, sparse_coo, zeros, zeros_like,
 )
 from_dlpack = _hurray.from_dlpack
+from_hurray = _hurray.from_hurray
 from ._layout import (  # noqa: E402
     ColMajorLayout, CooLayout, CscLayout, CsfLayout, CsrLayout, Layout, Quantization, RowMajorLayout, StridedLayout,
 )
@@ -76,7 +77,7 @@ __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, 
     "ColMajorLayout", "CooLayout", "CopyRequiredError", "CscLayout", "CsfLayout", "CsrLayout", "Device", "Dtype",
     "Layout", "Quantization", "RowMajorLayout", "StridedLayout", "Tensor", "arange", "asarray", "bfloat16",
     "complex64", "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64",
-    "from_dlpack", "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace",
+    "from_dlpack", "from_hurray", "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace",
     "ones", "ones_like", "sparse_coo", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
 ]
 

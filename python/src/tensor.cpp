@@ -1045,6 +1045,7 @@ void register_tensor(py::module_& m) {
     add_dlpack(cls, m);
     add_inspection(cls, m);
     add_sections(cls, m);
+    add_native_protocol(cls, m);
 }
 
 }  // namespace hurray::python

@@ -90,6 +90,11 @@ public:
 /// `from_dlpack` to the module (dlpack.cpp).
 void add_dlpack(py::class_<Tensor>& cls, py::module_& m);
 
+/// Adds `__hurray__` to the class and `from_hurray` to the module: the native
+/// interchange protocol over the C ABI's buffer list and tensor context
+/// (native_protocol.cpp).
+void add_native_protocol(py::class_<Tensor>& cls, py::module_& m);
+
 /// Adds `layout`, `quantization`, `to_dense`, `dequantize`, `nnz` and
 /// `values` to the class and `_set_inspection_support` to the module
 /// (inspect.cpp).
