@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// DLPack for `hurray.Tensor`: `__dlpack__` / `__dlpack_device__` (export)
-/// and `hurray.from_dlpack` (import), with the legacy `"dltensor"` capsule of
-/// DLPack 0.6 (<dlpack/dlpack.h>), which NumPy 1.24 and PyTorch 1.13 read.
+/// and `hurray.from_dlpack` (import). Two capsule kinds, chosen by the
+/// consumer's `max_version` as the DLPack protocol says: the legacy
+/// `"dltensor"` (DLPack 0.6, <dlpack/dlpack.h>), which NumPy 1.24 and PyTorch
+/// 1.13 read and which is the answer when `max_version` is None, and the
+/// versioned `"dltensor_versioned"` (DLPack 1.x: a version number and flags,
+/// among them read-only) when `max_version` is (1, x) or later. The 1.x
+/// struct is declared here: Debian 12's dlpack.h predates it.
 ///
 /// Export: the capsule's `DLManagedTensor` holds a strong reference to the
 /// Tensor (so its memory stays valid) and the shape it points to; its deleter
@@ -39,6 +44,30 @@ namespace {
 
 constexpr const char* kCapsuleName = "dltensor";
 constexpr const char* kUsedCapsuleName = "used_dltensor";
+constexpr const char* kVersionedCapsuleName = "dltensor_versioned";
+constexpr const char* kUsedVersionedCapsuleName = "used_dltensor_versioned";
+
+/// DLPack 1.x `DLPackVersion` (same field order and types as dlpack.h 1.0).
+struct DLPackVersion1 {
+    uint32_t major;
+    uint32_t minor;
+};
+
+/// DLPack 1.x `DLManagedTensorVersioned`: the ABI of a "dltensor_versioned"
+/// capsule's pointer. DLTensor itself did not change from 0.6 to 1.x.
+struct DLManagedTensorVersioned1 {
+    DLPackVersion1 version;
+    void* manager_ctx;
+    void (*deleter)(DLManagedTensorVersioned1* self);
+    uint64_t flags;
+    DLTensor dl_tensor;
+};
+
+/// The DLPack version this module writes into versioned capsules.
+constexpr DLPackVersion1 kDLPackVersion{1, 0};
+/// DLPack 1.x flag bits.
+constexpr uint64_t kDLPackFlagReadOnly = uint64_t{1} << 0U;
+constexpr uint64_t kDLPackFlagIsCopied = uint64_t{1} << 1U;
 
 // DLDeviceType values newer than the installed dlpack.h 0.6 (DLPack 0.8+).
 constexpr int kDLOneApi = 14;
@@ -145,18 +174,17 @@ std::optional<ElementType> element_type_of(const DLDataType& t) noexcept {
 
 /// What a capsule made by `__dlpack__` owns: the DLManagedTensor, the shape
 /// it points to and a strong reference to the exported Tensor.
+/// One of the two (the capsule's kind decides which one is handed out).
 struct ExportContext {
     DLManagedTensor managed{};
+    DLManagedTensorVersioned1 versioned{};
     std::vector<int64_t> shape;
     PyObject* tensor = nullptr;  // strong reference
 };
 
-void export_deleter(DLManagedTensor* self) {
-    if (self == nullptr) {
-        return;
-    }
-    auto* ctx = static_cast<ExportContext*>(self->manager_ctx);
-    if (Py_IsInitialized() == 0) {
+/// Drops what an ExportContext holds (the deleters of both kinds).
+void release_export(ExportContext* ctx) {
+    if (ctx == nullptr || Py_IsInitialized() == 0) {
         // After interpreter shutdown nothing may touch Python objects: leak.
         return;
     }
@@ -164,6 +192,18 @@ void export_deleter(DLManagedTensor* self) {
     Py_XDECREF(ctx->tensor);
     delete ctx;
     PyGILState_Release(gil);
+}
+
+void export_deleter(DLManagedTensor* self) {
+    if (self != nullptr) {
+        release_export(static_cast<ExportContext*>(self->manager_ctx));
+    }
+}
+
+void export_deleter_versioned(DLManagedTensorVersioned1* self) {
+    if (self != nullptr) {
+        release_export(static_cast<ExportContext*>(self->manager_ctx));
+    }
 }
 
 void capsule_destructor(PyObject* capsule) {
@@ -176,6 +216,32 @@ void capsule_destructor(PyObject* capsule) {
     if (managed != nullptr && managed->deleter != nullptr) {
         managed->deleter(managed);
     }
+}
+
+void versioned_capsule_destructor(PyObject* capsule) {
+    // SAFETY: as capsule_destructor, for "dltensor_versioned" capsules.
+    if (PyCapsule_IsValid(capsule, kVersionedCapsuleName) == 0) {
+        return;
+    }
+    auto* managed = static_cast<DLManagedTensorVersioned1*>(PyCapsule_GetPointer(capsule, kVersionedCapsuleName));
+    if (managed != nullptr && managed->deleter != nullptr) {
+        managed->deleter(managed);
+    }
+}
+
+/// Whether the consumer's `max_version` (None or a (major, minor) tuple)
+/// lets us answer with a versioned capsule: major 1 or later.
+bool wants_versioned(const py::object& max_version) {
+    if (max_version.is_none()) {
+        return false;
+    }
+    if (!py::isinstance<py::tuple>(max_version) || py::len(max_version) != 2 ||
+        !py::isinstance<py::int_>(max_version.cast<py::tuple>()[0]) ||
+        !py::isinstance<py::int_>(max_version.cast<py::tuple>()[1])) {
+        throw py::type_error("__dlpack__: max_version must be None or a (major, minor) tuple of ints, not " +
+                             std::string(py::repr(max_version)));
+    }
+    return max_version.cast<py::tuple>()[0].cast<long long>() >= 1;
 }
 
 /// `Tensor.__dlpack_device__()`.
@@ -227,12 +293,18 @@ py::object dense_copy(const Tensor& t) {
     return Tensor::finish(std::move(out), false);
 }
 
-py::object export_capsule(const py::object& self, const DLDataType& type, const py::tuple& device);
+/// What `export_capsule` makes: the kind, and the flags of a versioned one.
+struct CapsuleKind {
+    bool versioned = false;
+    bool copied = false;
+};
+
+py::object export_capsule(const py::object& self, const DLDataType& type, const py::tuple& device, CapsuleKind kind);
 
 /// `Tensor.__dlpack__(stream=None, max_version=None, dl_device=None, copy=None)`.
 py::object to_dlpack(const py::object& self, const py::object& stream, const py::object& max_version,
                      const py::object& dl_device, const py::object& copy) {
-    (void)max_version;  // only the legacy (unversioned) capsule is produced: allowed for any max_version
+    const CapsuleKind kind{wants_versioned(max_version), false};
     const auto& t = self.cast<const Tensor&>();
     const TensorDescriptor& d = t.desc;
     if (d.quantization) {
@@ -288,13 +360,14 @@ py::object to_dlpack(const py::object& self, const py::object& stream, const py:
     }
     if (want_copy || !row_major) {
         const py::object dense = dense_copy(t);
-        return export_capsule(dense, *type, device);
+        return export_capsule(dense, *type, device, CapsuleKind{kind.versioned, true});
     }
-    return export_capsule(self, *type, device);
+    return export_capsule(self, *type, device, kind);
 }
 
-/// The capsule over `self`, a row-major tensor of DLPack type `type` on `device`.
-py::object export_capsule(const py::object& self, const DLDataType& type, const py::tuple& device) {
+/// The capsule over `self`, a row-major tensor of DLPack type `type` on
+/// `device`: legacy, or versioned with the read-only and copied flags.
+py::object export_capsule(const py::object& self, const DLDataType& type, const py::tuple& device, CapsuleKind kind) {
     const auto& t = self.cast<const Tensor&>();
     const TensorDescriptor& d = t.desc;
     auto ctx = std::make_unique<ExportContext>();
@@ -320,11 +393,11 @@ py::object export_capsule(const py::object& self, const DLDataType& type, const 
         // SAFETY: [byte_offset, byte_offset + nbytes) lies in buffer 0 (checked
         // above); the capsule's context holds the Tensor, which keeps that
         // memory alive. DLPack takes a non-const pointer; read-only memory (a
-        // file mapping) must not be written through it (DLPack 0.6 has no
-        // read-only flag).
+        // file mapping) must not be written through it: a versioned capsule
+        // says so with its read-only flag (DLPack 0.6 has no such flag).
         data = const_cast<uint8_t*>(t.spans[0].data() + d.byte_offset);  // NOLINT(*-const-cast)
     }
-    DLTensor& dl = ctx->managed.dl_tensor;
+    DLTensor& dl = kind.versioned ? ctx->versioned.dl_tensor : ctx->managed.dl_tensor;
     dl.data = data;
     dl.device = DLDevice{static_cast<DLDeviceType>(device[0].cast<int>()), device[1].cast<int>()};
     dl.ndim = static_cast<int>(ctx->shape.size());
@@ -333,10 +406,20 @@ py::object export_capsule(const py::object& self, const DLDataType& type, const 
     dl.strides = nullptr;  // compact row-major
     dl.byte_offset = 0;
     ctx->tensor = self.inc_ref().ptr();
-    ctx->managed.manager_ctx = ctx.get();
-    ctx->managed.deleter = &export_deleter;
-    DLManagedTensor* managed = &ctx->managed;
-    PyObject* capsule = PyCapsule_New(managed, kCapsuleName, &capsule_destructor);
+    PyObject* capsule = nullptr;
+    if (kind.versioned) {
+        DLManagedTensorVersioned1& v = ctx->versioned;
+        v.version = kDLPackVersion;
+        v.manager_ctx = ctx.get();
+        v.deleter = &export_deleter_versioned;
+        const bool writable = !t.writable.empty() && t.writable[0];
+        v.flags = (writable ? 0 : kDLPackFlagReadOnly) | (kind.copied ? kDLPackFlagIsCopied : 0);
+        capsule = PyCapsule_New(&v, kVersionedCapsuleName, &versioned_capsule_destructor);
+    } else {
+        ctx->managed.manager_ctx = ctx.get();
+        ctx->managed.deleter = &export_deleter;
+        capsule = PyCapsule_New(&ctx->managed, kCapsuleName, &capsule_destructor);
+    }
     if (capsule == nullptr) {
         Py_DECREF(ctx->tensor);
         throw py::error_already_set();
@@ -345,25 +428,48 @@ py::object export_capsule(const py::object& self, const DLDataType& type, const 
     return py::reinterpret_steal<py::object>(capsule);
 }
 
-/// Calls a producer's deleter exactly once, with the GIL held.
+/// Calls a producer's deleter exactly once, with the GIL held (one of the
+/// two pointers is set).
 struct ImportedCapsule {
     DLManagedTensor* managed = nullptr;
+    DLManagedTensorVersioned1* versioned = nullptr;
     ImportedCapsule() = default;
     ImportedCapsule(const ImportedCapsule&) = delete;
     ImportedCapsule& operator=(const ImportedCapsule&) = delete;
     ImportedCapsule(ImportedCapsule&&) = delete;
     ImportedCapsule& operator=(ImportedCapsule&&) = delete;
     ~ImportedCapsule() {
-        if (managed != nullptr && managed->deleter != nullptr && Py_IsInitialized() != 0) {
+        const bool legacy = managed != nullptr && managed->deleter != nullptr;
+        const bool v1 = versioned != nullptr && versioned->deleter != nullptr;
+        if ((legacy || v1) && Py_IsInitialized() != 0) {
             const PyGILState_STATE gil = PyGILState_Ensure();
-            managed->deleter(managed);
+            if (legacy) {
+                managed->deleter(managed);
+            } else {
+                versioned->deleter(versioned);
+            }
             PyGILState_Release(gil);
         }
     }
 };
 
+/// Asks `obj` for a capsule, offering DLPack 1.x: `__dlpack__(max_version=
+/// (1, 0))`, and plain `__dlpack__()` for producers that predate the keyword
+/// (NumPy 1.24 and PyTorch 1.13 raise TypeError for it).
+py::object request_capsule(const py::object& obj) {
+    try {
+        return obj.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(kDLPackVersion.major,
+                                                                              kDLPackVersion.minor));
+    } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_TypeError)) {
+            throw;
+        }
+    }
+    return obj.attr("__dlpack__")();
+}
+
 /// `hurray.from_dlpack(obj)`: a Tensor sharing the memory of any object with
-/// `__dlpack__` (or a "dltensor" capsule).
+/// `__dlpack__` (or a "dltensor" / "dltensor_versioned" capsule).
 py::object from_dlpack(const py::object& obj) {
     py::object capsule = obj;
     if (PyCapsule_CheckExact(obj.ptr()) == 0) {
@@ -371,17 +477,34 @@ py::object from_dlpack(const py::object& obj) {
             throw py::type_error("from_dlpack: expected an object with __dlpack__, not " +
                                  std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
         }
-        capsule = obj.attr("__dlpack__")();
+        capsule = request_capsule(obj);
     }
-    if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName) == 0) {
+    DLManagedTensor* managed = nullptr;
+    DLManagedTensorVersioned1* versioned = nullptr;
+    if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName) != 0) {
+        versioned = static_cast<DLManagedTensorVersioned1*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
+        if (versioned == nullptr) {
+            throw py::error_already_set();
+        }
+        if (versioned->version.major != kDLPackVersion.major) {
+            // A later major version may change the struct: nothing past
+            // `version` can be trusted. The capsule stays unconsumed.
+            raise_dlpack_buffer_error("from_dlpack: DLPack version " + std::to_string(versioned->version.major) +
+                                      "." + std::to_string(versioned->version.minor) +
+                                      " is not supported (major version 1 is)");
+        }
+    } else if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName) != 0) {
+        managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
+        if (managed == nullptr) {
+            throw py::error_already_set();
+        }
+    } else {
         raise_kind(ErrorKind::kInvalidArgument,
-                   "from_dlpack: __dlpack__ did not return an unconsumed \"dltensor\" capsule");
+                   "from_dlpack: __dlpack__ did not return an unconsumed \"dltensor\" or \"dltensor_versioned\" "
+                   "capsule");
     }
-    auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
-    if (managed == nullptr) {
-        throw py::error_already_set();
-    }
-    const DLTensor& dl = managed->dl_tensor;
+    const DLTensor& dl = versioned != nullptr ? versioned->dl_tensor : managed->dl_tensor;
+    const bool read_only = versioned != nullptr && (versioned->flags & kDLPackFlagReadOnly) != 0;
     if (dl.device.device_type != kDLCPU && dl.device.device_type != kDLCUDAHost) {
         raise_kind(ErrorKind::kUnsupported, "from_dlpack: device type " + std::to_string(dl.device.device_type) +
                                                 " is not host memory; only CPU tensors are supported");
@@ -437,11 +560,12 @@ py::object from_dlpack(const py::object& obj) {
     }
     // Ownership passes to the new Tensor: rename first, so that the capsule's
     // own destructor no longer frees it.
-    if (PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName) != 0) {
+    if (PyCapsule_SetName(capsule.ptr(), versioned != nullptr ? kUsedVersionedCapsuleName : kUsedCapsuleName) != 0) {
         throw py::error_already_set();
     }
     auto keep = std::make_shared<ImportedCapsule>();
     keep->managed = managed;
+    keep->versioned = versioned;
     auto t = std::make_unique<Tensor>();
     t->desc = std::move(d->value());
     if (nbytes != 0) {
@@ -452,7 +576,7 @@ py::object from_dlpack(const py::object& obj) {
     } else {
         t->spans.emplace_back();
     }
-    t->writable.push_back(true);
+    t->writable.push_back(!read_only);
     t->native = std::move(keep);
     t->device_id = dl.device.device_id;
     return Tensor::finish(std::move(t), false);
@@ -463,7 +587,9 @@ py::object from_dlpack(const py::object& obj) {
 void add_dlpack(py::class_<Tensor>& cls, py::module_& m) {
     cls.def("__dlpack__", &to_dlpack, py::arg("stream") = py::none(), py::kw_only(),
             py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
-            "A \"dltensor\" capsule (DLPack 0.6, legacy) sharing the tensor's memory; it keeps the Tensor alive. "
+            "A DLPack capsule sharing the tensor's memory; it keeps the Tensor alive. The legacy \"dltensor\" "
+            "(DLPack 0.6) when max_version is None, a \"dltensor_versioned\" (DLPack 1.0, read-only flag set for "
+            "read-only memory such as a file mapping) when max_version is (1, x) or later. "
             "The built-in BufferError for bool (bit-packed), Tier 2 and quantized tensors, and for tensors labelled "
             "with a device other than the cpu (their memory is host memory).")
         .def("__dlpack_device__", &dlpack_device, "(DLDeviceType, device_id) from the buffers' device and memory class")

@@ -263,3 +263,143 @@ def test_a_capsule_outlives_its_producer():
     capsule = hurray.arange(4, dtype=hurray.int16).__dlpack__()
     gc.collect()
     assert np.asarray(hurray.from_dlpack(capsule)).tolist() == [0, 1, 2, 3]
+
+
+# DLPack 1.x: "dltensor_versioned" capsules. The struct is read with ctypes to
+# check what a C consumer sees: version, flags, and the DLTensor after them.
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_pointer.restype = ctypes.c_void_p
+
+_READ_ONLY, _IS_COPIED = 1, 2
+
+
+def _versioned(capsule):
+    assert _capsule_is_valid(capsule, b"dltensor_versioned")
+    return _DLManagedTensorVersioned.from_address(_capsule_pointer(capsule, b"dltensor_versioned"))
+
+
+@pytest.mark.parametrize("max_version", [None, (0, 8)])
+def test_legacy_capsule_unless_the_consumer_offers_version_1(max_version):
+    t = hurray.arange(4, dtype=hurray.int32)
+    capsule = t.__dlpack__(max_version=max_version)
+    assert _capsule_is_valid(capsule, b"dltensor") and not _capsule_is_valid(capsule, b"dltensor_versioned")
+
+
+@pytest.mark.parametrize("max_version", [(1, 0), (1, 3), (2, 0)])
+def test_versioned_capsule_when_the_consumer_offers_version_1(max_version):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = hurray.from_numpy(a)
+    capsule = t.__dlpack__(max_version=max_version)
+    m = _versioned(capsule)
+    assert (m.major, m.minor) == (1, 0)
+    assert m.flags == 0  # writable memory, not a copy
+    dl = m.dl_tensor
+    assert dl.data == a.ctypes.data and dl.ndim == 2 and [dl.shape[0], dl.shape[1]] == [2, 3]
+    assert (dl.dtype.code, dl.dtype.bits, dl.dtype.lanes) == (2, 32, 1)  # kDLFloat
+    assert (dl.device.device_type, dl.device.device_id) == (1, 0)
+    assert not dl.strides and dl.byte_offset == 0
+
+
+def test_versioned_capsule_flags_read_only_memory_and_copies(tmp_path):
+    path = tmp_path / "v.hrry"
+    hurray.save(path, {"w": np.arange(8, dtype=np.int16)})
+    mapped = hurray.load(path)["w"]
+    assert _versioned(mapped.__dlpack__(max_version=(1, 0))).flags == _READ_ONLY
+    assert _versioned(mapped.__dlpack__(max_version=(1, 0), copy=True)).flags == _IS_COPIED
+    # A read-only capsule gives a read-only Tensor: no write reaches the file.
+    imported = hurray.from_dlpack(mapped.__dlpack__(max_version=(1, 0)))
+    view = np.asarray(imported)
+    assert not view.flags.writeable and view.tolist() == list(range(8))
+    col = hurray.Tensor(struct.pack("<4f", 1, 2, 3, 4), hurray.float32, [2, 2], layout=hurray.ColMajorLayout())
+    assert _versioned(col.__dlpack__(max_version=(1, 0))).flags == _IS_COPIED
+
+
+def test_versioned_capsule_round_trips_zero_copy_and_releases_once():
+    a = np.arange(10, dtype=np.uint16)
+    t = hurray.from_numpy(a)
+    ref = weakref.ref(t)
+    capsule = t.__dlpack__(max_version=(1, 0))
+    back = hurray.from_dlpack(capsule)
+    assert _capsule_is_valid(capsule, b"used_dltensor_versioned")
+    assert np.shares_memory(np.asarray(back), a) and np.asarray(back).flags.writeable
+    with pytest.raises(hurray.InvalidArgumentError, match="unconsumed"):
+        hurray.from_dlpack(capsule)
+    del t, capsule
+    gc.collect()
+    assert ref() is not None  # kept by the imported Tensor
+    del back
+    gc.collect()
+    assert ref() is None
+
+
+def test_an_unconsumed_versioned_capsule_releases_the_tensor():
+    t = hurray.zeros((3,), dtype=hurray.float64)
+    ref = weakref.ref(t)
+    capsule = t.__dlpack__(max_version=(1, 0))
+    del t
+    gc.collect()
+    assert ref() is not None
+    del capsule
+    gc.collect()
+    assert ref() is None
+
+
+class _Producer:
+    """A producer in the DLPack 1.x style: answers what the consumer offers."""
+
+    def __init__(self, tensor, accepts_max_version=True):
+        self.tensor = tensor
+        self.accepts = accepts_max_version
+        self.offered = []
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if not self.accepts and kwargs:
+            raise TypeError("__dlpack__() got an unexpected keyword argument")
+        self.offered.append(kwargs.get("max_version"))
+        return self.tensor.__dlpack__(stream=stream, **kwargs)
+
+
+@pytest.mark.parametrize("accepts", [True, False])
+def test_from_dlpack_offers_version_1_and_falls_back_for_older_producers(accepts):
+    a = np.arange(5, dtype=np.int64)
+    producer = _Producer(hurray.from_numpy(a), accepts)
+    t = hurray.from_dlpack(producer)
+    assert np.shares_memory(np.asarray(t), a)
+    assert producer.offered == ([(1, 0)] if accepts else [None])
+
+
+def test_versioned_capsule_errors():
+    t = hurray.zeros((2,), dtype=hurray.float32)
+    with pytest.raises(TypeError, match="max_version"):
+        t.__dlpack__(max_version=1)
+    with pytest.raises(TypeError, match="max_version"):
+        t.__dlpack__(max_version=("1", "0"))
+    # A capsule from a later major version is refused and left unconsumed.
+    capsule = t.__dlpack__(max_version=(1, 0))
+    m = _versioned(capsule)
+    m.major = 2
+    with pytest.raises(builtins.BufferError, match="version 2"):
+        hurray.from_dlpack(capsule)
+    assert _capsule_is_valid(capsule, b"dltensor_versioned")
+    m.major = 1
+    assert np.asarray(hurray.from_dlpack(capsule)).tolist() == [0.0, 0.0]
