@@ -53,7 +53,9 @@ from ._tensor import (  # noqa: E402
 from_dlpack = _hurray.from_dlpack
 from_hurray = _hurray.from_hurray
 from ._layout import (  # noqa: E402
-    ColMajorLayout, CooLayout, CscLayout, CsfLayout, CsrLayout, Layout, Quantization, RowMajorLayout, StridedLayout,
+    BlockPagedLayout, ColMajorLayout, CompositeLayout, CooLayout, CscLayout, CsfLayout, CsrLayout, HilbertLayout,
+    Layout, MortonLayout, PrivateExtensionLayout, Quantization, RowMajorLayout, StridedLayout, TiledLayout,
+    UnknownLayout,
 )
 from ._errors import CopyRequiredError  # noqa: E402
 from ._quantization import MXFP, NF4, PerBlockAffine, PerChannelAffine, PerTensorAffine, Shard, Statistics  # noqa: E402
@@ -74,8 +76,9 @@ __all__ = [
     "save",
 ]
 __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, device.py, _layout.py)
-    "ColMajorLayout", "CooLayout", "CopyRequiredError", "CscLayout", "CsfLayout", "CsrLayout", "Device", "Dtype",
-    "Layout", "Quantization", "RowMajorLayout", "StridedLayout", "Tensor", "arange", "asarray", "bfloat16",
+    "BlockPagedLayout", "ColMajorLayout", "CompositeLayout", "CooLayout", "CopyRequiredError", "CscLayout",
+    "CsfLayout", "CsrLayout", "Device", "Dtype", "HilbertLayout", "Layout", "MortonLayout", "PrivateExtensionLayout",
+    "Quantization", "RowMajorLayout", "StridedLayout", "Tensor", "TiledLayout", "UnknownLayout", "arange", "asarray", "bfloat16",
     "complex64", "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64",
     "from_dlpack", "from_hurray", "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace",
     "ones", "ones_like", "sparse_coo", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",

@@ -13,7 +13,7 @@ import numpy as _np
 
 from . import _hurray
 from ._errors import InvalidArgumentError, UnsupportedError
-from ._layout import Layout as _Layout
+from ._layout import CompositeLayout as _CompositeLayout
 
 _RULES = ("partition", "overlay", "group")
 _NUMPY_DTYPES = {
@@ -152,14 +152,9 @@ class Composite:
     def layout(self):
         """The head's layout: a ``hurray.Layout`` named ``"composite"`` (virtual: no buffers)
         with ``composition_rule``, ``member_count`` and ``combine_op``."""
-        cls = getattr(_package(), "CompositeLayout", None)
-        if cls is not None:
-            try:
-                return cls(self.composition_rule, self.member_count, combine_op=self.combine_op)
-            except Exception:  # noqa: BLE001 - a layout class with another signature: the generic one
-                pass
-        return _Layout(0x0B, "composite", 0, {"composition_rule": self.composition_rule,
-                                             "member_count": self.member_count, "combine_op": self.combine_op})
+        return _CompositeLayout._from_params(0x0B, {"composition_rule": self.composition_rule,
+                                                    "member_count": self.member_count,
+                                                    "combine_op": self.combine_op})
 
     @property
     def shape(self):

@@ -1,70 +1,196 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``hurray.Layout`` and ``hurray.Quantization``: what ``Tensor.layout`` and ``Tensor.quantization`` return.
+"""The layout descriptor classes (``t.layout``) and ``hurray.Quantization``.
 
-    t.layout.name          # "row_major", "csr", ...
-    t.layout.is_dense      # True for directly addressable element orders
-    t.quantization         # None, or its scheme: PerBlockAffine.symmetric(...), ... (_quantization.py)
+    t.layout                       # CsrLayout(nnz=2), RowMajorLayout(), ...
+    t.layout.name                  # "row_major", "csr", "tiled", ...
+    isinstance(t.layout, hurray.TiledLayout)
+    hurray.Tensor(data, hurray.float32, [2, 2], aux_buffers=[...], layout=hurray.CsrLayout(nnz=2))
 
-A layout object describes a tensor's memory layout (its tag, name, buffer
-count and parameters such as ``nnz`` or ``strides``). The classes for the
-dense, strided and sparse layouts (RowMajorLayout, ColMajorLayout,
-StridedLayout, CooLayout, CsrLayout, CscLayout, CsfLayout) can also be passed
-to ``hurray.Tensor(..., layout=..., aux_buffers=[...])``; tiled, curve,
-block-paged and composite layouts are inspection only for now.
+Every layout the format defines has a class derived from ``hurray.Layout``:
+RowMajorLayout, ColMajorLayout, StridedLayout, TiledLayout, MortonLayout,
+HilbertLayout (dense), CooLayout, CsrLayout, CscLayout, CsfLayout (sparse),
+BlockPagedLayout (indirect), CompositeLayout (a virtual head),
+PrivateExtensionLayout (tags 0xF0-0xFE) and UnknownLayout (an unassigned tag).
+Layout objects are immutable values: they compare and hash by their
+parameters, never equal a string, and hold no reference to a tensor.
+
+The rules a layout's parameters must follow on their own (tile shapes, Morton
+bits, Hilbert order, composition rules, extension tags) are checked by
+libhurray when the object is made (InvalidDescriptorError); the rules that
+need the tensor's shape and buffers are checked by ``hurray.Tensor``.
+Strides (StridedLayout, the tiled layout's outer and inner strides) count
+logical elements (tiles for the outer ones), not bytes, and may be zero or
+negative.
 """
+
+import operator as _operator
 
 from . import _hurray
 from ._errors import InvalidDescriptorError
 
-__all__ = ["ColMajorLayout", "CooLayout", "CscLayout", "CsfLayout", "CsrLayout", "Layout", "Quantization",
-           "RowMajorLayout", "StridedLayout"]
+__all__ = ["BlockPagedLayout", "ColMajorLayout", "CompositeLayout", "CooLayout", "CscLayout", "CsfLayout",
+           "CsrLayout", "HilbertLayout", "Layout", "MortonLayout", "PrivateExtensionLayout", "Quantization",
+           "RowMajorLayout", "StridedLayout", "TiledLayout", "UnknownLayout"]
 
-# The reference module's names per layout tag (our core calls 0x02 "column_major").
-_NAMES = {0x01: "row_major", 0x02: "col_major", 0x03: "strided", 0x04: "tiled", 0x05: "morton", 0x40: "hilbert",
-          0x06: "coo", 0x07: "csr", 0x08: "csc", 0x09: "csf", 0x0A: "block_paged", 0x0B: "composite"}
-_DENSE = {0x01, 0x02, 0x03, 0x04, 0x05, 0x40}
+# Layout tags (docs/spec/memory-layout.md).
+_ROW_MAJOR, _COL_MAJOR, _STRIDED, _TILED, _MORTON = 0x01, 0x02, 0x03, 0x04, 0x05
+_COO, _CSR, _CSC, _CSF, _BLOCK_PAGED, _COMPOSITE, _HILBERT = 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x40
+
+# The names the tiled layout uses for its outer and inner element orders.
+_TILE_ORDERS = ("row_major", "col_major", "strided", "tiled")
+_KV_ROLES = ("key", "value", "fused")
+_INDEX_TYPES = ("uint32", "uint64")
+_RULES = ("partition", "overlay", "group")
+_COMBINE_OPS = ("replace", "add")
+_NO_LAYER = 0xFFFFFFFF
+
+
+class _OutOfRangeError(InvalidDescriptorError, OverflowError):
+    """An integer layout parameter outside its field's range (also an OverflowError)."""
+
+
+def _uint(value, bits, what):
+    """``value`` as an int of ``bits`` unsigned bits: TypeError for non-integers, OverflowError outside."""
+    try:
+        number = _operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    if number < 0 or number >= 1 << bits:
+        raise _OutOfRangeError(f"{what} must be in [0, 2**{bits}), got {number}")
+    return number
+
+
+def _ints(values, bits, what, signed=False):
+    """A tuple of ints from a sequence (not a string), each within ``bits`` (signed or unsigned)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what} must be a sequence of ints, not {type(values).__name__}")
+    out = []
+    for value in values:
+        if not signed:
+            out.append(_uint(value, bits, what))
+            continue
+        try:
+            number = _operator.index(value)
+        except TypeError:
+            raise TypeError(f"{what} must hold ints, not {type(value).__name__}") from None
+        if not -(1 << (bits - 1)) <= number < 1 << (bits - 1):
+            raise _OutOfRangeError(f"{what}: {number} does not fit a signed {bits}-bit integer")
+        out.append(number)
+    return tuple(out)
+
+
+def _choice(value, allowed, what):
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if value not in allowed:
+        raise ValueError(f"{what} {value!r} is not one of " + ", ".join(repr(a) for a in allowed))
+    return value
+
+
+def _blob(value, what):
+    if value is None:
+        return b""
+    try:
+        return bytes(memoryview(value))
+    except TypeError:
+        raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
+
+
+def _tuple_repr(values):
+    return repr(tuple(values))
 
 
 class Layout:
-    """A tensor's memory layout (ADR-032): immutable, hashable, compared by value.
+    """A tensor's memory layout: a layout tag plus that layout's parameters (ADR-032).
 
-    ``tag`` (the layout tag byte), ``name``, ``buffer_count`` (buffers the layout
-    itself uses, before quantization parameters), ``is_dense`` (one buffer of
-    directly addressable elements), ``is_virtual`` (a composite head, no buffers),
-    and the layout's parameters as attributes: ``nnz`` (sparse), ``is_sorted``
-    (COO), ``strides`` (strided), ``mode_order`` (CSF); ``params`` holds them all.
+    The base of every layout class; not constructible itself. ``t.layout``
+    returns a bare ``Layout`` (with ``tag`` and ``name``) only for a layout
+    this build cannot describe further. Layouts are immutable, compare and
+    hash by value, and never equal a string (compare ``layout.name``).
+
+    Common attributes: ``tag`` (the layout tag byte), ``name`` (the spec's
+    name: ``"row_major"``, ``"col_major"``, ``"strided"``, ``"tiled"``,
+    ``"morton"``, ``"hilbert"``, ``"coo"``, ``"csr"``, ``"csc"``, ``"csf"``,
+    ``"block_paged"``, ``"composite"``, or ``"extension"`` for private and
+    unknown tags), ``buffer_count`` (buffers the layout itself uses, 0 for a
+    composite head, None when unknowable), ``is_dense``, ``is_virtual``, and
+    ``params`` (every parameter, as a new dict).
     """
 
-    __slots__ = ("tag", "name", "buffer_count", "params")
+    __slots__ = ("_tag", "_name", "_params")
 
-    def __init__(self, tag, name, buffer_count, params=None):
-        object.__setattr__(self, "tag", tag)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "buffer_count", buffer_count)
-        object.__setattr__(self, "params", dict(params or {}))
+    # Set by each subclass.
+    _TAG = None
+    _NAME = None
+    _DENSE = False
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("hurray.Layout cannot be constructed; use a concrete layout class "
+                        "(hurray.RowMajorLayout(), hurray.CsrLayout(nnz=4), ...)")
+
+    def _set(self, tag, params):
+        object.__setattr__(self, "_tag", tag)
+        object.__setattr__(self, "_name", self._NAME)
+        object.__setattr__(self, "_params", params)
+
+    @classmethod
+    def _from_params(cls, tag, params):
+        """An instance with already validated parameters (used for layouts read from tensors)."""
+        layout = object.__new__(cls)
+        layout._set(tag, params)
+        return layout
 
     def __setattr__(self, key, value):
-        raise AttributeError("hurray.Layout is immutable")
+        raise AttributeError(f"{type(self).__name__} is immutable")
 
-    def __getattr__(self, key):
-        params = object.__getattribute__(self, "params")
-        if key in params:
-            return params[key]
-        raise AttributeError(f"a {object.__getattribute__(self, 'name')} layout has no {key!r}")
+    def __delattr__(self, key):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self._tag, self._name, self._params))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    @property
+    def tag(self):
+        """The layout tag byte (0x01 row-major ... 0x0B composite, 0x40 Hilbert, 0xF0-0xFE private)."""
+        return self._tag
+
+    @property
+    def name(self):
+        """The layout's name from the specification (``"extension"`` for private and unknown tags)."""
+        return self._name
+
+    @property
+    def buffer_count(self):
+        """How many buffers the layout itself uses: 0 for a composite head, None for private and unknown ones."""
+        return None
 
     @property
     def is_dense(self):
-        """Whether the elements lie in one directly addressable buffer (row/column-major, strided, tiled, curves)."""
-        return self.tag in _DENSE
+        """Whether every element sits in one directly addressable buffer (row/column-major, strided, tiled, curves)."""
+        return self._DENSE
 
     @property
     def is_virtual(self):
-        """Whether it is a composite head, which owns no buffers."""
-        return self.tag == 0x0B
+        """Whether the layout owns no buffers (a composite head)."""
+        return False
+
+    @property
+    def params(self):
+        """The layout's parameters as a new dict (``{"nnz": 4}``, ``{"strides": (4, 1)}``, ...)."""
+        return dict(self._params)
+
+    def _key(self):
+        return (self._tag, self._name, tuple(self._params.items()))
 
     def __eq__(self, other):
         if isinstance(other, Layout):
-            return (self.tag, self.params) == (other.tag, other.params)
+            return self._key() == other._key()
         return NotImplemented
 
     def __ne__(self, other):
@@ -72,85 +198,504 @@ class Layout:
         return result if result is NotImplemented else not result
 
     def __hash__(self):
-        return hash(("hurray.Layout", self.tag, tuple(sorted(self.params.items()))))
+        return hash(("hurray.Layout",) + self._key())
 
     def __repr__(self):
-        return f"Layout(tag=0x{self.tag:02X}, name='{self.name}')"
+        return f"Layout(tag=0x{self._tag:02X}, name='{self._name}')"
 
 
-class RowMajorLayout(Layout):
-    """Dense row-major (C order): the default layout."""
+def _rebuild(cls, tag, name, params):
+    layout = object.__new__(cls)
+    object.__setattr__(layout, "_tag", tag)
+    object.__setattr__(layout, "_name", name)
+    object.__setattr__(layout, "_params", params)
+    return layout
+
+
+def _bare(tag, name):
+    """The fallback object for a layout this build has no class for."""
+    return _rebuild(Layout, tag, name or "extension", {})
+
+
+class _OneBuffer(Layout):
+    __slots__ = ()
+    _DENSE = True
+
+    @property
+    def buffer_count(self):
+        """1: the elements' buffer."""
+        return 1
+
+
+class RowMajorLayout(_OneBuffer):
+    """Dense row-major (C order), the default layout. ``RowMajorLayout()``."""
+
+    __slots__ = ()
+    _TAG, _NAME = _ROW_MAJOR, "row_major"
 
     def __init__(self):
-        super().__init__(0x01, "row_major", 1)
+        self._set(_ROW_MAJOR, {})
+
+    def __repr__(self):
+        return "RowMajorLayout()"
 
 
-class ColMajorLayout(Layout):
-    """Dense column-major (Fortran order)."""
+class ColMajorLayout(_OneBuffer):
+    """Dense column-major (Fortran order). ``ColMajorLayout()``."""
+
+    __slots__ = ()
+    _TAG, _NAME = _COL_MAJOR, "col_major"
 
     def __init__(self):
-        super().__init__(0x02, "col_major", 1)
+        self._set(_COL_MAJOR, {})
+
+    def __repr__(self):
+        return "ColMajorLayout()"
 
 
-class StridedLayout(Layout):
-    """Dense with one stride per dimension, in logical elements (not bytes as in NumPy)."""
+class StridedLayout(_OneBuffer):
+    """Dense with one stride per dimension: ``StridedLayout([4, 1])``.
+
+    Strides count logical elements (not bytes as in NumPy), are signed, and
+    may be zero; their number must equal the tensor's rank.
+    """
+
+    __slots__ = ()
+    _TAG, _NAME = _STRIDED, "strided"
 
     def __init__(self, strides):
-        super().__init__(0x03, "strided", 1, {"strides": tuple(int(s) for s in strides)})
+        self._set(_STRIDED, {"strides": _ints(strides, 64, "strides", signed=True)})
+
+    @property
+    def strides(self):
+        """The per-dimension strides in elements, a tuple."""
+        return self._params["strides"]
 
     def __repr__(self):
-        return f"StridedLayout(strides={list(self.strides)})"
+        return f"StridedLayout(strides={_tuple_repr(self.strides)})"
+
+
+class TiledLayout(_OneBuffer):
+    """Dense in regular tiles: ``TiledLayout(tile_shape, outer_layout="row_major",
+    inner_layout="row_major", outer_strides=None, inner_strides=None, inner_tiled=None)``.
+
+    ``tile_shape`` has one extent (> 0) per dimension. ``outer_layout`` orders
+    the tiles (``"row_major"``, ``"col_major"`` or ``"strided"`` with
+    ``outer_strides``, counted in tiles); ``inner_layout`` orders the elements
+    inside a tile (the same, with ``inner_strides`` in elements, or
+    ``"tiled"`` with ``inner_tiled``, a nested TiledLayout). libhurray checks
+    the combination (InvalidDescriptorError), including the nesting depth.
+    """
+
+    __slots__ = ()
+    _TAG, _NAME = _TILED, "tiled"
+
+    def __init__(self, tile_shape, outer_layout="row_major", inner_layout="row_major", outer_strides=None,
+                 inner_strides=None, inner_tiled=None):
+        if inner_tiled is not None and not isinstance(inner_tiled, TiledLayout):
+            raise TypeError(f"inner_tiled must be a hurray.TiledLayout or None, not {type(inner_tiled).__name__}")
+        self._set(_TILED, {
+            "tile_shape": _ints(tile_shape, 64, "tile_shape"),
+            "outer_layout": _choice(outer_layout, _TILE_ORDERS, "outer_layout"),
+            "inner_layout": _choice(inner_layout, _TILE_ORDERS, "inner_layout"),
+            "outer_strides": None if outer_strides is None else _ints(outer_strides, 64, "outer_strides", True),
+            "inner_strides": None if inner_strides is None else _ints(inner_strides, 64, "inner_strides", True),
+            "inner_tiled": inner_tiled,
+        })
+        _hurray._check_layout(self)
+
+    @property
+    def tile_shape(self):
+        """The tile's extent per dimension, a tuple."""
+        return self._params["tile_shape"]
+
+    @property
+    def outer_layout(self):
+        """The order of the tiles: ``"row_major"``, ``"col_major"`` or ``"strided"``."""
+        return self._params["outer_layout"]
+
+    @property
+    def inner_layout(self):
+        """The order inside a tile: ``"row_major"``, ``"col_major"``, ``"strided"`` or ``"tiled"``."""
+        return self._params["inner_layout"]
+
+    @property
+    def outer_strides(self):
+        """The tile-grid strides in tiles when ``outer_layout`` is strided, else None."""
+        return self._params["outer_strides"]
+
+    @property
+    def inner_strides(self):
+        """The in-tile strides in elements when ``inner_layout`` is strided, else None."""
+        return self._params["inner_strides"]
+
+    @property
+    def inner_tiled(self):
+        """The nested TiledLayout when ``inner_layout`` is ``"tiled"``, else None."""
+        return self._params["inner_tiled"]
+
+    def __repr__(self):
+        # The core bounds the nesting depth, so this recursion is shallow.
+        shape = _tuple_repr(self.tile_shape)
+        text = f"TiledLayout(tile_shape={shape}, outer_layout='{self.outer_layout}', inner_layout='{self.inner_layout}'"
+        if self.outer_strides is not None:
+            text += f", outer_strides={_tuple_repr(self.outer_strides)}"
+        if self.inner_strides is not None:
+            text += f", inner_strides={_tuple_repr(self.inner_strides)}"
+        if self.inner_tiled is not None:
+            text += f", inner_tiled={self.inner_tiled!r}"
+        return text + ")"
+
+
+class MortonLayout(_OneBuffer):
+    """Dense in Z-order (Morton curve): ``MortonLayout(morton_bits)``, bits per dimension (each > 0, sum <= 63);
+    dimension ``k`` holds at most ``2**morton_bits[k]`` elements."""
+
+    __slots__ = ()
+    _TAG, _NAME = _MORTON, "morton"
+
+    def __init__(self, morton_bits):
+        self._set(_MORTON, {"morton_bits": _ints(morton_bits, 32, "morton_bits")})
+        _hurray._check_layout(self)
+
+    @property
+    def morton_bits(self):
+        """Bits of the curve index per dimension, a tuple."""
+        return self._params["morton_bits"]
+
+    def __repr__(self):
+        return f"MortonLayout(morton_bits={_tuple_repr(self.morton_bits)})"
+
+
+class HilbertLayout(_OneBuffer):
+    """Dense along a Hilbert curve: ``HilbertLayout(hilbert_order, hilbert_rank)``; the tensor has rank
+    ``hilbert_rank`` (>= 2) and every dimension is ``2**hilbert_order`` (order >= 1)."""
+
+    __slots__ = ()
+    _TAG, _NAME = _HILBERT, "hilbert"
+
+    def __init__(self, hilbert_order, hilbert_rank):
+        self._set(_HILBERT, {"hilbert_order": _uint(hilbert_order, 32, "hilbert_order"),
+                             "hilbert_rank": _uint(hilbert_rank, 32, "hilbert_rank")})
+        _hurray._check_layout(self)
+
+    @property
+    def hilbert_order(self):
+        """The curve's order: each dimension is ``2**hilbert_order``."""
+        return self._params["hilbert_order"]
+
+    @property
+    def hilbert_rank(self):
+        """The tensor rank the curve covers."""
+        return self._params["hilbert_rank"]
+
+    def __repr__(self):
+        return f"HilbertLayout(hilbert_order={self.hilbert_order}, hilbert_rank={self.hilbert_rank})"
 
 
 class CooLayout(Layout):
-    """Sparse COO: buffer 0 the ``nnz`` values, buffer 1 their coordinates (uint64, ``nnz`` x rank)."""
+    """Sparse COO: ``CooLayout(nnz, is_sorted=False)``. Buffer 0 holds the ``nnz`` values, buffer 1
+    their coordinates (uint64, ``nnz`` x rank, row-major). ``nnz`` is required, never inferred."""
+
+    __slots__ = ()
+    _TAG, _NAME = _COO, "coo"
 
     def __init__(self, nnz, is_sorted=False):
-        super().__init__(0x06, "coo", 2, {"nnz": _count(nnz), "is_sorted": bool(is_sorted)})
+        self._set(_COO, {"nnz": _uint(nnz, 64, "nnz"), "is_sorted": bool(is_sorted)})
+
+    @property
+    def buffer_count(self):
+        """2: values and indices."""
+        return 2
+
+    @property
+    def nnz(self):
+        """The number of stored elements."""
+        return self._params["nnz"]
+
+    @property
+    def is_sorted(self):
+        """Whether the coordinates are in increasing lexicographic order (dimension 0 major)."""
+        return self._params["is_sorted"]
 
     def __repr__(self):
         return f"CooLayout(nnz={self.nnz}, is_sorted={self.is_sorted})"
 
 
 class CsrLayout(Layout):
-    """Sparse CSR (rank 2): values, col_indices (uint64, ``nnz``), row_ptr (uint64, rows + 1)."""
+    """Sparse CSR (rank 2): ``CsrLayout(nnz)``. Buffers: values, col_indices (uint64, ``nnz``),
+    row_ptr (uint64, rows + 1)."""
+
+    __slots__ = ()
+    _TAG, _NAME = _CSR, "csr"
 
     def __init__(self, nnz):
-        super().__init__(0x07, "csr", 3, {"nnz": _count(nnz)})
+        self._set(_CSR, {"nnz": _uint(nnz, 64, "nnz")})
+
+    @property
+    def buffer_count(self):
+        """3: values, col_indices, row_ptr."""
+        return 3
+
+    @property
+    def nnz(self):
+        """The number of stored elements."""
+        return self._params["nnz"]
 
     def __repr__(self):
         return f"CsrLayout(nnz={self.nnz})"
 
 
 class CscLayout(Layout):
-    """Sparse CSC (rank 2): values, row_indices (uint64, ``nnz``), col_ptr (uint64, columns + 1)."""
+    """Sparse CSC (rank 2): ``CscLayout(nnz)``. Buffers: values, row_indices (uint64, ``nnz``),
+    col_ptr (uint64, columns + 1)."""
+
+    __slots__ = ()
+    _TAG, _NAME = _CSC, "csc"
 
     def __init__(self, nnz):
-        super().__init__(0x08, "csc", 3, {"nnz": _count(nnz)})
+        self._set(_CSC, {"nnz": _uint(nnz, 64, "nnz")})
+
+    @property
+    def buffer_count(self):
+        """3: values, row_indices, col_ptr."""
+        return 3
+
+    @property
+    def nnz(self):
+        """The number of stored elements."""
+        return self._params["nnz"]
 
     def __repr__(self):
         return f"CscLayout(nnz={self.nnz})"
 
 
 class CsfLayout(Layout):
-    """Sparse CSF (rank >= 3): values, then a (pos, crd) uint64 pair per level, levels in ``mode_order``."""
+    """Sparse CSF (rank >= 3): ``CsfLayout(nnz, mode_order)``. Buffers: values, then a (pos, crd) uint64
+    pair per level; level ``L`` stores dimension ``mode_order[L]`` (a permutation of the dimensions)."""
+
+    __slots__ = ()
+    _TAG, _NAME = _CSF, "csf"
 
     def __init__(self, nnz, mode_order):
-        order = tuple(int(m) for m in mode_order)
-        super().__init__(0x09, "csf", 2 * len(order) + 1, {"nnz": _count(nnz), "mode_order": order})
+        self._set(_CSF, {"nnz": _uint(nnz, 64, "nnz"), "mode_order": _ints(mode_order, 32, "mode_order")})
+
+    @property
+    def buffer_count(self):
+        """``2 * len(mode_order) + 1``."""
+        return 2 * len(self.mode_order) + 1
+
+    @property
+    def nnz(self):
+        """The number of stored elements."""
+        return self._params["nnz"]
+
+    @property
+    def mode_order(self):
+        """The dimension each level stores, a tuple."""
+        return self._params["mode_order"]
 
     def __repr__(self):
-        return f"CsfLayout(nnz={self.nnz}, mode_order={list(self.mode_order)})"
+        return f"CsfLayout(nnz={self.nnz}, mode_order={_tuple_repr(self.mode_order)})"
 
 
-def _count(nnz):
-    if not isinstance(nnz, int) or isinstance(nnz, bool) or nnz < 0:
-        raise InvalidDescriptorError(f"nnz must be a non-negative int, got {nnz!r}")
-    return nnz
+class BlockPagedLayout(Layout):
+    """A paged KV cache (rank 3, ``[total_tokens, num_heads, head_dim]``): ``BlockPagedLayout(page_size,
+    num_pages, paged_axis, num_seqs, kv_role="key", layer_index=None, block_table_index_type="uint32")``.
+
+    Buffers: the page pool, the block table and the sequence pointers
+    (``block_table_index_type`` entries). ``kv_role`` is ``"key"``,
+    ``"value"`` or ``"fused"``; ``layer_index`` None means not layer-scoped.
+    The rules that need the shape (rank 3, ``paged_axis`` 0, ``page_size`` >=
+    1) are checked when a tensor is built.
+    """
+
+    __slots__ = ()
+    _TAG, _NAME = _BLOCK_PAGED, "block_paged"
+
+    def __init__(self, page_size, num_pages, paged_axis, num_seqs, kv_role="key", layer_index=None,
+                 block_table_index_type="uint32"):
+        layer = None if layer_index is None else _uint(layer_index, 32, "layer_index")
+        if layer == _NO_LAYER:
+            raise ValueError("layer_index 0xFFFFFFFF is the wire value for 'no layer'; pass layer_index=None")
+        self._set(_BLOCK_PAGED, {
+            "page_size": _uint(page_size, 32, "page_size"),
+            "num_pages": _uint(num_pages, 64, "num_pages"),
+            "paged_axis": _uint(paged_axis, 32, "paged_axis"),
+            "num_seqs": _uint(num_seqs, 32, "num_seqs"),
+            "kv_role": _choice(kv_role, _KV_ROLES, "kv_role"),
+            "layer_index": layer,
+            "block_table_index_type": _choice(block_table_index_type, _INDEX_TYPES, "block_table_index_type"),
+        })
+
+    @property
+    def buffer_count(self):
+        """3: page pool, block table, sequence pointers."""
+        return 3
+
+    @property
+    def page_size(self):
+        """Tokens per page."""
+        return self._params["page_size"]
+
+    @property
+    def num_pages(self):
+        """Pages in the pool."""
+        return self._params["num_pages"]
+
+    @property
+    def paged_axis(self):
+        """The axis split into pages (0)."""
+        return self._params["paged_axis"]
+
+    @property
+    def num_seqs(self):
+        """Sequences in the batch."""
+        return self._params["num_seqs"]
+
+    @property
+    def kv_role(self):
+        """``"key"``, ``"value"`` or ``"fused"``."""
+        return self._params["kv_role"]
+
+    @property
+    def layer_index(self):
+        """The model layer, or None."""
+        return self._params["layer_index"]
+
+    @property
+    def block_table_index_type(self):
+        """``"uint32"`` or ``"uint64"``: the element type of the block table and sequence pointers."""
+        return self._params["block_table_index_type"]
+
+    def __repr__(self):
+        p = self._params
+        return (f"BlockPagedLayout(page_size={p['page_size']}, num_pages={p['num_pages']}, "
+                f"paged_axis={p['paged_axis']}, num_seqs={p['num_seqs']}, kv_role='{p['kv_role']}', "
+                f"layer_index={p['layer_index']}, block_table_index_type='{p['block_table_index_type']}')")
 
 
-_CLASSES = {0x01: RowMajorLayout, 0x02: ColMajorLayout, 0x03: StridedLayout, 0x06: CooLayout, 0x07: CsrLayout,
-            0x08: CscLayout, 0x09: CsfLayout}
+class CompositeLayout(Layout):
+    """A composite head: ``CompositeLayout(composition_rule, member_count, combine_op=None)``.
+
+    ``composition_rule`` is ``"partition"``, ``"overlay"`` or ``"group"``;
+    ``combine_op`` (``"replace"`` or ``"add"``) is required for an overlay and
+    refused otherwise (ValueError). A head owns no buffers, so
+    ``hurray.Tensor(..., layout=CompositeLayout(...))`` raises UnsupportedError;
+    the class describes heads read from files and streams.
+    """
+
+    __slots__ = ()
+    _TAG, _NAME = _COMPOSITE, "composite"
+
+    def __init__(self, composition_rule, member_count, combine_op=None):
+        rule = _choice(composition_rule, _RULES, "composition_rule")
+        if rule == "overlay":
+            if combine_op is None:
+                raise ValueError("an overlay composite needs combine_op='replace' or combine_op='add'")
+            op = _choice(combine_op, _COMBINE_OPS, "combine_op")
+        elif combine_op is not None:
+            raise ValueError(f"combine_op applies only to an 'overlay' composite, not to {rule!r}")
+        else:
+            op = None
+        self._set(_COMPOSITE, {"composition_rule": rule, "member_count": _uint(member_count, 32, "member_count"),
+                               "combine_op": op})
+        _hurray._check_layout(self)
+
+    @property
+    def buffer_count(self):
+        """0: a head owns no buffers."""
+        return 0
+
+    @property
+    def is_virtual(self):
+        """True: a composite head owns no buffers."""
+        return True
+
+    @property
+    def composition_rule(self):
+        """``"partition"``, ``"overlay"`` or ``"group"`` (``"unknown"`` for a private rule read permissively)."""
+        return self._params["composition_rule"]
+
+    @property
+    def combine_op(self):
+        """``"replace"`` or ``"add"`` for an overlay; None for the other rules."""
+        return self._params["combine_op"]
+
+    @property
+    def member_count(self):
+        """How many members follow the head."""
+        return self._params["member_count"]
+
+    def __repr__(self):
+        text = f"CompositeLayout(composition_rule='{self.composition_rule}', member_count={self.member_count}"
+        if self.combine_op is not None:
+            text += f", combine_op='{self.combine_op}'"
+        return text + ")"
+
+
+class PrivateExtensionLayout(Layout):
+    """An implementation-private layout: ``PrivateExtensionLayout(tag, extension_layout_id, extension_data=None)``,
+    ``tag`` in 0xF0-0xFE. Its buffer count is unknown (None), so ``hurray.Tensor`` cannot check
+    the buffers' count and sizes against it."""
+
+    __slots__ = ()
+    _NAME = "extension"
+
+    def __init__(self, tag, extension_layout_id, extension_data=None):
+        self._set(_uint(tag, 8, "tag"), {"extension_layout_id": _uint(extension_layout_id, 64, "extension_layout_id"),
+                                         "extension_data": _blob(extension_data, "extension_data")})
+        _hurray._check_layout(self)
+
+    @property
+    def extension_layout_id(self):
+        """The implementation-defined layout id."""
+        return self._params["extension_layout_id"]
+
+    @property
+    def extension_data(self):
+        """The layout's opaque parameter bytes."""
+        return self._params["extension_data"]
+
+    def __repr__(self):
+        return (f"PrivateExtensionLayout(tag=0x{self._tag:02X}, extension_layout_id={self.extension_layout_id}, "
+                f"extension_data={len(self.extension_data)} bytes)")
+
+
+class UnknownLayout(Layout):
+    """A layout tag with no assigned meaning in this version: ``UnknownLayout(tag, raw_bytes=None)``.
+
+    Tags with a class of their own (named layouts, 0xF0-0xFE private ones)
+    are refused with ValueError; 0x00 and 0xFF are invalid
+    (InvalidDescriptorError). A tensor may carry one in memory, with its
+    buffers taken as given (the count and sizes cannot be checked), but the
+    format cannot encode it: saving or streaming such a tensor fails.
+    """
+
+    __slots__ = ()
+    _NAME = "extension"
+
+    def __init__(self, tag, raw_bytes=None):
+        tag = _uint(tag, 8, "tag")
+        known = _CLASSES.get(tag) or (PrivateExtensionLayout if 0xF0 <= tag <= 0xFE else None)
+        if known is not None:
+            what = known._NAME if known is not PrivateExtensionLayout else "private extension"
+            raise ValueError(f"tag 0x{tag:02X} is the {what} layout, not an unknown one; use hurray.{known.__name__}")
+        self._set(tag, {"raw_bytes": _blob(raw_bytes, "raw_bytes")})
+        _hurray._check_layout(self)
+
+    @property
+    def raw_bytes(self):
+        """The layout's parameter bytes, uninterpreted."""
+        return self._params["raw_bytes"]
+
+    def __repr__(self):
+        return f"UnknownLayout(tag=0x{self._tag:02X}, raw_bytes={len(self.raw_bytes)} bytes)"
+
+
+_CLASSES = {cls._TAG: cls for cls in (RowMajorLayout, ColMajorLayout, StridedLayout, TiledLayout, MortonLayout,
+                                      HilbertLayout, CooLayout, CsrLayout, CscLayout, CsfLayout, BlockPagedLayout,
+                                      CompositeLayout)}
 
 
 class Quantization:
@@ -187,11 +732,29 @@ class Quantization:
         return f"hurray.Quantization(scheme='{self.scheme}')"
 
 
+def _tiled_from_levels(levels):
+    inner = None
+    for level in reversed(levels):
+        params = dict(level)
+        params["inner_tiled"] = inner
+        inner = TiledLayout._from_params(_TILED, params)
+    return inner
+
+
 def _make_layout(tag, core_name, buffer_count, params):
-    name = _NAMES.get(tag) or core_name or "extension"
-    layout = object.__new__(_CLASSES.get(tag, Layout))
-    Layout.__init__(layout, tag, name, 0 if tag == 0x0B else buffer_count, params)
-    return layout
+    """The layout object of a tensor's descriptor (called by the extension with the core's fields)."""
+    del buffer_count  # each class knows its own
+    if tag == _TILED:
+        return _tiled_from_levels(params["levels"])
+    cls = _CLASSES.get(tag)
+    if cls is None and "extension_layout_id" in params:
+        cls = PrivateExtensionLayout
+    elif cls is None and "raw_bytes" in params:
+        cls = UnknownLayout
+    if cls is None:
+        return _bare(tag, core_name)
+    return cls._from_params(tag, dict(params))
 
 
 _hurray._set_inspection_support(_make_layout, Quantization)
+_hurray._set_layout_class(Layout)

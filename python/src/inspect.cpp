@@ -26,6 +26,7 @@
 #include "hurray/core/quantization.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "layout.hpp"
 #include "sections.hpp"
 #include "tensor.hpp"
 
@@ -60,31 +61,7 @@ py::object layout_of(const Tensor& t) {
     if (g_make_layout == nullptr) {
         throw py::type_error("hurray: layouts are not registered (import the hurray package)");
     }
-    const TensorDescriptor& d = t.desc;
-    py::dict params;
-    if (const auto nnz = sparse_nnz(d.layout)) {
-        params["nnz"] = py::int_(*nnz);
-    }
-    if (const auto* coo = std::get_if<CooLayout>(&d.layout)) {
-        params["is_sorted"] = py::bool_(coo->is_sorted);
-    }
-    if (const auto* strided = std::get_if<StridedLayout>(&d.layout)) {
-        py::tuple strides(strided->strides.size());
-        for (size_t i = 0; i < strided->strides.size(); ++i) {
-            strides[i] = py::int_(strided->strides[i]);
-        }
-        params["strides"] = strides;
-    }
-    if (const auto* csf = std::get_if<CsfLayout>(&d.layout)) {
-        py::tuple order(csf->mode_order.size());
-        for (size_t i = 0; i < csf->mode_order.size(); ++i) {
-            order[i] = py::int_(csf->mode_order[i]);
-        }
-        params["mode_order"] = order;
-    }
-    const uint8_t tag = d.layout_tag();
-    return py::reinterpret_borrow<py::object>(g_make_layout)(
-        tag, std::string(layout_name(tag)), layout_buffer_count(d.layout, d.rank()), params);
+    return layout_to_python(t.desc, py::handle(g_make_layout));
 }
 
 py::object quantization_of(const Tensor& t) {
@@ -212,7 +189,8 @@ void add_inspection(py::class_<Tensor>& cls, py::module_& m) {
             replace_kept_object(g_make_quantization, make_quantization);
         },
         py::arg("make_layout"), py::arg("make_quantization"));
-    cls.def_property_readonly("layout", &layout_of, "The memory layout, a hurray.Layout (name, tag, buffer_count, ...)")
+    cls.def_property_readonly("layout", &layout_of, "The memory layout: a new hurray.Layout subclass instance (RowMajorLayout(), CsrLayout(nnz=2), "
+                                       "TiledLayout(...), ...) carrying the layout's parameters; read-only")
         .def_property_readonly("quantization", &quantization_of,
                                "None, or the quantization scheme: a hurray.PerTensorAffine, PerChannelAffine, PerBlockAffine, NF4 "
                                "or MXFP (each a hurray.Quantization), or a bare hurray.Quantization for a private scheme")

@@ -10,6 +10,7 @@
 /// and while data is converted; Python objects are only touched with it held.
 
 #include "tensor.hpp"
+#include "layout.hpp"
 #include "sections.hpp"
 
 #include <pybind11/numpy.h>
@@ -299,32 +300,6 @@ py::object Tensor::from_file(const FileTensor& ft) {
 
 namespace {
 
-/// The LayoutDescriptor a `hurray.Layout` object (its `tag` and `params`)
-/// describes; TypeError for other objects, UnsupportedError for layouts that
-/// cannot be authored yet.
-LayoutDescriptor layout_from_python(const py::handle& layout) {
-    if (!py::hasattr(layout, "tag") || !py::hasattr(layout, "params") || py::isinstance<py::str>(layout)) {
-        throw py::type_error("layout must be a hurray.Layout (hurray.CsrLayout(nnz=2), ...), not " +
-                             std::string(py::str(py::type::handle_of(layout).attr("__name__"))));
-    }
-    const auto tag = layout.attr("tag").cast<int>();
-    const py::dict params = layout.attr("params");
-    auto nnz = [&params]() { return params["nnz"].cast<uint64_t>(); };
-    switch (tag) {
-        case 0x01: return RowMajorLayout{};
-        case 0x02: return ColumnMajorLayout{};
-        case 0x03: return StridedLayout{params["strides"].cast<std::vector<int64_t>>()};
-        case 0x06: return CooLayout{nnz(), params.contains("is_sorted") && params["is_sorted"].cast<bool>()};
-        case 0x07: return CsrLayout{nnz()};
-        case 0x08: return CscLayout{nnz()};
-        case 0x09: return CsfLayout{nnz(), params["mode_order"].cast<std::vector<uint32_t>>()};
-        default: break;
-    }
-    raise_kind(ErrorKind::kUnsupported, "authoring a tensor with layout tag " + std::to_string(tag) + " (" +
-                                            std::string(layout_name(static_cast<uint8_t>(tag))) +
-                                            ") is not supported yet");
-}
-
 /// Whether a failed descriptor check is about how a quantization scheme fits
 /// the tensor (storage type, axis, block size against the shape, zero-point
 /// range, parameter-buffer sizes): a reader's rule, which the constructor
@@ -370,7 +345,7 @@ void check_parameter_indices(const QuantizationDescriptor& q, const LayoutDescri
         }
         if (index < base) {
             raise_kind(ErrorKind::kInvalidDescriptor,
-                       "quantization: " + field + " is one of the " + std::string(layout_name(layout_tag(layout))) +
+                       "quantization: " + field + " is one of the " + std::string(python_layout_name(layout)) +
                            " layout's own buffers (0.." + std::to_string(base - 1) +
                            "); parameter buffers come after them");
         }
@@ -378,11 +353,42 @@ void check_parameter_indices(const QuantizationDescriptor& q, const LayoutDescri
     const size_t distinct = indices.size() == 2 && indices[0] == indices[1] ? 1 : indices.size();
     if (given != base + distinct) {
         raise_kind(ErrorKind::kInvalidDescriptor,
-                   "a " + std::string(layout_name(layout_tag(layout))) + " tensor with " + scheme +
+                   "a " + std::string(python_layout_name(layout)) + " tensor with " + scheme +
                        " quantization has " + std::to_string(base + distinct) + " buffers (" + std::to_string(base) +
                        " of the layout, " + std::to_string(distinct) + " of parameters); " + std::to_string(given) +
                        " given (data and aux_buffers)");
     }
+}
+
+/// The descriptor of a tensor with a private or unknown layout, `desc`
+/// without buffers: the core cannot know how many buffers such a layout has
+/// or how large they are, so the buffers are taken as given (one handle per
+/// buffer, its size), and the rest of the descriptor is checked as a writer
+/// would (private ids accepted). An unknown tag is checked as if it were a
+/// private one, since the core has no rules for it; the format cannot encode
+/// it, so writing such a tensor fails later.
+Result<TensorDescriptor> extension_descriptor(TensorDescriptor desc,
+                                              const std::vector<std::span<const uint8_t>>& spans,
+                                              const BufferPlacement& bp) {
+    for (const auto& span : spans) {
+        BufferHandle h;
+        h.byte_size = span.size();
+        h.alignment = bp.alignment;
+        h.device_tag = bp.device_tag;
+        h.sync_mode = bp.sync_mode;
+        h.memory_class = bp.memory_class;
+        desc.buffers.push_back(h);
+    }
+    TensorDescriptor probe = desc;
+    if (is_unknown_layout(probe.layout)) {
+        std::get<ExtensionLayout>(probe.layout).tag = 0xF0;
+    }
+    DecodeOptions options;
+    options.accept_private_extensions = true;
+    if (auto st = check_descriptor(probe, options); !st) {
+        return st.error();
+    }
+    return desc;
 }
 
 /// `hurray.Tensor(data, dtype, shape, device=None, *, aux_buffers=None,
@@ -453,17 +459,26 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     desc.quantization = quantization_from_python(quantization);
     desc.statistics = statistics_from_python(statistics);
     desc.shard = shard_from_python(shard);
+    if (std::holds_alternative<CompositeLayout>(desc.layout)) {
+        raise_kind(ErrorKind::kUnsupported,
+                   "a composite head owns no buffers, which hurray.Tensor cannot represent; composites are read "
+                   "from files and streams (hurray.open, hurray.StreamReader)");
+    }
+    const bool extension = std::holds_alternative<ExtensionLayout>(desc.layout);
     const bool row_major = std::holds_alternative<RowMajorLayout>(desc.layout);
     const auto rank = static_cast<uint32_t>(dims.size());
     const uint32_t base = layout_buffer_count(desc.layout, rank);
-    if (desc.quantization) {
+    if (extension) {
+        // A private or unknown layout: its buffer count is not knowable, so
+        // neither are the positions of parameter buffers (see extension_descriptor).
+    } else if (desc.quantization) {
         check_parameter_indices(*desc.quantization, desc.layout, base, t->spans.size());
     } else if (row_major && t->spans.size() != 1) {
         raise_kind(ErrorKind::kInvalidDescriptor,
                    "aux_buffers given for a dense row-major tensor, which has one buffer (pass layout=)");
     } else if (t->spans.size() != base) {
         raise_kind(ErrorKind::kInvalidDescriptor,
-                   "a " + std::string(layout_name(layout_tag(desc.layout))) + " tensor of rank " +
+                   "a " + std::string(python_layout_name(desc.layout)) + " tensor of rank " +
                        std::to_string(rank) + " has " + std::to_string(base) + " buffers; " +
                        std::to_string(t->spans.size()) + " given (data and aux_buffers)");
     }
@@ -471,7 +486,9 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     const std::span<const std::span<const uint8_t>> spans(t->spans);
     std::optional<Result<TensorDescriptor>> d;
     bool fits = true;  // the quantization scheme fits the tensor (or there is none)
-    {
+    if (extension) {
+        d.emplace(extension_descriptor(std::move(desc), t->spans, bp));
+    } else {
         const py::gil_scoped_release release;
         d.emplace(size_for(desc, bp, spans));
         if (desc.quantization) {
@@ -514,19 +531,25 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
         raise_error(d->error(), Where::kTensor, "Tensor");
     }
     t->desc = std::move(d->value());
-    for (size_t k = 1; k < t->spans.size(); ++k) {
-        if (t->spans[k].size() < t->desc.buffers[k].byte_size) {
-            raise_kind(ErrorKind::kBuffer, "aux_buffers[" + std::to_string(k - 1) + "]: " +
-                                               std::to_string(t->spans[k].size()) + " bytes; the " +
-                                               std::string(layout_name(t->desc.layout_tag())) + " layout needs " +
-                                               std::to_string(t->desc.buffers[k].byte_size));
+    const uint64_t need = t->desc.buffers.empty() ? 0 : t->desc.buffers[0].byte_size;
+    {
+        // Buffer by buffer, in table order: the declared layout is never
+        // adjusted to fit what was passed.
+        const uint32_t own = layout_buffer_count(t->desc.layout, t->desc.rank());
+        const size_t first = std::holds_alternative<RowMajorLayout>(t->desc.layout) ? 1 : 0;
+        for (size_t k = first; k < t->spans.size() && k < t->desc.buffers.size(); ++k) {
+            if (t->spans[k].size() >= t->desc.buffers[k].byte_size) {
+                continue;
+            }
+            const std::string which = k == 0 ? std::string("Tensor data (buffer 0, ")
+                                             : "aux_buffers[" + std::to_string(k - 1) + "] (buffer " +
+                                                   std::to_string(k) + ", ";
+            const std::string role =
+                k < own ? std::string(buffer_role(t->desc.layout, k)) : std::string("quantization parameters");
+            raise_kind(ErrorKind::kBuffer, which + role + "): " + std::to_string(t->spans[k].size()) +
+                                               " bytes; the " + std::string(python_layout_name(t->desc.layout)) +
+                                               " layout needs " + std::to_string(t->desc.buffers[k].byte_size));
         }
-    }
-    const uint64_t need = t->desc.buffers[0].byte_size;
-    if (t->spans[0].size() < need && !std::holds_alternative<RowMajorLayout>(t->desc.layout)) {
-        raise_kind(ErrorKind::kBuffer, "Tensor data (buffer 0): " + std::to_string(t->spans[0].size()) +
-                                           " bytes; the " + std::string(layout_name(t->desc.layout_tag())) +
-                                           " layout needs " + std::to_string(need));
     }
     if (t->spans[0].size() < need) {
         std::string dims_text;
@@ -664,7 +687,7 @@ py::object transpose_of(const py::object& self) {
     }
     auto layout = transposed_layout(t.desc.layout);
     if (!layout) {
-        raise_kind(ErrorKind::kUnsupported, "T: a " + std::string(layout_name(t.desc.layout_tag())) +
+        raise_kind(ErrorKind::kUnsupported, "T: a " + std::string(python_layout_name(t.desc.layout)) +
                                                 " tensor has no transposed view over the same bytes (transpose "
                                                 "np.asarray(t) or to_dense() instead)");
     }
@@ -798,7 +821,7 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
     bool copied = false;
     const bool row_major = std::holds_alternative<RowMajorLayout>(d.layout);
     if (is_indexed_layout(d.layout)) {
-        raise_kind(ErrorKind::kUnsupported, "__array__: a " + std::string(layout_name(d.layout_tag())) +
+        raise_kind(ErrorKind::kUnsupported, "__array__: a " + std::string(python_layout_name(d.layout)) +
                                                 " tensor has no dense array form (to_dense() makes a float32 copy; "
                                                 "its buffers are reachable with buffer(i))");
     }
@@ -964,9 +987,11 @@ void register_tensor(py::module_& m) {
              py::kw_only(), py::arg("aux_buffers") = py::none(), py::arg("layout") = py::none(),
              py::arg("quantization") = py::none(), py::arg("statistics") = py::none(), py::arg("shard") = py::none(),
              "A tensor viewing `data` (any buffer-protocol object, C-contiguous) without a copy; the Tensor keeps "
-             "`data` alive. Dense row-major unless `layout` (a hurray.Layout: strided, column-major, COO, CSR, CSC, "
-             "CSF) says otherwise; `aux_buffers` are its other buffers in descriptor order (the layout's index "
-             "buffers, then quantization parameters). `quantization` (a hurray.PerTensorAffine, PerChannelAffine, "
+             "`data` alive. Dense row-major unless `layout` (any hurray.Layout instance but CompositeLayout: "
+             "column-major, strided, tiled, Morton, Hilbert, COO, CSR, CSC, CSF, block-paged, private or unknown) "
+             "says otherwise (TypeError for anything else, strings included; InvalidDescriptorError when it does "
+             "not fit the shape); `aux_buffers` are its other buffers in descriptor order (the layout's index "
+             "buffers, block table, sequence pointers, then quantization parameters). `quantization` (a hurray.PerTensorAffine, PerChannelAffine, "
              "PerBlockAffine, NF4 or MXFP) refers to its parameter buffers by index: an index naming no given "
              "buffer, or one of the layout's, raises InvalidDescriptorError. `statistics` (a hurray.Statistics) and "
              "`shard` (a hurray.Shard) add those descriptor sections. BufferError when a buffer is smaller than the "
@@ -1046,6 +1071,7 @@ void register_tensor(py::module_& m) {
     add_inspection(cls, m);
     add_sections(cls, m);
     add_native_protocol(cls, m);
+    add_layout_support(m);
 }
 
 }  // namespace hurray::python
