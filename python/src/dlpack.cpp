@@ -36,6 +36,7 @@
 #include "hurray/core/layout.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "layout.hpp"
 #include "tensor.hpp"
 
 namespace hurray::python {
@@ -351,11 +352,11 @@ py::object to_dlpack(const py::object& self, const py::object& stream, const py:
     const bool forbid_copy = !copy.is_none() && !copy.cast<bool>();
     const bool row_major = std::holds_alternative<RowMajorLayout>(d.layout);
     if (is_indexed_layout(d.layout)) {
-        raise_dlpack_buffer_error("__dlpack__: a " + std::string(layout_name(d.layout_tag())) +
+        raise_dlpack_buffer_error("__dlpack__: a " + std::string(python_layout_name(d.layout)) +
                                   " tensor cannot be represented in DLPack (to_dense() makes a dense copy)");
     }
     if (!row_major && forbid_copy) {
-        raise_dlpack_buffer_error("__dlpack__(copy=False): a " + std::string(layout_name(d.layout_tag())) +
+        raise_dlpack_buffer_error("__dlpack__(copy=False): a " + std::string(python_layout_name(d.layout)) +
                                   " tensor needs a copy to be dense");
     }
     if (want_copy || !row_major) {

@@ -105,7 +105,7 @@ py::array to_float32_array(const Tensor& t, const char* what) {
 uint64_t nnz_of(const Tensor& t) {
     const auto nnz = sparse_nnz(t.desc.layout);
     if (!nnz) {
-        throw py::attribute_error("nnz: a " + std::string(layout_name(t.desc.layout_tag())) +
+        throw py::attribute_error("nnz: a " + std::string(python_layout_name(t.desc.layout)) +
                                   " tensor is not sparse (COO, CSR, CSC, CSF)");
     }
     return *nnz;
@@ -140,7 +140,7 @@ template <typename Want>
 py::object index_component(const py::object& self, size_t index, const char* what) {
     const auto& t = self.cast<const Tensor&>();
     if (!std::holds_alternative<Want>(t.desc.layout)) {
-        throw py::attribute_error(std::string(what) + ": a " + std::string(layout_name(t.desc.layout_tag())) +
+        throw py::attribute_error(std::string(what) + ": a " + std::string(python_layout_name(t.desc.layout)) +
                                   " tensor has no such component");
     }
     const uint64_t nnz = *sparse_nnz(t.desc.layout);

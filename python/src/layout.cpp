@@ -322,6 +322,8 @@ py::dict params_of(const LayoutDescriptor& layout) {
                 p["member_count"] = l.member_count;
                 p["combine_op"] = combine_name(l);
             } else if constexpr (std::is_same_v<L, ExtensionLayout>) {
+                // SAFETY: py::bytes copies exactly l.data.size() bytes from the
+                // vector's storage, which outlives the call.
                 const py::bytes data(reinterpret_cast<const char*>(l.data.data()), l.data.size());
                 if (l.tag >= 0xF0 && l.tag <= 0xFE) {
                     p["extension_layout_id"] = l.layout_id;

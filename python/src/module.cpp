@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "layout.hpp"
 #include "common.hpp"
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/layout.hpp"
@@ -46,7 +47,7 @@ py::dict describe_tensor(std::string_view name, const TensorDescriptor& d) {
     const auto np_name = numpy_name(d.element_type);
     out["numpy_dtype"] = np_name ? py::object(py::str(*np_name)) : py::object(py::none());
     out["shape"] = py::tuple(shape);
-    out["layout"] = py::str(std::string(layout_name(d.layout_tag())));
+    out["layout"] = py::str(std::string(python_layout_name(d.layout)));
     out["quantization"] = d.quantization
                               ? py::object(py::str(std::string(scheme_name(scheme_tag(d.quantization->scheme)))))
                               : py::object(py::none());

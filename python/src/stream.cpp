@@ -48,6 +48,7 @@
 #include <variant>
 #include <vector>
 
+#include "layout.hpp"
 #include "common.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/composite.hpp"
@@ -1108,7 +1109,7 @@ py::dict wire_info(const py::bytes& descriptor) {
         shape.append(dim == kDynamicDim ? py::object(py::none()) : py::object(py::int_(dim)));
     }
     out["shape"] = py::tuple(shape);
-    out["layout"] = py::str(std::string(layout_name(d.layout_tag())));
+    out["layout"] = py::str(std::string(python_layout_name(d.layout)));
     py::list sizes;
     for (const BufferHandle& b : d.buffers) {
         sizes.append(py::int_(b.byte_size));
