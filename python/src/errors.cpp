@@ -105,6 +105,7 @@ ErrorKind error_kind(const Error& error, Where where) noexcept {
                 case ErrorCode::kSizeMismatch:
                     return ErrorKind::kInvalidArgument;
                 case ErrorCode::kInvalidShape:
+                case ErrorCode::kInvalidLayoutTag:  // a tensor carrying an UnknownLayout
                 case ErrorCode::kSizeOverflow:
                 case ErrorCode::kRankTooLarge:
                 case ErrorCode::kInvalidElementType:

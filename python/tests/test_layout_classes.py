@@ -286,8 +286,9 @@ def test_unknown_layout_is_carried_but_cannot_be_written(tmp_path):
     assert bytes(t.buffer(1)) == bytes(3)
     with pytest.raises(hurray.UnsupportedError):
         t.to_dense()
-    with pytest.raises(hurray.HurrayError, match="0x2A"):
+    with pytest.raises(hurray.InvalidDescriptorError, match="0x2A"):
         hurray.save(tmp_path / "u.hrry", {"u": t})
+    assert not (tmp_path / "u.hrry").exists()
     with pytest.raises(hurray.HurrayError, match="0x2A"):
         _round_trip_stream(t)
 
