@@ -298,8 +298,11 @@ class TiledLayout(_OneBuffer):
             "tile_shape": _ints(tile_shape, 64, "tile_shape"),
             "outer_layout": _choice(outer_layout, _TILE_ORDERS, "outer_layout"),
             "inner_layout": _choice(inner_layout, _TILE_ORDERS, "inner_layout"),
-            "outer_strides": None if outer_strides is None else _ints(outer_strides, 64, "outer_strides", True),
-            "inner_strides": None if inner_strides is None else _ints(inner_strides, 64, "inner_strides", True),
+            # No strides and an empty list are the same descriptor: both read back as None.
+            "outer_strides": _ints(outer_strides, 64, "outer_strides", True) or None if outer_strides is not None
+            else None,
+            "inner_strides": _ints(inner_strides, 64, "inner_strides", True) or None if inner_strides is not None
+            else None,
             "inner_tiled": inner_tiled,
         })
         _hurray._check_layout(self)

@@ -353,6 +353,15 @@ LayoutDescriptor layout_from_python(const py::handle& layout) {
     }
     const auto tag = layout.attr("tag").cast<unsigned>();
     const py::dict p = layout.attr("_params");
+    // Private and unknown layouts first: their tag alone says nothing about
+    // their parameters (a private layout on tag 0x01 is invalid, not row-major).
+    if (p.contains("extension_layout_id") && tag <= 0xFF) {
+        return ExtensionLayout{static_cast<uint8_t>(tag), p["extension_layout_id"].cast<uint64_t>(),
+                               bytes_of(p["extension_data"])};
+    }
+    if (p.contains("raw_bytes") && tag <= 0xFF) {
+        return ExtensionLayout{static_cast<uint8_t>(tag), 0, bytes_of(p["raw_bytes"])};
+    }
     switch (tag) {
         case 0x01: return RowMajorLayout{};
         case 0x02: return ColumnMajorLayout{};
@@ -367,13 +376,6 @@ LayoutDescriptor layout_from_python(const py::handle& layout) {
         case 0x0B: return composite_from_python(p);
         case 0x40: return HilbertLayout{p["hilbert_order"].cast<uint32_t>(), p["hilbert_rank"].cast<uint32_t>()};
         default: break;
-    }
-    if (p.contains("extension_layout_id")) {
-        return ExtensionLayout{static_cast<uint8_t>(tag), p["extension_layout_id"].cast<uint64_t>(),
-                               bytes_of(p["extension_data"])};
-    }
-    if (p.contains("raw_bytes") && tag <= 0xFF) {
-        return ExtensionLayout{static_cast<uint8_t>(tag), 0, bytes_of(p["raw_bytes"])};
     }
     raise_kind(ErrorKind::kUnsupported, "layout tag " + hex_byte(tag & 0xFFU) + " (" +
                                             py::str(layout.attr("name")).cast<std::string>() +

@@ -105,6 +105,7 @@ def test_parameters_are_reachable():
     assert SAMPLES[17].raw_bytes == b"\x01"
     assert hurray.CsfLayout(np.uint64(3), np.array([2, 1, 0])).mode_order == (2, 1, 0)
     assert hurray.StridedLayout([0, -4]).params == {"strides": (0, -4)}
+    assert hurray.TiledLayout([2], outer_strides=[], inner_strides=[]) == hurray.TiledLayout([2])
 
 
 def test_the_core_checks_parameters_at_construction():
@@ -122,6 +123,8 @@ def test_the_core_checks_parameters_at_construction():
         lambda: hurray.HilbertLayout(3, 1),
         lambda: hurray.HilbertLayout(33, 2),
         lambda: hurray.PrivateExtensionLayout(0x20, 1),
+        lambda: hurray.PrivateExtensionLayout(0x01, 1),  # a private layout is never row-major
+        lambda: hurray.PrivateExtensionLayout(0x03, 1),
         lambda: hurray.UnknownLayout(0x00),
         lambda: hurray.UnknownLayout(0xFF),
     ]
