@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <variant>
@@ -83,7 +84,7 @@ py::object strides_or_none(const std::vector<int64_t>& strides) {
 
 TiledLayout tiled_from_python(const py::handle& layout) {
     TiledLayout tiled;
-    py::object level = py::reinterpret_borrow<py::object>(layout);
+    auto level = py::reinterpret_borrow<py::object>(layout);
     while (!level.is_none()) {
         if (tiled.levels.size() == kMaxTiledChain) {
             throw py::value_error("TiledLayout: more than " + std::to_string(kMaxTiledChain) + " nested levels");
@@ -168,30 +169,31 @@ std::vector<uint8_t> bytes_of(const py::handle& value) {
 /// A shape the layout's own rules can be checked against: the rank its
 /// parameters imply, dimensions that satisfy the shape rules.
 Shape probe_shape(const LayoutDescriptor& layout) {
+    // (count, dimension): a shape of `count` equal dimensions (parentheses, not
+    // braces: a braced list would be the shape {count, dimension}).
+    size_t rank = 1;
+    uint64_t dim = 1;
     if (const auto* t = std::get_if<TiledLayout>(&layout)) {
-        return t->levels.empty() ? Shape{1} : Shape(t->levels.front().tile_shape.begin(),
-                                                    t->levels.front().tile_shape.end());
+        if (!t->levels.empty()) {
+            const auto& tile = t->levels.front().tile_shape;
+            return {std::span<const uint64_t>(tile.data(), std::min<size_t>(tile.size(), kMaxRank + 1))};
+        }
+    } else if (const auto* m = std::get_if<MortonLayout>(&layout)) {
+        rank = m->morton_bits.size();
+    } else if (const auto* h = std::get_if<HilbertLayout>(&layout)) {
+        rank = h->hilbert_rank;
+        dim = h->hilbert_order < 63 ? uint64_t{1} << h->hilbert_order : 1;
+    } else if (const auto* f = std::get_if<CsfLayout>(&layout)) {
+        rank = f->mode_order.size();
+    } else if (const auto* s = std::get_if<StridedLayout>(&layout)) {
+        rank = s->strides.size();
+    } else if (std::holds_alternative<CsrLayout>(layout) || std::holds_alternative<CscLayout>(layout)) {
+        rank = 2;
+    } else if (std::holds_alternative<BlockPagedLayout>(layout)) {
+        rank = 3;
     }
-    if (const auto* m = std::get_if<MortonLayout>(&layout)) {
-        return Shape(std::min<size_t>(m->morton_bits.size(), kMaxRank + 1), 1);
-    }
-    if (const auto* h = std::get_if<HilbertLayout>(&layout)) {
-        const uint64_t side = h->hilbert_order < 63 ? uint64_t{1} << h->hilbert_order : 1;
-        return Shape(std::min<size_t>(h->hilbert_rank, kMaxRank + 1), side);
-    }
-    if (const auto* f = std::get_if<CsfLayout>(&layout)) {
-        return Shape(std::min<size_t>(f->mode_order.size(), kMaxRank + 1), 1);
-    }
-    if (const auto* s = std::get_if<StridedLayout>(&layout)) {
-        return Shape(std::min<size_t>(s->strides.size(), kMaxRank + 1), 1);
-    }
-    if (std::holds_alternative<CsrLayout>(layout) || std::holds_alternative<CscLayout>(layout)) {
-        return Shape{1, 1};
-    }
-    if (std::holds_alternative<BlockPagedLayout>(layout)) {
-        return Shape{1, 1, 1};
-    }
-    return Shape{1};
+    Shape shape(std::min<size_t>(rank, kMaxRank + 1), dim);
+    return shape;
 }
 
 /// The core's checks of a layout on a descriptor of `probe_shape`: the

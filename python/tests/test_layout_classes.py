@@ -307,6 +307,9 @@ def test_layouts_read_from_files_and_streams(tmp_path):
                              layout=hurray.CsrLayout(nnz=2)),
         "col": hurray.Tensor(bytes(16), hurray.float32, [2, 2], layout=hurray.ColMajorLayout()),
     }
+    assert "layout='col_major'" in repr(tensors["col"])  # one name for the class, reprs and messages
+    hurray.save(tmp_path / "c.hrry", {"col": tensors["col"]})
+    assert hurray.open(tmp_path / "c.hrry").info("col")["layout"] == "col_major"
     loaded = _round_trip_file(tmp_path, tensors["csf"])
     assert loaded.layout == hurray.CsfLayout(4, [0, 1, 2]) and loaded.layout.mode_order == (0, 1, 2)
     for t in tensors.values():
