@@ -344,10 +344,11 @@ void check_parameter_indices(const QuantizationDescriptor& q, const LayoutDescri
                            " aux_buffers): pass the parameters in aux_buffers");
         }
         if (index < base) {
+            // Worded as the reference module words it ("quantization buffer index N").
             raise_kind(ErrorKind::kInvalidDescriptor,
-                       "quantization: " + field + " is one of the " + std::string(python_layout_name(layout)) +
-                           " layout's own buffers (0.." + std::to_string(base - 1) +
-                           "); parameter buffers come after them");
+                       "quantization buffer index " + std::to_string(index) + " (" + field.substr(0, field.rfind(' ')) +
+                           ") is one of the " + std::string(python_layout_name(layout)) + " layout's own buffers (0.." +
+                           std::to_string(base - 1) + "); parameter buffers come after them");
         }
     }
     const size_t distinct = indices.size() == 2 && indices[0] == indices[1] ? 1 : indices.size();

@@ -329,3 +329,13 @@ def test_composite_layout_of_a_read_composite():
     item = list(hurray.StreamReader(writer.getvalue()))[0]
     assert isinstance(item.layout, hurray.CompositeLayout) and item.layout.is_virtual
     assert item.layout == hurray.CompositeLayout("group", 2) and item.layout.combine_op is None
+
+
+def test_quantization_parameters_come_after_the_layout_buffers():
+    csc_buffers = [struct.pack("2Q", 1, 0), struct.pack("3Q", 0, 1, 2)]
+    with pytest.raises(hurray.InvalidDescriptorError, match="quantization buffer index 1 .* csc layout's own"):
+        hurray.Tensor(struct.pack("2b", 3, 4), hurray.int8, [2, 2], aux_buffers=csc_buffers,
+                      layout=hurray.CscLayout(nnz=2), quantization=hurray.PerChannelAffine.symmetric(0, 1))
+    t = hurray.Tensor(struct.pack("2b", 3, 4), hurray.int8, [2, 2], aux_buffers=csc_buffers + [np.ones(2, np.float32)],
+                      layout=hurray.CscLayout(nnz=2), quantization=hurray.PerChannelAffine.symmetric(1, 3))
+    assert t.layout == hurray.CscLayout(nnz=2) and t.buffer_count == 4
