@@ -15,9 +15,7 @@ from ._errors import InvalidArgumentError, UnsupportedError
 Tensor = _hurray.Tensor
 
 # Tier 1 element types NumPy has (bfloat16 has none).
-_TO_NUMPY = {name: _np.dtype(name) for name in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128")}
+_TO_NUMPY = {name: _np.dtype(name) for name in _dtype._NUMPY_NAMES}
 _FROM_NUMPY = {npdt: _dtype.Dtype.from_name(name) for name, npdt in _TO_NUMPY.items()}
 
 

@@ -26,7 +26,10 @@ class Dtype:
 
     Attributes: ``name`` (the spec's name), ``tag`` (the type tag byte),
     ``bit_width``, ``tier`` (1 or 2), ``is_array_api`` (Tier 1), ``is_integer``,
-    ``is_float``, ``is_signed``, ``is_sub_byte``.
+    ``is_float``, ``is_signed``, ``is_sub_byte``; ``dtype``, the NumPy dtype of
+    the types NumPy has (so ``np.dtype(hurray.float32)``, ``np.zeros(3,
+    dtype=hurray.float32)`` and ``np.dtype("float32") == hurray.float32``
+    work), an AttributeError for the others (bfloat16, Tier 2).
     """
 
     __slots__ = ("name", "tag", "bit_width", "tier", "is_float", "is_integer", "is_signed", "is_sub_byte")
@@ -46,6 +49,19 @@ class Dtype:
     def is_array_api(self):
         """Whether it is a Tier 1 type (the Array API's numeric vocabulary)."""
         return self.tier == 1
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of this type; AttributeError when NumPy has none (bfloat16, Tier 2).
+
+        NumPy reads this attribute wherever it takes a dtype, so a hurray.Dtype
+        can be given to NumPy functions and compares equal to its NumPy dtype.
+        """
+        import numpy as np  # numpy is imported by the package anyway; not at class creation
+        found = _NUMPY_NAMES.get(self.name)
+        if found is None:
+            raise AttributeError(f"element type {self.name} has no NumPy dtype")
+        return np.dtype(found)
 
     @classmethod
     def from_name(cls, name):
@@ -77,6 +93,11 @@ class Dtype:
     def __reduce__(self):
         return (Dtype.from_name, (self.name,))
 
+
+# The element types NumPy has, under the same names.
+_NUMPY_NAMES = {name: name for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128")}
 
 _BY_TAG = {}
 _BY_NAME = {}

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// `hurray.Tensor`: one class for every layout, a descriptor and one byte view
-/// per buffer of its buffer table. The bytes are never copied: a Tensor views
-/// Python buffers (bytes, bytearray, numpy arrays, memoryviews; held through
-/// the buffer protocol) or a file's mapping (held through the `FileTensor`).
+/// per buffer of its buffer table. A Tensor views Python buffers (bytearray,
+/// numpy arrays, memoryviews, mmap; held through the buffer protocol) or a
+/// file's mapping (held through the `FileTensor`). Only `bytes` given to the
+/// constructor are copied, as the reference does: they are immutable, and the
+/// Tensor over them is writable.
 /// NumPy views of it (`__array__`, `buffer(i)`) keep the Tensor alive.
 ///
 /// The GIL is released while descriptors are decoded, encoded and validated
@@ -300,6 +302,31 @@ py::object Tensor::from_file(const FileTensor& ft) {
 
 namespace {
 
+/// The constructor's buffer for `obj`: `obj` itself, except a `bytes` object,
+/// which is copied into a writable numpy array whose data is 64-byte aligned
+/// (the buffer protocol's minimum alignment). The reference copies `bytes` and
+/// hands out a writable Tensor; a `memoryview` of the bytes is viewed instead
+/// (read-only, no copy).
+py::object constructor_buffer(const py::handle& obj) {
+    if (PyBytes_CheckExact(obj.ptr()) == 0 || PyBytes_GET_SIZE(obj.ptr()) == 0) {
+        return py::reinterpret_borrow<py::object>(obj);
+    }
+    constexpr size_t kAlign = 64;
+    const auto n = static_cast<size_t>(PyBytes_GET_SIZE(obj.ptr()));
+    py::array_t<uint8_t> raw(static_cast<py::ssize_t>(n + kAlign));
+    uint8_t* base = raw.mutable_data();
+    // The distance to the next 64-byte boundary (an address used as a number).
+    const size_t skip = (kAlign - reinterpret_cast<uintptr_t>(base) % kAlign) % kAlign;  // NOLINT(*-reinterpret-cast)
+    const auto* src = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj.ptr()));  // NOLINT(*-reinterpret-cast)
+    {
+        // SAFETY: `raw` holds n + 64 bytes, so [skip, skip + n) lies inside it;
+        // the bytes object (immutable, held by the caller) holds n bytes.
+        const py::gil_scoped_release release;
+        std::memcpy(base + skip, src, n);
+    }
+    return raw[py::slice(static_cast<py::ssize_t>(skip), static_cast<py::ssize_t>(skip + n), 1)];
+}
+
 /// Whether a failed descriptor check is about how a quantization scheme fits
 /// the tensor (storage type, axis, block size against the shape, zero-point
 /// range, parameter-buffer sizes): a reader's rule, which the constructor
@@ -440,14 +467,14 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     bp.memory_class = placement.memory_class;
     auto t = std::make_unique<Tensor>();
     t->device_id = placement.device_id;
-    auto held = std::make_unique<HeldBuffer>(data, "Tensor data");
+    auto held = std::make_unique<HeldBuffer>(constructor_buffer(data), "Tensor data");
     t->spans.push_back(held->bytes());
     t->writable.push_back(held->writable());
     t->held.push_back(std::move(held));
     if (!aux_buffers.is_none()) {
         size_t i = 1;
         for (const py::handle b : aux_buffers) {
-            auto aux = std::make_unique<HeldBuffer>(b, "aux_buffers[" + std::to_string(i - 1) + "]");
+            auto aux = std::make_unique<HeldBuffer>(constructor_buffer(b), "aux_buffers[" + std::to_string(i - 1) + "]");
             t->spans.push_back(aux->bytes());
             t->writable.push_back(aux->writable());
             t->held.push_back(std::move(aux));

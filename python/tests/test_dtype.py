@@ -87,3 +87,20 @@ def test_devices():
     with pytest.raises(AttributeError):
         cpu.kind = "cuda"
     assert pickle.loads(pickle.dumps(gpu)) == gpu
+
+
+def test_numpy_takes_a_hurray_dtype_where_it_takes_a_dtype():
+    import numpy as np
+    for name in ("bool", "int8", "uint8", "int64", "float16", "float32", "float64", "complex128"):
+        dt = getattr(hurray, name)
+        assert dt.dtype == np.dtype(name) and np.dtype(dt) == np.dtype(name)
+        assert np.dtype(name) == dt and dt == np.dtype(name)  # numpy's comparison, reflected
+        assert np.zeros(2, dtype=dt).dtype == np.dtype(name)
+    assert np.dtype("float32") != hurray.float64 and hurray.uint8 != np.dtype("int8")
+    for dt in (hurray.bfloat16, hurray.dtype.int4, hurray.dtype.float8_e4m3):
+        assert not hasattr(dt, "dtype")
+        with pytest.raises(TypeError):
+            np.dtype(dt)
+    # The buffers of a tensor are uint8 arrays: their dtype is hurray.uint8.
+    t = hurray.Tensor(bytearray(8), hurray.float32, [2])
+    assert t.buffer(0).dtype == hurray.uint8

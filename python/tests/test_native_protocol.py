@@ -185,7 +185,7 @@ def test_aligned_memory_is_shared_and_writes_go_through():
 
 
 def test_read_only_memory_stays_read_only():
-    back = hurray.from_hurray(hurray.Tensor(bytes(16), hurray.int32, [4]))
+    back = hurray.from_hurray(hurray.Tensor(memoryview(bytes(16)), hurray.int32, [4]))
     assert back.readonly and not np.asarray(back).flags.writeable
 
 

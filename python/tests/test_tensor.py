@@ -23,7 +23,7 @@ def test_construction_and_properties():
     assert t.shape == (2, 3) and t.ndim == 2 and t.size == 6 and len(t) == 2
     assert t.dtype is hurray.float32
     assert t.device == hurray.device.cpu and t.device.kind == "cpu" and t.device_id == 0
-    assert t.buffer_count == 1 and t.nbytes == 24 and t.readonly
+    assert t.buffer_count == 1 and t.nbytes == 24 and not t.readonly  # bytes are copied: see below
     assert not hasattr(t, "__array_namespace__")
     assert repr(t) == "hurray.Tensor([[1. 2. 3.]\n [4. 5. 6.]], dtype=float32)"
     gpu = hurray.Tensor(buf, hurray.float32, [2, 3], hurray.Device("cuda", 1))
@@ -71,8 +71,27 @@ def test_buffers_are_zero_copy_views():
         t.buffer(1)
     with pytest.raises(IndexError):
         t.buffer(-1)
-    ro = hurray.Tensor(bytes(16), hurray.int32, [4])
+    ro = hurray.Tensor(memoryview(bytes(16)), hurray.int32, [4])
     assert not ro.buffer(0).flags.writeable and not np.asarray(ro).flags.writeable
+
+
+def test_bytes_are_copied_into_writable_aligned_memory_as_the_reference_does():
+    raw = struct.pack("4i", 1, 2, 3, 4)
+    t = hurray.Tensor(raw, hurray.int32, [4])
+    assert not t.readonly
+    a = np.asarray(t)
+    assert a.flags.writeable and a.ctypes.data % 64 == 0
+    a[0] = 9  # the tensor's own memory: the bytes object is untouched
+    assert np.asarray(t)[0] == 9 and raw == struct.pack("4i", 1, 2, 3, 4)
+    assert t.buffer(0).ctypes.data == a.ctypes.data  # one copy, shared by the views
+    # aux_buffers too; a memoryview of bytes is viewed, read-only, with no copy.
+    csr = hurray.Tensor(struct.pack("<2f", 5, 7), hurray.float32, [2, 2], layout=hurray.CsrLayout(nnz=2),
+                        aux_buffers=[struct.pack("<2Q", 0, 1), struct.pack("<3Q", 0, 1, 2)])
+    assert not csr.readonly and all(csr.buffer(k).flags.writeable for k in range(3))
+    big = bytes(range(256)) * 4096
+    view = hurray.Tensor(memoryview(big), hurray.uint8, [len(big)])
+    assert view.readonly and np.asarray(view).ctypes.data == np.frombuffer(big, np.uint8).ctypes.data
+    assert hurray.Tensor(b"", hurray.float32, [0]).shape == (0,)
 
 
 def test_zero_d_and_empty_tensors():
@@ -124,7 +143,7 @@ def test_transpose_is_a_view_of_the_same_memory():
     gc.collect()
     assert np.array_equal(np.asarray(tt), a.T)
     # Read-only memory stays read-only.
-    ro = hurray.Tensor(a.tobytes(), hurray.float32, [3, 4]).T
+    ro = hurray.Tensor(memoryview(a.tobytes()), hurray.float32, [3, 4]).T
     assert ro.readonly and not np.asarray(ro).flags.writeable
     # Bools (packed) and int64: the view is exact; NumPy gets a copy of the bools.
     b = np.arange(6).reshape(2, 3) % 2 == 0
