@@ -36,6 +36,7 @@ HURRAY_APT_PACKAGES=(
     pybind11-dev        # the Python module's C++ bindings (header-only, CMake package)
     python3-numpy       # the Python module returns and takes numpy arrays (and its headers)
     python3-pytest      # runs the Python module's tests (ctest python.pytest)
+    python3-scipy       # hurray.from_scipy / Tensor.to_scipy (scipy.sparse interop) and its tests; optional at run time
     python3-torch       # hurray.torch (safetensors.torch's calls) and its tests; optional at run time
 )
 
