@@ -333,7 +333,7 @@ py::object import_capsule(const py::object& obj) {
             raise_kind(ErrorKind::kBuffer,
                        "from_hurray: the capsule was already consumed; call __hurray__() again for a fresh one");
         }
-        raise_kind(ErrorKind::kBuffer, "from_hurray: expected a \"hurray_tensor\" capsule, got \"" + got + "\"");
+        raise_kind(ErrorKind::kBuffer, R"(from_hurray: expected a "hurray_tensor" capsule, got ")" + got + "\"");
     }
     auto* list = static_cast<HurrayBufferList*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
     auto* ctx = static_cast<HurrayTensorContext*>(PyCapsule_GetContext(capsule.ptr()));
