@@ -27,6 +27,7 @@ import operator as _operator
 
 from . import _hurray
 from ._errors import InvalidDescriptorError
+from ._value import ByValue
 
 __all__ = ["BlockPagedLayout", "ColMajorLayout", "CompositeLayout", "CooLayout", "CscLayout", "CsfLayout",
            "CsrLayout", "HilbertLayout", "Layout", "MortonLayout", "PrivateExtensionLayout", "Quantization",
@@ -100,7 +101,12 @@ def _tuple_repr(values):
     return repr(tuple(values))
 
 
-class Layout:
+def _param(key, doc):
+    """A read-only property giving the layout parameter ``key``."""
+    return property(lambda self: self._params[key], doc=doc)
+
+
+class Layout(ByValue):
     """A tensor's memory layout: a layout tag plus that layout's parameters (ADR-032).
 
     The base of every layout class; not constructible itself. ``t.layout``
@@ -188,18 +194,6 @@ class Layout:
     def _key(self):
         return (self._tag, self._name, tuple(self._params.items()))
 
-    def __eq__(self, other):
-        if isinstance(other, Layout):
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
-    def __hash__(self):
-        return hash(("hurray.Layout",) + self._key())
-
     def __repr__(self):
         return f"Layout(tag=0x{self._tag:02X}, name='{self._name}')"
 
@@ -266,10 +260,7 @@ class StridedLayout(_OneBuffer):
     def __init__(self, strides):
         self._set(_STRIDED, {"strides": _ints(strides, 64, "strides", signed=True)})
 
-    @property
-    def strides(self):
-        """The per-dimension strides in elements, a tuple."""
-        return self._params["strides"]
+    strides = _param("strides", "The per-dimension strides in elements, a tuple.")
 
     def __repr__(self):
         return f"StridedLayout(strides={_tuple_repr(self.strides)})"
@@ -307,35 +298,16 @@ class TiledLayout(_OneBuffer):
         })
         _hurray._check_layout(self)
 
-    @property
-    def tile_shape(self):
-        """The tile's extent per dimension, a tuple."""
-        return self._params["tile_shape"]
-
-    @property
-    def outer_layout(self):
-        """The order of the tiles: ``"row_major"``, ``"col_major"`` or ``"strided"``."""
-        return self._params["outer_layout"]
-
-    @property
-    def inner_layout(self):
-        """The order inside a tile: ``"row_major"``, ``"col_major"``, ``"strided"`` or ``"tiled"``."""
-        return self._params["inner_layout"]
-
-    @property
-    def outer_strides(self):
-        """The tile-grid strides in tiles when ``outer_layout`` is strided, else None."""
-        return self._params["outer_strides"]
-
-    @property
-    def inner_strides(self):
-        """The in-tile strides in elements when ``inner_layout`` is strided, else None."""
-        return self._params["inner_strides"]
-
-    @property
-    def inner_tiled(self):
-        """The nested TiledLayout when ``inner_layout`` is ``"tiled"``, else None."""
-        return self._params["inner_tiled"]
+    tile_shape = _param("tile_shape", "The tile's extent per dimension, a tuple.")
+    outer_layout = _param("outer_layout",
+                          'The order of the tiles: ``"row_major"``, ``"col_major"`` or ``"strided"``.')
+    inner_layout = _param("inner_layout",
+                          'The order inside a tile: ``"row_major"``, ``"col_major"``, ``"strided"`` or ``"tiled"``.')
+    outer_strides = _param("outer_strides",
+                           "The tile-grid strides in tiles when ``outer_layout`` is strided, else None.")
+    inner_strides = _param("inner_strides",
+                           "The in-tile strides in elements when ``inner_layout`` is strided, else None.")
+    inner_tiled = _param("inner_tiled", 'The nested TiledLayout when ``inner_layout`` is ``"tiled"``, else None.')
 
     def __repr__(self):
         # The core bounds the nesting depth, so this recursion is shallow.
@@ -361,10 +333,7 @@ class MortonLayout(_OneBuffer):
         self._set(_MORTON, {"morton_bits": _ints(morton_bits, 32, "morton_bits")})
         _hurray._check_layout(self)
 
-    @property
-    def morton_bits(self):
-        """Bits of the curve index per dimension, a tuple."""
-        return self._params["morton_bits"]
+    morton_bits = _param("morton_bits", "Bits of the curve index per dimension, a tuple.")
 
     def __repr__(self):
         return f"MortonLayout(morton_bits={_tuple_repr(self.morton_bits)})"
@@ -382,15 +351,8 @@ class HilbertLayout(_OneBuffer):
                              "hilbert_rank": _uint(hilbert_rank, 32, "hilbert_rank")})
         _hurray._check_layout(self)
 
-    @property
-    def hilbert_order(self):
-        """The curve's order: each dimension is ``2**hilbert_order``."""
-        return self._params["hilbert_order"]
-
-    @property
-    def hilbert_rank(self):
-        """The tensor rank the curve covers."""
-        return self._params["hilbert_rank"]
+    hilbert_order = _param("hilbert_order", "The curve's order: each dimension is ``2**hilbert_order``.")
+    hilbert_rank = _param("hilbert_rank", "The tensor rank the curve covers.")
 
     def __repr__(self):
         return f"HilbertLayout(hilbert_order={self.hilbert_order}, hilbert_rank={self.hilbert_rank})"
@@ -411,15 +373,9 @@ class CooLayout(Layout):
         """2: values and indices."""
         return 2
 
-    @property
-    def nnz(self):
-        """The number of stored elements."""
-        return self._params["nnz"]
-
-    @property
-    def is_sorted(self):
-        """Whether the coordinates are in increasing lexicographic order (dimension 0 major)."""
-        return self._params["is_sorted"]
+    nnz = _param("nnz", "The number of stored elements.")
+    is_sorted = _param("is_sorted",
+                       "Whether the coordinates are in increasing lexicographic order (dimension 0 major).")
 
     def __repr__(self):
         return f"CooLayout(nnz={self.nnz}, is_sorted={self.is_sorted})"
@@ -440,10 +396,7 @@ class CsrLayout(Layout):
         """3: values, col_indices, row_ptr."""
         return 3
 
-    @property
-    def nnz(self):
-        """The number of stored elements."""
-        return self._params["nnz"]
+    nnz = _param("nnz", "The number of stored elements.")
 
     def __repr__(self):
         return f"CsrLayout(nnz={self.nnz})"
@@ -464,10 +417,7 @@ class CscLayout(Layout):
         """3: values, row_indices, col_ptr."""
         return 3
 
-    @property
-    def nnz(self):
-        """The number of stored elements."""
-        return self._params["nnz"]
+    nnz = _param("nnz", "The number of stored elements.")
 
     def __repr__(self):
         return f"CscLayout(nnz={self.nnz})"
@@ -488,15 +438,8 @@ class CsfLayout(Layout):
         """``2 * len(mode_order) + 1``."""
         return 2 * len(self.mode_order) + 1
 
-    @property
-    def nnz(self):
-        """The number of stored elements."""
-        return self._params["nnz"]
-
-    @property
-    def mode_order(self):
-        """The dimension each level stores, a tuple."""
-        return self._params["mode_order"]
+    nnz = _param("nnz", "The number of stored elements.")
+    mode_order = _param("mode_order", "The dimension each level stores, a tuple.")
 
     def __repr__(self):
         return f"CsfLayout(nnz={self.nnz}, mode_order={_tuple_repr(self.mode_order)})"
@@ -536,40 +479,14 @@ class BlockPagedLayout(Layout):
         """3: page pool, block table, sequence pointers."""
         return 3
 
-    @property
-    def page_size(self):
-        """Tokens per page."""
-        return self._params["page_size"]
-
-    @property
-    def num_pages(self):
-        """Pages in the pool."""
-        return self._params["num_pages"]
-
-    @property
-    def paged_axis(self):
-        """The axis split into pages (0)."""
-        return self._params["paged_axis"]
-
-    @property
-    def num_seqs(self):
-        """Sequences in the batch."""
-        return self._params["num_seqs"]
-
-    @property
-    def kv_role(self):
-        """``"key"``, ``"value"`` or ``"fused"``."""
-        return self._params["kv_role"]
-
-    @property
-    def layer_index(self):
-        """The model layer, or None."""
-        return self._params["layer_index"]
-
-    @property
-    def block_table_index_type(self):
-        """``"uint32"`` or ``"uint64"``: the element type of the block table and sequence pointers."""
-        return self._params["block_table_index_type"]
+    page_size = _param("page_size", "Tokens per page.")
+    num_pages = _param("num_pages", "Pages in the pool.")
+    paged_axis = _param("paged_axis", "The axis split into pages (0).")
+    num_seqs = _param("num_seqs", "Sequences in the batch.")
+    kv_role = _param("kv_role", '``"key"``, ``"value"`` or ``"fused"``.')
+    layer_index = _param("layer_index", "The model layer, or None.")
+    block_table_index_type = _param("block_table_index_type",
+                                    '``"uint32"`` or ``"uint64"``: the element type of the block table and sequence pointers.')
 
     def __repr__(self):
         p = self._params
@@ -615,20 +532,10 @@ class CompositeLayout(Layout):
         """True: a composite head owns no buffers."""
         return True
 
-    @property
-    def composition_rule(self):
-        """``"partition"``, ``"overlay"`` or ``"group"`` (``"unknown"`` for a private rule read permissively)."""
-        return self._params["composition_rule"]
-
-    @property
-    def combine_op(self):
-        """``"replace"`` or ``"add"`` for an overlay; None for the other rules."""
-        return self._params["combine_op"]
-
-    @property
-    def member_count(self):
-        """How many members follow the head."""
-        return self._params["member_count"]
+    composition_rule = _param("composition_rule",
+                              '``"partition"``, ``"overlay"`` or ``"group"`` (``"unknown"`` for a private rule read permissively).')
+    combine_op = _param("combine_op", '``"replace"`` or ``"add"`` for an overlay; None for the other rules.')
+    member_count = _param("member_count", "How many members follow the head.")
 
     def __repr__(self):
         text = f"CompositeLayout(composition_rule='{self.composition_rule}', member_count={self.member_count}"
@@ -650,15 +557,8 @@ class PrivateExtensionLayout(Layout):
                                          "extension_data": _blob(extension_data, "extension_data")})
         _hurray._check_layout(self)
 
-    @property
-    def extension_layout_id(self):
-        """The implementation-defined layout id."""
-        return self._params["extension_layout_id"]
-
-    @property
-    def extension_data(self):
-        """The layout's opaque parameter bytes."""
-        return self._params["extension_data"]
+    extension_layout_id = _param("extension_layout_id", "The implementation-defined layout id.")
+    extension_data = _param("extension_data", "The layout's opaque parameter bytes.")
 
     def __repr__(self):
         return (f"PrivateExtensionLayout(tag=0x{self._tag:02X}, extension_layout_id={self.extension_layout_id}, "
@@ -687,10 +587,7 @@ class UnknownLayout(Layout):
         self._set(tag, {"raw_bytes": _blob(raw_bytes, "raw_bytes")})
         _hurray._check_layout(self)
 
-    @property
-    def raw_bytes(self):
-        """The layout's parameter bytes, uninterpreted."""
-        return self._params["raw_bytes"]
+    raw_bytes = _param("raw_bytes", "The layout's parameter bytes, uninterpreted.")
 
     def __repr__(self):
         return f"UnknownLayout(tag=0x{self._tag:02X}, raw_bytes={len(self.raw_bytes)} bytes)"

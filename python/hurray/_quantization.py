@@ -27,6 +27,7 @@ from . import _hurray
 from . import dtype as _dtype
 from ._errors import InvalidDescriptorError
 from ._layout import Quantization
+from ._value import ByValue
 
 __all__ = ["MXFP", "NF4", "PerBlockAffine", "PerChannelAffine", "PerTensorAffine", "Quantization", "Shard",
            "Statistics"]
@@ -348,7 +349,7 @@ _STAT_FIELDS = tuple(f for _, group in _GROUPS for f in group)
 _ZERO = {"nnz": 0, "nm_n": 0, "nm_m": 0, "has_nan": False, "has_inf": False}
 
 
-class Statistics:
+class Statistics(ByValue):
     """Advisory statistics of a tensor's values (the descriptor's statistics section).
 
     Every argument is optional and keyword-only; ``computed_mask`` (the
@@ -451,17 +452,6 @@ class Statistics:
         return (self._mask,) + tuple(_struct.pack("<d", v) if isinstance(v, float) else v
                                      for v in self._present().values())
 
-    def __eq__(self, other):
-        if isinstance(other, Statistics):
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
-    def __hash__(self):
-        return hash(("hurray.Statistics", self._key()))
 
     def __reduce__(self):
         return (Statistics._from_fields, self._fields())
@@ -486,7 +476,7 @@ def _dims(value, what):
     return out
 
 
-class Shard:
+class Shard(ByValue):
     """Where a tensor lies inside a larger logical tensor (the descriptor's shard section).
 
     ``parent_shape`` is the whole tensor's shape and ``shard_offset`` the
@@ -518,17 +508,8 @@ class Shard:
     def __setattr__(self, key, value):
         raise AttributeError("hurray.Shard is immutable")
 
-    def __eq__(self, other):
-        if isinstance(other, Shard):
-            return (self.parent_shape, self.shard_offset) == (other.parent_shape, other.shard_offset)
-        return NotImplemented
-
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
-    def __hash__(self):
-        return hash(("hurray.Shard", self.parent_shape, self.shard_offset))
+    def _key(self):
+        return (self.parent_shape, self.shard_offset)
 
     def __reduce__(self):
         return (Shard, (self.parent_shape, self.shard_offset))
