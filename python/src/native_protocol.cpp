@@ -109,6 +109,20 @@ py::object share_tensor(const py::object& obj) {
     return Tensor::finish(std::move(t), false);
 }
 
+/// The start of `from_hurray`: TypeError for an object without `__hurray__`;
+/// for an exact `hurray.Tensor`, the shared Tensor (`share_tensor`); nothing
+/// otherwise (the capsule path follows).
+std::optional<py::object> import_without_capsule(const py::object& obj) {
+    if (!py::hasattr(obj, "__hurray__")) {
+        throw py::type_error("from_hurray: expected an object with __hurray__ (a hurray.Tensor), not " +
+                             std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    }
+    if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr())) {
+        return share_tensor(obj);
+    }
+    return std::nullopt;
+}
+
 #ifdef HURRAY_PY_HAVE_C_ABI
 
 /// Whether the running interpreter is shutting down.
@@ -311,12 +325,8 @@ struct ConsumedPayload {
 
 /// `hurray.from_hurray(obj)`.
 py::object import_capsule(const py::object& obj) {
-    if (!py::hasattr(obj, "__hurray__")) {
-        throw py::type_error("from_hurray: expected an object with __hurray__ (a hurray.Tensor), not " +
-                             std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
-    }
-    if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr())) {
-        return share_tensor(obj);
+    if (auto shared = import_without_capsule(obj)) {
+        return std::move(*shared);
     }
     const py::object capsule = obj.attr("__hurray__")();
     if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName) == 0) {
@@ -467,12 +477,8 @@ py::object export_capsule(const py::object& self, const py::object& stream) {
 }
 
 py::object import_capsule(const py::object& obj) {
-    if (!py::hasattr(obj, "__hurray__")) {
-        throw py::type_error("from_hurray: expected an object with __hurray__ (a hurray.Tensor), not " +
-                             std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
-    }
-    if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr())) {
-        return share_tensor(obj);
+    if (auto shared = import_without_capsule(obj)) {
+        return std::move(*shared);
     }
     no_c_abi("from_hurray");
 }
