@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -323,6 +325,55 @@ TEST(AtomicFileSink, NotDurableReplacesAnExistingFileLikeARename) {
     EXPECT_EQ(buf[0], 9);
     ::close(old_fd);
     EXPECT_FALSE((*sink)->commit());  // once only
+}
+
+TEST(AtomicFileSink, DurableReplacesAnExistingFileAndLeavesNoDescriptorOpen) {
+    // The durable commit holds the old file open across rename(2) and closes
+    // it on a background thread: the old file is gone, readers keep the old
+    // bytes, and no descriptor stays open once that thread has run.
+    TempDir dir;
+    const std::string path = dir.file("model.hrry");
+    write_all_file(path, pattern(300000, 8));
+    const auto open_fds = [] {
+        size_t n = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+            ++n;
+        }
+        return n;
+    };
+    const int old_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(old_fd, 0);
+    const size_t fds_before = open_fds();
+    auto sink = AtomicFileSink::create(path, Durability::kDurable);
+    ASSERT_TRUE(sink);
+    const Bytes data = pattern(100000, 4);
+    ASSERT_TRUE((*sink)->write(data));
+    ASSERT_TRUE((*sink)->commit());
+    sink->reset();
+    EXPECT_EQ(read_all(path), data);
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"model.hrry"});
+    uint8_t buf[4] = {};
+    EXPECT_EQ(::pread(old_fd, buf, sizeof buf, 0), 4);
+    EXPECT_EQ(buf[0], pattern(300000, 8)[0]);
+    ::close(old_fd);
+    size_t fds_after = open_fds();
+    for (int i = 0; i < 500 && fds_after >= fds_before; ++i) {  // the background close
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        fds_after = open_fds();
+    }
+    EXPECT_LE(fds_after + 1, fds_before) << "a descriptor of the replaced file was left open";
+    // A target that is not a regular file is not held: a symlink is replaced itself.
+    const std::string real = dir.file("real.bin");
+    const std::string link = dir.file("link.bin");
+    write_all_file(real, {1, 2});
+    std::filesystem::create_symlink(real, link);
+    auto over_link = AtomicFileSink::create(link, Durability::kDurable);
+    ASSERT_TRUE(over_link);
+    ASSERT_TRUE((*over_link)->write(Bytes{7}));
+    ASSERT_TRUE((*over_link)->commit());
+    EXPECT_FALSE(std::filesystem::is_symlink(link));
+    EXPECT_EQ(read_all(link), Bytes{7});
+    EXPECT_EQ(read_all(real), (Bytes{1, 2}));
 }
 
 TEST(AtomicFileSink, NotDurableReplacesASymlinkNotTheFileItNames) {
