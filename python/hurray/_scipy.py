@@ -89,22 +89,27 @@ def from_scipy(matrix):
         return _tensor.Tensor(values, dt, [int(d) for d in matrix.shape], aux_buffers=[indices, indptr],
                               layout=layout)
     except InvalidDescriptorError as exc:
-        if getattr(matrix, "has_canonical_format", True):
+        # SciPy's own canonical-form check cannot run on uint64 indices, so the
+        # core's complaint about the order is where a hint is added.
+        if "increasing" not in str(exc):
             raise
-        raise InvalidDescriptorError(f"{exc} (the matrix is not in canonical form: call "
-                                     f"matrix.sum_duplicates() first)") from exc
+        raise InvalidDescriptorError(f"{exc}; SciPy's matrix.sum_duplicates() (with int32/int64 indices, before "
+                                     f"the uint64 cast) sorts the indices and merges duplicates") from exc
 
 
 def to_scipy(tensor):
     """The ``scipy.sparse.csr_matrix`` (CSR tensor) or ``csc_matrix`` (CSC tensor) of the same values.
 
-    The values are shared without a copy where NumPy can view them (Tier 1
-    element types but bool); SciPy converts the uint64 index arrays to its own
-    index type (int32 or int64), which copies them. UnsupportedError for any
-    other layout (COO: read ``.values`` and ``.indices``), for element types
-    without a NumPy equivalent (Tier 2, bfloat16), for quantized tensors and
-    for dynamic dimensions. ImportError without SciPy.
+    The values are shared without a copy for every element type NumPy has
+    (complex64 and complex128 included) but bool, whose packed bits are
+    unpacked into a new array; SciPy converts the uint64 index arrays to its
+    own index type (int32 or int64), which copies them. UnsupportedError for
+    any other layout (COO: read ``.values`` and ``.indices``), for element
+    types without a NumPy dtype (bfloat16, sub-byte and float8 types), for
+    quantized tensors and for dynamic dimensions. ImportError without SciPy.
     """
+    from . import _tensor  # noqa: PLC0415 - _tensor needs the initialized package
+
     name = tensor.layout.name
     if name == "coo":
         raise UnsupportedError(
@@ -114,8 +119,8 @@ def to_scipy(tensor):
         raise UnsupportedError(f"to_scipy: only csr and csc tensors have a scipy.sparse matrix, not {name}")
     if tensor.quantization is not None:
         raise UnsupportedError("to_scipy: the tensor is quantized; SciPy has no type for its stored values")
-    if tensor.dtype.tier != 1 or tensor.dtype.name == "bfloat16":
-        raise UnsupportedError(f"to_scipy: SciPy has no element type for {tensor.dtype.name}")
+    if tensor.dtype.name not in _tensor._TO_NUMPY:
+        raise UnsupportedError(f"to_scipy: NumPy and SciPy have no element type for {tensor.dtype.name}")
     if any(d is None for d in tensor.shape):
         raise UnsupportedError("to_scipy: the tensor has a dynamic dimension")
     sp = _scipy_sparse()
