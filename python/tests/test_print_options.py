@@ -183,3 +183,13 @@ def test_sparse_tensors_loaded_from_a_file_print_the_same(tmp_path):
     assert repr(loaded) == METADATA["csc"]
     with hurray.print_options(sparse_display="content"):
         assert str(loaded) == CONTENT["csc"]
+
+
+def test_a_quantized_sparse_tensor_names_its_scheme():
+    t = hurray.Tensor(np.array([3, 4], np.int8), hurray.int8, [2, 2],
+                      aux_buffers=[np.array([0, 1], np.uint64), np.array([0, 1, 2], np.uint64)],
+                      layout=hurray.CsrLayout(nnz=2), quantization=hurray.PerTensorAffine(0.5, 0))
+    head = "hurray.Tensor(layout='csr', shape=(2, 2), nnz=2, dtype=int8, quantization='per_tensor_affine'"
+    assert repr(t) == head + ")"
+    with hurray.print_options(sparse_display="content"):
+        assert repr(t) == head + ", values=[3 4], col_indices=[0 1], row_ptr=[0 1 2])"

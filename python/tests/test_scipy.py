@@ -301,3 +301,11 @@ def test_components_keep_the_device_label():
     assert {str(c.device) for c in (t.values, t.col_indices, t.row_ptr)} == {"cuda"}
     with pytest.raises(hurray.UnsupportedError, match="cuda"):
         t.to_scipy()
+
+
+def test_to_scipy_refuses_quantized_tensors():
+    t = hurray.Tensor(np.array([3, 4], np.int8), hurray.int8, [2, 2],
+                      aux_buffers=[np.array([0, 1], np.uint64), np.array([0, 1, 2], np.uint64)],
+                      layout=hurray.CsrLayout(nnz=2), quantization=hurray.PerTensorAffine(0.5, 0))
+    with pytest.raises(hurray.UnsupportedError, match="quantized"):
+        t.to_scipy()
