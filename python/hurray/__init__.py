@@ -59,6 +59,8 @@ from ._layout import (  # noqa: E402
 )
 from ._errors import CopyRequiredError  # noqa: E402
 from ._quantization import MXFP, NF4, PerBlockAffine, PerChannelAffine, PerTensorAffine, Shard, Statistics  # noqa: E402
+from ._print_options import PrintOptionsCtx, get_print_options, print_options, set_print_options  # noqa: E402
+from ._scipy import from_scipy  # noqa: E402 - imports SciPy only when called
 
 __all__ = [
     "BufferError",
@@ -82,6 +84,9 @@ __all__ += [  # hurray.Tensor, dtypes, devices, creation (_tensor.py, dtype.py, 
     "complex64", "complex128", "device", "dtype", "empty", "empty_like", "eye", "float16", "float32", "float64",
     "from_dlpack", "from_hurray", "from_numpy", "from_torch", "full", "full_like", "int8", "int16", "int32", "int64", "linspace",
     "ones", "ones_like", "sparse_coo", "uint8", "uint16", "uint32", "uint64", "zeros", "zeros_like",
+]
+__all__ += [  # scipy.sparse interop and print options (_scipy.py, _print_options.py)
+    "PrintOptionsCtx", "from_scipy", "get_print_options", "print_options", "set_print_options",
 ]
 
 

@@ -111,6 +111,17 @@ uint64_t nnz_of(const Tensor& t) {
     return *nnz;
 }
 
+/// Where buffer `index` of `t` lives, so a view of it keeps the parent's device
+/// label (the default placement, cpu, when there is no such buffer).
+BufferPlacement placement_of(const Tensor& t, size_t index) noexcept {
+    BufferPlacement placement;
+    if (index < t.desc.buffers.size()) {
+        placement.device_tag = t.desc.buffers[index].device_tag;
+        placement.memory_class = t.desc.buffers[index].memory_class;
+    }
+    return placement;
+}
+
 /// A sparse tensor's values (buffer 0, `nnz` elements) as a 1-D Tensor viewing
 /// the same memory; AttributeError for other layouts.
 py::object values_of(const py::object& self) {
@@ -119,7 +130,7 @@ py::object values_of(const py::object& self) {
     std::optional<Result<TensorDescriptor>> d;
     {
         const py::gil_scoped_release release;
-        d.emplace(make_dense(t.desc.element_type, Shape{nnz}));
+        d.emplace(make_dense(t.desc.element_type, Shape{nnz}, placement_of(t, 0)));
     }
     if (!*d) {
         raise_error(d->error(), Where::kTensor, "values");
@@ -165,7 +176,7 @@ py::object index_component(const py::object& self, size_t index, const char* wha
     std::optional<Result<TensorDescriptor>> d;
     {
         const py::gil_scoped_release release;
-        d.emplace(make_dense(ElementType::kUInt64, std::move(shape)));
+        d.emplace(make_dense(ElementType::kUInt64, std::move(shape), placement_of(t, index)));
     }
     if (!*d) {
         raise_error(d->error(), Where::kTensor, what);

@@ -938,8 +938,19 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
     return out;
 }
 
+/// COO, CSR and CSC tensors print their own form (layout, shape, nnz, dtype,
+/// and with sparse_display="content" their component arrays), the same for
+/// repr and str.
+bool has_sparse_display(const Tensor& t) noexcept {
+    return std::holds_alternative<CooLayout>(t.desc.layout) || std::holds_alternative<CsrLayout>(t.desc.layout) ||
+           std::holds_alternative<CscLayout>(t.desc.layout);
+}
+
 std::string repr_of(const py::object& self) {
     const auto& t = self.cast<const Tensor&>();
+    if (has_sparse_display(t)) {
+        return py::module_::import("hurray._print_options").attr("_sparse_repr")(self).cast<std::string>();
+    }
     const std::string type = type_name(t.desc.element_type).empty() ? "extension"
                                                                     : std::string(type_name(t.desc.element_type));
     if (classify_type_tag(static_cast<uint8_t>(t.desc.element_type)) == TypeTagClass::kTier1 && t.on_cpu() &&
@@ -1073,11 +1084,20 @@ void register_tensor(py::module_& m) {
              "A numpy array: zero-copy over a dense row-major, column-major or strided Tier 1 tensor (its base "
              "keeps the Tensor alive), a copy for bools and other dense layouts; UnsupportedError for Tier 2, bfloat16, quantized and sparse "
              "tensors (to_dense() converts those)")
+        .def(
+            "to_scipy",
+            [](const py::object& self) { return py::module_::import("hurray._scipy").attr("to_scipy")(self); },
+            "A CSR tensor as a scipy.sparse.csr_matrix, a CSC one as a csc_matrix, sharing the values without a "
+            "copy (SciPy copies the uint64 indices into its own index type). UnsupportedError for other layouts, "
+            "quantized tensors and element types SciPy lacks; ImportError without SciPy")
         .def("__repr__", &repr_of)
         .def(
             "__str__",
             [](const py::object& self) -> std::string {
                 std::string r = repr_of(self);
+                if (has_sparse_display(self.cast<const Tensor&>())) {
+                    return r;
+                }
                 const std::string head = "hurray.Tensor(";
                 // The bare NumPy-style values for Tier 1 cpu tensors, else the repr.
                 if (r.rfind(head + "shape=", 0) == 0) {
