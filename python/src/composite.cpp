@@ -33,8 +33,13 @@ namespace {
 /// the head's logical tensor (storage bytes of its element type, row-major).
 py::array materialize(const py::bytes& head, const py::sequence& members) {
     const TensorDescriptor head_desc = decode_for_write(head, "composite head");
-    if (!std::holds_alternative<CompositeLayout>(head_desc.layout)) {
+    const auto* layout = std::get_if<CompositeLayout>(&head_desc.layout);
+    if (layout == nullptr) {
         raise_kind(ErrorKind::kInvalidArgument, "composite head: its layout is not composite");
+    }
+    if (layout->rule != CompositionRule::kPartition && layout->rule != CompositionRule::kOverlay) {
+        raise_kind(ErrorKind::kUnsupported, "Composite.to_dense: only partition and overlay composites have a merged "
+                                            "view (the members of a group are independent tensors)");
     }
     std::vector<PreparedTensor> prepared;
     prepared.reserve(static_cast<size_t>(py::len(members)));
