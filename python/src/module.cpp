@@ -417,6 +417,7 @@ public:
 private:
     /// The composite whose head is tensor `head` as a `hurray.Composite`: its
     /// members are Tensors over the mapping (nested heads, composites).
+    // NOLINTNEXTLINE(misc-no-recursion): bounded by kMaxCompositeNesting (and the core's 8 levels)
     [[nodiscard]] py::object composite(const FileReader& r, size_t head, int depth) const {
         const std::string context = path_ + ": " + tensor_label(r.entry(head).name);
         if (depth > kMaxCompositeNesting) {
