@@ -93,12 +93,14 @@ __all__ += [  # scipy.sparse interop and print options (_scipy.py, _print_option
 def open(path, writable=False):  # noqa: A001 - the package's name for it, like io.open
     """Opens and validates an HRRYFILE; returns a lazy ``hurray.File``.
 
-    The handle reads nothing but the header, index and KV section: ``keys()``,
+    The handle reads nothing but the header, index and KV section: ``keys()``
+    (every tensor of the index, composite members included),
     ``info(name)`` (dtype, shape, layout, quantization, nbytes) and
     ``metadata()`` touch no tensor data; ``get_tensor(name)`` returns a
-    read-only numpy array viewing the file's mapping, ``tensor(name)`` a
-    ``hurray.Tensor``. It is a context manager; arrays and tensors stay valid
-    after it is closed.
+    read-only numpy array viewing the file's mapping (a composite head: its
+    merged view, assembled), ``tensor(name)`` a ``hurray.Tensor`` (a
+    composite head: a ``hurray.Composite`` with its members). It is a
+    context manager; arrays and tensors stay valid after it is closed.
 
     ``writable=True`` maps the file copy-on-write: ``get_tensor`` returns
     writable arrays, still without a copy, whose writes stay in this process
@@ -108,27 +110,45 @@ def open(path, writable=False):  # noqa: A001 - the package's name for it, like 
 
 
 def load(path, names=None):
-    """Loads tensors as a dict of name to ``hurray.Tensor``.
+    """Loads tensors as a dict of name to ``hurray.Tensor`` or ``hurray.Composite``.
 
     Every tensor (any layout, quantization or element type) views the file's
     memory mapping without a copy; the mapping lives as long as any Tensor,
-    or numpy array made from one (``np.asarray(t)``), uses it. ``names`` (an
-    iterable of str) limits what is loaded; a name the file lacks raises
-    KeyError. Composite tensors are assembled into a dense copy.
+    or numpy array made from one (``np.asarray(t)``), uses it. A composite
+    comes back as a ``hurray.Composite`` whose members are such Tensors (or
+    nested composites); its members are not entries of the dict themselves,
+    so ``save(path2, load(path))`` writes the same tensors and composites
+    again. ``Composite.to_dense()`` / ``numpy.asarray`` give a composite's
+    merged view. ``names`` (an iterable of str) limits what is loaded, any
+    name of the file's index allowed (a member's too); a name the file lacks
+    raises KeyError.
     """
     if isinstance(names, (str, bytes)):
         raise TypeError("names must be an iterable of tensor names, not a single name")
     with open(path) as f:
-        wanted = f.keys() if names is None else list(names)
-        return {name: f.tensor(name) for name in wanted}
+        if names is not None:
+            return {name: f.tensor(name) for name in list(names)}
+        keys = f.keys()
+        composites = {}
+        members = set()
+        for name in keys:
+            if name not in composites and f.info(name)["layout"] == "composite":
+                composites[name] = f.tensor(name)
+                members.update(composites[name]._member_file_names())
+        return {name: composites[name] if name in composites else f.tensor(name)
+                for name in keys if name not in members}
 
 
 def _as_savable(name, value):
     if not isinstance(name, str):
         raise TypeError(f"tensor names must be str, not {type(name).__name__}")
+    if isinstance(value, Composite):
+        # (head, [(member name, descriptor, buffers)] in pre-order): the extension writes it whole.
+        return (value.descriptor, value._file_entries(name))
     if isinstance(value, Tensor):
         if value.layout.is_virtual:
-            raise UnsupportedError(f"tensor {name!r}: a composite head owns no buffers; save its members instead")
+            raise UnsupportedError(f"tensor {name!r}: a composite head owns no buffers; save a hurray.Composite "
+                                   "(head and members) instead")
         return value  # written as it is: descriptor and every buffer
     array = _np.asarray(value)
     # Non-contiguous arrays (slices, transposes) are saved as a contiguous copy.
@@ -140,11 +160,18 @@ def _as_savable(name, value):
 
 
 def save(path, tensors, kv=None, durable=True):
-    """Writes ``tensors`` (a dict of name to hurray.Tensor or numpy array) and ``kv`` metadata as an HRRYFILE.
+    """Writes ``tensors`` (a dict of name to hurray.Tensor, hurray.Composite or numpy array) and ``kv`` metadata
+    as an HRRYFILE.
 
     A ``hurray.Tensor`` is written as it is (its descriptor and every buffer:
     any layout, quantization or element type round-trips byte for byte);
-    other values go through ``numpy.asarray``.
+    a ``hurray.Composite`` as its head followed by its members (pre-order,
+    nested composites included), each an entry of the file's index: member
+    ``i`` of head ``name`` is named ``name.i`` (``name.i.j`` inside a nested
+    composite), unless the composite was read from a file under ``name``,
+    whose member names are kept. The whole composite is validated before any
+    of it is written; a member name that is already taken raises
+    InvalidArgumentError. Other values go through ``numpy.asarray``.
 
     Atomic: a temporary file in the same directory is renamed over ``path``
     once complete, so a failure leaves any existing file untouched.
@@ -172,6 +199,7 @@ def _savable(tensors):
 from ._safetensors import safe_open  # noqa: E402
 from . import numpy  # noqa: E402,F401
 from ._stream import Composite, StreamReader, StreamWriter  # noqa: E402
+_hurray._set_composite_factory(Composite._from_file)
 __all__ += ["MXFP", "NF4", "PerBlockAffine", "PerChannelAffine", "PerTensorAffine", "Shard", "Statistics"]
 __all__ += ["Composite", "StreamReader", "StreamWriter"]
 from ._convert import ConvertReport, Source, convert, detect_format, open_source  # noqa: E402

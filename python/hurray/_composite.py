@@ -93,9 +93,13 @@ class Composite:
     write them whole (``hurray.StreamWriter.write``).
 
     ``members`` is a tuple; iterating a composite iterates its members.
+    ``hurray.save`` writes composites into files and ``hurray.load`` /
+    ``hurray.open(path).tensor(name)`` read them back as this class (members
+    viewing the file's mapping). ``to_dense()`` (and ``numpy.asarray``)
+    assemble the merged view of a partition or overlay.
     """
 
-    __slots__ = ("_head", "_info", "_members")
+    __slots__ = ("_head", "_info", "_members", "_origin")
 
     def __init__(self, rule, shape, dtype, members, combine_op=None):
         if rule not in _RULES:
@@ -118,10 +122,74 @@ class Composite:
         self._set(bytes(head), tuple(members))
         return self
 
+    @classmethod
+    def _from_file(cls, head, members, head_name, member_names):
+        """A composite read from a file: its head, its members (Tensors over the
+        mapping, nested composites) and the names they have there."""
+        self = cls._from_wire(head, members)
+        self._origin = (str(head_name), tuple(str(n) for n in member_names))
+        return self
+
     def _set(self, head, members):
         self._head = head
         self._info = _hurray._wire_info(head)
         self._members = members
+        self._origin = None  # (head name, member names) when read from a file
+
+    def _file_entries(self, name):
+        """[(name, descriptor bytes, buffers)] of every member in pre-order, for ``save``
+        under ``name``: the names the members had in the file the composite was read
+        from, when it is saved under the head's name there, else ``name.0``, ``name.1``, ..."""
+        if self._origin is not None and self._origin[0] == name and len(self._origin[1]) == len(self._members):
+            names = self._origin[1]
+        else:
+            names = [f"{name}.{i}" for i in range(len(self._members))]
+        out = []
+        for member_name, m in zip(names, self._members):
+            if isinstance(m, Composite):
+                out.append((member_name, m._head, []))
+                out.extend(m._file_entries(member_name))
+            else:
+                descriptor, buffers = _wire_of_tensor(m)
+                out.append((member_name, descriptor, buffers))
+        return out
+
+    def _member_file_names(self):
+        """The names of every member (pre-order) in the file the composite was read
+        from; empty for a composite that was not read from a file."""
+        if self._origin is None:
+            return []
+        out = []
+        for member_name, m in zip(self._origin[1], self._members):
+            out.append(member_name)
+            if isinstance(m, Composite):
+                out.extend(m._member_file_names())
+        return out
+
+    def to_dense(self):
+        """The merged logical tensor as a new dense row-major ``hurray.Tensor`` (a copy).
+
+        Partition: each member's values placed in its box; overlay: the base,
+        then each correction replacing (``"replace"``) or added to (``"add"``)
+        what lies under it. A group has no merged view, nor does a composite
+        with a nested composite member: ``hurray.UnsupportedError``.
+        """
+        members = []
+        for m in self._members:
+            if isinstance(m, Composite):
+                members.append((m._head, []))
+            else:
+                members.append(_wire_of_tensor(m))
+        data = _hurray._wire_materialize_composite(self._head, members)
+        descriptor = _hurray._wire_dense(self._info["dtype"], list(self._info["shape"]))
+        return _package().Tensor._from_wire(descriptor, [data])
+
+    def __array__(self, dtype=None, copy=None):
+        """``numpy.asarray(composite)``: the merged view (``to_dense()``) as a numpy array."""
+        if copy is False:
+            raise ValueError("a composite's merged view is always a new array (copy=False cannot be honoured)")
+        array = _np.asarray(self.to_dense())
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def _wire_tree(self):
         """(head descriptor bytes, [(descriptor bytes, buffers)] of every member in pre-order)."""

@@ -13,6 +13,25 @@ _TORCH_FRAMEWORKS = ("pt", "torch")
 _OTHER_FRAMEWORKS = ("tf", "tensorflow", "flax", "jax", "mlx", "paddle")
 
 
+def array_names(file):
+    """The names of an opened file that have an array, in write order: every
+    tensor of the index (composite members included, a partition or overlay
+    head as its merged view) but the composite heads without a merged view
+    (a group; a composite with a nested composite member), whose data is all
+    in their members."""
+    out = []
+    for name in file.keys():
+        if file.info(name)["layout"] == "composite":
+            from ._composite import Composite  # noqa: PLC0415 - imported late: part of the package
+
+            head = file.tensor(name)
+            if isinstance(head, Composite) and (head.composition_rule == "group" or any(
+                    isinstance(m, Composite) for m in head.members)):
+                continue
+        out.append(name)
+    return out
+
+
 def metadata_from_kv(kv):
     """safetensors metadata (str to str) from a file's KV: strings as they
     are, other values as ``str(value)``; None when the file has none."""

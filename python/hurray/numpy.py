@@ -11,6 +11,7 @@ import os as _os
 from . import _hurray
 from . import _savable
 from . import save as _save
+from ._safetensors import array_names as _array_names
 from ._safetensors import kv_from_metadata as _kv_from_metadata
 
 __all__ = ["load", "load_file", "save", "save_file"]
@@ -27,9 +28,14 @@ def save_file(tensor_dict, filename, metadata=None, durable=False):
 
 
 def load_file(filename):
-    """Loads every tensor as a dict of name to read-only numpy array (zero-copy for dense data)."""
+    """Loads every tensor as a dict of name to read-only numpy array (zero-copy for dense data).
+
+    Composite members are entries like any tensor; a partition or overlay
+    head is its merged view (assembled, a copy); a head without one (a group,
+    a composite of composites) is left out: its data is in its members.
+    """
     with _hurray.open(_os.fspath(filename)) as f:
-        return {name: f.get_tensor(name) for name in f.keys()}
+        return {name: f.get_tensor(name) for name in _array_names(f)}
 
 
 def save(tensor_dict, metadata=None):
@@ -42,4 +48,4 @@ def load(data):
     """Every tensor of an HRRYFILE given as bytes (safetensors' ``load``): read-only
     arrays over one private copy of ``data``."""
     with _hurray.open_bytes(data) as f:
-        return {name: f.get_tensor(name) for name in f.keys()}
+        return {name: f.get_tensor(name) for name in _array_names(f)}

@@ -27,6 +27,7 @@ except ImportError as _e:  # pragma: no cover - exercised where torch is absent
 
 from . import _hurray
 from ._errors import InvalidArgumentError, UnsupportedError
+from ._safetensors import array_names as _array_names
 from ._safetensors import kv_from_metadata as _kv_from_metadata
 
 __all__ = ["SharedTensorsError", "load", "load_file", "save", "save_file"]
@@ -202,11 +203,12 @@ def load_file(filename, device="cpu"):
     copy of the pages it touches, never the file. Bool tensors (packed 8 per
     byte in the file) are unpacked copies. Other devices: loaded on the CPU,
     then moved with ``.to(device)``. A tensor whose element type torch lacks
-    raises ``UnsupportedError``.
+    raises ``UnsupportedError``. Composites as ``hurray.numpy.load_file``
+    has them: members by name, merged views of partitions and overlays.
     """
     device = _device(device)
     with _hurray.open(_os.fspath(filename), writable=True) as f:
-        out = {name: _tensor(f, name) for name in f.keys()}
+        out = {name: _tensor(f, name) for name in _array_names(f)}
     if device.type != "cpu":
         out = {name: t.to(device) for name, t in out.items()}
     return out
@@ -217,4 +219,4 @@ def load(data):
     with _hurray.open_bytes(data) as f:
         # The arrays view a read-only private copy of `data`: copy each tensor
         # out of it, as torch tensors are writable.
-        return {name: _tensor(f, name, copy=True) for name in f.keys()}
+        return {name: _tensor(f, name, copy=True) for name in _array_names(f)}

@@ -127,4 +127,8 @@ void register_convert(py::module_& m);
 /// `_wire_*` descriptor helpers (stream.cpp) to the module.
 void register_stream(py::module_& m);
 
+/// Adds `_wire_materialize_composite` (the merged view of a composite given
+/// as wire pieces, for `hurray.Composite.to_dense`) to the module (composite.cpp).
+void register_composite(py::module_& m);
+
 }  // namespace hurray::python

@@ -116,6 +116,9 @@ ErrorKind error_kind(const Error& error, Where where) noexcept {
                 case ErrorCode::kInvalidQuantizationBuffer:
                 case ErrorCode::kInvalidShard:
                 case ErrorCode::kInvalidStatistics:
+                // A hurray.Composite whose members break its rule.
+                case ErrorCode::kInvalidComposite:
+                case ErrorCode::kNestingTooDeep:
                     return ErrorKind::kInvalidDescriptor;
                 default:
                     return ErrorKind::kFile;

@@ -21,10 +21,12 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "layout.hpp"
 #include "common.hpp"
+#include "wire.hpp"
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/core/quantization.hpp"
@@ -32,6 +34,7 @@
 #include "hurray/core/version.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "hurray/io/file_writer.hpp"
 #include "hurray/io/save.hpp"
 
 namespace hurray::python {
@@ -105,6 +108,17 @@ std::optional<const char*> carrier_name(ElementType t, bool bits) noexcept {
 }
 
 std::string tensor_label(std::string_view name) { return "tensor '" + std::string(name) + "'"; }
+
+/// `hurray.Composite._from_file(head, members, head_name, member_names)`,
+/// registered by the package (`_set_composite_factory`); File.tensor builds
+/// the composites of a file with it.
+PyObject* g_composite_factory = nullptr;
+
+/// Deeper nesting than this is refused while a file's composite is built
+/// (the core's limit, 8, is far below it; this only bounds the recursion).
+constexpr int kMaxCompositeNesting = 64;
+
+void set_composite_factory(const py::handle& factory) { replace_kept_object(g_composite_factory, factory); }
 
 /// Shape of a stored tensor as NumPy dimensions; raises when a dimension is
 /// dynamic or beyond what NumPy can index.
@@ -314,7 +328,44 @@ public:
         if (!*t) {
             raise_error(t->error(), Where::kTensor, path_ + ": " + tensor_label(name));
         }
+        if (t->value().is_composite() && g_composite_factory != nullptr) {
+            return composite(r, *index, 0);
+        }
         return tensor_from_file(t->value());
+    }
+
+    /// The names of the direct members of the composite named `name`, in
+    /// file order, or None when it is not a composite head.
+    [[nodiscard]] py::object member_names(const std::string& name) const {
+        const FileReader r = reader();
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        std::optional<Result<const TensorDescriptor*>> decoded;
+        {
+            const py::gil_scoped_release release;
+            decoded.emplace(r.descriptor(*index));
+        }
+        if (!*decoded) {
+            raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+        }
+        if (!std::holds_alternative<CompositeLayout>(decoded->value()->layout)) {
+            return py::none();
+        }
+        std::optional<Result<FileComposite>> comp;
+        {
+            const py::gil_scoped_release release;
+            comp.emplace(r.composite(*index));
+        }
+        if (!*comp) {
+            raise_error(comp->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+        }
+        py::list out;
+        for (const size_t m : comp->value().members) {
+            out.append(py::str(r.entry(m).name));
+        }
+        return out;
     }
 
     /// Every element as float32 (a new array, row-major), for any tensor:
@@ -364,6 +415,50 @@ public:
     }
 
 private:
+    /// The composite whose head is tensor `head` as a `hurray.Composite`: its
+    /// members are Tensors over the mapping (nested heads, composites).
+    // NOLINTNEXTLINE(misc-no-recursion): bounded by kMaxCompositeNesting (and the core's 8 levels)
+    [[nodiscard]] py::object composite(const FileReader& r, size_t head, int depth) const {
+        const std::string context = path_ + ": " + tensor_label(r.entry(head).name);
+        if (depth > kMaxCompositeNesting) {
+            raise_kind(ErrorKind::kInvalidDescriptor, context + ": composites nested more than " +
+                                                          std::to_string(kMaxCompositeNesting) + " deep");
+        }
+        std::optional<Result<FileComposite>> comp;
+        std::optional<Result<SharedBuffer>> head_bytes;
+        {
+            const py::gil_scoped_release release;
+            comp.emplace(r.composite(head));
+            head_bytes.emplace(r.descriptor_bytes(head));
+        }
+        if (!*comp) {
+            raise_error(comp->error(), Where::kTensor, context);
+        }
+        if (!*head_bytes) {
+            raise_error(head_bytes->error(), Where::kTensor, context);
+        }
+        const std::span<const uint8_t> hb = head_bytes->value().span();
+        // SAFETY: char may alias the descriptor's bytes, which the SharedBuffer
+        // keeps alive here; py::bytes copies them.
+        py::bytes head_object(reinterpret_cast<const char*>(hb.data()), hb.size());
+        py::list members;
+        py::list names;
+        for (const size_t m : comp->value().members) {
+            std::optional<FileTensorResult> t;
+            {
+                const py::gil_scoped_release release;
+                t.emplace(r.tensor(m));
+            }
+            if (!*t) {
+                raise_error(t->error(), Where::kTensor, path_ + ": " + tensor_label(r.entry(m).name));
+            }
+            names.append(py::str(r.entry(m).name));
+            members.append(t->value().is_composite() ? composite(r, m, depth + 1) : tensor_from_file(t->value()));
+        }
+        return py::reinterpret_borrow<py::object>(g_composite_factory)(head_object, members,
+                                                                       py::str(r.entry(head).name), names);
+    }
+
     [[nodiscard]] const FileReader& reader() const {
         if (!reader_) {
             throw py::value_error("I/O operation on a closed hurray file: " + path_);
@@ -443,13 +538,59 @@ private:
     bool writable_ = false;
 };
 
-/// The tensors of a save: `TensorRef`s over the arrays, which `keep` holds.
+/// A composite to save: its head and its members in pre-order (nested heads
+/// included), each with its name in the file.
+struct PreparedComposite {
+    std::string_view name;             // the head's name (refers to the caller's names)
+    TensorDescriptor head;
+    std::vector<std::string> member_names;
+    std::vector<PreparedTensor> members;  // buffers held through the buffer protocol
+};
+
+/// The tensors of a save: `TensorRef`s over the arrays, which `keep` holds,
+/// and composites.
 struct Prepared {
     std::vector<py::array> keep;  // references held while the file is written
     std::vector<py::object> keep_tensors;  // hurray.Tensor values, held likewise
     std::vector<NamedTensor> tensors;
+    std::vector<PreparedComposite> composites;
+    /// The write order: (true, i) is composites[i], (false, i) tensors[i].
+    std::vector<std::pair<bool, size_t>> order;
     KvMetadata metadata;
 };
+
+/// Prepares composite `name` given by the package as (head descriptor bytes,
+/// [(member name, descriptor bytes, buffers), ...] in pre-order).
+PreparedComposite prepare_composite(std::string_view name, const py::handle& value) {
+    const auto parts = py::reinterpret_borrow<py::tuple>(value);
+    const std::string what = tensor_label(name);
+    if (py::len(parts) != 2) {
+        throw py::type_error(what + ": a composite is passed as (head, members)");
+    }
+    PreparedComposite c;
+    c.name = name;
+    c.head = decode_for_write(py::bytes(parts[0]), what + " (composite head)");
+    if (!std::holds_alternative<CompositeLayout>(c.head.layout)) {
+        raise_kind(ErrorKind::kInvalidArgument, what + ": the head's layout is not composite");
+    }
+    const auto members = py::reinterpret_borrow<py::sequence>(parts[1]);
+    const auto n = static_cast<size_t>(py::len(members));
+    c.member_names.reserve(n);
+    c.members.reserve(n);
+    for (const py::handle m : members) {
+        const auto triple = py::reinterpret_borrow<py::sequence>(m);
+        if (py::len(triple) != 3) {
+            throw py::type_error(what + ": each composite member is passed as (name, descriptor, buffers)");
+        }
+        if (!py::isinstance<py::str>(triple[0])) {
+            throw py::type_error(what + ": composite member names must be str");
+        }
+        c.member_names.push_back(py::cast<std::string>(triple[0]));
+        c.members.push_back(prepare_tensor(py::bytes(triple[1]), py::sequence(triple[2]),
+                                           what + ", member '" + c.member_names.back() + "'"));
+    }
+    return c;
+}
 
 /// Checks and wraps `names[i]` -> `arrays[i]` (C-contiguous, native byte
 /// order; the package makes them so) and the KV. `names` must outlive the
@@ -472,6 +613,13 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
     tensors.reserve(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
+        if (py::isinstance<py::tuple>(arrays[i])) {
+            // A hurray.Composite, flattened by the package.
+            prepared.order.emplace_back(true, prepared.composites.size());
+            prepared.composites.push_back(prepare_composite(name, arrays[i]));
+            continue;
+        }
+        prepared.order.emplace_back(false, tensors.size());
         if (auto ref = tensor_ref_of(arrays[i])) {
             // A hurray.Tensor: its descriptor and every buffer, as they are.
             tensors.push_back({name, std::move(*ref)});
@@ -537,6 +685,40 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
     return prepared;
 }
 
+/// `e` with "tensor 'name': " before its message.
+Error for_tensor(std::string_view name, const Error& e) {
+    return {e.code(), tensor_label(name) + ": " + e.message(), e.offset()};
+}
+
+/// Writes the prepared tensors and composites, in order, and the KV with
+/// `writer`, then finishes it (what `hurray::save` does, plus composites).
+Status write_prepared(FileWriter& writer, const Prepared& prepared) {
+    writer.kv() = prepared.metadata;
+    std::vector<FileTensorInput> inputs;
+    for (const auto& [is_composite, i] : prepared.order) {
+        if (!is_composite) {
+            const NamedTensor& t = prepared.tensors[i];
+            auto d = t.tensor.descriptor();
+            if (!d) {
+                return for_tensor(t.name, d.error());
+            }
+            if (auto st = writer.add_tensor(t.name, *d, t.tensor.buffers()); !st) {
+                return for_tensor(t.name, st.error());
+            }
+            continue;
+        }
+        const PreparedComposite& c = prepared.composites[i];
+        inputs.clear();
+        for (size_t k = 0; k < c.members.size(); ++k) {
+            inputs.push_back({c.member_names[k], &c.members[k].descriptor, c.members[k].spans});
+        }
+        if (auto st = writer.add_composite(c.name, c.head, inputs); !st) {
+            return for_tensor(c.name, st.error());
+        }
+    }
+    return writer.finish();
+}
+
 /// `_hurray.save`: writes the file at `path` atomically; fsync'ed when `durable`.
 void save(const std::filesystem::path& path, const std::vector<std::string>& names, const py::list& arrays,
           const py::object& kv, const py::object& types, bool durable) {
@@ -546,7 +728,10 @@ void save(const std::filesystem::path& path, const std::vector<std::string>& nam
     std::optional<Status> st;
     {
         const py::gil_scoped_release release;
-        st.emplace(hurray::save(path, TensorList(prepared.tensors), KvList(prepared.metadata), options));
+        auto writer = FileWriter::create_file(path, options.writer, options.durability);
+        // On error the writer is destroyed unfinished: its temporary file is
+        // removed and `path` keeps its old content.
+        st.emplace(writer ? write_prepared(*writer, prepared) : Status(writer.error()));
     }
     if (!*st) {
         raise_error(st->error(), Where::kSave, path.string());
@@ -561,7 +746,8 @@ py::bytes save_bytes(const std::vector<std::string>& names, const py::list& arra
     std::optional<Status> st;
     {
         const py::gil_scoped_release release;
-        st.emplace(hurray::save(sink, TensorList(prepared.tensors), KvList(prepared.metadata)));
+        auto writer = FileWriter::create(sink);
+        st.emplace(writer ? write_prepared(*writer, prepared) : Status(writer.error()));
     }
     if (!*st) {
         raise_error(st->error(), Where::kSave, "");
@@ -622,7 +808,9 @@ PYBIND11_MODULE(_hurray, m) {
              "The tensor as a numpy array, read-only unless opened writable (zero-copy when its data is dense)")
         .def("_get_bits", &File::get_bits, py::arg("name"))
         .def("tensor", &File::tensor, py::arg("name"),
-             "The tensor as a hurray.Tensor viewing the file's memory (any layout or element type)")
+             "The tensor as a hurray.Tensor viewing the file's memory (any layout or element type); a composite "
+             "head as a hurray.Composite with its members")
+        .def("_member_names", &File::member_names, py::arg("name"))
         .def("to_float32", &File::to_float32, py::arg("name"),
              "Every element as float32 (a new array): dequantized, densified, converted from any element type")
         .def("_data_range", &File::data_range, py::arg("name"))
@@ -647,5 +835,7 @@ PYBIND11_MODULE(_hurray, m) {
           "Writes arrays and KV metadata as an HRRYFILE, atomically (fsync of the file and its directory when "
           "durable)");
     hurray::python::register_stream(m);
+    hurray::python::register_composite(m);
     hurray::python::register_convert(m);
+    m.def("_set_composite_factory", &hurray::python::set_composite_factory, py::arg("factory"));
 }

@@ -50,6 +50,7 @@
 
 #include "layout.hpp"
 #include "common.hpp"
+#include "wire.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/composite.hpp"
 #include "hurray/core/descriptor_codec.hpp"
@@ -768,47 +769,7 @@ private:
 // ---------------------------------------------------------------------------
 // Writing
 
-/// A buffer-protocol export held while its bytes are written.
-class Export {
-public:
-    explicit Export(const py::handle& obj, const std::string& what) {
-        // SAFETY: filled by CPython, released once in the destructor (GIL held:
-        // exports are created and destroyed outside the released sections).
-        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) {
-            PyErr_Clear();
-            throw py::type_error(what + ": expected a C-contiguous buffer-protocol object (bytes, numpy array, ...), not " +
-                                 std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
-        }
-        held_ = true;
-    }
-    ~Export() {
-        if (held_) {
-            PyBuffer_Release(&view_);
-        }
-    }
-    Export(const Export&) = delete;
-    Export& operator=(const Export&) = delete;
-    Export(Export&& other) noexcept : view_(other.view_), held_(other.held_) { other.held_ = false; }
-    Export& operator=(Export&&) = delete;
-
-    /// The bytes.
-    [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-        // SAFETY: a C-contiguous export holds `len` readable bytes at `buf`
-        // until it is released.
-        return {static_cast<const uint8_t*>(view_.buf), static_cast<size_t>(view_.len)};
-    }
-
-private:
-    Py_buffer view_{};
-    bool held_ = false;
-};
-
-/// One tensor prepared for writing: its decoded descriptor and its buffers.
-struct PreparedTensor {
-    TensorDescriptor descriptor;
-    std::vector<Export> exports;
-    std::vector<std::span<const uint8_t>> spans;
-};
+}  // namespace
 
 /// Decodes `descriptor` (strict) for writing; InvalidDescriptorError when it
 /// does not decode.
@@ -843,6 +804,8 @@ PreparedTensor prepare_tensor(const py::bytes& descriptor, const py::sequence& b
     }
     return p;
 }
+
+namespace {
 
 /// `hurray._hurray._StreamWriter`: writes tensors and composites as they come.
 /// Every call checks `busy_` and holds it (with the GIL) before anything that
