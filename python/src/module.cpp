@@ -197,9 +197,12 @@ public:
 
     [[nodiscard]] py::dict metadata() const { return kv_to_python(reader().kv()); }
 
-    /// What the index and the descriptor say about a tensor; reads no data.
-    [[nodiscard]] py::dict info(const std::string& name) const {
-        const FileReader r = reader();
+    /// The index of the tensor `name` and its decoded descriptor (the
+    /// reader keeps it); KeyError for a name the file lacks, the library's
+    /// error for a descriptor that does not decode. The GIL is released
+    /// while it decodes.
+    [[nodiscard]] std::pair<size_t, const TensorDescriptor&> find_descriptor(const FileReader& r,
+                                                                            const std::string& name) const {
         const std::optional<size_t> index = r.find(name);
         if (!index) {
             throw py::key_error(name);
@@ -212,8 +215,15 @@ public:
         if (!*decoded) {
             raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
         }
-        const IndexEntry& e = r.entry(*index);
-        py::dict out = describe_tensor(e.name, *decoded->value());
+        return {*index, *decoded->value()};
+    }
+
+    /// What the index and the descriptor say about a tensor; reads no data.
+    [[nodiscard]] py::dict info(const std::string& name) const {
+        const FileReader r = reader();
+        const auto [index, d] = find_descriptor(r, name);
+        const IndexEntry& e = r.entry(index);
+        py::dict out = describe_tensor(e.name, d);
         out["nbytes"] = py::int_(e.data_length);
         out["data_offset"] = py::int_(e.data_offset);
         return out;
@@ -338,25 +348,14 @@ public:
     /// file order, or None when it is not a composite head.
     [[nodiscard]] py::object member_names(const std::string& name) const {
         const FileReader r = reader();
-        const std::optional<size_t> index = r.find(name);
-        if (!index) {
-            throw py::key_error(name);
-        }
-        std::optional<Result<const TensorDescriptor*>> decoded;
-        {
-            const py::gil_scoped_release release;
-            decoded.emplace(r.descriptor(*index));
-        }
-        if (!*decoded) {
-            raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
-        }
-        if (!std::holds_alternative<CompositeLayout>(decoded->value()->layout)) {
+        const auto [index, d] = find_descriptor(r, name);
+        if (!std::holds_alternative<CompositeLayout>(d.layout)) {
             return py::none();
         }
         std::optional<Result<FileComposite>> comp;
         {
             const py::gil_scoped_release release;
-            comp.emplace(r.composite(*index));
+            comp.emplace(r.composite(index));
         }
         if (!*comp) {
             raise_error(comp->error(), Where::kTensor, path_ + ": " + tensor_label(name));
