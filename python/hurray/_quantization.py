@@ -281,46 +281,50 @@ class PerBlockAffine(_Scheme):
                 f"scale_type=hurray.{self.scale_type.name})")
 
 
-class NF4(_Scheme):
+class _BlockScaled(_Scheme):
+    """NF4 and MXFP: one scale per block of ``block_size`` elements along ``axis``, in
+    buffer ``scale_buffer_index``; they differ in tag, name and the allowed block sizes."""
+
+    __slots__ = ("axis", "block_size", "scale_buffer_index")
+    _FIELDS = ("axis", "block_size", "scale_buffer_index")
+    _BLOCK_MIN = 0
+    _BLOCK_MAX = 0
+
+    def __init__(self, axis, block_size, scale_buffer_index):
+        self._set_header()
+        _init(self, axis=_u32(axis, "axis"),
+              block_size=_block_size(block_size, self._NAME, self._BLOCK_MIN, self._BLOCK_MAX),
+              scale_buffer_index=_buffer_index(scale_buffer_index, "scale_buffer_index"))
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(axis={self.axis}, block_size={self.block_size}, "
+                f"scale_buffer_index={self.scale_buffer_index})")
+
+
+class NF4(_BlockScaled):
     """NormalFloat4: 4-bit codes (uint4 storage) into a fixed 16-level table, times a float32 absmax per block.
 
     ``block_size`` is a power of two >= 8; the absmax values live in buffer
     ``scale_buffer_index``.
     """
 
-    __slots__ = ("axis", "block_size", "scale_buffer_index")
+    __slots__ = ()
     _TAG = 0x04
     _NAME = "nf4"
-    _FIELDS = ("axis", "block_size", "scale_buffer_index")
-
-    def __init__(self, axis, block_size, scale_buffer_index):
-        self._set_header()
-        _init(self, axis=_u32(axis, "axis"), block_size=_block_size(block_size, "nf4", 8, _U32_MAX),
-              scale_buffer_index=_buffer_index(scale_buffer_index, "scale_buffer_index"))
-
-    def __repr__(self):
-        return f"NF4(axis={self.axis}, block_size={self.block_size}, scale_buffer_index={self.scale_buffer_index})"
+    _BLOCK_MIN, _BLOCK_MAX = 8, _U32_MAX
 
 
-class MXFP(_Scheme):
+class MXFP(_BlockScaled):
     """OCP microscaling: one shared 8-bit exponent (float8_e8m0) per block of micro-float elements.
 
     ``block_size`` is a power of two in [16, 2048] (32 is the OCP default);
     the exponents live in buffer ``scale_buffer_index``.
     """
 
-    __slots__ = ("axis", "block_size", "scale_buffer_index")
+    __slots__ = ()
     _TAG = 0x05
     _NAME = "mxfp"
-    _FIELDS = ("axis", "block_size", "scale_buffer_index")
-
-    def __init__(self, axis, block_size, scale_buffer_index):
-        self._set_header()
-        _init(self, axis=_u32(axis, "axis"), block_size=_block_size(block_size, "mxfp", 16, 2048),
-              scale_buffer_index=_buffer_index(scale_buffer_index, "scale_buffer_index"))
-
-    def __repr__(self):
-        return f"MXFP(axis={self.axis}, block_size={self.block_size}, scale_buffer_index={self.scale_buffer_index})"
+    _BLOCK_MIN, _BLOCK_MAX = 16, 2048
 
 
 _SCHEMES = {cls._TAG: cls for cls in (PerTensorAffine, PerChannelAffine, PerBlockAffine, NF4, MXFP)}
