@@ -207,27 +207,25 @@ void export_deleter_versioned(DLManagedTensorVersioned1* self) {
     }
 }
 
-void capsule_destructor(PyObject* capsule) {
-    // SAFETY: called by CPython with the GIL held for a capsule made below;
-    // only an unconsumed capsule (still named "dltensor") owns its tensor.
-    if (PyCapsule_IsValid(capsule, kCapsuleName) == 0) {
-        return;  // consumed: the consumer calls the deleter
+/// Runs the deleter of a capsule that is still named `name` (unconsumed);
+/// a consumed one was renamed, and its consumer calls the deleter.
+template <class Managed>
+void delete_if_unconsumed(PyObject* capsule, const char* name) {
+    // SAFETY: called by CPython with the GIL held for a capsule made below,
+    // whose pointer is a `Managed` while it carries `name`.
+    if (PyCapsule_IsValid(capsule, name) == 0) {
+        return;
     }
-    auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+    auto* managed = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
     if (managed != nullptr && managed->deleter != nullptr) {
         managed->deleter(managed);
     }
 }
 
+void capsule_destructor(PyObject* capsule) { delete_if_unconsumed<DLManagedTensor>(capsule, kCapsuleName); }
+
 void versioned_capsule_destructor(PyObject* capsule) {
-    // SAFETY: as capsule_destructor, for "dltensor_versioned" capsules.
-    if (PyCapsule_IsValid(capsule, kVersionedCapsuleName) == 0) {
-        return;
-    }
-    auto* managed = static_cast<DLManagedTensorVersioned1*>(PyCapsule_GetPointer(capsule, kVersionedCapsuleName));
-    if (managed != nullptr && managed->deleter != nullptr) {
-        managed->deleter(managed);
-    }
+    delete_if_unconsumed<DLManagedTensorVersioned1>(capsule, kVersionedCapsuleName);
 }
 
 /// Whether the consumer's `max_version` (None or a (major, minor) tuple)
