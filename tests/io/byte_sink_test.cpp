@@ -241,6 +241,31 @@ TEST(AtomicFileSink, PermissionsFollowTheUmask) {
     EXPECT_EQ(st.st_mode & 0777U, 0644U);
 }
 
+TEST(AtomicFileSink, ManySinksForOnePathGetTheirOwnTemporaryFiles) {
+    // Each sink creates ".NAME.tmp-" plus six random characters (O_EXCL);
+    // sinks open at once never share a file, and the last commit wins.
+    TempDir dir;
+    const std::string path = dir.file("model.hrry");
+    std::vector<std::unique_ptr<AtomicFileSink>> sinks;
+    for (int i = 0; i < 64; ++i) {
+        auto sink = AtomicFileSink::create(path, Durability::kAtomicOnly);
+        ASSERT_TRUE(sink) << sink.error().message();
+        ASSERT_TRUE((*sink)->write(Bytes{static_cast<uint8_t>(i)}));
+        sinks.push_back(std::move(*sink));
+    }
+    const auto names = dir.list();
+    ASSERT_EQ(names.size(), 64U);
+    for (const auto& name : names) {
+        ASSERT_EQ(name.size(), std::string(".model.hrry.tmp-").size() + 6) << name;
+        EXPECT_EQ(name.rfind(".model.hrry.tmp-", 0), 0U) << name;
+    }
+    for (auto& sink : sinks) {
+        ASSERT_TRUE(sink->commit());
+    }
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"model.hrry"});
+    EXPECT_EQ(read_all(path), Bytes{63});
+}
+
 TEST(AtomicFileSink, RelativePathInTheCurrentDirectory) {
     TempDir dir;
     const auto cwd = std::filesystem::current_path();
