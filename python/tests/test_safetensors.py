@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The safetensors-style calls: hurray.numpy.save_file / load_file, hurray.safe_open."""
 
+import ctypes
+import mmap
+import os
+
 import numpy as np
 import pytest
 
@@ -96,3 +100,79 @@ def test_get_slice(tmp_path):
         np.testing.assert_array_equal(f.get_slice("flags")[1:], [False, True])
         with pytest.raises(KeyError):
             f.get_slice("missing")
+
+
+ROW_BYTES = 2 << 20  # one row of the sliced tensor: 2 MiB of float32
+ROWS = 64
+
+
+def _evict(path):
+    """Writes the file back and drops it from the page cache; False where the
+    file system keeps it (tmpfs)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return not _resident(path).any()
+
+
+def _resident(path):
+    """One bool per page of the file: in the page cache (mincore)."""
+    size = os.path.getsize(path)
+    page = mmap.PAGESIZE
+    vec = (ctypes.c_ubyte * ((size + page - 1) // page))()
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ)
+    try:
+        view = np.frombuffer(m, np.uint8)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_ubyte)]
+        rc = libc.mincore(ctypes.c_void_p(view.ctypes.data), ctypes.c_size_t(size), vec)
+        del view
+    finally:
+        m.close()
+    assert rc == 0, os.strerror(ctypes.get_errno())
+    return np.frombuffer(vec, np.uint8) & 1 == 1
+
+
+@pytest.fixture(scope="module")
+def wide_file(tmp_path_factory):
+    """A 128 MiB tensor of 64 rows of 2 MiB, written back and out of the page
+    cache; (path, data offset, the array)."""
+    path = tmp_path_factory.mktemp("slice") / "wide.hrry"
+    w = np.arange(ROWS * ROW_BYTES // 4, dtype=np.float32).reshape(ROWS, -1)
+    save_file({"w": w}, path)
+    if not _evict(path):
+        pytest.skip(f"{path.parent} is on a file system that keeps files in memory (tmpfs): "
+                    "no page cache to drop, so reads cannot be observed")
+    with hurray.open(path) as f:
+        offset = f.info("w")["data_offset"]
+    return path, offset, w
+
+
+def _rows_read(path, offset):
+    """Of the tensor's 64 rows, those with any page in the page cache."""
+    data = _resident(path)[offset // mmap.PAGESIZE:][:ROWS * ROW_BYTES // mmap.PAGESIZE]
+    return {i for i, row in enumerate(data.reshape(ROWS, -1)) if row.any()}
+
+
+@pytest.mark.parametrize("framework", ["np", "pt"])
+def test_get_slice_reads_only_the_pages_of_the_slice(wide_file, framework):
+    if framework == "pt":
+        pytest.importorskip("torch", reason="python3-torch is not installed")
+    path, offset, w = wide_file
+    assert _evict(path)
+    # The kernel reads ahead of every read (read_ahead_kb: 128 KiB by default, 8 MiB
+    # on this VM): opening reads the header and the index at the two ends of the file,
+    # and with them the first and last rows, 2 MiB each. Rows 8-55 lie beyond any
+    # read-ahead of those reads, or of the slice's, below.
+    far = set(range(8, 28)) | set(range(38, 56))
+    with hurray.safe_open(path, framework=framework) as f:
+        assert not _rows_read(path, offset) & set(range(8, 56))  # opening read no row
+        rows = f.get_slice("w")[32:34]
+    np.testing.assert_array_equal(np.asarray(rows), w[32:34])
+    read = _rows_read(path, offset)
+    assert {32, 33} <= read  # the slice's 4 MiB came from the file
+    assert not read & far, sorted(read)  # and the other rows did not
