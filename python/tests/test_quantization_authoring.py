@@ -443,23 +443,6 @@ def test_rebuilding_from_the_getters_gives_the_same_descriptor(tmp_path):
     assert _rebuilt(loaded)._wire()[0] == t._wire()[0]
 
 
-def test_quantized_weights_example(tmp_path):
-    import os
-    import pathlib
-    import subprocess
-    import sys
-    script = pathlib.Path(__file__).resolve().parents[1] / "examples" / "quantized_weights.py"
-    result = subprocess.run([sys.executable, str(script), str(tmp_path / "q.hrry")], capture_output=True, text=True,
-                            timeout=60, env=dict(os.environ), check=False)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
-        "PerChannelAffine.symmetric(axis=0, scale_buffer_index=1) 2",
-        "Shard(parent_shape=[8, 16], shard_offset=[4, 0])",
-        "value_mean claimed: None",
-        "max error within half a step: True",
-    ]
-
-
 def test_conformance_descriptors_decode_into_the_classes(conformance_dir):
     encoded = (conformance_dir / "descriptors" / "quant_per_block_int4_128x128.bin").read_bytes()
     q = hurray.Tensor._from_wire(encoded, [bytes([0x21]) * 8192, np.full(128, 1.0, np.float16)])
