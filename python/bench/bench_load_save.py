@@ -8,37 +8,40 @@
 Builds float32 tensors shaped like a transformer checkpoint (an embedding and
 an output head, then per layer four attention projections, three MLP
 projections and two norm vectors: 291 tensors is a 32-layer model), of about
-``--size-mib`` in all, writes them in every format once, then reports the
-median of ``--runs`` timed runs of each operation with the page cache warm
-(one untimed run first; the rows take turns in each run; saves start after
-an ``os.sync()``):
+``--size-mib`` in all, writes them in every format once, then times each
+operation ``--runs`` times with the page cache warm, after one untimed run:
 
 - load: ``hurray.numpy.load_file``, ``np.load`` of one .npy per tensor
   (``mmap_mode=None`` reads the bytes, ``'r'`` maps them), ``torch.load`` of a
-  ``torch.save`` file, ``hurray.torch.load_file``. Hurray's loads map the file
-  and read no tensor bytes, so their time should grow with the tensor count,
-  not the size: reported in µs and µs per tensor.
+  ``torch.save`` file, ``hurray.torch.load_file``, against reading the raw
+  bytes. Hurray's loads map the file and read no tensor bytes, so their time
+  should grow with the tensor count, not the size: reported in µs and µs per
+  tensor. The rows take turns in each run.
 - save: like with like. Without fsync: ``hurray.numpy.save_file`` and
   ``hurray.torch.save_file`` (atomic rename, no fsync, as safetensors),
   ``hurray.save(..., durable=False)``, ``np.save`` per tensor and
   ``torch.save`` against the limit ``os.write`` of the same bytes to one file;
   with fsync: ``hurray.save`` (durable, the default: fsync of the file and its
   directory) and ``save_file(..., durable=True)`` against ``os.write`` plus a
-  final fsync. Every save writes new files: what a row wrote is removed before
-  each of its timed runs, untimed, so that no row pays for freeing the file it
-  replaces.
+  final fsync. Every save writes new files (what a call wrote before is
+  removed first, untimed, so that no call pays for freeing the file it
+  replaces) and starts after an ``os.sync()``.
 
-"x limit" is the row's limit's time over the row's time (1.0: as fast as
-writing the raw bytes, with or without fsync as the row; loads are compared
-with reading them), for the medians and again for the best runs ("best":
-the fastest run of each row, which a noisy disk disturbs least; on this VM
-one 1 GiB save of the same call ranges from 0.25 to 2 s). Issue 13's goal: saves at least 0.9x. torch is optional.
+A save's "x limit" is measured in pairs: in every run each row runs beside a
+run of its limit, in a random order, and the pair gives one ratio, the
+limit's time over the row's (1.0: as fast as writing the raw bytes; above 1,
+faster). The table shows the median of those ratios and their quartiles. On a
+shared VM one 1 GiB save of the same call ranges from 0.25 to 2 s between
+runs, so ratios of medians taken minutes apart mean little; a slow spell that
+lasts one pair slows both halves of it. Issue 13's goal: saves at least 0.9x.
+torch is optional.
 """
 
 import argparse
 import math
 import os
 import pathlib
+import random
 import statistics
 import sys
 import tempfile
@@ -114,26 +117,69 @@ def remove(paths):
 
 
 def timed(rows, runs, sync, outputs=None):
-    """Median time of each row's function. Rows take turns within each run, so
-    that a slow spell of a shared machine hits them alike. With `outputs` (per
-    row, the files it writes), those files are removed before each timed call,
-    untimed: every save, the limits included, writes new files, and none pays
-    for freeing the file it would replace (O_TRUNC of a 1 GiB file frees its
-    blocks inline; the hurray saves free it in the background)."""
+    """Median and best time of each row's function. Rows take turns within
+    each run, so that a slow spell of a shared machine hits them alike. With
+    `outputs` (per row, the files it writes), those files are removed before
+    each timed call, untimed: every save, the limits included, writes new
+    files, and none pays for freeing the file it would replace (O_TRUNC of a
+    1 GiB file frees its blocks inline; the hurray saves free it in the
+    background)."""
     for _, fn in rows:
         fn()  # warm: page cache, lazy imports, the files the loads read
     times = [[] for _ in rows]
     for _ in range(runs):
         for i, (_, fn) in enumerate(rows):
-            if outputs is not None:
-                remove(outputs[i])
-            if sync:
-                os.sync()  # start each save with no dirty pages left by the one before
-            t0 = time.perf_counter()
-            result = fn()
-            times[i].append(time.perf_counter() - t0)
-            del result
+            times[i].append(_time_one(fn, outputs[i] if outputs else (), sync))
     return [(label, statistics.median(t), min(t)) for (label, _), t in zip(rows, times)]
+
+
+def _time_one(fn, outputs, sync):
+    remove(outputs)
+    if sync:
+        os.sync()  # start with no dirty pages left by the call before
+    t0 = time.perf_counter()
+    result = fn()
+    elapsed = time.perf_counter() - t0
+    del result
+    return elapsed
+
+
+def paired(rows, runs, outputs, seed=13):
+    """Each row's time against its limit's, measured side by side: in every
+    run, each row runs next to a fresh run of its limit (the last "os.write"
+    row before it), in a random order, and the pair gives one ratio (limit
+    time over row time). The median of those ratios is what a noisy machine
+    disturbs least: a slow spell that lasts a pair hits both halves of it.
+    Returns (label, median time, best time, median paired ratio, first and
+    third quartiles of the paired ratios)."""
+    rng = random.Random(seed)
+    for _, fn in rows:
+        fn()  # warm
+    limit_of = []
+    limit = 0
+    for i, (label, _) in enumerate(rows):
+        if label.startswith("os.write"):
+            limit = i
+        limit_of.append(limit)
+    times = [[] for _ in rows]
+    ratios = [[] for _ in rows]
+    for _ in range(runs):
+        for i, (_, fn) in enumerate(rows):
+            j = limit_of[i]
+            if i == j:
+                continue
+            pair = [j, i]
+            rng.shuffle(pair)
+            t = {k: _time_one(rows[k][1], outputs[k], True) for k in pair}
+            times[i].append(t[i])
+            times[j].append(t[j])
+            ratios[i].append(t[j] / t[i])
+    out = []
+    for (label, _), t, r in zip(rows, times, ratios):
+        r = r or [1.0]
+        q1, q2, q3 = statistics.quantiles(r, n=4, method="inclusive") if len(r) > 1 else (r[0],) * 3
+        out.append((label, statistics.median(t), min(t), q2, q1, q3))
+    return out
 
 
 def write_raw(path, arrays, fsync):
@@ -167,7 +213,7 @@ def main(argv=None):
         arrays = checkpoint(int(args.size_mib * 2**20), args.tensors)
         nbytes = sum(a.nbytes for a in arrays.values())
         n = len(arrays)
-        print(f"{n} float32 tensors, {nbytes / 2**20:.1f} MiB, median of {args.runs} runs, page cache warm"
+        print(f"{n} float32 tensors, {nbytes / 2**20:.1f} MiB, {args.runs} timed runs, page cache warm, in {tmp.parent}"
               f" (torch {'absent' if torch is None else torch.__version__})")
         paths = {"hurray": tmp / "np.hrry", "hurray_pt": tmp / "pt.hrry", "npy": tmp / "npy",
                  "pt": tmp / "model.pt", "raw": tmp / "raw.bin"}
@@ -207,21 +253,28 @@ def main(argv=None):
         save_outputs = [next((v for k, v in written.items() if label.startswith(k)), [paths["hurray"]])
                         for label, _ in saves]
 
-        def table(title, rows, per_tensor):
-            results = timed(rows, args.runs, sync=not per_tensor, outputs=None if per_tensor else save_outputs)
-            limit, limit_best = results[0][1], results[0][2]
-            print(f"\n{title}")
-            head = f"{'':26} {'time':>12} {'GiB/s':>9} {'x limit':>8} {'best':>12} {'x limit':>8}"
-            print(head + (f" {'µs/tensor':>10}" if per_tensor else ""))
+        def load_table(rows):
+            results = timed(rows, args.runs, sync=False)
+            limit = results[0][1]
+            print(f"\nload (median of {args.runs} runs)")
+            print(f"{'':26} {'time':>12} {'best':>12} {'x limit':>8} {'µs/tensor':>10}")
             for label, t, best in results:
-                if label.startswith("os.write"):
-                    limit, limit_best = t, best
-                line = (f"{label:26} {t * 1e6:10.0f}µs {nbytes / 2**30 / t:9.2f} {limit / t:8.2f}"
-                        f" {best * 1e6:10.0f}µs {limit_best / best:8.2f}")
-                print(line + (f" {t * 1e6 / n:10.1f}" if per_tensor else ""))
+                print(f"{label:26} {t * 1e6:10.0f}µs {best * 1e6:10.0f}µs {limit / t:8.2f} {t * 1e6 / n:10.1f}")
 
-        table("save", saves, False)  # writes the files the loads read
-        table("load", loads, True)
+        def save_table(rows):
+            results = paired(rows, args.runs, save_outputs)
+            print(f"\nsave ({args.runs} runs of each row beside its limit; x limit: median of the pairs' ratios,"
+                  " then their quartiles)")
+            print(f"{'':26} {'time':>12} {'GiB/s':>7} {'best':>12} {'x limit':>8} {'Q1-Q3':>11}")
+            for label, t, best, ratio, low, high in results:
+                if label.startswith("os.write"):
+                    print(f"{label:26} {t * 1e6:10.0f}µs {nbytes / 2**30 / t:7.2f} {best * 1e6:10.0f}µs")
+                else:
+                    print(f"{label:26} {t * 1e6:10.0f}µs {nbytes / 2**30 / t:7.2f} {best * 1e6:10.0f}µs"
+                          f" {ratio:8.2f} {low:5.2f}-{high:<5.2f}")
+
+        save_table(saves)  # writes the files the loads read
+        load_table(loads)
     return 0
 
 
