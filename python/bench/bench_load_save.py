@@ -31,10 +31,11 @@ A save's "x limit" is measured in pairs: in every run each row runs beside a
 run of its limit, in a random order, and the pair gives one ratio, the
 limit's time over the row's (1.0: as fast as writing the raw bytes; above 1,
 faster). The table shows the median of those ratios and their quartiles. On a
-shared VM one 1 GiB save of the same call ranges from 0.25 to 2 s between
-runs, so ratios of medians taken minutes apart mean little; a slow spell that
-lasts one pair slows both halves of it. Issue 13's goal: saves at least 0.9x.
-torch is optional.
+shared VM one 1 GiB save of the same call ranges from 0.4 to 1.3 s between
+runs on tmpfs (``--dir /dev/shm``), and from 0.3 to 7 s on a disk that
+stalls, so ratios of medians taken minutes apart mean little; a slow spell
+that lasts one pair slows both halves of it. Issue 13's goal: saves at least
+0.9x. torch is optional.
 """
 
 import argparse
@@ -116,24 +117,24 @@ def remove(paths):
             pass
 
 
-def timed(rows, runs, sync, outputs=None):
-    """Median and best time of each row's function. Rows take turns within
-    each run, so that a slow spell of a shared machine hits them alike. With
-    `outputs` (per row, the files it writes), those files are removed before
-    each timed call, untimed: every save, the limits included, writes new
-    files, and none pays for freeing the file it would replace (O_TRUNC of a
-    1 GiB file frees its blocks inline; the hurray saves free it in the
-    background)."""
+def timed(rows, runs):
+    """Median and best time of each row's function (the loads). Rows take
+    turns within each run, so that a slow spell of a shared machine hits them
+    alike."""
     for _, fn in rows:
         fn()  # warm: page cache, lazy imports, the files the loads read
     times = [[] for _ in rows]
     for _ in range(runs):
         for i, (_, fn) in enumerate(rows):
-            times[i].append(_time_one(fn, outputs[i] if outputs else (), sync))
+            times[i].append(_time_one(fn, (), sync=False))
     return [(label, statistics.median(t), min(t)) for (label, _), t in zip(rows, times)]
 
 
 def _time_one(fn, outputs, sync):
+    """Seconds `fn` takes, after removing the files in `outputs` (a save then
+    writes new files, the limits included, and none pays for freeing the file
+    it would replace: O_TRUNC of a 1 GiB file frees its blocks inline, the
+    hurray saves free it in the background)."""
     remove(outputs)
     if sync:
         os.sync()  # start with no dirty pages left by the call before
@@ -254,7 +255,7 @@ def main(argv=None):
                         for label, _ in saves]
 
         def load_table(rows):
-            results = timed(rows, args.runs, sync=False)
+            results = timed(rows, args.runs)
             limit = results[0][1]
             print(f"\nload (median of {args.runs} runs)")
             print(f"{'':26} {'time':>12} {'best':>12} {'x limit':>8} {'µs/tensor':>10}")
