@@ -387,34 +387,27 @@ TEST(AtomicFileSink, DurableReplacesAnExistingFileAndLeavesNoDescriptorOpen) {
         fds_after = open_fds();
     }
     EXPECT_LE(fds_after + 1, fds_before) << "a descriptor of the replaced file was left open";
-    // A target that is not a regular file is not held: a symlink is replaced itself.
-    const std::string real = dir.file("real.bin");
-    const std::string link = dir.file("link.bin");
-    write_all_file(real, {1, 2});
-    std::filesystem::create_symlink(real, link);
-    auto over_link = AtomicFileSink::create(link, Durability::kDurable);
-    ASSERT_TRUE(over_link);
-    ASSERT_TRUE((*over_link)->write(Bytes{7}));
-    ASSERT_TRUE((*over_link)->commit());
-    EXPECT_FALSE(std::filesystem::is_symlink(link));
-    EXPECT_EQ(read_all(link), Bytes{7});
-    EXPECT_EQ(read_all(real), (Bytes{1, 2}));
 }
 
-TEST(AtomicFileSink, NotDurableReplacesASymlinkNotTheFileItNames) {
-    TempDir dir;
-    const std::string real = dir.file("real.bin");
-    const std::string link = dir.file("link.bin");
-    write_all_file(real, {1, 2});
-    std::filesystem::create_symlink(real, link);
-    auto sink = AtomicFileSink::create(link, false);
-    ASSERT_TRUE(sink);
-    ASSERT_TRUE((*sink)->write(Bytes{7}));
-    ASSERT_TRUE((*sink)->commit());
-    EXPECT_FALSE(std::filesystem::is_symlink(link));
-    EXPECT_EQ(read_all(link), Bytes{7});
-    EXPECT_EQ(read_all(real), (Bytes{1, 2}));
-    EXPECT_EQ(dir.list(), (std::vector<std::string>{"link.bin", "real.bin"}));
+TEST(AtomicFileSink, ReplacesASymlinkNotTheFileItNames) {
+    // A target that is not a regular file is neither held nor exchanged: the
+    // symlink itself is replaced, durable or not.
+    for (const Durability durability : {Durability::kDurable, Durability::kAtomicOnly}) {
+        SCOPED_TRACE(durability == Durability::kDurable ? "durable" : "not durable");
+        TempDir dir;
+        const std::string real = dir.file("real.bin");
+        const std::string link = dir.file("link.bin");
+        write_all_file(real, {1, 2});
+        std::filesystem::create_symlink(real, link);
+        auto sink = AtomicFileSink::create(link, durability);
+        ASSERT_TRUE(sink);
+        ASSERT_TRUE((*sink)->write(Bytes{7}));
+        ASSERT_TRUE((*sink)->commit());
+        EXPECT_FALSE(std::filesystem::is_symlink(link));
+        EXPECT_EQ(read_all(link), Bytes{7});
+        EXPECT_EQ(read_all(real), (Bytes{1, 2}));
+        EXPECT_EQ(dir.list(), (std::vector<std::string>{"link.bin", "real.bin"}));
+    }
 }
 
 TEST(AtomicFileSink, NotDurableKeepsOtherHardLinksOfTheOldFile) {
