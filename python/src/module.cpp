@@ -546,15 +546,12 @@ struct PreparedComposite {
     std::vector<PreparedTensor> members;  // buffers held through the buffer protocol
 };
 
-/// The tensors of a save: `TensorRef`s over the arrays, which `keep` holds,
-/// and composites.
+/// The tensors of a save, in the order given: `TensorRef`s over the arrays,
+/// which `keep` holds, and composites.
 struct Prepared {
     std::vector<py::array> keep;  // references held while the file is written
     std::vector<py::object> keep_tensors;  // hurray.Tensor values, held likewise
-    std::vector<NamedTensor> tensors;
-    std::vector<PreparedComposite> composites;
-    /// The write order: (true, i) is composites[i], (false, i) tensors[i].
-    std::vector<std::pair<bool, size_t>> order;
+    std::vector<std::variant<NamedTensor, PreparedComposite>> items;
     KvMetadata metadata;
 };
 
@@ -607,21 +604,19 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
     }
     Prepared prepared;
     std::vector<py::array>& keep = prepared.keep;
-    std::vector<NamedTensor>& tensors = prepared.tensors;
+    auto& items = prepared.items;
     keep.reserve(names.size());
-    tensors.reserve(names.size());
+    items.reserve(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
         if (py::isinstance<py::tuple>(arrays[i])) {
             // A hurray.Composite, flattened by the package.
-            prepared.order.emplace_back(true, prepared.composites.size());
-            prepared.composites.push_back(prepare_composite(name, arrays[i]));
+            items.emplace_back(prepare_composite(name, arrays[i]));
             continue;
         }
-        prepared.order.emplace_back(false, tensors.size());
         if (auto ref = tensor_ref_of(arrays[i])) {
             // A hurray.Tensor: its descriptor and every buffer, as they are.
-            tensors.push_back({name, std::move(*ref)});
+            items.emplace_back(NamedTensor{name, std::move(*ref)});
             prepared.keep_tensors.push_back(py::reinterpret_borrow<py::object>(arrays[i]));
             continue;
         }
@@ -671,12 +666,12 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
             for (size_t k = 0; k < count; ++k) {
                 values[k] = src[k] != 0;
             }
-            tensors.push_back({name, TensorRef(std::span<const bool>(values.get(), count), std::move(shape))});
+            items.emplace_back(NamedTensor{name, TensorRef(std::span<const bool>(values.get(), count), std::move(shape))});
         } else {
             // SAFETY: a C-contiguous array's data covers nbytes() bytes; `keep`
             // holds a reference to the array until the file is written.
             const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(a.data()), nbytes);
-            tensors.push_back({name, TensorRef::from_bytes(*type, std::move(shape), bytes)});
+            items.emplace_back(NamedTensor{name, TensorRef::from_bytes(*type, std::move(shape), bytes)});
         }
         keep.push_back(std::move(a));
     }
@@ -694,19 +689,18 @@ Error for_tensor(std::string_view name, const Error& e) {
 Status write_prepared(FileWriter& writer, const Prepared& prepared) {
     writer.kv() = prepared.metadata;
     std::vector<FileTensorInput> inputs;
-    for (const auto& [is_composite, i] : prepared.order) {
-        if (!is_composite) {
-            const NamedTensor& t = prepared.tensors[i];
-            auto d = t.tensor.descriptor();
+    for (const auto& item : prepared.items) {
+        if (const auto* t = std::get_if<NamedTensor>(&item)) {
+            auto d = t->tensor.descriptor();
             if (!d) {
-                return for_tensor(t.name, d.error());
+                return for_tensor(t->name, d.error());
             }
-            if (auto st = writer.add_tensor(t.name, *d, t.tensor.buffers()); !st) {
-                return for_tensor(t.name, st.error());
+            if (auto st = writer.add_tensor(t->name, *d, t->tensor.buffers()); !st) {
+                return for_tensor(t->name, st.error());
             }
             continue;
         }
-        const PreparedComposite& c = prepared.composites[i];
+        const auto& c = *std::get_if<PreparedComposite>(&item);
         inputs.clear();
         for (size_t k = 0; k < c.members.size(); ++k) {
             inputs.push_back({c.member_names[k], &c.members[k].descriptor, c.members[k].spans});
