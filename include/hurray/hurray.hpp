@@ -27,6 +27,7 @@
 #include "hurray/core/element_of.hpp"
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/float_types.hpp"
+#include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/quantize.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"

@@ -32,12 +32,6 @@ uint32_t quant_bytes(GgmlPresentation p) noexcept {
     return p == GgmlPresentation::kQ8_0 ? kBlock : kBlock / 2;
 }
 
-void put_u32(std::vector<uint8_t>& out, uint32_t v) {
-    for (int i = 0; i < 4; ++i) {
-        out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-    }
-}
-
 /// Hurray int4 byte k (0..15) of a Q4_0 block's 16 quant bytes `qs`: elements 2k, 2k+1.
 uint8_t q4_hurray_byte(const uint8_t* qs, uint32_t k) noexcept {
     auto nibble = [qs](uint32_t e) -> uint8_t {
@@ -70,34 +64,7 @@ Result<TensorDescriptor> ggml_descriptor(GgmlPresentation presentation, uint32_t
         case GgmlPresentation::kBlocks:
             break;
     }
-    const auto info = ggml_type_info(type);
-    if (!info) {
-        return Error(ErrorCode::kInvalidArgument,
-                     "ggml type " + std::to_string(type) + " is unknown");
-    }
-    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
-    auto bytes = hurray::detail::mul_u64(count / info->elements, info->bytes);
-    if (!bytes) {
-        return Error(ErrorCode::kSizeOverflow, "ggml blocks: byte size overflows 64 bits");
-    }
-    TensorDescriptor d;
-    d.element_type = static_cast<ElementType>(kGgmlBlocksTag);
-    // The extension type only sizes buffer 0 from below (the dense rule is ">="): one bit
-    // per value, fewer than any GGML block type holds. The exact size comes from the scheme.
-    d.extension_type = ExtensionTypeDescriptor{.bit_width = 1, .packing_factor = 8};
-    d.shape = shape;
-    OpaqueQuantization q;
-    q.scheme_tag = kGgmlBlocksTag;
-    q.scheme_version = 1;
-    q.payload = {'G', 'G', 'M', 'L'};
-    put_u32(q.payload, type);
-    put_u32(q.payload, info->elements);
-    put_u32(q.payload, info->bytes);
-    d.quantization = QuantizationDescriptor{q, {}};
-    BufferHandle h;
-    h.byte_size = *bytes;
-    d.buffers.push_back(h);
-    return d;
+    return make_ggml_blocks(type, shape);
 }
 
 bool ggml_scales_valid(std::span<const uint8_t> blocks, uint32_t bytes_per_block) noexcept {

@@ -62,12 +62,9 @@ OpenedFile::~OpenedFile() = default;
 
 Result<std::unique_ptr<OpenedFile>> OpenedFile::open(const std::filesystem::path& path,
                                                      bool validate) {
-    // The private scheme of GGML blocks (gguf.hpp, kGgmlBlocksTag) is one this library
-    // writes and reads back: HRRYFILE files converted from GGUF hold it.
-    static constexpr std::array<uint8_t, 1> kKnownPrivateSchemes = {formats::kGgmlBlocksTag};
-    FileReadOptions read_options;
-    read_options.descriptor.known_private_schemes = kKnownPrivateSchemes;
-    auto file = FileReader::open(path, read_options);
+    // The default options understand libhurray's private GGML blocks scheme, which
+    // HRRYFILE files converted from GGUF hold.
+    auto file = FileReader::open(path);
     if (!file) {
         return file.error();
     }

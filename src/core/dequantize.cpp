@@ -34,7 +34,9 @@
 #include "core/checked_math.hpp"
 #include "core/float16_widen.hpp"
 #include "core/quant_storage.hpp"
+#include "core/float_vector.hpp"
 #include "core/text.hpp"
+#include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/element_convert.hpp"
 
 namespace hurray {
@@ -1109,6 +1111,29 @@ Result<std::span<const uint8_t>> dense_data(const Plan& p, const TensorView& vie
     return buf.subspan(static_cast<size_t>(d.byte_offset), static_cast<size_t>(bytes));
 }
 
+// A tensor of libhurray's GGML blocks scheme (hurray/core/ggml_blocks.hpp): row-major
+// blocks in buffer 0 from byte_offset, decoded by ggml's formulas.
+Status dequantize_ggml_blocks(const TensorView& view, uint32_t type, std::span<float> out) {
+    const TensorDescriptor& d = view.descriptor();
+    if (!std::holds_alternative<RowMajorLayout>(d.layout)) {
+        return Error(ErrorCode::kUnsupported, "dequantize: GGML blocks are defined for the row-major layout only");
+    }
+    const auto info = ggml_type_info(type);  // ggml_blocks_type() checked the type
+    const uint64_t blocks = info ? out.size() / info->elements : 0;
+    if (!info || out.size() % info->elements != 0) {
+        return Error(ErrorCode::kInvalidData,
+                     "dequantize: " + dec(out.size()) + " elements are not whole GGML blocks");
+    }
+    const std::span<const uint8_t> buf = view.buffer(0);
+    const uint64_t need = blocks * info->bytes;  // out holds blocks * elements floats: fits
+    if (d.byte_offset > buf.size() || buf.size() - d.byte_offset < need) {
+        return Error(ErrorCode::kBufferTooSmall, "ggml blocks: buffer 0 holds " + dec(buf.size()) +
+                                                     " bytes; byte_offset " + dec(d.byte_offset) + " + " + dec(need) +
+                                                     " bytes of blocks are needed");
+    }
+    return dequantize_ggml(type, buf.subspan(static_cast<size_t>(d.byte_offset), static_cast<size_t>(need)), out);
+}
+
 }  // namespace
 
 Status dequantize(const TensorView& view, std::span<float> out) {
@@ -1120,6 +1145,9 @@ Status dequantize(const TensorView& view, std::span<float> out) {
     if (out.size() != count) {
         return Error(ErrorCode::kInvalidArgument, "dequantize: out holds " + dec(out.size()) +
                                                       " floats, the tensor has " + dec(count) + " elements");
+    }
+    if (const auto ggml = ggml_blocks_type(d)) {
+        return dequantize_ggml_blocks(view, *ggml, out);
     }
     Geometry g;
     HURRAY_ASSIGN_OR_RETURN(Plan p, make_plan(view, count, g));
@@ -1153,34 +1181,9 @@ Status dequantize(const TensorView& view, std::span<float> out) {
                                               " cannot be dequantized");
 }
 
-namespace {
-
-/// A vector of `count` floats, or an error when they cannot be allocated.
-Result<std::vector<float>> float_vector(uint64_t count, const char* what) {
-    const auto bytes = detail::mul_u64(count, sizeof(float));
-    if (!bytes || *bytes > static_cast<uint64_t>(PTRDIFF_MAX)) {
-        return Error(ErrorCode::kSizeOverflow,
-                     std::string(what) + ": " + dec(count) + " float32 values do not fit in memory");
-    }
-    {
-        // A sparse tensor may declare a logical shape far larger than its
-        // buffers: ask for the memory without the throwing allocator, so that
-        // an impossible request is an error rather than std::bad_alloc.
-        void* probe = ::operator new(static_cast<size_t>(*bytes), std::nothrow);
-        if (probe == nullptr && *bytes != 0) {
-            return Error(ErrorCode::kOutOfMemory,
-                         std::string(what) + ": cannot allocate " + dec(*bytes) + " bytes for the float32 values");
-        }
-        ::operator delete(probe);
-    }
-    return std::vector<float>(static_cast<size_t>(count));
-}
-
-}  // namespace
-
 Result<std::vector<float>> dequantize(const TensorView& view) {
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(view.descriptor().shape));
-    HURRAY_ASSIGN_OR_RETURN(std::vector<float> out, float_vector(count, "dequantize"));
+    HURRAY_ASSIGN_OR_RETURN(std::vector<float> out, detail::float_vector(count, "dequantize"));
     HURRAY_RETURN_IF_ERROR(dequantize(view, out));
     return out;
 }
@@ -1191,7 +1194,7 @@ Result<std::vector<float>> to_float32(const TensorView& view) {
         return dequantize(view);
     }
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));
-    HURRAY_ASSIGN_OR_RETURN(std::vector<float> out, float_vector(count, "to_float32"));
+    HURRAY_ASSIGN_OR_RETURN(std::vector<float> out, detail::float_vector(count, "to_float32"));
     if (d.element_type == ElementType::kFloat32) {
         // SAFETY: a float vector's storage viewed as bytes, exactly its size;
         // materialize writes float32 storage bytes (little-endian, as x86/ARM).

@@ -15,7 +15,9 @@
 #include "core/descriptor_internal.hpp"
 #include "core/quant_storage.hpp"
 #include "core/text.hpp"
+#include "core/byte_io.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/ggml_blocks.hpp"
 
 namespace hurray::detail {
 namespace {
@@ -468,6 +470,76 @@ Status check_block_size(const Ctx& c, const char* scheme, uint32_t axis, uint32_
     return Status::success();
 }
 
+// libhurray's GGML blocks scheme (hurray/core/ggml_blocks.hpp), told apart from another
+// producer's use of private tag 0xF0 by its payload's "GGML" magic.
+bool has_ggml_magic(const OpaqueQuantization& o) {
+    const auto& p = o.payload;
+    return p.size() >= 4 && p[0] == 'G' && p[1] == 'G' && p[2] == 'M' && p[3] == 'L';
+}
+
+// The rules of GGML blocks version 1: a 16-byte payload naming a known ggml type with its
+// own block geometry, no flags, row-major, the last axis whole blocks, and buffer 0
+// holding every block after byte_offset. `q` is the offset of the scheme tag.
+Status check_ggml_blocks(const Ctx& c, const OpaqueQuantization& o, uint64_t q) {
+    if (!c.opt.strict) {
+        return Status::success();  // carried as any private scheme is; dequantize re-checks
+    }
+    if (o.scheme_version != kGgmlBlocksVersion) {
+        return fail(ErrorCode::kUnsupportedQuantizationVersion,
+                    "quantization.scheme_version: GGML blocks version " + dec(o.scheme_version) +
+                        " is not known to this reader (it knows version " + dec(kGgmlBlocksVersion) + ")",
+                    q + 1);
+    }
+    if (o.flags != 0) {
+        return fail(ErrorCode::kReservedFlagBits,
+                    "quantization.flags: GGML blocks define no flags, got " + hex(o.flags, 4), q + 2);
+    }
+    if (o.payload.size() != 16) {
+        return fail(ErrorCode::kInvalidQuantization,
+                    "quantization.payload: GGML blocks take 16 bytes, got " + dec(o.payload.size()), q + 4);
+    }
+    const auto type = load_le<uint32_t>(o.payload.data() + 4);
+    const auto info = ggml_type_info(type);
+    if (!info) {
+        return fail(ErrorCode::kInvalidQuantization,
+                    "ggml_blocks.type: " + dec(type) + " is not a GGML type this library knows", q + 8);
+    }
+    const auto elements = load_le<uint32_t>(o.payload.data() + 8);
+    const auto bytes = load_le<uint32_t>(o.payload.data() + 12);
+    if (elements != info->elements || bytes != info->bytes) {
+        return fail(ErrorCode::kInvalidQuantization,
+                    "ggml_blocks: " + std::string(info->name) + " blocks are " + dec(info->elements) +
+                        " values in " + dec(info->bytes) + " bytes, the payload says " + dec(elements) +
+                        " in " + dec(bytes),
+                    q + (elements != info->elements ? 12 : 16));
+    }
+    const TensorDescriptor& d = c.d;
+    if (!std::holds_alternative<RowMajorLayout>(d.layout)) {
+        return fail(ErrorCode::kInvalidQuantization, "layout: GGML blocks are row-major", c.off.layout);
+    }
+    if (d.rank() == 0 || d.shape.back() == kDynamicDim || d.shape.back() % info->elements != 0) {
+        return fail(ErrorCode::kInvalidQuantization,
+                    "shape: the last axis must be a whole number of " + std::string(info->name) + " blocks (" +
+                        dec(info->elements) + " values)",
+                    c.off.shape);
+    }
+    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));
+    const auto need = mul_u64(count / info->elements, info->bytes);
+    if (d.buffers.size() != 1) {
+        return fail(ErrorCode::kInvalidBufferCount,
+                    "buffer_count: GGML blocks take 1 buffer, got " + dec(d.buffers.size()), c.off.buffer_table);
+    }
+    const uint64_t have = d.buffers[0].byte_size;
+    if (!need || d.byte_offset > have || have - d.byte_offset < *need) {
+        return fail(ErrorCode::kBufferTooSmall,
+                    "buffer[0].byte_size: " + dec(have) + " bytes after byte_offset " + dec(d.byte_offset) +
+                        " do not hold the " + (need ? dec(*need) : std::string("2^64 or more")) + " bytes of " +
+                        dec(count / info->elements) + " " + std::string(info->name) + " blocks",
+                    c.off.buffer(0));
+    }
+    return Status::success();
+}
+
 Status check_quantization_fields(const Ctx& c) {
     const TensorDescriptor& d = c.d;
     if (!d.quantization) {
@@ -497,6 +569,9 @@ Status check_quantization_fields(const Ctx& c) {
                         "quantization.trailing_padding: an opaque scheme has no padding; its payload "
                         "holds every byte",
                         q);
+        }
+        if (tag == kGgmlBlocksScheme && c.opt.libhurray_schemes && has_ggml_magic(*o)) {
+            return check_ggml_blocks(c, *o, q);
         }
         const bool priv = tag >= 0xF0 && tag <= 0xFE;
         const auto& known = c.opt.known_private_schemes;

@@ -17,6 +17,7 @@
 #include "hurray/convert/convert.hpp"
 #include "hurray/convert/export.hpp"
 #include "hurray/convert/tensor_source.hpp"
+#include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 
@@ -29,58 +30,17 @@ namespace hurray::formats {
 inline constexpr std::string_view kGgufKvTypesKey = "gguf.kv_types";
 
 /// The private quantization scheme tag (and private element type tag) of tensors kept as
-/// their original GGML blocks. Payload (16 bytes, little-endian): `"GGML"`, u32 ggml type,
-/// u32 elements per block, u32 bytes per block. Buffer 0 holds the blocks exactly as GGUF
-/// stores them.
-inline constexpr uint8_t kGgmlBlocksTag = 0xF0;
+/// their original GGML blocks: hurray::kGgmlBlocksScheme (hurray/core/ggml_blocks.hpp),
+/// which every reader of this library understands.
+inline constexpr uint8_t kGgmlBlocksTag = kGgmlBlocksScheme;
 
-/// The GGML tensor types (ggml.h's `ggml_type` numbering, which GGUF stores).
-enum class GgmlType : uint32_t {
-    kF32 = 0,
-    kF16 = 1,
-    kQ4_0 = 2,
-    kQ4_1 = 3,
-    kQ5_0 = 6,
-    kQ5_1 = 7,
-    kQ8_0 = 8,
-    kQ8_1 = 9,
-    kQ2_K = 10,
-    kQ3_K = 11,
-    kQ4_K = 12,
-    kQ5_K = 13,
-    kQ6_K = 14,
-    kQ8_K = 15,
-    kIQ2_XXS = 16,
-    kIQ2_XS = 17,
-    kIQ3_XXS = 18,
-    kIQ1_S = 19,
-    kIQ4_NL = 20,
-    kIQ3_S = 21,
-    kIQ2_S = 22,
-    kIQ4_XS = 23,
-    kI8 = 24,
-    kI16 = 25,
-    kI32 = 26,
-    kI64 = 27,
-    kF64 = 28,
-    kIQ1_M = 29,
-    kBF16 = 30,
-    kTQ1_0 = 34,
-    kTQ2_0 = 35,
-    kMXFP4 = 39,
-};
-
-/// Block geometry of a GGML type: `elements` logical values stored in `bytes` bytes
-/// (1 and the element size for the plain types).
-struct HURRAY_CONVERT_EXPORT GgmlTypeInfo {
-    std::string_view name;  ///< ggml's name ("q4_K", "f16", ...).
-    uint32_t elements = 0;  ///< Values per block.
-    uint32_t bytes = 0;     ///< Bytes per block.
-};
-
-/// The geometry of GGML type `type` (a raw `ggml_type` number), nullopt for a number that
-/// is not a type this library knows (removed types 4, 5, 31-33, 36-38 included).
-HURRAY_CONVERT_EXPORT std::optional<GgmlTypeInfo> ggml_type_info(uint32_t type) noexcept;
+// The GGML types, their geometry and dequantization live in hurray::core
+// (hurray/core/ggml_blocks.hpp); these names stay for the converters' users.
+using hurray::dequantize_ggml;
+using hurray::ggml_blocks_type;
+using hurray::ggml_type_info;
+using hurray::GgmlType;
+using hurray::GgmlTypeInfo;
 
 /// The name of a GGUF KV value type as kGgufKvTypesKey records it: "uint8", "int8",
 /// "uint16", "int16", "uint32", "int32", "float32", "bool", "string", "array", "uint64",
@@ -123,21 +83,5 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_gguf(
 HURRAY_CONVERT_EXPORT Status write_gguf(const TensorSource& source,
                                         const std::filesystem::path& path,
                                         const ConvertOptions& options = {});
-
-/// Dequantizes `count` values (a whole number of blocks) of GGML type `type` from `bytes`
-/// (exactly count / elements * bytes of them) to float32, by ggml's reference formulas.
-/// Supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K;
-/// kUnsupported naming the type for the others, kInvalidArgument for a size mismatch.
-/// @code
-/// auto values = hurray::formats::dequantize_ggml(12, blocks, 4096);  // q4_K
-/// @endcode
-HURRAY_CONVERT_EXPORT Result<std::vector<float>> dequantize_ggml(uint32_t type,
-                                                                 std::span<const uint8_t> bytes,
-                                                                 uint64_t count);
-
-/// The GGML type of a tensor descriptor that holds GGML blocks under kGgmlBlocksTag,
-/// nullopt for any other descriptor. With dequantize_ggml(), what a generic dequantizer
-/// calls for these tensors (buffer 0, element_count(shape) values).
-HURRAY_CONVERT_EXPORT std::optional<uint32_t> ggml_blocks_type(const TensorDescriptor& d) noexcept;
 
 }  // namespace hurray::formats

@@ -36,6 +36,14 @@ struct HURRAY_CORE_EXPORT DecodeOptions {
     /// Private quantization scheme tags (0xF0-0xFE) this reader understands;
     /// others are rejected in strict mode.
     std::span<const uint8_t> known_private_schemes = {};
+    /// Understand the private schemes that libhurray itself defines (today GGML blocks,
+    /// tag 0xF0 version 1: hurray/core/ggml_blocks.hpp, docs/private-schemes.md), as
+    /// every reader of this library does by default: their payload and buffer size are
+    /// validated and `dequantize` computes their values. `false` reads by the spec
+    /// alone, as another implementation does: in strict mode such a tensor fails as a
+    /// private scheme this reader does not know (unless `known_private_schemes` lists
+    /// its tag, which accepts it uninterpreted).
+    bool libhurray_schemes = true;
     /// Accept every private layout id and private quantization scheme, as a
     /// writer does for its own extensions (`encode` sets this). Private
     /// element types are always accepted: their section makes them sizable.

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// dequantize_ggml(): GGML blocks to float32 by ggml's reference formulas (the block
+// dequantize_ggml() (hurray/core/ggml_blocks.hpp): GGML blocks to float32 by ggml's reference formulas (the block
 // layouts of ggml-common.h; our own code). Every product and difference is a separate
 // float32 operation in ggml's order, never fused (fp-contract off), so the results are the
 // bits ggml's reference dequantization gives.
 #include <array>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/float16_widen.hpp"
-#include "hurray/convert/gguf.hpp"
+#include "core/float_vector.hpp"
+#include "core/text.hpp"
+#include "hurray/core/ggml_blocks.hpp"
 
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -16,10 +19,11 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace hurray::formats {
+namespace hurray {
 
 namespace {
 
+using hurray::detail::dec;
 using hurray::detail::widen_bfloat16;
 using hurray::detail::widen_float16;
 
@@ -227,6 +231,14 @@ void q6_k(const uint8_t* b, float* y) noexcept {
     }
 }
 
+void q8_k(const uint8_t* b, float* y) noexcept {
+    float d = 0;
+    std::memcpy(&d, b, sizeof d);  // float32, little-endian (as the hosts this builds for)
+    for (int j = 0; j < 256; ++j) {
+        y[j] = d * static_cast<float>(static_cast<int8_t>(b[4 + j]));
+    }
+}
+
 void f32(const uint8_t* b, float* y) noexcept { std::memcpy(y, b, 4); }
 void f16v(const uint8_t* b, float* y) noexcept { *y = f16(b); }
 void bf16(const uint8_t* b, float* y) noexcept {
@@ -263,6 +275,8 @@ BlockFn block_fn(uint32_t type) noexcept {
             return q5_k;
         case GgmlType::kQ6_K:
             return q6_k;
+        case GgmlType::kQ8_K:
+            return q8_k;
         default:
             break;
     }
@@ -271,38 +285,46 @@ BlockFn block_fn(uint32_t type) noexcept {
 
 }  // namespace
 
-Result<std::vector<float>> dequantize_ggml(uint32_t type, std::span<const uint8_t> bytes,
-                                           uint64_t count) {
+Status dequantize_ggml(uint32_t type, std::span<const uint8_t> bytes, std::span<float> out) {
     const auto info = ggml_type_info(type);
     if (!info) {
-        return Error(ErrorCode::kUnsupported,
-                     "dequantize_ggml: unknown ggml type " + std::to_string(type));
+        return Error(ErrorCode::kUnsupported, "dequantize_ggml: unknown ggml type " + dec(type));
     }
     const BlockFn fn = block_fn(type);
     if (fn == nullptr) {
         return Error(ErrorCode::kUnsupported, "dequantize_ggml: no dequantization for ggml type " +
                                                   std::string(info->name) +
                                                   " (supported: f32, f16, bf16, q4_0, q4_1, q5_0, "
-                                                  "q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)");
+                                                  "q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, q8_K)");
+    }
+    const uint64_t blocks = bytes.size() / info->bytes;
+    if (bytes.size() % info->bytes != 0 || out.size() / info->elements != blocks ||
+        out.size() % info->elements != 0) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "dequantize_ggml: " + dec(bytes.size()) + " bytes are not the " + dec(out.size()) +
+                         " values of whole " + std::string(info->name) + " blocks");
+    }
+    for (uint64_t k = 0; k < blocks; ++k) {
+        fn(bytes.data() + k * info->bytes, out.data() + k * info->elements);
+    }
+    return Status::success();
+}
+
+Result<std::vector<float>> dequantize_ggml(uint32_t type, std::span<const uint8_t> bytes,
+                                           uint64_t count) {
+    const auto info = ggml_type_info(type);
+    if (!info || block_fn(type) == nullptr) {
+        return dequantize_ggml(type, bytes, std::span<float>{}).error();  // names the type
     }
     if (count % info->elements != 0 || count / info->elements > bytes.size() / info->bytes ||
         count / info->elements * info->bytes != bytes.size()) {
         return Error(ErrorCode::kInvalidArgument,
-                     "dequantize_ggml: " + std::to_string(bytes.size()) + " bytes are not the " +
-                         std::to_string(count) + " values of whole " + std::string(info->name) +
-                         " blocks");
+                     "dequantize_ggml: " + dec(bytes.size()) + " bytes are not the " + dec(count) +
+                         " values of whole " + std::string(info->name) + " blocks");
     }
-    try {
-        std::vector<float> out(count);
-        const uint64_t blocks = count / info->elements;
-        for (uint64_t k = 0; k < blocks; ++k) {
-            fn(bytes.data() + k * info->bytes, out.data() + k * info->elements);
-        }
-        return out;
-    } catch (const std::bad_alloc&) {
-        return Error(ErrorCode::kOutOfMemory,
-                     "dequantize_ggml: " + std::to_string(count) + " floats");
-    }
+    HURRAY_ASSIGN_OR_RETURN(std::vector<float> out, detail::float_vector(count, "dequantize_ggml"));
+    HURRAY_RETURN_IF_ERROR(dequantize_ggml(type, bytes, out));
+    return out;
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GGML tensor types (names, block geometry) and the payload of libhurray's private
+// GGML blocks scheme (hurray/core/ggml_blocks.hpp).
+#include <array>
+
+#include <string>
+
+#include "core/byte_io.hpp"
+#include "core/checked_math.hpp"
+#include "hurray/core/shape.hpp"
+#include "hurray/core/ggml_blocks.hpp"
+
+namespace hurray {
+
+namespace {
+
+struct TypeRow {
+    uint32_t id = 0;
+    GgmlTypeInfo info;
+};
+
+// ggml_type numbers with their names, values per block and bytes per block (the block
+// layouts of ggml's quantized types; 1 value per "block" for the plain types).
+constexpr std::array<TypeRow, 32> kTypes{{
+    {0, {"f32", 1, 4}},         {1, {"f16", 1, 2}},         {2, {"q4_0", 32, 18}},
+    {3, {"q4_1", 32, 20}},      {6, {"q5_0", 32, 22}},      {7, {"q5_1", 32, 24}},
+    {8, {"q8_0", 32, 34}},      {9, {"q8_1", 32, 36}},      {10, {"q2_K", 256, 84}},
+    {11, {"q3_K", 256, 110}},   {12, {"q4_K", 256, 144}},   {13, {"q5_K", 256, 176}},
+    {14, {"q6_K", 256, 210}},   {15, {"q8_K", 256, 292}},   {16, {"iq2_xxs", 256, 66}},
+    {17, {"iq2_xs", 256, 74}},  {18, {"iq3_xxs", 256, 98}}, {19, {"iq1_s", 256, 50}},
+    {20, {"iq4_nl", 32, 18}},   {21, {"iq3_s", 256, 110}},  {22, {"iq2_s", 256, 82}},
+    {23, {"iq4_xs", 256, 136}}, {24, {"i8", 1, 1}},         {25, {"i16", 1, 2}},
+    {26, {"i32", 1, 4}},        {27, {"i64", 1, 8}},        {28, {"f64", 1, 8}},
+    {29, {"iq1_m", 256, 56}},   {30, {"bf16", 1, 2}},       {34, {"tq1_0", 256, 54}},
+    {35, {"tq2_0", 256, 66}},   {39, {"mxfp4", 32, 17}},
+}};
+
+constexpr size_t kPayloadBytes = 16;
+
+}  // namespace
+
+std::optional<GgmlTypeInfo> ggml_type_info(uint32_t type) noexcept {
+    for (const TypeRow& row : kTypes) {
+        if (row.id == type) {
+            return row.info;
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<uint8_t> ggml_blocks_payload(uint32_t type) {
+    const auto info = ggml_type_info(type);
+    if (!info) {
+        return {};
+    }
+    std::vector<uint8_t> p(kPayloadBytes);
+    p[0] = 'G';
+    p[1] = 'G';
+    p[2] = 'M';
+    p[3] = 'L';
+    detail::store_le<uint32_t>(p.data() + 4, type);
+    detail::store_le<uint32_t>(p.data() + 8, info->elements);
+    detail::store_le<uint32_t>(p.data() + 12, info->bytes);
+    return p;
+}
+
+Result<TensorDescriptor> make_ggml_blocks(uint32_t type, const Shape& shape) {
+    const auto info = ggml_type_info(type);
+    if (!info) {
+        return Error(ErrorCode::kInvalidArgument, "ggml type " + std::to_string(type) + " is unknown");
+    }
+    if (shape.empty() || shape.back() % info->elements != 0) {
+        return Error(ErrorCode::kInvalidArgument, "ggml blocks: the last axis must be a whole number of " +
+                                                      std::string(info->name) + " blocks (" +
+                                                      std::to_string(info->elements) + " values)");
+    }
+    HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
+    const auto bytes = detail::mul_u64(count / info->elements, info->bytes);
+    if (!bytes) {
+        return Error(ErrorCode::kSizeOverflow, "ggml blocks: byte size overflows 64 bits");
+    }
+    TensorDescriptor d;
+    d.element_type = static_cast<ElementType>(kGgmlBlocksScheme);
+    // The extension type only sizes buffer 0 from below (the dense rule is ">="): one bit
+    // per value, fewer than any GGML block type holds. The exact size comes from the scheme.
+    d.extension_type = ExtensionTypeDescriptor{.bit_width = 1, .packing_factor = 8};
+    d.shape = shape;
+    OpaqueQuantization q;
+    q.scheme_tag = kGgmlBlocksScheme;
+    q.scheme_version = kGgmlBlocksVersion;
+    q.payload = ggml_blocks_payload(type);
+    d.quantization = QuantizationDescriptor{q, {}};
+    BufferHandle h;
+    h.byte_size = *bytes;
+    d.buffers.push_back(h);
+    return d;
+}
+
+std::optional<uint32_t> ggml_blocks_type(const TensorDescriptor& d) noexcept {
+    if (!d.quantization) {
+        return std::nullopt;
+    }
+    const auto* o = std::get_if<OpaqueQuantization>(&d.quantization->scheme);
+    if (o == nullptr || o->scheme_tag != kGgmlBlocksScheme || o->scheme_version != kGgmlBlocksVersion || o->flags != 0 ||
+        o->payload.size() != kPayloadBytes || o->payload[0] != 'G' || o->payload[1] != 'G' ||
+        o->payload[2] != 'M' || o->payload[3] != 'L') {
+        return std::nullopt;
+    }
+    const auto type = detail::load_le<uint32_t>(o->payload.data() + 4);
+    const auto info = ggml_type_info(type);
+    if (!info || info->elements != detail::load_le<uint32_t>(o->payload.data() + 8) ||
+        info->bytes != detail::load_le<uint32_t>(o->payload.data() + 12)) {
+        return std::nullopt;
+    }
+    return type;
+}
+
+}  // namespace hurray
