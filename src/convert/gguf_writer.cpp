@@ -616,6 +616,9 @@ Status write_gguf_impl(const TensorSource& source, const std::filesystem::path& 
             write_tensor(*sink, source, i, plans[i], options, chunk, done, total));
         at = plans[i].offset + plans[i].size;
     }
+    // The last tensor is padded too, as ggml's writer pads it: ggml's reader
+    // (gguf_init_from_file) reads the data section as the sum of the padded sizes.
+    HURRAY_RETURN_IF_ERROR(pad(*sink, ceil_div(at, alignment) * alignment - at));
     return sink->commit();
 }
 

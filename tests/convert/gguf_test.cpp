@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
+#include <cstdio>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +17,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <sys/wait.h>
+#include <utility>
 #include <vector>
 
 #include "convert/gguf_format.hpp"
@@ -23,6 +27,7 @@
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "hurray/io/file_reader.hpp"
 #include "io_test_util.hpp"
 #include "python_writers.hpp"
 #include "test_paths.hpp"
@@ -318,10 +323,140 @@ TEST_F(GgufFiles, DequantizeGgmlMatchesTheReference) {
         ASSERT_TRUE(values) << values.error().to_string();
         expect_same_floats(*values, floats(read_all(file(std::string(name) + ".ref"))), name);
     }
+    // Q8_K (float32 scale), from k32.gguf.
+    {
+        const Bytes raw = read_all(file("k32.q8_k.raw"));
+        auto values = dequantize_ggml(15, raw, 1024);
+        ASSERT_TRUE(values) << values.error().to_string();
+        expect_same_floats(*values, floats(read_all(file("k32.q8_k.ref"))), "k32.q8_k");
+        std::vector<float> into(1024);
+        ASSERT_TRUE(dequantize_ggml(15, raw, into));
+        expect_same_floats(into, *values, "k32.q8_k into a span");
+        EXPECT_EQ(dequantize_ggml(15, raw, std::span<float>(into.data(), 1000)).error().code(),
+                  ErrorCode::kInvalidArgument);
+    }
+    for (const auto& [name, type] : std::initializer_list<std::pair<const char*, uint32_t>>{
+             {"k32.q2_k", 10}, {"k32.q3_k", 11}, {"k32.q4_k", 12}, {"k32.q5_k", 13}, {"k32.q6_k", 14}}) {
+        const Bytes raw = read_all(file(std::string(name) + ".raw"));
+        const auto info = ggml_type_info(type);
+        ASSERT_TRUE(info);
+        auto values = dequantize_ggml(type, raw, raw.size() / info->bytes * info->elements);
+        ASSERT_TRUE(values) << values.error().to_string();
+        expect_same_floats(*values, floats(read_all(file(std::string(name) + ".ref"))), name);
+    }
     EXPECT_EQ(dequantize_ggml(16, Bytes(66), 256).error().code(), ErrorCode::kUnsupported);
     EXPECT_EQ(dequantize_ggml(12, Bytes(143), 256).error().code(), ErrorCode::kInvalidArgument);
     EXPECT_EQ(dequantize_ggml(12, Bytes(144), 255).error().code(), ErrorCode::kInvalidArgument);
     EXPECT_EQ(dequantize_ggml(4, Bytes(18), 32).error().code(), ErrorCode::kUnsupported);
+}
+
+/// The files of gguf_writer.py laid out as ggml's writer lays them out, at alignments 32
+/// and 64, with and without K-quants, with many small tensors.
+const char* const kGgmlLikeFiles[] = {"all.gguf", "k32.gguf", "legacy64.gguf", "many.gguf"};
+
+/// What tests/convert/writers/gguf_ggml_check.py (ggml's loading rules, re-stated) says
+/// of `path`: its exit status and output line.
+std::pair<int, std::string> ggml_check(const std::string& path) {
+    const std::string cmd = std::string(kPython) + " " + hurray::test::writers_dir() + "/gguf_ggml_check.py " +
+                            path + " 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) {
+        return {-1, "popen failed"};
+    }
+    std::array<char, 512> buf{};
+    while (std::fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) {
+        out += buf.data();
+    }
+    const int rc = ::pclose(p);
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+}
+
+TEST_F(GgufFiles, GgmlLoadingRulesCheckerHasTeeth) {
+    // The writer's files load in ggml (both no_alloc modes) but for all.gguf, whose
+    // array of arrays ggml refuses; the same file without its last tensor's padding
+    // (what write_gguf wrote before) fails ggml's no_alloc=false read.
+    for (const char* name : {"k32.gguf", "legacy64.gguf", "many.gguf", "v2.gguf"}) {
+        const auto [rc, out] = ggml_check(file(name));
+        EXPECT_EQ(rc, 0) << out;
+    }
+    const auto [rc_all, out_all] = ggml_check(file("all.gguf"));
+    EXPECT_EQ(rc_all, 1) << out_all;
+    EXPECT_NE(out_all.find("arrays of arrays are not read by ggml"), std::string::npos) << out_all;
+    Bytes k32 = read_all(file("k32.gguf"));
+    TempDir out;
+    size_t end = k32.size();
+    while (end > 0 && k32[end - 1] == 0) {
+        --end;
+    }
+    ASSERT_LT(end, k32.size()) << "k32.gguf ends with padding";
+    k32.resize(end);
+    test::write_all_file(out.file("short.gguf"), k32);
+    const auto [rc, text] = ggml_check(out.file("short.gguf"));
+    EXPECT_EQ(rc, 1) << text;
+    EXPECT_NE(text.find("no_alloc=true: ok; no_alloc=false:"), std::string::npos) << text;
+}
+
+TEST_F(GgufFiles, GgmlWrittenFilesComeBackByteForByteThroughAnHrryFile) {
+    // GGUF -> HRRYFILE -> GGUF, as a user runs it: every HRRYFILE opens with the default
+    // reader (GGML blocks understood), every quantized tensor's values are ggml's, and
+    // the GGUF written back is the original file, which ggml's reader loads.
+    TempDir out;
+    for (const char* name : kGgmlLikeFiles) {
+        SCOPED_TRACE(name);
+        const std::string hrry = out.file(std::string(name) + ".hrry");
+        const std::string back = out.file(std::string(name) + ".back.gguf");
+        auto to = convert_file(file(name), hrry);
+        ASSERT_TRUE(to) << to.error().to_string();
+        auto reader = FileReader::open(hrry);
+        ASSERT_TRUE(reader) << reader.error().to_string();
+        ASSERT_TRUE(reader->check_all());
+        bool has_blocks = false;
+        for (size_t i = 0; i < reader->tensor_count(); ++i) {
+            auto t = reader->tensor(i);
+            ASSERT_TRUE(t) << t.error().to_string();
+            const std::string tname(t->name());
+            const auto type = ggml_blocks_type(t->descriptor());
+            has_blocks = has_blocks || type.has_value();
+            if (type) {  // the blocks exactly as GGUF stored them
+                const Bytes raw = read_all(file(tname + ".raw"));
+                const auto span = t->buffers()[0].span();
+                EXPECT_TRUE(std::equal(span.begin(), span.end(), raw.begin(), raw.end())) << tname;
+            }
+            if (!std::filesystem::exists(file(tname + ".ref"))) {
+                continue;
+            }
+            auto view = t->view();
+            ASSERT_TRUE(view) << view.error().to_string();
+            auto values = to_float32(*view);
+            if (type && !values && values.error().code() == ErrorCode::kUnsupported) {
+                continue;  // a type without dequantization (none has a .ref)
+            }
+            ASSERT_TRUE(values) << tname << ": " << values.error().to_string();
+            expect_same_floats(*values, floats(read_all(file(tname + ".ref"))), tname);
+        }
+        // Read by the spec alone, a GGML blocks tensor is a private scheme it does not know.
+        FileReadOptions spec_only;
+        spec_only.descriptor.libhurray_schemes = false;
+        spec_only.descriptors = DescriptorCheck::kFull;  // every descriptor decoded at open
+        auto strict = FileReader::open(hrry, spec_only);
+        if (has_blocks) {
+            ASSERT_FALSE(strict);
+            EXPECT_EQ(strict.error().code(), ErrorCode::kUnknownQuantizationScheme);
+            EXPECT_NE(strict.error().message().find("0xF0 is a private scheme this reader does not know"),
+                      std::string::npos)
+                << strict.error().to_string();
+        } else {
+            EXPECT_TRUE(strict) << strict.error().to_string();
+        }
+        auto again = convert_file(hrry, back);
+        ASSERT_TRUE(again) << again.error().to_string();
+        EXPECT_EQ(read_all(back), read_all(file(name)));
+        if (std::string(name) != "all.gguf") {  // ggml refuses all.gguf's array of arrays
+            const auto [rc, text] = ggml_check(back);
+            EXPECT_EQ(rc, 0) << text;
+        }
+    }
 }
 
 /// A TensorSource over descriptors and buffers held in memory.

@@ -13,6 +13,15 @@ package. Usage: gguf_writer.py OUTDIR. Writes into OUTDIR:
                 blocks (random finite non-zero scales), Q8_0 / Q4_0 tensors with zero,
                 infinite and NaN scales, and raw random blocks of other types.
   v2.gguf       GGUF v2, default alignment (32), a few tensors.
+  k32.gguf      GGUF v3, default alignment (32, no general.alignment key): every K-quant
+                (Q2_K..Q6_K, Q8_K) and F32 / F16 tensors, as a llama.cpp model has them.
+  legacy64.gguf GGUF v3, general.alignment = 64: the legacy quants (Q4_0, Q4_1, Q5_0,
+                Q5_1, Q8_0), BF16 / F16 / F32 and the integer types, no K-quant.
+  many.gguf     GGUF v3, default alignment: 300 small tensors (F32, F16, Q8_0).
+
+Every file is laid out as ggml's own writer (gguf_write_to_file) lays it out: KV pairs,
+tensor infos, zeros to the alignment, then each tensor's data followed by zeros to the
+alignment, the last tensor's included.
   NAME.raw      the bytes of tensor NAME as stored in all.gguf.
   NAME.ref      for quantized tensors: float32 values of ggml's reference dequantization,
                 computed here with numpy in float32 (little-endian, row-major).
@@ -30,12 +39,12 @@ SCALAR_FMT = {UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", 
 
 # ggml types: (id, values per block, bytes per block)
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 = 0, 1, 2, 3, 6, 7, 8
-Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ2_XXS = 10, 11, 12, 13, 14, 16
+Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ2_XXS = 10, 11, 12, 13, 14, 15, 16
 I8, I16, I32, I64, F64, BF16 = 24, 25, 26, 27, 28, 30
 BLOCK = {F32: (1, 4), F16: (1, 2), BF16: (1, 2), F64: (1, 8), I8: (1, 1), I16: (1, 2),
          I32: (1, 4), I64: (1, 8), Q4_0: (32, 18), Q8_0: (32, 34), Q4_1: (32, 20), Q5_0: (32, 22),
          Q5_1: (32, 24), Q2_K: (256, 84), Q3_K: (256, 110), Q4_K: (256, 144), Q5_K: (256, 176),
-         Q6_K: (256, 210), IQ2_XXS: (256, 66)}
+         Q6_K: (256, 210), Q8_K: (256, 292), IQ2_XXS: (256, 66)}
 
 
 def gstr(s):
@@ -77,6 +86,7 @@ def gguf_file(version, kvs, tensors, alignment):
     body = b""
     for (name, gtype, shape, data), off in zip(tensors, offsets):
         body += b"\0" * (off - len(body)) + data
+    body += b"\0" * ((-len(body)) % alignment)  # ggml pads the last tensor too
     return head + body
 
 
@@ -339,6 +349,25 @@ def deq_q5_k(raw):
     return np.concatenate(ys).astype(np.float32)
 
 
+def blocks_q8_k(rng, nblocks):
+    """Random Q8_K blocks: float32 d (finite, non-zero), 256 int8 quants, and the 16 int16
+    sums of 16 quants each that ggml keeps beside them (bsums)."""
+    out = bytearray()
+    for _ in range(nblocks):
+        d = np.float32(rng.uniform(-2, 2) or 1.0)
+        q = rng.integers(-128, 128, size=256).astype(np.int8)
+        bsums = q.astype(np.int32).reshape(16, 16).sum(axis=1).astype("<i2")
+        out += struct.pack("<f", d) + q.tobytes() + bsums.tobytes()
+    return bytes(out)
+
+
+def deq_q8_k(raw):
+    a = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 292)
+    d = a[:, 0:4].copy().view("<f4")[:, 0]
+    q = a[:, 4:260].copy().view(np.int8).astype(np.float32)
+    return (d[:, None] * q).astype(np.float32).reshape(-1)
+
+
 def random_blocks(rng, nblocks, block_bytes, f16_fields):
     """Random blocks whose float16 fields (byte offsets) hold random finite non-zero values."""
     a = rng.integers(0, 256, size=(nblocks, block_bytes), dtype=np.uint8)
@@ -448,6 +477,69 @@ def main():
         if name in refs:
             with open(os.path.join(out, name + ".ref"), "wb") as f:
                 f.write(refs[name].astype("<f4").tobytes())
+
+    def write_set(filename, version, file_kvs, file_tensors, alignment):
+        with open(os.path.join(out, filename), "wb") as f:
+            f.write(gguf_file(version, file_kvs, file_tensors, alignment))
+        for name, _, _, data in file_tensors:
+            with open(os.path.join(out, name + ".raw"), "wb") as f:
+                f.write(data)
+            if name in refs:
+                with open(os.path.join(out, name + ".ref"), "wb") as f:
+                    f.write(refs[name].astype("<f4").tobytes())
+
+    llama_kvs = [("general.architecture", STRING, "llama"), ("general.name", STRING, "tiny"),
+                 ("llama.context_length", UINT32, 2048), ("llama.rope.freq_base", FLOAT32, 10000.0),
+                 ("tokenizer.ggml.tokens", ARRAY, (STRING, ["<unk>", "<s>", "</s>", "\u2581a"])),
+                 ("tokenizer.ggml.scores", ARRAY, (FLOAT32, [0.0, 0.0, 0.0, -1.5])),
+                 ("general.file_type", UINT32, 15)]
+
+    # K-quants at the default alignment.
+    tensors = []
+    w = (np.sin(np.arange(2 * 512, dtype=np.float32) * 0.031) * 2 + 0.1).astype(np.float32)
+    raw = quant_q4_k(w)
+    add("k32.q4_k", Q4_K, (2, 512), raw, deq_q4_k(raw))
+    raw = quant_q6_k(w)
+    add("k32.q6_k", Q6_K, (4, 256), raw, deq_q6_k(raw))
+    for name, gtype, nb_, fields, deq in (("k32.q2_k", Q2_K, 6, (80, 82), deq_q2_k),
+                                          ("k32.q3_k", Q3_K, 6, (108,), deq_q3_k),
+                                          ("k32.q5_k", Q5_K, 6, (0, 2), deq_q5_k)):
+        raw = random_blocks(rng, nb_, BLOCK[gtype][1], fields)
+        add(name, gtype, (3, nb_ * 256 // 3), raw, deq(raw))
+    raw = blocks_q8_k(rng, 4)
+    add("k32.q8_k", Q8_K, (2, 512), raw, deq_q8_k(raw))
+    add("k32.norm", F32, (7,), np.linspace(-1, 1, 7, dtype=np.float32).tobytes())
+    add("k32.f16", F16, (3, 5), (np.arange(15, dtype=np.float16) / 3).tobytes())
+    write_set("k32.gguf", 3, llama_kvs, tensors, 32)
+
+    # Legacy quants and plain types at alignment 64.
+    tensors = []
+    w = np.cos(np.arange(4 * 64, dtype=np.float32) * 0.21).astype(np.float32)
+    raw = quant_q8_0(w)
+    add("l64.q8_0", Q8_0, (4, 64), raw, deq_q8_0(raw))
+    raw = quant_q4_0(w)
+    add("l64.q4_0", Q4_0, (8, 32), raw, deq_q4_0(raw))
+    for name, gtype, fields, deq in (("l64.q4_1", Q4_1, (0, 2), deq_q4_1), ("l64.q5_0", Q5_0, (0,), deq_q5_0),
+                                     ("l64.q5_1", Q5_1, (0, 2), deq_q5_1)):
+        raw = random_blocks(rng, 6, BLOCK[gtype][1], fields)
+        add(name, gtype, (3, 64), raw, deq(raw))
+    bf = (np.array([0.5, -1.25, 3.0], dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    add("l64.bf16", BF16, (3,), bf.tobytes())
+    add("l64.f16", F16, (5,), (np.arange(5, dtype=np.float16) - 2).tobytes())
+    add("l64.f32", F32, (1, 3), np.array([1.5, -2, 1e-3], dtype=np.float32).tobytes())
+    add("l64.i8", I8, (3,), np.array([-7, 0, 9], dtype=np.int8).tobytes())
+    add("l64.i16", I16, (2,), np.array([-300, 301], dtype=np.int16).tobytes())
+    add("l64.i32", I32, (2,), np.array([-70000, 70001], dtype=np.int32).tobytes())
+    write_set("legacy64.gguf", 3, [("general.alignment", UINT32, 64)] + llama_kvs, tensors, 64)
+
+    # Many small tensors, as a model's norms and biases are.
+    tensors = []
+    for i in range(100):
+        add("m.%03d.norm" % i, F32, (3,), (np.arange(3, dtype=np.float32) + i).tobytes())
+        add("m.%03d.bias" % i, F16, (2,), (np.arange(2, dtype=np.float16) - i / 8).tobytes())
+        raw = quant_q8_0(np.linspace(-i, i + 1, 32, dtype=np.float32))
+        add("m.%03d.w" % i, Q8_0, (1, 32), raw, deq_q8_0(raw))
+    write_set("many.gguf", 3, llama_kvs[:2], tensors, 32)
 
     small = [("a", F32, (2, 2), np.array([1, 2, 3, 4], dtype=np.float32).tobytes()),
              ("b", Q8_0, (1, 32), quant_q8_0(np.linspace(-1, 1, 32, dtype=np.float32)))]
