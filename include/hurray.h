@@ -212,6 +212,15 @@ HURRAY_C_API const char* hurray_last_error_message(void);
  * and docs/descriptor.md) instead of the default strict checks.
  */
 #define HURRAY_FILE_PERMISSIVE 0x2u
+/**
+ * `hurray_file_open` flag: read by the Hurray specification alone, as another
+ * implementation does. Without it, libhurray's own private quantization schemes
+ * (GGML blocks, tag 0xF0, which files converted from GGUF hold) are understood:
+ * validated, listed and dequantized. With it, a strict reader refuses such a
+ * tensor as a private scheme it does not know (`HURRAY_ERR_UNSUPPORTED`), when
+ * its descriptor is first decoded (the open itself decodes none).
+ */
+#define HURRAY_FILE_SPEC_ONLY 0x8u
 
 /**
  * Opens and validates the HRRYFILE container at `path` (NUL-terminated).
@@ -1008,6 +1017,11 @@ HURRAY_C_API HurrayStatus hurray_buffer_list_destroy(HurrayBufferList** list);
  * written, the writer stays usable).
  */
 #define HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED 0x4u
+/**
+ * Stream reader flag: read by the specification alone, refusing libhurray's own
+ * private schemes (see `HURRAY_FILE_SPEC_ONLY`, the same value).
+ */
+#define HURRAY_STREAM_SPEC_ONLY 0x8u
 
 /**
  * Read callback of `hurray_stream_open_callbacks`: reads at most `len` bytes

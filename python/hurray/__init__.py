@@ -90,7 +90,7 @@ __all__ += [  # scipy.sparse interop and print options (_scipy.py, _print_option
 ]
 
 
-def open(path, writable=False):  # noqa: A001 - the package's name for it, like io.open
+def open(path, writable=False, spec_only=False):  # noqa: A001 - the package's name for it, like io.open
     """Opens and validates an HRRYFILE; returns a lazy ``hurray.File``.
 
     The handle reads nothing but the header, index and KV section: ``keys()``
@@ -105,11 +105,18 @@ def open(path, writable=False):  # noqa: A001 - the package's name for it, like 
     ``writable=True`` maps the file copy-on-write: ``get_tensor`` returns
     writable arrays, still without a copy, whose writes stay in this process
     (the file never changes; arrays of one handle share them).
+
+    libhurray's own private quantization scheme, GGML blocks (files converted
+    from GGUF hold it), is understood: listed, validated and dequantized
+    (``Tensor.dequantize()``). ``spec_only=True`` reads by the Hurray
+    specification alone, as another implementation does: such a tensor raises
+    ``UnsupportedError`` naming the private scheme when it is first described
+    or read (opening decodes no descriptor).
     """
-    return _hurray.open(_os.fspath(path), writable=writable)
+    return _hurray.open(_os.fspath(path), writable=writable, spec_only=spec_only)
 
 
-def load(path, names=None):
+def load(path, names=None, spec_only=False):
     """Loads tensors as a dict of name to ``hurray.Tensor`` or ``hurray.Composite``.
 
     Every tensor (any layout, quantization or element type) views the file's
@@ -121,11 +128,11 @@ def load(path, names=None):
     again. ``Composite.to_dense()`` / ``numpy.asarray`` give a composite's
     merged view. ``names`` (an iterable of str) limits what is loaded, any
     name of the file's index allowed (a member's too); a name the file lacks
-    raises KeyError.
+    raises KeyError. ``spec_only``: as in ``hurray.open``.
     """
     if isinstance(names, (str, bytes)):
         raise TypeError("names must be an iterable of tensor names, not a single name")
-    with open(path) as f:
+    with open(path, spec_only=spec_only) as f:
         if names is not None:
             return {name: f.tensor(name) for name in list(names)}
         keys = f.keys()

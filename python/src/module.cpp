@@ -158,10 +158,12 @@ public:
 
     /// Opens `path`. `writable`: the file is mapped copy-on-write and
     /// get_tensor returns writable arrays whose writes stay in this process
-    /// (copies when the file could not be mapped).
-    static File open(const std::filesystem::path& path, bool writable) {
+    /// (copies when the file could not be mapped). `spec_only`: read by the
+    /// spec alone, refusing libhurray's own private schemes (GGML blocks).
+    static File open(const std::filesystem::path& path, bool writable, bool spec_only) {
         FileReadOptions options;
         options.copy_on_write = writable;
+        options.descriptor.libhurray_schemes = !spec_only;
         std::optional<Result<FileReader>> opened;
         {
             const py::gil_scoped_release release;
@@ -817,8 +819,9 @@ PYBIND11_MODULE(_hurray, m) {
             return "<hurray.File " + f.path() + (f.closed() ? " (closed)>" : ">");
         });
 
-    m.def("open", &File::open, py::arg("path"), py::arg("writable") = false,
-          "Opens and validates an HRRYFILE; writable=True maps it copy-on-write (writable arrays, file untouched)");
+    m.def("open", &File::open, py::arg("path"), py::arg("writable") = false, py::arg("spec_only") = false,
+          "Opens and validates an HRRYFILE; writable=True maps it copy-on-write (writable arrays, file untouched); "
+          "spec_only=True refuses libhurray's own private schemes (GGML blocks) as another implementation does");
     m.def("open_bytes", &hurray::python::open_bytes, py::arg("data"), "Validates an HRRYFILE held in memory (copied)");
     m.def("save_bytes", &hurray::python::save_bytes, py::arg("names"), py::arg("arrays"), py::arg("kv") = py::none(),
           py::arg("types") = py::none(),

@@ -265,6 +265,52 @@ def test_gguf_to_hrry_and_back(gguf_dir, tmp_path):
                 assert got == raw, name
 
 
+@pytest.mark.parametrize("name", ["all", "k32", "legacy64", "many"])
+def test_converted_gguf_loads_dequantizes_and_comes_back_byte_for_byte(gguf_dir, tmp_path, name):
+    """A llama.cpp user's round trip: GGUF -> HRRYFILE opens with hurray.open / hurray.load
+    (libhurray's GGML blocks scheme understood), every quantized tensor dequantizes to
+    ggml's values, and HRRYFILE -> GGUF gives the original file byte for byte."""
+    src = gguf_dir / f"{name}.gguf"
+    hrry = tmp_path / f"{name}.hrry"
+    hurray.convert(src, hrry)
+    with hurray.open(hrry) as f:
+        keys = f.keys()
+        for k in keys:
+            f.info(k)
+    loaded = hurray.load(hrry)
+    assert list(loaded) == keys
+    checked = 0
+    for k, t in loaded.items():
+        ref = gguf_dir / f"{k}.ref"
+        if ref.exists():
+            want = np.frombuffer(ref.read_bytes(), dtype="<f4")
+            got = np.asarray(t.dequantize(), dtype=np.float32).reshape(-1)
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=k)
+            checked += 1
+    assert checked > 0
+    hurray.convert(hrry, tmp_path / f"{name}.back.gguf")
+    assert (tmp_path / f"{name}.back.gguf").read_bytes() == src.read_bytes()
+
+
+def test_converted_gguf_spec_only_refuses_the_private_scheme(gguf_dir, tmp_path):
+    hrry = tmp_path / "k32.hrry"
+    hurray.convert(gguf_dir / "k32.gguf", hrry)
+    with hurray.open(hrry) as f:
+        assert "quantization" in f.info("k32.q4_k")
+    # Descriptors are decoded on first use: the file opens, the tensor is refused.
+    with hurray.open(hrry, spec_only=True) as f:
+        assert "k32.q4_k" in f.keys()
+        calls = [lambda: f.info("k32.q4_k"), lambda: f.tensor("k32.q4_k"), lambda: hurray.load(hrry, spec_only=True)]
+        for call in calls:
+            with pytest.raises(hurray.UnsupportedError) as e:
+                call()
+            assert "0xF0 is a private scheme this reader does not know" in str(e.value)
+    # Files without private schemes read the same either way.
+    plain = tmp_path / "v2.hrry"
+    hurray.convert(gguf_dir / "v2.gguf", plain)
+    assert list(hurray.load(plain, spec_only=True)) == ["a", "b"]
+
+
 def test_gguf_dequantized_to_npz_matches_reference(gguf_dir, tmp_path):
     writer = _load_module("gguf_writer")
     report = hurray.convert(gguf_dir / "v2.gguf", tmp_path / "v2.npz", dequantize=True, verify=True)

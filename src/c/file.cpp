@@ -26,7 +26,7 @@ using hurray::c::with_tensor;
 
 namespace {
 
-constexpr uint32_t kKnownFileFlags = HURRAY_FILE_NO_MMAP | HURRAY_FILE_PERMISSIVE;
+constexpr uint32_t kKnownFileFlags = HURRAY_FILE_NO_MMAP | HURRAY_FILE_PERMISSIVE | HURRAY_FILE_SPEC_ONLY;
 
 // Reader options for `flags`; false when an unknown bit is set.
 bool options_from_flags(uint32_t flags, hurray::FileReadOptions& options) {
@@ -36,6 +36,7 @@ bool options_from_flags(uint32_t flags, hurray::FileReadOptions& options) {
     options.use_mmap = (flags & HURRAY_FILE_NO_MMAP) == 0;
     options.strict = (flags & HURRAY_FILE_PERMISSIVE) == 0;
     options.descriptor.strict = options.strict;
+    options.descriptor.libhurray_schemes = (flags & HURRAY_FILE_SPEC_ONLY) == 0;
     return true;
 }
 

@@ -12,7 +12,8 @@
 namespace hurray::c {
 
 /// Flag bits a stream reader accepts.
-inline constexpr uint32_t kStreamReaderFlags = HURRAY_STREAM_PERMISSIVE | HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED;
+inline constexpr uint32_t kStreamReaderFlags =
+    HURRAY_STREAM_PERMISSIVE | HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED | HURRAY_STREAM_SPEC_ONLY;
 /// Flag bits a stream writer accepts.
 inline constexpr uint32_t kStreamWriterFlags = HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED;
 

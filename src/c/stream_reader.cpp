@@ -135,6 +135,7 @@ hurray::StreamReadOptions options_from_flags(uint32_t flags) {
     options.descriptor.strict = strict;
     options.composite.strict = strict;
     options.require_producer_synced = (flags & HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED) != 0;
+    options.descriptor.libhurray_schemes = (flags & HURRAY_STREAM_SPEC_ONLY) == 0;
     options.max_tensor_bytes = kMaxReadBuffer;
     return options;
 }

@@ -319,6 +319,97 @@ static void test_bad_input(const char* st, const char* dir) {
     CHECK_NULL_ARG(hurray_convert_options_init(NULL));
 }
 
+// A GGUF v3 file as ggml's writer lays it out: no KV, one Q4_K tensor "w" of 256 values
+// (ne = [256]) whose one block has d = 1, dmin = 0, every scale 1 and min 0, and quant byte
+// l of group g = (l % 16) | ((15 - l % 16) << 4); tensor infos padded to 32, the 144 data
+// bytes padded to 160. Value 64g + l is l % 16, value 64g + 32 + l is 15 - l % 16.
+// Its length goes to `*len`; 1 on success.
+static int write_q4k_gguf(const char* path, size_t* len) {
+    uint8_t b[64 + 160];
+    size_t at = 0;
+    size_t k;
+    memset(b, 0, sizeof b);
+    memcpy(b, "GGUF", 4);
+    b[4] = 3;      // version (u32)
+    b[8] = 1;      // n_tensors (u64)
+    at = 24;       // n_kv (u64) = 0
+    b[at] = 1;     // name length (u64)
+    b[at + 8] = 'w';
+    at += 9;
+    b[at] = 1;     // n_dims (u32)
+    b[at + 5] = 1; // ne[0] = 256 (u64: 0x100)
+    at += 12;
+    b[at] = 12;    // type (u32): GGML_TYPE_Q4_K
+    at += 4 + 8;   // offset (u64) = 0; 57 bytes, padded to 64
+    at = 64;
+    b[at + 1] = 0x3C;  // d = float16 1.0
+    for (k = 0; k < 4; ++k) {
+        b[at + 4 + k] = 1;
+        b[at + 12 + k] = 1;
+    }
+    for (k = 0; k < 128; ++k) {
+        b[at + 16 + k] = (uint8_t)((k % 16) | ((15 - k % 16) << 4));
+    }
+    *len = sizeof b;
+    return write_all(path, b, sizeof b);
+}
+
+// GGUF (libhurray's private GGML blocks) -> .hrry: hurray_file_open lists and dequantizes
+// it by default, refuses it with HURRAY_FILE_SPEC_ONLY; .hrry -> GGUF is the same file.
+static void test_gguf_blocks(const char* dir) {
+    char gguf[1024], hrry[1024], back[1024];
+    HurrayFile* file = NULL;
+    float values[256];
+    uint64_t count = 0;
+    size_t len = 0, back_len = 0;
+    uint8_t* want = NULL;
+    uint8_t* got = NULL;
+    int k;
+    join(gguf, sizeof gguf, dir, "c_convert_q4k.gguf");
+    join(hrry, sizeof hrry, dir, "c_convert_q4k.hrry");
+    join(back, sizeof back, dir, "c_convert_q4k_back.gguf");
+    CHECK(write_q4k_gguf(gguf, &len));
+    CHECK_STATUS(hurray_convert_file(gguf, hrry, NULL, NULL), HURRAY_OK);
+    CHECK_STATUS(hurray_file_open(hrry, 0, &file), HURRAY_OK);
+    if (file != NULL) {
+        CHECK_STATUS(hurray_file_tensor_count(file, &count), HURRAY_OK);
+        CHECK(count == 1);
+        memset(values, 0, sizeof values);
+        CHECK_STATUS(hurray_file_tensor_to_float32(file, 0, values, 256, &count), HURRAY_OK);
+        CHECK(count == 256);
+        for (k = 0; k < 256; ++k) {
+            const int l = k % 64;
+            const float want_value = l < 32 ? (float)(l % 16) : (float)(15 - (l - 32) % 16);
+            CHECK(values[k] == want_value);
+        }
+        hurray_file_close(file);
+        file = NULL;
+    }
+    // Descriptors are decoded on first use: the file opens, the tensor is refused.
+    CHECK_STATUS(hurray_file_open(hrry, HURRAY_FILE_SPEC_ONLY, &file), HURRAY_OK);
+    if (file != NULL) {
+        CHECK_STATUS(hurray_file_tensor_to_float32(file, 0, values, 256, &count), HURRAY_ERR_UNSUPPORTED);
+        CHECK(strstr(hurray_last_error_message(), "0xF0 is a private scheme this reader does not know") != NULL);
+        hurray_file_close(file);
+        file = NULL;
+    }
+    CHECK_STATUS(hurray_file_open(hrry, HURRAY_FILE_SPEC_ONLY | HURRAY_FILE_PERMISSIVE, &file), HURRAY_OK);
+    if (file != NULL) {  // permissive: carried; dequantization knows the scheme all the same
+        CHECK_STATUS(hurray_file_tensor_to_float32(file, 0, values, 256, &count), HURRAY_OK);
+        CHECK(values[1] == 1.0F && values[32] == 15.0F);
+        hurray_file_close(file);
+        file = NULL;
+    }
+    CHECK_STATUS(hurray_file_open(hrry, 0x10u, &file), HURRAY_ERR_INVALID_ARGUMENT);
+
+    CHECK_STATUS(hurray_convert_file(hrry, back, NULL, NULL), HURRAY_OK);
+    want = read_all(gguf, &len);
+    got = read_all(back, &back_len);
+    CHECK(want != NULL && got != NULL && len == back_len && len == 224 && memcmp(want, got, len) == 0);
+    free(want);
+    free(got);
+}
+
 void convert_tests(void) {
     char npy[1024], st[1024], hrry[1024];
     join(npy, sizeof npy, g_tmp_dir, "c_convert.npy");
@@ -330,4 +421,5 @@ void convert_tests(void) {
     test_detect(npy, st, hrry);
     test_safetensors(st, g_tmp_dir);
     test_bad_input(st, g_tmp_dir);
+    test_gguf_blocks(g_tmp_dir);
 }

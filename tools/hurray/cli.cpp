@@ -26,16 +26,22 @@ int run(const std::vector<std::string>& args, const Console& console) {
                      "(descriptors, streams and HRRYFILE containers)",
                      "hurray"};
         app.require_subcommand(1);
+        // Options of the tool itself, accepted before or after the command name.
+        app.fallthrough();
+        Console reading = console;
+        app.add_flag("--spec-only", reading.spec_only,
+                     "read by the Hurray specification alone: refuse libhurray's private schemes "
+                     "(GGML blocks, 0xF0) as another implementation does, instead of understanding them");
         app.footer("Exit status: 0 ok, 1 invalid input, 2 usage error. "
                    "A path of '-' reads standard input.");
-        add_inspect(app, console, &status);
-        add_ls(app, console, &status);
-        add_info(app, console, &status);
-        add_verify(app, console, &status);
-        add_convert(app, console, &status);
-        add_cat(app, console, &status);
-        add_get(app, console, &status);
-        add_demo(app, console, &status);
+        add_inspect(app, reading, &status);
+        add_ls(app, reading, &status);
+        add_info(app, reading, &status);
+        add_verify(app, reading, &status);
+        add_convert(app, reading, &status);
+        add_cat(app, reading, &status);
+        add_get(app, reading, &status);
+        add_demo(app, reading, &status);
 
         if (args.size() > 1 && !args[1].empty() && args[1][0] != '-' &&
             app.get_subcommands([&](const CLI::App* sub) {

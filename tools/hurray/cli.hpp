@@ -25,6 +25,10 @@ struct Console {
     /// The descriptor behind `out` when it is standard output (-1: none, write
     /// through `out` only); `convert FILE -` then sends straight to it.
     int stdout_fd = -1;
+    /// `--spec-only`: read Hurray descriptors by the specification alone, as another
+    /// implementation does: libhurray's own private schemes (GGML blocks) are refused
+    /// as unknown, not understood (hurray::DecodeOptions::libhurray_schemes).
+    bool spec_only = false;
 };
 
 /// Runs `hurray` with `args` (args[0] is the program name) and returns its exit status.

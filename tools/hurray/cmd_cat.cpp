@@ -74,19 +74,20 @@ std::string where(const Error& e) {
 
 std::optional<Failure> load_file(Input& in, const CatOptions& opt, Loaded& out) {
     Result<FileReader> reader = Error(ErrorCode::kIoError, "not opened");
+    FileReadOptions o;
+    o.descriptor = in.decode_options();
     if (in.is_remote()) {
-        FileReadOptions o;
         o.descriptors = DescriptorCheck::kLazy;  // one request for the descriptor, one for the data
         reader = FileReader::open(in.range_source(), o);
     } else if (in.is_regular_file() && opt.path != "-") {
-        reader = FileReader::open(opt.path);
+        reader = FileReader::open(opt.path, o);
     } else {
         auto bytes = in.read_all(kMaxInMemory);
         if (!bytes) {
             return Failure{kExitInvalid, where(bytes.error())};
         }
         out.memory = std::move(*bytes);
-        reader = FileReader::open_memory(out.memory);
+        reader = FileReader::open_memory(out.memory, nullptr, o);
     }
     if (!reader) {
         return Failure{kExitInvalid, where(reader.error())};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hurray/commands.hpp"
+#include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/input.hpp"
 #include "hurray/io/file_format.hpp"
@@ -106,20 +107,18 @@ Result<std::vector<const ListedTensor*>> select_named(const std::vector<ListedTe
     return out;
 }
 
-/// The quantization line of a tensor: the scheme's name, and for GGML blocks kept under
-/// hurray::convert's private scheme, their GGML type.
+/// The quantization line of a tensor: the scheme's name, and for libhurray's private GGML
+/// blocks scheme, their GGML type.
 std::string quantization_line(const TensorDescriptor& d) {
     std::string q = quantization_text(d);
-#ifdef HURRAY_CLI_HAS_CONVERT
-    if (auto type = formats::ggml_blocks_type(d)) {
-        auto info = formats::ggml_type_info(*type);
+    if (auto type = ggml_blocks_type(d)) {
+        auto info = ggml_type_info(*type);
         q += " (GGML blocks: " + (info ? std::string(info->name) : "type " + std::to_string(*type));
         if (info) {
             q += ", " + std::to_string(info->elements) + " values in " + std::to_string(info->bytes) + " bytes";
         }
         q += ")";
     }
-#endif
     return q;
 }
 
@@ -149,12 +148,10 @@ ojson named_tensor_json(const ListedTensor& t, bool with_placement) {
         one["name"] = t.name;
         one["descriptor"] = descriptor_json(t.descriptor);
     }
-#ifdef HURRAY_CLI_HAS_CONVERT
-    if (auto type = formats::ggml_blocks_type(t.descriptor)) {
-        auto info = formats::ggml_type_info(*type);
+    if (auto type = ggml_blocks_type(t.descriptor)) {
+        auto info = ggml_type_info(*type);
         one["ggml_type"] = info ? ojson(std::string(info->name)) : ojson(*type);
     }
-#endif
     return one;
 }
 
@@ -252,7 +249,7 @@ int info_file(const InfoOptions& o, Input& input, const Console& console) {
 }
 
 int info_stream(const InfoOptions& o, Input& input, const Console& console) {
-    auto listing = list_stream(input.source());
+    auto listing = list_stream(input.source(), input.stream_options());
     if (!listing) {
         console.err << "hurray info: " << error_text(input.display_name() + " (stream)", listing.error()) << '\n';
         return kExitInvalid;

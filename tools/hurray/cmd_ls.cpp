@@ -107,7 +107,7 @@ int run_ls(const LsOptions& o, const Console& console) {
             j["kv"] = kv_json(listed->file.kv());
         }
     } else {
-        auto listing = list_stream(input.source());
+        auto listing = list_stream(input.source(), input.stream_options());
         if (!listing) {
             console.err << "hurray ls: " << error_text(input.display_name() + " (stream)", listing.error()) << '\n';
             return kExitInvalid;

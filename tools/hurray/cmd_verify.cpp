@@ -122,7 +122,7 @@ void verify_file(Input& input, Report& r) {
 }
 
 void verify_stream(Input& input, Report& r) {
-    StreamReadOptions options;
+    StreamReadOptions options = input.stream_options();
     options.max_tensor_bytes = kMaxCheckedStreamTensor;
     StreamReader reader(input.source(), options);
     const std::string name = input.display_name() + " (stream)";
@@ -171,15 +171,14 @@ void verify_stream(Input& input, Report& r) {
 /// A SafeTensors, GGUF, .npy or .npz file: what its reader checked at open, then per
 /// tensor check_descriptor (GGML blocks are a scheme this tool knows), every byte read
 /// through TensorSource::read, and validate_data on those bytes.
-void verify_foreign(const std::string& path, const Result<ForeignInput>& in, Report& r) {
+void verify_foreign(const std::string& path, const Result<ForeignInput>& in, bool spec_only, Report& r) {
     if (!in) {
         r.problems.push_back(path + ": " + unprefixed(path, in.error()).to_string());
         return;
     }
     const formats::TensorSource& src = *in->source;
-    static constexpr uint8_t kKnownSchemes[] = {formats::kGgmlBlocksTag};
-    DecodeOptions strict;
-    strict.known_private_schemes = kKnownSchemes;
+    DecodeOptions strict;  // GGML blocks are libhurray's own scheme: understood unless --spec-only
+    strict.libhurray_schemes = !spec_only;
     r.tensors = src.tensor_count();
     for (size_t i = 0; i < src.tensor_count(); ++i) {
         const formats::SourceTensor& t = src.tensor(i);
@@ -243,7 +242,7 @@ int run_verify(const VerifyOptions& o, const Console& console) {
     Report r;
 #ifdef HURRAY_CLI_HAS_CONVERT
     if (auto foreign = open_foreign(o.path)) {
-        verify_foreign(o.path, *foreign, r);
+        verify_foreign(o.path, *foreign, console.spec_only, r);
         print_verdict(o, r, o.path, *foreign ? std::string(formats::format_name((*foreign)->format)) : "", console);
         return r.problems.empty() ? kExitOk : kExitInvalid;
     }

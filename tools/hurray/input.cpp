@@ -131,6 +131,7 @@ Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Consol
                                            const RemoteOptions& remote) {
     std::unique_ptr<Input> in(new Input());
     in->path_ = path;
+    in->spec_only_ = console.spec_only;
     if (is_url(path)) {
         return open_remote(std::move(in), remote);
     }

@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "hurray/cli.hpp"
+#include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/io/byte_source.hpp"
 #include "hurray/io/range_source.hpp"
+#include "hurray/io/stream_decoder.hpp"
 #include "hurray/remote.hpp"
 
 #ifdef HURRAY_CLI_HAS_CONVERT
@@ -71,6 +73,19 @@ public:
     [[nodiscard]] const std::shared_ptr<RangeSource>& opened_source() const noexcept { return opened_; }
     /// Its size, when it is a regular file or a URL.
     [[nodiscard]] std::optional<uint64_t> size() const noexcept { return size_; }
+    /// How its descriptors are decoded: the defaults, less libhurray's own schemes with
+    /// `--spec-only` (Console::spec_only).
+    [[nodiscard]] DecodeOptions decode_options() const noexcept {
+        DecodeOptions o;
+        o.libhurray_schemes = !spec_only_;
+        return o;
+    }
+    /// Stream reading options with decode_options().
+    [[nodiscard]] StreamReadOptions stream_options() const noexcept {
+        StreamReadOptions o;
+        o.descriptor = decode_options();
+        return o;
+    }
     /// Its bytes from the start, read forward.
     [[nodiscard]] ByteSource& source() noexcept { return *source_; }
     /// Reads everything not read yet from source() into memory; fails with kInvalidArgument
@@ -87,6 +102,7 @@ private:
     Input() = default;
     static Result<std::unique_ptr<Input>> open_remote(std::unique_ptr<Input> in, const RemoteOptions& remote);
     std::string path_;
+    bool spec_only_ = false;
     InputKind kind_ = InputKind::kStream;
     std::optional<uint64_t> size_;
     std::unique_ptr<ByteSource> fd_source_;

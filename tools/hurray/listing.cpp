@@ -9,7 +9,8 @@ namespace hurray::cli {
 
 std::string error_text(const std::string& prefix, const Error& e) { return prefix + ": " + e.to_string(); }
 
-Result<FileReader> open_file_input(Input& in, const FileReadOptions& options) {
+Result<FileReader> open_file_input(Input& in, FileReadOptions options) {
+    options.descriptor.libhurray_schemes = options.descriptor.libhurray_schemes && in.decode_options().libhurray_schemes;
     if (in.is_remote()) {
         // The same options as a local file: with kPeek and kFull the reader
         // fetches every descriptor at open in a few multi-range requests.

@@ -24,7 +24,7 @@ inline constexpr uint64_t kMaxInMemoryFile = uint64_t{4} << 30;
 /// read through its RangeSource (descriptors checked on first use, DescriptorCheck::kLazy);
 /// standard input and pipes are read into memory (at most kMaxInMemoryFile bytes). The error's
 /// message is complete (code, byte offset, the input's name) and ready to print.
-Result<FileReader> open_file_input(Input& in, const FileReadOptions& options = {});
+Result<FileReader> open_file_input(Input& in, FileReadOptions options = {});
 
 /// One tensor as listed by `ls`.
 struct ListedTensor {
