@@ -469,16 +469,8 @@ def main():
         add(name, gtype, (2, nb_ * per // 2), raw, deq(raw))
     add("iq2_xxs_raw", IQ2_XXS, (1, 256), rng.integers(0, 256, size=66, dtype=np.uint8).tobytes())
 
-    with open(os.path.join(out, "all.gguf"), "wb") as f:
-        f.write(gguf_file(3, kvs, tensors, 64))
-    for name, gtype, shape, data in tensors:
-        with open(os.path.join(out, name + ".raw"), "wb") as f:
-            f.write(data)
-        if name in refs:
-            with open(os.path.join(out, name + ".ref"), "wb") as f:
-                f.write(refs[name].astype("<f4").tobytes())
-
     def write_set(filename, version, file_kvs, file_tensors, alignment):
+        """The GGUF file, and NAME.raw / NAME.ref of each of its tensors."""
         with open(os.path.join(out, filename), "wb") as f:
             f.write(gguf_file(version, file_kvs, file_tensors, alignment))
         for name, _, _, data in file_tensors:
@@ -487,6 +479,8 @@ def main():
             if name in refs:
                 with open(os.path.join(out, name + ".ref"), "wb") as f:
                     f.write(refs[name].astype("<f4").tobytes())
+
+    write_set("all.gguf", 3, kvs, tensors, 64)
 
     llama_kvs = [("general.architecture", STRING, "llama"), ("general.name", STRING, "tiny"),
                  ("llama.context_length", UINT32, 2048), ("llama.rope.freq_base", FLOAT32, 10000.0),
