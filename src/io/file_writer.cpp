@@ -10,11 +10,13 @@
 #include "core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/crc32c.hpp"
+#include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/index_codec.hpp"
 #include "io/fd_transfer.hpp"
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -78,6 +80,10 @@ struct FileWriterState {
     std::unordered_set<std::string> names;
     std::vector<uint8_t> buffer;             // coalesced bytes not yet given to the sink
     std::vector<uint8_t> transfer;           // write_data_from's copy buffer
+    // The descriptor table (FileWriterOptions::descriptor_table): every descriptor
+    // written, in write order, and where each entry's copy starts in it.
+    std::vector<uint8_t> table;
+    std::vector<uint64_t> table_at;
     std::optional<Error> failure;            // sticky: the output is no longer valid
     bool finished = false;
 
@@ -289,6 +295,10 @@ Status start_tensor(detail::FileWriterState& s, uint64_t& offset, std::string_vi
     Out out(offset, s);
     HURRAY_RETURN_IF_ERROR(out.put(p.descriptor));
     HURRAY_RETURN_IF_ERROR(out.pad_to(p.data_offset));
+    if (s.options.descriptor_table) {
+        s.table_at.push_back(s.table.size());
+        s.table.insert(s.table.end(), p.descriptor.begin(), p.descriptor.end());
+    }
     // The set's nodes never move: the index entry views the name kept there.
     const auto kept = s.names.emplace(name).first;
     s.open = true;
@@ -523,15 +533,45 @@ Status FileWriter::finish() {
                                                       " but " + dec(entries_.size()) + " tensors were written");
     }
     // Everything that can fail for a reason other than the sink comes first.
-    // The header announced a KV section: write it, empty (count 0) or not.
-    HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> kv_bytes, encode_kv_section(kv_, s.options.allow_private_kv));
+    if (kv_.contains(kDescriptorTableKey)) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "finish: KV key \"" + std::string(kDescriptorTableKey) +
+                         "\" is reserved for the descriptor table the writer makes (FileWriterOptions::descriptor_table)");
+    }
+    // The index order: write order, or sorted by name.
+    std::vector<size_t> order(entries_.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    if (s.options.sorted_index) {
+        std::sort(order.begin(), order.end(),
+                  [this](size_t a, size_t b) { return name_less(entries_[a], entries_[b]); });
+    }
     std::vector<IndexEntry> sorted;
     std::span<const IndexEntry> index_entries = entries_;
     if (s.options.sorted_index) {
-        sorted = entries_;
-        std::sort(sorted.begin(), sorted.end(), name_less);
+        sorted.reserve(entries_.size());
+        for (const size_t i : order) {
+            sorted.push_back(entries_[i]);
+        }
         index_entries = sorted;
     }
+    // The header announced a KV section: write it, empty (count 0) or not; with the
+    // descriptor table as its last entry.
+    const KvMetadata* kv_out = &kv_;
+    KvMetadata with_table;
+    if (s.options.descriptor_table && !entries_.empty()) {
+        std::vector<uint8_t> value;
+        value.reserve(kDescriptorTableHeaderSize + s.table.size());
+        append_descriptor_table_header(value, entries_.size());
+        for (const size_t i : order) {
+            const auto at = static_cast<std::ptrdiff_t>(s.table_at[i]);
+            value.insert(value.end(), s.table.begin() + at, s.table.begin() + at + entries_[i].descriptor_length);
+        }
+        with_table = kv_;
+        HURRAY_RETURN_IF_ERROR(with_table.set(std::string(kDescriptorTableKey), KvValue::bytes(std::move(value))));
+        kv_out = &with_table;
+    }
+    HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> kv_bytes,
+                            encode_kv_section(*kv_out, s.options.allow_private_kv));
     HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> index_bytes, encode_index(index_entries));
     FileTrailer trailer;
     trailer.kv_offset = offset_;

@@ -332,6 +332,16 @@ bool KvMetadata::erase(std::string_view key) {
     return true;
 }
 
+std::optional<KvValue> KvMetadata::take(std::string_view key) {
+    auto it = positions_.find(key);
+    if (it == positions_.end()) {
+        return std::nullopt;
+    }
+    std::optional<KvValue> value(std::move(entries_[it->second].value));
+    erase(key);
+    return value;
+}
+
 const KvValue* KvMetadata::find(std::string_view key) const noexcept {
     auto it = positions_.find(key);
     return it == positions_.end() ? nullptr : &entries_[it->second].value;

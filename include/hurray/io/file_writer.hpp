@@ -41,6 +41,11 @@ struct HURRAY_IO_EXPORT FileWriterOptions {
     bool allow_private_kv = false;
     /// Composite rules enforced on heads and members as they are written.
     CompositeOptions composite{};
+    /// Also store a copy of every descriptor in one KV entry, the descriptor table
+    /// (hurray/io/descriptor_table.hpp), so that readers list the file from its tail.
+    /// Costs the descriptors' bytes twice in the file and once in memory until
+    /// `finish`. Readers that do not know the table read the file as before.
+    bool descriptor_table = true;
 };
 
 /// One tensor of `FileWriter::add_composite`: a name, a descriptor and its

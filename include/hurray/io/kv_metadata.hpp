@@ -9,6 +9,7 @@
 #include "hurray/io/export.hpp"
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -131,6 +132,9 @@ public:
     [[nodiscard]] const bool* as_bool() const noexcept { return std::get_if<4>(&v_); }
     /// The bytes, or nullptr.
     [[nodiscard]] const std::vector<uint8_t>* as_bytes() const noexcept { return std::get_if<5>(&v_); }
+    /// The bytes, or nullptr (mutable: a value taken out of a KvMetadata can give its
+    /// bytes away without a copy).
+    [[nodiscard]] std::vector<uint8_t>* as_bytes() noexcept { return std::get_if<5>(&v_); }
     /// The array, or nullptr.
     [[nodiscard]] const KvArray* as_array() const noexcept { return std::get_if<6>(&v_); }
     /// The private value, or nullptr.
@@ -191,6 +195,9 @@ public:
     Status add(std::string key, KvValue value);
     /// Removes `key`; returns whether it was there.
     bool erase(std::string_view key);
+    /// Removes `key` and returns its value (moved out, not copied); nullopt when
+    /// it was not there.
+    std::optional<KvValue> take(std::string_view key);
 
     /// The value of `key`, or nullptr.
     [[nodiscard]] const KvValue* find(std::string_view key) const noexcept;
