@@ -115,17 +115,19 @@ def test_descriptor_errors_name_the_tensor(tmp_path):
 
 
 def test_types_without_a_numpy_dtype_are_described_but_not_loaded(tmp_path):
-    # float16 and int16 files differ in the descriptor's element type tag only;
-    # setting that byte to bfloat16's tag (0x02) gives a valid bfloat16 tensor.
+    # float16 and int16 files differ in the descriptor's element type tag only (in
+    # place, and in its copy in the descriptor table); setting both bytes to bfloat16's
+    # tag (0x02) gives a valid bfloat16 tensor.
     a, b = tmp_path / "a.hrry", tmp_path / "b.hrry"
     bits = np.array([[0x3F80, 0xC000, 0x0000], [0x4049, 0x7F80, 0x3E00]], np.uint16)  # bfloat16 bit patterns
     hurray.save(a, {"x": bits.view(np.float16)})
     hurray.save(b, {"x": bits.view(np.int16)})
     da, db = a.read_bytes(), b.read_bytes()
     diff = [i for i in range(len(da)) if da[i] != db[i]]
-    assert len(diff) == 1 and da[diff[0]] == 0x01 and db[diff[0]] == 0x12
+    assert len(diff) == 2 and all(da[i] == 0x01 and db[i] == 0x12 for i in diff)
     patched = bytearray(da)
-    patched[diff[0]] = 0x02
+    for i in diff:
+        patched[i] = 0x02
     path = tmp_path / "bf16.hrry"
     path.write_bytes(bytes(patched))
     with hurray.open(path) as f:

@@ -30,6 +30,7 @@
 #include "core/text.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/crc32c.hpp"
+#include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/index_codec.hpp"
 #include "io/byte_view.hpp"
 #include "io/error_context.hpp"
@@ -395,6 +396,14 @@ struct FileReader::Impl {
     bool sorted = false;
     NameTable by_name;      // unsorted index only
     DescriptorStore store;  // decoded descriptors
+    // The descriptor table (hurray/io/descriptor_table.hpp), when the file has a
+    // well-formed one: its value's bytes and where each entry's copy starts in them.
+    // Descriptors are decoded from these copies; in_place[i] turns 1 once copy i was
+    // found equal to the descriptor in place, which comes before any of tensor i's
+    // data is handed out.
+    std::vector<uint8_t> table;
+    std::vector<uint64_t> table_at;
+    std::unique_ptr<std::atomic<uint8_t>[]> in_place;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
     // Without a mapping (pread), each tensor's data region as first read, kept
     // until the file is closed so that it lives as long as mapped data would.
     // Empty (never sized) for mapped and in-memory files.
@@ -442,6 +451,19 @@ struct FileReader::Impl {
     /// returns its published state.
     uint8_t ensure_decoded(size_t i, const SharedBuffer& given = {});
     [[nodiscard]] Status check_against_entry(size_t i, const TensorDescriptor& d) const;
+    /// Takes the descriptor table out of `kv` (it is no user key) and keeps it when it
+    /// is well formed for this index, each copy's own magic and length included;
+    /// otherwise the descriptors in place are read, as without a table.
+    void take_table();
+    [[nodiscard]] bool has_table() const noexcept { return !table_at.empty(); }
+    /// Entry `i`'s copy in the table (has_table()).
+    [[nodiscard]] std::span<const uint8_t> table_copy(size_t i) const noexcept {
+        return std::span<const uint8_t>(table).subspan(static_cast<size_t>(table_at[i]), entries[i].descriptor_length);
+    }
+    /// With a table: whether entry `i`'s copy equals the descriptor in place (`bytes`,
+    /// when already read), read here unless known; an error naming the tensor and both
+    /// places when it does not. Success without a table.
+    [[nodiscard]] Status check_in_place(size_t i, std::span<const uint8_t> bytes = {}) const;
     [[nodiscard]] DecodeOptions decode_options() const;
     [[nodiscard]] bool strict_descriptors() const {
         return options.strict && options.descriptor.strict;
@@ -469,6 +491,9 @@ Result<FileReader> FileReader::Impl::open(detail::FileSource source,
         if (auto all = impl->decode_all(); !all) {
             HURRAY_RETURN_IF_ERROR(impl->source.check_unchanged());
             return std::move(all).error();
+        }
+        for (const size_t i : impl->write_order) {  // every copy against its descriptor in place
+            HURRAY_RETURN_IF_ERROR(impl->check_in_place(i));
         }
     }
     if (impl->options.access != AccessPattern::kNormal) {
@@ -575,6 +600,20 @@ Status FileReader::Impl::load() {
     sorted = (header.flags & file_flags::kSortedIndex) != 0;
     HURRAY_RETURN_IF_ERROR(check_names());
 
+    // KV section, before the descriptors: with a descriptor table, they come from it.
+    if (has_kv) {
+        HURRAY_ASSIGN_OR_RETURN(SharedBuffer kv_bytes,
+                                source.read(trailer.kv_offset, trailer.kv_length, "KV section"));
+        auto decoded = decode_kv_section(kv_bytes.span(), trailer.kv_offset, options.kv);
+        if (!decoded) {
+            return with_context(
+                decoded.error(),
+                "KV section " + range(trailer.kv_offset, trailer.kv_offset + trailer.kv_length), 0);
+        }
+        kv = std::move(decoded).value();
+        take_table();
+    }
+
     uint64_t tensor_region_end = trailer.index_offset;
     if (has_kv) {
         tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
@@ -622,18 +661,6 @@ Status FileReader::Impl::load() {
         data_cache.resize(entries.size());
     }
 
-    // KV section.
-    if (has_kv) {
-        HURRAY_ASSIGN_OR_RETURN(SharedBuffer kv_bytes,
-                                source.read(trailer.kv_offset, trailer.kv_length, "KV section"));
-        auto decoded = decode_kv_section(kv_bytes.span(), trailer.kv_offset, options.kv);
-        if (!decoded) {
-            return with_context(
-                decoded.error(),
-                "KV section " + range(trailer.kv_offset, trailer.kv_offset + trailer.kv_length), 0);
-        }
-        kv = std::move(decoded).value();
-    }
     source.drop_transient();
     return Status::success();
 }
@@ -682,8 +709,9 @@ Status FileReader::Impl::prefetch_sections() {
 }
 
 Status FileReader::Impl::prefetch_descriptors(uint64_t tensor_region_end) {
-    if (source.kind() != detail::FileSource::Kind::kRange || options.descriptors == DescriptorCheck::kLazy) {
-        return Status::success();
+    if (source.kind() != detail::FileSource::Kind::kRange || options.descriptors == DescriptorCheck::kLazy ||
+        has_table()) {
+        return Status::success();  // with a table, the descriptors came with the tail
     }
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
     ranges.reserve(entries.size());
@@ -707,8 +735,12 @@ Status FileReader::Impl::prefetch_descriptors(uint64_t tensor_region_end) {
 
 Status FileReader::Impl::fetch_tensor(size_t i) {
     const IndexEntry& e = entries[i];
-    if (source.kind() != detail::FileSource::Kind::kRange ||
-        store.state[i].load(std::memory_order_acquire) != DescriptorStore::kPending || e.data_length == 0 ||
+    // Without a table: unless the descriptor is decoded already. With one: unless the
+    // descriptor in place was compared already (the request that brings the data
+    // brings it too).
+    const bool wanted = has_table() ? in_place[i].load(std::memory_order_acquire) == 0
+                                    : store.state[i].load(std::memory_order_acquire) == DescriptorStore::kPending;
+    if (source.kind() != detail::FileSource::Kind::kRange || !wanted || e.data_length == 0 ||
         source.prefetched(e.descriptor_offset, e.descriptor_length)) {
         return Status::success();
     }
@@ -726,6 +758,7 @@ Status FileReader::Impl::fetch_tensor(size_t i) {
     const uint64_t length = e.data_offset + e.data_length - e.descriptor_offset;
     HURRAY_ASSIGN_OR_RETURN(SharedBuffer both, source.read(e.descriptor_offset, length, "descriptor and data"));
     // Both slices lie inside `both` (data_offset >= d_end > descriptor_offset).
+    HURRAY_RETURN_IF_ERROR(check_in_place(i, both.span().first(e.descriptor_length)));
     SharedBuffer data = both.slice(static_cast<size_t>(e.data_offset - e.descriptor_offset),
                                    static_cast<size_t>(e.data_length));
     {
@@ -989,8 +1022,10 @@ Status FileReader::Impl::check_entries(uint64_t tensor_region_end) {
                          field(12));
         }
 
-        // The descriptor's own magic and length (the rest is decoded lazily).
-        if (options.descriptors != DescriptorCheck::kLazy) {
+        // The descriptor's own magic and length (the rest is decoded lazily); with
+        // a table, take_table checked the copy's, and the descriptor in place is
+        // compared with it before any data of the tensor is handed out.
+        if (options.descriptors != DescriptorCheck::kLazy && !has_table()) {
             HURRAY_RETURN_IF_ERROR(check_prefix(i));
         }
     }
@@ -1096,11 +1131,20 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i, const SharedBuffer& given) {
 
 void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const SharedBuffer& given) const {
     const IndexEntry& e = entries[i];
+    // With a descriptor table: its copy (the descriptor in place is compared with it
+    // before the tensor's data is handed out), unless the bytes in place were given.
+    if (!given.empty() && has_table()) {
+        if (auto s = check_in_place(i, given.span()); !s) {
+            slot.error = std::move(s).error();
+            return;
+        }
+    }
+    const std::span<const uint8_t> copy = given.empty() && has_table() ? table_copy(i) : std::span<const uint8_t>{};
     // Not contiguous (pread, range sources): the whole descriptor in one read,
     // the prefix check below included (check_entries proved it lies inside
     // the tensor region and is at least 10 bytes long).
     SharedBuffer read = given;
-    if (read.empty() && !source.contiguous()) {
+    if (read.empty() && copy.empty() && !source.contiguous()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
             slot.error = with_context(bytes.error(), entry_label(e, i), 0);
@@ -1110,7 +1154,7 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
     }
     if (options.descriptors == DescriptorCheck::kLazy) {
         // Deferred from open: the descriptor's own magic and length.
-        if (auto p = check_prefix(i, read.span()); !p) {
+        if (auto p = check_prefix(i, copy.empty() ? read.span() : copy); !p) {
             if (auto changed = source.check_unchanged(); !changed) {
                 slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
                 return;
@@ -1120,8 +1164,9 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
         }
     }
     // Contiguous sources: a plain view (no share of the owner taken).
-    std::span<const uint8_t> view =
-        read.empty() ? source.view(e.descriptor_offset, e.descriptor_length) : read.span();
+    std::span<const uint8_t> view = !copy.empty() ? copy
+                                    : read.empty() ? source.view(e.descriptor_offset, e.descriptor_length)
+                                                   : read.span();
     if (view.empty()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
@@ -1140,7 +1185,8 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
             return;
         }
         slot.error = with_context(d.error(),
-                                  entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset),
+                                  entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset) +
+                                      (copy.empty() ? "" : " (its copy in the descriptor table)"),
                                   e.descriptor_offset);
         return;
     }
@@ -1153,6 +1199,59 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
         return;
     }
     slot.descriptor = std::move(*d);
+}
+
+void FileReader::Impl::take_table() {
+    std::optional<KvValue> value = kv.take(kDescriptorTableKey);
+    std::vector<uint8_t>* bytes = value ? value->as_bytes() : nullptr;
+    if (bytes == nullptr || entries.empty()) {
+        return;  // absent, or not a bytes value: no table (it is no user key either way)
+    }
+    auto at = locate_descriptor_table(*bytes, entries);
+    if (!at) {
+        return;  // malformed or of another version: the descriptors in place
+    }
+    for (size_t i = 0; i < entries.size(); ++i) {
+        // Each copy's own magic, version and length, as check_prefix checks in place.
+        const auto own = peek_length(std::span<const uint8_t>(*bytes).subspan(static_cast<size_t>((*at)[i])));
+        if (!own || *own != entries[i].descriptor_length) {
+            return;
+        }
+    }
+    table = std::move(*bytes);
+    table_at = std::move(*at);
+    in_place = std::make_unique<std::atomic<uint8_t>[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
+}
+
+Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes) const {
+    if (!has_table() || in_place[i].load(std::memory_order_acquire) != 0) {
+        return Status::success();
+    }
+    const IndexEntry& e = entries[i];
+    SharedBuffer read;
+    if (bytes.empty()) {
+        auto got = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
+        if (!got) {
+            return with_context(got.error(), entry_label(e, i), 0);
+        }
+        read = std::move(*got);
+        bytes = read.span();
+    }
+    const std::span<const uint8_t> copy = table_copy(i);
+    const auto diff = std::mismatch(copy.begin(), copy.end(), bytes.begin(), bytes.end());
+    if (diff.first != copy.end() || diff.second != bytes.end()) {
+        if (auto changed = source.check_unchanged(); !changed) {
+            return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+        }
+        const auto k = static_cast<uint64_t>(diff.first - copy.begin());
+        return Error(ErrorCode::kInvalidFile,
+                     entry_label(e, i) + ": the descriptor table's copy of its descriptor (KV section at " +
+                         dec(trailer.kv_offset) + ") differs from the descriptor at " + dec(e.descriptor_offset) +
+                         " (first at its byte " + dec(k) + "): the file is inconsistent, and no data is read",
+                     e.descriptor_offset + k);
+    }
+    in_place[i].store(1, std::memory_order_release);
+    return Status::success();
 }
 
 Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d) const {
@@ -1246,6 +1345,9 @@ bool FileReader::mapped() const noexcept {
 }
 bool FileReader::copy_on_write() const noexcept { return impl_->source.writable(); }
 const KvMetadata& FileReader::kv() const noexcept { return impl_->kv; }
+std::optional<uint64_t> FileReader::descriptor_table_bytes() const noexcept {
+    return impl_->has_table() ? std::optional<uint64_t>(impl_->table.size()) : std::nullopt;
+}
 size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
 const IndexEntry& FileReader::entry(size_t i) const { return impl_->entries[i]; }
 std::span<const size_t> FileReader::write_order() const noexcept { return impl_->write_order; }
@@ -1311,6 +1413,7 @@ Status FileReader::read_data(size_t i, uint64_t offset, std::span<uint8_t> out) 
                          (end ? dec(*end) : std::string("2^64+")) + ") of a data region of " +
                          dec(e.data_length) + " bytes");
     }
+    HURRAY_RETURN_IF_ERROR(impl_->check_in_place(i));  // with a table: no data under a disagreeing copy
     // data_offset + data_length lies inside the file (check_entries).
     if (auto s = impl_->source.read_into(e.data_offset + offset, out, "tensor data"); !s) {
         return with_context(s.error(), entry_label(e, i), 0);
@@ -1326,6 +1429,8 @@ FileTensorResult FileReader::tensor(size_t i) const {
         }
     }
     HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
+    // With a table: the descriptor in place equals the copy, or no buffer is handed out.
+    HURRAY_RETURN_IF_ERROR(impl_->check_in_place(i));
     const IndexEntry& e = impl_->entries[i];
     FileTensor t(*this, i, &e, d);
     if (d->buffers.empty()) {
@@ -1416,6 +1521,9 @@ Status FileReader::check_all() const {
     if (auto s = assembler.finish(); !s) {
         return with_context(s.error(),
                             "composites (descriptors numbered in descriptor_offset order)", 0);
+    }
+    for (const size_t i : impl_->write_order) {  // with a table: every copy against its descriptor
+        HURRAY_RETURN_IF_ERROR(impl_->check_in_place(i));
     }
     return Status::success();
 }

@@ -28,6 +28,7 @@
 //
 // The tail is read into memory (bounded by `max_tail_length`), the trailer is
 // its last 40 bytes, and the index must agree with the tensors met.
+#include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/sequential_file_reader.hpp"
 
 #include <algorithm>
@@ -672,6 +673,9 @@ struct SequentialFileReader::Impl {
         if (kv_present) {
             const auto kv_bytes = all.subspan(local(trailer.kv_offset), trailer.kv_length);
             HURRAY_ASSIGN_OR_RETURN(kv, decode_kv_section(kv_bytes, trailer.kv_offset, options.kv));
+            // The descriptor table is a format artifact, not metadata (this reader has
+            // read every descriptor in place already).
+            kv.erase(kDescriptorTableKey);
         }
         HURRAY_RETURN_IF_ERROR(match_index(entry_offsets));
 

@@ -211,6 +211,8 @@ int info_file(const InfoOptions& o, Input& input, const Console& console) {
         j["file_size"] = file.file_size();
         j["index"] = {{"offset", tr.index_offset}, {"length", tr.index_length}, {"crc32c", tr.index_crc32c}};
         j["kv_section"] = {{"offset", tr.kv_offset}, {"length", tr.kv_length}};
+        const auto table = file.descriptor_table_bytes();
+        j["descriptor_table_bytes"] = table ? ojson(*table) : ojson(nullptr);
         add_totals(j, t);
         j["kv"] = kv_json(file.kv());
         add_named(o, listed->tensors, true, &j, console);
@@ -238,6 +240,9 @@ int info_file(const InfoOptions& o, Input& input, const Console& console) {
         << t.quantized << " quantized)\n";
     out << "  data:                    " << bytes_text(t.data_bytes) << " (" << t.data_bytes << " bytes)\n";
     out << "  descriptors:             " << t.descriptor_bytes << " bytes\n";
+    if (const auto table = file.descriptor_table_bytes()) {
+        out << "  descriptor table:        " << *table << " bytes in the kv section (listed from it)\n";
+    }
     out << "  kv metadata:             " << file.kv().size() << (file.kv().size() == 1 ? " entry" : " entries")
         << '\n';
     for (const auto& e : file.kv().entries()) {

@@ -222,8 +222,13 @@ public:
     /// was set and the mapping succeeded): only then may tensor data bytes be
     /// written through a `const_cast` of the spans this reader hands out.
     [[nodiscard]] bool copy_on_write() const noexcept;
-    /// The KV metadata (empty when the file has none).
+    /// The KV metadata (empty when the file has none). The descriptor table's entry
+    /// (`kDescriptorTableKey`) is a format artifact, not metadata: it is not listed.
     [[nodiscard]] const KvMetadata& kv() const noexcept;
+    /// The size of the file's descriptor table (hurray/io/descriptor_table.hpp) when it
+    /// has a well-formed one, which the reader lists the tensors from; nullopt when
+    /// the descriptors are read in place.
+    [[nodiscard]] std::optional<uint64_t> descriptor_table_bytes() const noexcept;
 
     /// Number of tensors (index entries).
     [[nodiscard]] size_t tensor_count() const noexcept;

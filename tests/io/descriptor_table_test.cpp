@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0
+// The descriptor table (hurray/io/descriptor_table.hpp): written by FileWriter by
+// default, in index order (sorted too), hidden from the KV metadata; readers list from
+// it (locally without the descriptors' pages, remotely from the tail alone); tables
+// that are absent, malformed or of another version fall back to the descriptors in
+// place; a table that disagrees with a descriptor never yields that tensor's data.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "file_test_support.hpp"
+#include "hurray/core/builder.hpp"
+#include "hurray/core/descriptor_codec.hpp"
+#include "hurray/io/byte_sink.hpp"
+#include "hurray/io/descriptor_table.hpp"
+#include "hurray/io/file_reader.hpp"
+#include "hurray/io/file_writer.hpp"
+#include "hurray/io/kv_metadata.hpp"
+#include "hurray/io/range_source.hpp"
+
+namespace hurray {
+namespace {
+
+using test::Bytes;
+using test::must;
+
+/// A file of `n` float32 tensors "t<k>" of shape [k % 5 + 1, 3], written by FileWriter.
+Bytes write_file(size_t n, FileWriterOptions options = {}, const KvMetadata* kv = nullptr) {
+    MemorySink sink;
+    auto w = must(FileWriter::create(sink, options));
+    for (size_t k = 0; k < n; ++k) {
+        auto d = must(make_dense(ElementType::kFloat32, {k % 5 + 1, 3}));
+        Bytes data(d.buffers[0].byte_size, static_cast<uint8_t>(k));
+        std::span<const uint8_t> bufs[] = {data};
+        std::string name("t");
+        name.append(std::to_string(n - k));  // appended: GCC 12 -O3 warns falsely on "t" + ...
+        EXPECT_TRUE(w.add_tensor(name, d, bufs));
+    }
+    if (kv != nullptr) {
+        w.kv() = *kv;
+    }
+    EXPECT_TRUE(w.finish());
+    return std::move(sink).take();
+}
+
+FileReader open_bytes(const Bytes& bytes, FileReadOptions options = {}) {
+    auto owner = std::make_shared<Bytes>(bytes);
+    return must(FileReader::open_memory(*owner, owner, options));
+}
+
+/// The raw KV section of a file, decoded (the table entry included).
+KvMetadata raw_kv(const Bytes& bytes) {
+    auto r = open_bytes(bytes);
+    const FileTrailer& t = r.trailer();
+    return must(decode_kv_section(std::span<const uint8_t>(bytes).subspan(t.kv_offset, t.kv_length), t.kv_offset));
+}
+
+/// Where the table value lies in the file: the bytes after the key and its tag and
+/// length (the table is the KV section's last entry).
+size_t table_offset(const Bytes& bytes) {
+    const std::string key(kDescriptorTableKey);
+    const auto it = std::search(bytes.begin(), bytes.end(), key.begin(), key.end());
+    EXPECT_NE(it, bytes.end());
+    return static_cast<size_t>(it - bytes.begin()) + key.size() + 1 + 4;
+}
+
+TEST(DescriptorTable, WrittenByDefaultInIndexOrderAndHiddenFromTheKv) {
+    KvMetadata user;
+    ASSERT_TRUE(user.set("general.name", KvValue::string("x")));
+    for (const bool sorted : {false, true}) {
+        FileWriterOptions o;
+        o.sorted_index = sorted;
+        const Bytes bytes = write_file(12, o, &user);
+        const KvMetadata raw = raw_kv(bytes);
+        ASSERT_EQ(raw.size(), 2U);
+        EXPECT_EQ(raw.entries().back().key, kDescriptorTableKey) << "the table comes last";
+        auto value = raw.get_bytes(kDescriptorTableKey);
+        ASSERT_TRUE(value);
+
+        auto r = open_bytes(bytes);
+        EXPECT_EQ(r.kv().size(), 1U) << "the table is no user key";
+        EXPECT_FALSE(r.kv().contains(kDescriptorTableKey));
+        ASSERT_TRUE(r.descriptor_table_bytes().has_value());
+        EXPECT_EQ(*r.descriptor_table_bytes(), value->size());
+        std::vector<IndexEntry> entries;
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            entries.push_back(r.entry(i));
+        }
+        auto at = locate_descriptor_table(*value, entries);
+        ASSERT_TRUE(at.has_value());
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const auto copy = value->subspan((*at)[i], entries[i].descriptor_length);
+            const auto in_place =
+                std::span<const uint8_t>(bytes).subspan(entries[i].descriptor_offset, entries[i].descriptor_length);
+            EXPECT_TRUE(std::equal(copy.begin(), copy.end(), in_place.begin(), in_place.end())) << i;
+        }
+        if (sorted) {
+            EXPECT_EQ(entries.front().name, "t1");
+            EXPECT_EQ(entries.back().name, "t9");
+        }
+        EXPECT_TRUE(r.check_all());
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            auto t = r.tensor(i);
+            ASSERT_TRUE(t) << t.error().to_string();
+        }
+    }
+}
+
+TEST(DescriptorTable, OffWhenAskedAndRefusedAsAUserKey) {
+    FileWriterOptions off;
+    off.descriptor_table = false;
+    const Bytes bytes = write_file(3, off);
+    EXPECT_FALSE(raw_kv(bytes).contains(kDescriptorTableKey));
+    auto r = open_bytes(bytes);
+    EXPECT_FALSE(r.descriptor_table_bytes().has_value());
+    EXPECT_TRUE(r.check_all());
+
+    EXPECT_FALSE(open_bytes(write_file(0)).descriptor_table_bytes().has_value()) << "no tensor, no table";
+
+    MemorySink sink;
+    auto w = must(FileWriter::create(sink));
+    ASSERT_TRUE(w.kv().set(std::string(kDescriptorTableKey), KvValue::bytes({1, 2, 3})));
+    auto st = w.finish();
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(st.error().message().find("reserved"), std::string::npos) << st.error().to_string();
+    w.kv().erase(kDescriptorTableKey);
+    EXPECT_TRUE(w.finish()) << "the refusal left the writer usable";
+}
+
+TEST(DescriptorTable, ListsWithoutTheDescriptorsInPlace) {
+    // Every descriptor in place zeroed after the table was written: the listing still
+    // decodes every tensor (from the table), and no tensor's data is handed out.
+    Bytes bytes = write_file(6);
+    auto clean = open_bytes(bytes);
+    for (size_t i = 0; i < clean.tensor_count(); ++i) {
+        const IndexEntry& e = clean.entry(i);
+        std::fill_n(bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset), e.descriptor_length, 0);
+    }
+    auto r = open_bytes(bytes);
+    ASSERT_TRUE(r.descriptor_table_bytes().has_value());
+    for (size_t i = 0; i < r.tensor_count(); ++i) {
+        auto d = r.descriptor(i);
+        ASSERT_TRUE(d) << d.error().to_string();
+        EXPECT_EQ((*d)->shape[1], 3U);
+        auto t = r.tensor(i);
+        ASSERT_FALSE(t);
+        EXPECT_EQ(t.error().code(), ErrorCode::kInvalidFile);
+        EXPECT_EQ(t.error().offset(), r.entry(i).descriptor_offset) << t.error().to_string();
+        std::string want("differs from the descriptor at ");
+        want.append(std::to_string(r.entry(i).descriptor_offset));
+        EXPECT_NE(t.error().message().find(want), std::string::npos) << t.error().to_string();
+        Bytes out(4);
+        EXPECT_FALSE(r.read_data(i, 0, out));
+    }
+    EXPECT_FALSE(r.check_all());
+    FileReadOptions full;
+    full.descriptors = DescriptorCheck::kFull;
+    auto owner = std::make_shared<Bytes>(bytes);
+    EXPECT_FALSE(FileReader::open_memory(*owner, owner, full));
+}
+
+TEST(DescriptorTable, ADisagreeingCopyNeverYieldsData) {
+    // One copy changed to another valid descriptor (shape [2, 3] -> [3, 2]): listing
+    // shows the table's, but the tensor's data is refused, naming both places; the
+    // other tensors read as usual.
+    Bytes bytes = write_file(4);
+    auto clean = open_bytes(bytes);
+    size_t victim = clean.tensor_count();
+    for (size_t i = 0; i < clean.tensor_count(); ++i) {
+        if ((*clean.descriptor(i))->shape[0] == 2) {
+            victim = i;
+        }
+    }
+    ASSERT_LT(victim, clean.tensor_count());
+    const IndexEntry e = clean.entry(victim);
+    const Bytes want_d(bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset),
+                       bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset + e.descriptor_length));
+    auto swapped = must(make_dense(ElementType::kFloat32, {3, 2}));
+    const Bytes other = must(encode(swapped));
+    ASSERT_EQ(other.size(), want_d.size());
+    // The victim's copy in the table: find the descriptor's bytes after the table header.
+    const size_t value_at = table_offset(bytes);
+    const auto it = std::search(bytes.begin() + static_cast<std::ptrdiff_t>(value_at), bytes.end(), want_d.begin(),
+                                want_d.end());
+    ASSERT_NE(it, bytes.end());
+    std::copy(other.begin(), other.end(), it);
+
+    auto r = open_bytes(bytes);
+    ASSERT_TRUE(r.descriptor_table_bytes().has_value()) << "a well-formed table";
+    EXPECT_EQ((*r.descriptor(victim))->shape[0], 3U) << "listing reads the table";
+    auto t = r.tensor(victim);
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error().code(), ErrorCode::kInvalidFile);
+    std::string kv_at("KV section at ");
+    kv_at.append(std::to_string(r.trailer().kv_offset));
+    EXPECT_NE(t.error().message().find(kv_at), std::string::npos) << t.error().to_string();
+    Bytes out(4);
+    EXPECT_FALSE(r.read_data(victim, 0, out));
+    for (size_t i = 0; i < r.tensor_count(); ++i) {
+        if (i != victim) {
+            EXPECT_TRUE(r.tensor(i)) << i;
+        }
+    }
+    EXPECT_FALSE(r.check_all());
+}
+
+TEST(DescriptorTable, MalformedOrUnknownTablesFallBackToTheDescriptorsInPlace) {
+    const Bytes good = write_file(5);
+    const size_t v = table_offset(good);
+    struct Case {
+        const char* what;
+        size_t at;
+        uint8_t value;
+    };
+    const Case cases[] = {
+        {"magic", v, 'X'}, {"version 2", v + 4, 2}, {"flags", v + 6, 1}, {"entry count", v + 8, 4},
+        {"a copy's magic", v + 16, 0},
+    };
+    for (const Case& c : cases) {
+        Bytes bytes = good;
+        bytes[c.at] = c.value;
+        auto r = open_bytes(bytes);
+        EXPECT_FALSE(r.descriptor_table_bytes().has_value()) << c.what;
+        EXPECT_FALSE(r.kv().contains(kDescriptorTableKey)) << c.what;
+        EXPECT_TRUE(r.check_all()) << c.what;
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            EXPECT_TRUE(r.tensor(i)) << c.what << " " << i;
+        }
+    }
+
+    // Other lengths and types, through the independent test builder.
+    std::vector<test::TestTensor> tensors = {test::dense("a", ElementType::kFloat32, {2, 2}),
+                                             test::dense("b", ElementType::kInt8, {5})};
+    const auto built = test::build_file(tensors);
+    std::vector<uint8_t> full;
+    append_descriptor_table_header(full, 2);
+    for (const IndexEntry& e : built.entries) {
+        full.insert(full.end(), built.bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset),
+                    built.bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset + e.descriptor_length));
+    }
+    const std::vector<std::pair<const char*, KvValue>> values = {
+        {"well formed", KvValue::bytes(full)},
+        {"truncated", KvValue::bytes(std::vector<uint8_t>(full.begin(), full.end() - 1))},
+        {"one byte too many", KvValue::bytes([&] { auto b = full; b.push_back(0); return b; }())},
+        {"header only", KvValue::bytes(std::vector<uint8_t>(full.begin(), full.begin() + 16))},
+        {"empty", KvValue::bytes({})},
+        {"a string", KvValue::string("HRDT")},
+    };
+    for (const auto& [what, value] : values) {
+        KvMetadata kv;
+        ASSERT_TRUE(kv.set(std::string(kDescriptorTableKey), value));
+        const auto f = test::build_file(tensors, &kv);
+        auto r = open_bytes(f.bytes);
+        EXPECT_EQ(r.descriptor_table_bytes().has_value(), std::string(what) == "well formed") << what;
+        EXPECT_TRUE(r.kv().empty()) << what;
+        EXPECT_TRUE(r.check_all()) << what;
+        EXPECT_TRUE(r.tensor("a")) << what;
+    }
+}
+
+TEST(DescriptorTable, RemoteListingReadsTheTailOnly) {
+    // 40 tensors of a page each: the tail window does not hold the data. With a table,
+    // listing every descriptor costs the tail (and the header); without one, more.
+    FileWriterOptions with;
+    FileWriterOptions without;
+    without.descriptor_table = false;
+    for (const bool table : {true, false}) {
+        const Bytes bytes = write_file(40, table ? with : without);
+        ASSERT_GT(bytes.size(), 40U * 4096U);
+        auto src = std::make_shared<MemoryRangeSource>(bytes);
+        auto r = FileReader::open(src);
+        ASSERT_TRUE(r) << r.error().to_string();
+        for (size_t i = 0; i < r->tensor_count(); ++i) {
+            ASSERT_TRUE(r->descriptor(i));
+        }
+        if (table) {
+            EXPECT_LE(src->request_count(), 3U);
+            // Reading a tensor: one request for its descriptor and data together.
+            const uint64_t before = src->request_count();
+            auto t = r->tensor(7);
+            ASSERT_TRUE(t) << t.error().to_string();
+            EXPECT_EQ(src->request_count(), before + 1);
+            EXPECT_TRUE(r->check_all());
+        } else {
+            EXPECT_GT(src->request_count(), 3U);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace hurray
