@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_files.hpp"
 #include "bench_support.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
@@ -52,101 +53,14 @@
 
 namespace {
 
+using hurray_bench::kLlmLike;
+using hurray_bench::max_tensors;
 using hurray_bench::now_s;
+using hurray_bench::numbered;
+using hurray_bench::write_llm_like;
+using hurray_bench::write_small;
 using hurray_bench::sum_words;
 using hurray_bench::tmp_path;
-
-constexpr int64_t kLlmLike = 291;
-
-std::string numbered(const char* prefix, uint64_t n, const char* suffix = "") {
-    std::string s(prefix);
-    s.append(std::to_string(n));
-    s.append(suffix);
-    return s;
-}
-
-uint64_t max_tensors() {
-    const char* v = std::getenv("HURRAY_BENCH_META_MAX");
-    const long n = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
-    return n > 0 ? static_cast<uint64_t>(n) : UINT64_MAX;
-}
-
-/// Adds `desc` under `name` with every buffer cut from `zeros`.
-bool add(hurray::FileWriter& w, const std::string& name, const hurray::TensorDescriptor& desc,
-         const std::vector<uint8_t>& zeros) {
-    std::vector<std::span<const uint8_t>> spans;
-    for (const hurray::BufferHandle& b : desc.buffers) {
-        if (b.byte_size > zeros.size()) {
-            return false;
-        }
-        spans.emplace_back(zeros.data(), static_cast<size_t>(b.byte_size));
-    }
-    return w.add_tensor(name, desc, spans).ok();
-}
-
-/// An LLM-like file of 291 tensors (~1 GiB): 32 layers of 4 int4 attention
-/// matrices [2048, 2048], 3 int4 MLP matrices [5632, 2048] (per-block along
-/// axis 1, block 32, float16 scales) and 2 float32 norms [2048], then float16
-/// token embeddings and output [32000, 2048] and a float32 final norm.
-bool write_llm_like(const std::string& path) {
-    const std::vector<uint8_t> zeros(size_t{32000} * 2048 * 2);
-    auto w = hurray::FileWriter::create_file(path);
-    if (!w.ok()) {
-        return false;
-    }
-    auto q = [](uint64_t rows) {
-        return hurray::make_per_block_quantized(hurray::ElementType::kInt4, {rows, 2048}, 1, 32);
-    };
-    auto attn = q(2048);
-    auto mlp = q(5632);
-    auto norm = hurray::make_dense(hurray::ElementType::kFloat32, {2048});
-    auto embed = hurray::make_dense(hurray::ElementType::kFloat16, {32000, 2048});
-    if (!attn.ok() || !mlp.ok() || !norm.ok() || !embed.ok()) {
-        return false;
-    }
-    if (!add(*w, "token_embd.weight", *embed, zeros)) {
-        return false;
-    }
-    static const char* const kAttn[] = {".attn_q.weight", ".attn_k.weight", ".attn_v.weight",
-                                        ".attn_output.weight"};
-    static const char* const kMlp[] = {".ffn_gate.weight", ".ffn_up.weight", ".ffn_down.weight"};
-    for (uint64_t l = 0; l < 32; ++l) {
-        bool ok = add(*w, numbered("blk.", l, ".attn_norm.weight"), *norm, zeros) &&
-                  add(*w, numbered("blk.", l, ".ffn_norm.weight"), *norm, zeros);
-        for (const char* s : kAttn) {
-            ok = ok && add(*w, numbered("blk.", l, s), *attn, zeros);
-        }
-        for (const char* s : kMlp) {
-            ok = ok && add(*w, numbered("blk.", l, s), *mlp, zeros);
-        }
-        if (!ok) {
-            return false;
-        }
-    }
-    return add(*w, "output_norm.weight", *norm, zeros) && add(*w, "output.weight", *embed, zeros) &&
-           w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() &&
-           w->finish().ok();
-}
-
-/// `count` uint8[16] tensors named model.layers.<i>.weight.
-bool write_small(const std::string& path, uint64_t count) {
-    const auto tensor = hurray_bench::byte_tensor(16, 131, 7);
-    if (!tensor) {
-        return false;
-    }
-    auto w = hurray::FileWriter::create_file(path);
-    if (!w.ok()) {
-        return false;
-    }
-    const auto buffers = tensor->buffers();
-    for (uint64_t i = 0; i < count; ++i) {
-        if (!w->add_tensor(numbered("model.layers.", i, ".weight"), tensor->desc, buffers).ok()) {
-            return false;
-        }
-    }
-    return w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() &&
-           w->finish().ok();
-}
 
 /// The test file for `n` tensors (written now; the caller deletes it).
 std::string make_file(benchmark::State& state, int64_t n) {

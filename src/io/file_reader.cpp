@@ -401,8 +401,12 @@ struct FileReader::Impl {
     // Descriptors are decoded from these copies; in_place[i] turns 1 once copy i was
     // found equal to the descriptor in place, which comes before any of tensor i's
     // data is handed out.
+    // Local files without a table (kPeek, kFull) get the same arrangement from
+    // read_descriptors: the descriptors preaded into `table`, every in_place[i] 1 (the
+    // copies were read from their place), and table_in_file false.
     std::vector<uint8_t> table;
     std::vector<uint64_t> table_at;
+    bool table_in_file = false;
     std::unique_ptr<std::atomic<uint8_t>[]> in_place;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
     // Without a mapping (pread), each tensor's data region as first read, kept
     // until the file is closed so that it lives as long as mapped data would.
@@ -455,7 +459,18 @@ struct FileReader::Impl {
     /// is well formed for this index, each copy's own magic and length included;
     /// otherwise the descriptors in place are read, as without a table.
     void take_table();
+    /// Local files (mapped or pread) without a table: every descriptor read with one
+    /// pread each, in file order, into `table`, and each one's magic and length
+    /// checked, so that listing never faults a page of the mapping (which then
+    /// serves data only). Runs after the overlap check: the copies fit in the file.
+    Status read_descriptors();
     [[nodiscard]] bool has_table() const noexcept { return !table_at.empty(); }
+    /// Whether load reads the descriptors with read_descriptors (no table in the file).
+    [[nodiscard]] bool preads_descriptors() const noexcept {
+        const auto k = source.kind();
+        return options.descriptors != DescriptorCheck::kLazy && !table_in_file &&
+               (k == detail::FileSource::Kind::kMapped || k == detail::FileSource::Kind::kPread);
+    }
     /// Entry `i`'s copy in the table (has_table()).
     [[nodiscard]] std::span<const uint8_t> table_copy(size_t i) const noexcept {
         return std::span<const uint8_t>(table).subspan(static_cast<size_t>(table_at[i]), entries[i].descriptor_length);
@@ -659,6 +674,9 @@ Status FileReader::Impl::load() {
     store.reset(entries.size());
     if (!source.contiguous()) {
         data_cache.resize(entries.size());
+    }
+    if (preads_descriptors()) {
+        HURRAY_RETURN_IF_ERROR(read_descriptors());
     }
 
     source.drop_transient();
@@ -1025,7 +1043,7 @@ Status FileReader::Impl::check_entries(uint64_t tensor_region_end) {
         // The descriptor's own magic and length (the rest is decoded lazily); with
         // a table, take_table checked the copy's, and the descriptor in place is
         // compared with it before any data of the tensor is handed out.
-        if (options.descriptors != DescriptorCheck::kLazy && !has_table()) {
+        if (options.descriptors != DescriptorCheck::kLazy && !has_table() && !preads_descriptors()) {
             HURRAY_RETURN_IF_ERROR(check_prefix(i));
         }
     }
@@ -1186,7 +1204,7 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
         }
         slot.error = with_context(d.error(),
                                   entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset) +
-                                      (copy.empty() ? "" : " (its copy in the descriptor table)"),
+                                      (table_in_file && !copy.empty() ? " (its copy in the descriptor table)" : ""),
                                   e.descriptor_offset);
         return;
     }
@@ -1220,7 +1238,42 @@ void FileReader::Impl::take_table() {
     }
     table = std::move(*bytes);
     table_at = std::move(*at);
+    table_in_file = true;
     in_place = std::make_unique<std::atomic<uint8_t>[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
+}
+
+Status FileReader::Impl::read_descriptors() {
+    const size_t n = entries.size();
+    if (n == 0) {
+        return Status::success();
+    }
+    // The descriptor regions lie inside the tensor region and do not overlap
+    // (check_entries, check_overlaps), so their total is at most the file's size.
+    std::vector<uint64_t> at(n);
+    uint64_t total = 0;
+    for (const size_t i : write_order) {
+        at[i] = total;
+        total += entries[i].descriptor_length;
+    }
+    std::vector<uint8_t> bytes(static_cast<size_t>(total));
+    for (const size_t i : write_order) {  // in file order: the kernel's read-ahead helps
+        const IndexEntry& e = entries[i];
+        const auto out = std::span<uint8_t>(bytes).subspan(static_cast<size_t>(at[i]), e.descriptor_length);
+        if (auto s = source.pread_into_copy(e.descriptor_offset, out, "descriptor"); !s) {
+            return with_context(s.error(), entry_label(e, i), 0);
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {  // in index order, as check_entries checks in place
+        HURRAY_RETURN_IF_ERROR(
+            check_prefix(i, std::span<const uint8_t>(bytes).subspan(static_cast<size_t>(at[i]), kDescriptorPeekSize)));
+    }
+    table = std::move(bytes);
+    table_at = std::move(at);
+    in_place = std::make_unique<std::atomic<uint8_t>[]>(n);  // NOLINT(modernize-avoid-c-arrays)
+    for (size_t i = 0; i < n; ++i) {
+        in_place[i].store(1, std::memory_order_relaxed);  // read from their place just now
+    }
+    return Status::success();
 }
 
 Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes) const {
@@ -1346,7 +1399,7 @@ bool FileReader::mapped() const noexcept {
 bool FileReader::copy_on_write() const noexcept { return impl_->source.writable(); }
 const KvMetadata& FileReader::kv() const noexcept { return impl_->kv; }
 std::optional<uint64_t> FileReader::descriptor_table_bytes() const noexcept {
-    return impl_->has_table() ? std::optional<uint64_t>(impl_->table.size()) : std::nullopt;
+    return impl_->table_in_file ? std::optional<uint64_t>(impl_->table.size()) : std::nullopt;
 }
 size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
 const IndexEntry& FileReader::entry(size_t i) const { return impl_->entries[i]; }
@@ -1379,6 +1432,30 @@ Result<const TensorDescriptor*> FileReader::descriptor(size_t i) const {
         return *slot.error;
     }
     return &*slot.descriptor;
+}
+
+Status FileReader::decode_descriptor(size_t i, TensorDescriptor& out) const {
+    if (i >= impl_->entries.size()) {
+        return Error(ErrorCode::kInvalidArgument, "decode_descriptor: tensor " + dec(i) +
+                                                      " requested, the file has " +
+                                                      dec(impl_->entries.size()));
+    }
+    const uint8_t st = impl_->store.state[i].load(std::memory_order_acquire);
+    if (st != DescriptorStore::kPending) {  // kept already: published, read without a lock
+        const DescriptorSlot& slot = impl_->store.slot(i);
+        if (st == DescriptorStore::kFailed) {
+            return *slot.error;
+        }
+        out = *slot.descriptor;
+        return Status::success();
+    }
+    DescriptorSlot decoded;
+    impl_->decode_descriptor(i, decoded);
+    if (!decoded.descriptor) {
+        return *std::move(decoded.error);
+    }
+    out = std::move(*decoded.descriptor);
+    return Status::success();
 }
 
 Result<const TensorDescriptor*> FileReader::descriptor(std::string_view name) const {

@@ -319,6 +319,14 @@ Status FileSource::read_into(uint64_t offset, std::span<uint8_t> out, const char
     return pread_into(offset, out, what);
 }
 
+Status FileSource::pread_into_copy(uint64_t offset, std::span<uint8_t> out, const char* what) const {
+    const auto end = add_u64(offset, out.size());
+    if (kind_ != Kind::kMapped || !end || *end > size_ || *end > static_cast<uint64_t>(INT64_MAX)) {
+        return read_into(offset, out, what);  // pread or memory as usual, or read_into's error
+    }
+    return pread_into(offset, out, what);
+}
+
 Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, const char* what) const {
     if (kind_ != Kind::kMapped) {
         return read(offset, length, what);  // already a copy (pread, range), or the caller's memory

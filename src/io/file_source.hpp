@@ -104,6 +104,10 @@ public:
     /// prefetched windows first). `kTruncated` when the range leaves the
     /// file (naming `what`); `kIoError` when a read fails.
     [[nodiscard]] Status read_into(uint64_t offset, std::span<uint8_t> out, const char* what) const;
+    /// As `read_into`, but a mapped file is read with pread, not through the
+    /// mapping: metadata read at open costs a system call, never a page fault on
+    /// a data page (a pread is 0.5-2 us where a fault costs 3-50 us).
+    [[nodiscard]] Status pread_into_copy(uint64_t offset, std::span<uint8_t> out, const char* what) const;
     /// As `read`, but always a copy of a mapped file's bytes, read with
     /// pread: for metadata that must stay right if the file shrinks under
     /// the mapping (a vanished page reads as zeros). Memory sources are

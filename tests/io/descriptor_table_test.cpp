@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "file_test_support.hpp"
+#include "io_test_util.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/byte_sink.hpp"
@@ -162,6 +164,111 @@ TEST(DescriptorTable, ListsWithoutTheDescriptorsInPlace) {
     full.descriptors = DescriptorCheck::kFull;
     auto owner = std::make_shared<Bytes>(bytes);
     EXPECT_FALSE(FileReader::open_memory(*owner, owner, full));
+}
+
+/// Writes `bytes` to `path`.
+void write_to(const std::filesystem::path& path, const Bytes& bytes) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    ASSERT_TRUE(f.good());
+}
+
+TEST(DescriptorTable, LocalFilesWithoutATableListFromPreadCopies) {
+    // A file without a table, opened mapped and with pread, each check mode: the same
+    // descriptors as from memory, no table reported, the data readable, and a bad
+    // descriptor in place reported at open (kPeek, kFull) or on first use (kLazy) with
+    // the same error as before.
+    test::TempDir dir;
+    FileWriterOptions no_table;
+    no_table.descriptor_table = false;
+    const Bytes bytes = write_file(7, no_table);
+    const auto path = dir.path() / "plain.hrry";
+    write_to(path, bytes);
+    auto in_memory = open_bytes(bytes);
+    ASSERT_FALSE(in_memory.descriptor_table_bytes().has_value());
+    for (const bool mmap : {true, false}) {
+        for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull, DescriptorCheck::kLazy}) {
+            SCOPED_TRACE(std::string(mmap ? "mmap " : "pread ") + std::to_string(static_cast<int>(check)));
+            FileReadOptions o;
+            o.use_mmap = mmap;
+            o.descriptors = check;
+            auto r = must(FileReader::open(path, o));
+            EXPECT_EQ(r.mapped(), mmap);
+            EXPECT_FALSE(r.descriptor_table_bytes().has_value()) << "read in place: no table in the file";
+            ASSERT_EQ(r.tensor_count(), in_memory.tensor_count());
+            for (size_t i = 0; i < r.tensor_count(); ++i) {
+                EXPECT_EQ(*must(r.descriptor(i)), *must(in_memory.descriptor(i)));
+                Bytes a(r.entry(i).data_length);
+                Bytes b(a.size());
+                ASSERT_TRUE(r.read_data(i, 0, a));
+                ASSERT_TRUE(in_memory.read_data(i, 0, b));
+                EXPECT_EQ(a, b);
+            }
+            EXPECT_TRUE(r.check_all());
+        }
+    }
+    // The third tensor's descriptor magic broken in place.
+    Bytes bad = bytes;
+    bad[static_cast<size_t>(in_memory.entry(2).descriptor_offset)] ^= 0xFF;
+    write_to(path, bad);
+    auto bad_memory = open_bytes(bad, [] {
+        FileReadOptions o;
+        o.descriptors = DescriptorCheck::kLazy;
+        return o;
+    }());
+    const Error want = bad_memory.descriptor(2).error();
+    for (const bool mmap : {true, false}) {
+        FileReadOptions o;
+        o.use_mmap = mmap;
+        auto peek = FileReader::open(path, o);
+        ASSERT_FALSE(peek);
+        EXPECT_EQ(peek.error().code(), want.code()) << peek.error().to_string();
+        EXPECT_EQ(peek.error().offset(), in_memory.entry(2).descriptor_offset) << peek.error().to_string();
+        EXPECT_NE(peek.error().message().find("(index entry 2)"), std::string::npos) << peek.error().to_string();
+        o.descriptors = DescriptorCheck::kLazy;
+        auto lazy = must(FileReader::open(path, o));
+        auto d = lazy.descriptor(2);
+        ASSERT_FALSE(d);
+        EXPECT_EQ(d.error().to_string(), want.to_string());
+        EXPECT_TRUE(lazy.descriptor(3));
+    }
+}
+
+TEST(DescriptorTable, DecodeDescriptorKeepsNothingAndAgreesWithDescriptor) {
+    // decode_descriptor gives what descriptor gives, before and after that one is kept,
+    // for files with and without a table, errors included; an index past the end is
+    // refused.
+    FileWriterOptions no_table;
+    no_table.descriptor_table = false;
+    for (const Bytes& bytes : {write_file(5), write_file(5, no_table)}) {
+        auto r = open_bytes(bytes);
+        TensorDescriptor out;
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            ASSERT_TRUE(r.decode_descriptor(i, out));
+            EXPECT_EQ(out, *must(r.descriptor(i)));
+            out = TensorDescriptor{};
+            ASSERT_TRUE(r.decode_descriptor(i, out));  // kept now: a copy
+            EXPECT_EQ(out, *must(r.descriptor(i)));
+        }
+        auto past = r.decode_descriptor(r.tensor_count(), out);
+        ASSERT_FALSE(past);
+        EXPECT_EQ(past.error().code(), ErrorCode::kInvalidArgument);
+    }
+    Bytes bad = write_file(3, no_table);
+    auto clean = open_bytes(bad);
+    bad[static_cast<size_t>(clean.entry(1).descriptor_offset) + 10] = 0xEE;  // element_type: no such type
+    FileReadOptions lazy;
+    lazy.descriptors = DescriptorCheck::kLazy;
+    auto r = open_bytes(bad, lazy);
+    TensorDescriptor out;
+    auto first = r.decode_descriptor(1, out);
+    ASSERT_FALSE(first);
+    auto kept = r.descriptor(1);
+    ASSERT_FALSE(kept);
+    EXPECT_EQ(first.error().to_string(), kept.error().to_string());
+    auto again = r.decode_descriptor(1, out);
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().to_string(), kept.error().to_string());
 }
 
 TEST(DescriptorTable, ADisagreeingCopyNeverYieldsData) {
