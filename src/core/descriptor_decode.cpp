@@ -478,19 +478,34 @@ Result<uint32_t> peek_length(std::span<const uint8_t> prefix) {
 }
 
 Result<TensorDescriptor> decode(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+    Result<TensorDescriptor> d{TensorDescriptor{}};
+    HURRAY_RETURN_IF_ERROR(decode_into(bytes, opt, *d));
+    return d;
+}
+
+Status decode_into(std::span<const uint8_t> bytes, const DecodeOptions& opt, TensorDescriptor& out) {
     HURRAY_ASSIGN_OR_RETURN(uint32_t length, peek_length(bytes));
     if (length <= bytes.size()) {
-        // The common case: one pass over the bytes, then the one-pass check
-        // (the full check only when that one cannot decide).
-        Result<TensorDescriptor> d{TensorDescriptor{}};
-        if (parse_plain_dense(bytes, length, *d)) {
-            if (!detail::plain_dense_valid(*d)) {
-                HURRAY_RETURN_IF_ERROR(detail::check_descriptor_full(*d, opt, detail::section_offsets(*d)));
+        // The common case: one pass over the bytes, then the one-pass check (the
+        // full check only when that one cannot decide).
+        // What parse_plain_dense does not set is put back to its default; the shape
+        // and buffer table are resized there, keeping their storage.
+        out.layout = RowMajorLayout{};
+        out.quantization.reset();
+        out.shard.reset();
+        out.statistics.reset();
+        out.extension_type.reset();
+        out.composite_member.reset();
+        out.unknown_trailing_bytes.clear();
+        if (parse_plain_dense(bytes, length, out)) {
+            if (!detail::plain_dense_valid(out)) {
+                HURRAY_RETURN_IF_ERROR(detail::check_descriptor_full(out, opt, detail::section_offsets(out)));
             }
-            return d;
+            return Status::success();
         }
     }
-    return detail::decode_general(bytes, opt);
+    HURRAY_ASSIGN_OR_RETURN(out, detail::decode_general(bytes, opt));
+    return Status::success();
 }
 
 Result<TensorDescriptor> detail::decode_general(std::span<const uint8_t> bytes, const DecodeOptions& opt) {

@@ -35,6 +35,7 @@
 #include "io/byte_view.hpp"
 #include "io/error_context.hpp"
 #include "io/file_source.hpp"
+#include "io/kv_section.hpp"
 
 namespace hurray {
 
@@ -404,7 +405,10 @@ struct FileReader::Impl {
     // Local files without a table (kPeek, kFull) get the same arrangement from
     // read_descriptors: the descriptors preaded into `table`, every in_place[i] 1 (the
     // copies were read from their place), and table_in_file false.
-    std::vector<uint8_t> table;
+    // `table` is a view of the KV section as read (its pread copy, or a slice of the
+    // range source's window or of the caller's memory), which it keeps alive: the
+    // table is not copied again.
+    SharedBuffer table;
     std::vector<uint64_t> table_at;
     bool table_in_file = false;
     std::unique_ptr<std::atomic<uint8_t>[]> in_place;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
@@ -451,14 +455,17 @@ struct FileReader::Impl {
     /// Decodes descriptor `i` into `slot`, from `given` (its bytes, already
     /// read) when not empty.
     void decode_descriptor(size_t i, DescriptorSlot& slot, const SharedBuffer& given = {}) const;
+    /// Decodes and checks descriptor `i` into `out` (its storage reused; unspecified
+    /// on error), from `given` (its bytes, already read) when not empty.
+    [[nodiscard]] Status decode_into(size_t i, TensorDescriptor& out, const SharedBuffer& given = {}) const;
     /// Decodes descriptor `i` unless done (from `given` when not empty);
     /// returns its published state.
     uint8_t ensure_decoded(size_t i, const SharedBuffer& given = {});
     [[nodiscard]] Status check_against_entry(size_t i, const TensorDescriptor& d) const;
-    /// Takes the descriptor table out of `kv` (it is no user key) and keeps it when it
-    /// is well formed for this index, each copy's own magic and length included;
-    /// otherwise the descriptors in place are read, as without a table.
-    void take_table();
+    /// Keeps the descriptor table (`value`, the payload of its KV entry, a view of
+    /// `kv_bytes`) when it is well formed for this index, each copy's own magic and
+    /// length included; otherwise the descriptors in place are read, as without a table.
+    void take_table(const SharedBuffer& kv_bytes, std::span<const uint8_t> value);
     /// Local files (mapped or pread) without a table: every descriptor read with one
     /// pread each, in file order, into `table`, and each one's magic and length
     /// checked, so that listing never faults a page of the mapping (which then
@@ -473,7 +480,7 @@ struct FileReader::Impl {
     }
     /// Entry `i`'s copy in the table (has_table()).
     [[nodiscard]] std::span<const uint8_t> table_copy(size_t i) const noexcept {
-        return std::span<const uint8_t>(table).subspan(static_cast<size_t>(table_at[i]), entries[i].descriptor_length);
+        return table.span().subspan(static_cast<size_t>(table_at[i]), entries[i].descriptor_length);
     }
     /// With a table: whether entry `i`'s copy equals the descriptor in place (`bytes`,
     /// when already read), read here unless known; an error naming the tensor and both
@@ -556,10 +563,15 @@ Status FileReader::Impl::load() {
         source.prefetch(size - std::min(size, kRangeTailWindow), kRangeTailWindow, true));
     HURRAY_RETURN_IF_ERROR(prefetch_sections());
 
+    // Mapped files: the header, trailer, KV section and index are read with pread
+    // (read_copy), not through the mapping, which open never touches. A first touch
+    // of a mapping costs a page fault plus its page tables (60-100 us here against
+    // ~2 us for a pread of the same bytes), and the mapping is there for data.
+
     // 1-2. Header, then the smallest possible file.
     HURRAY_ASSIGN_OR_RETURN(
         SharedBuffer header_bytes,
-        source.read(0, std::min<uint64_t>(size, kFileHeaderSize), "file header"));
+        source.read_copy(0, std::min<uint64_t>(size, kFileHeaderSize), "file header"));
     HURRAY_ASSIGN_OR_RETURN(header, decode_file_header(header_bytes.span()));
     if (size < kFileHeaderSize + kFileTrailerSize) {
         return Error(ErrorCode::kTruncated,
@@ -571,7 +583,7 @@ Status FileReader::Impl::load() {
     // 3. Trailer (its magic first).
     trailer_offset = size - kFileTrailerSize;
     HURRAY_ASSIGN_OR_RETURN(SharedBuffer trailer_bytes,
-                            source.read(trailer_offset, kFileTrailerSize, "trailer"));
+                            source.read_copy(trailer_offset, kFileTrailerSize, "trailer"));
     HURRAY_ASSIGN_OR_RETURN(trailer, decode_file_trailer(trailer_bytes.span(), trailer_offset));
 
     HURRAY_RETURN_IF_ERROR(check_sections());
@@ -618,15 +630,18 @@ Status FileReader::Impl::load() {
     // KV section, before the descriptors: with a descriptor table, they come from it.
     if (has_kv) {
         HURRAY_ASSIGN_OR_RETURN(SharedBuffer kv_bytes,
-                                source.read(trailer.kv_offset, trailer.kv_length, "KV section"));
-        auto decoded = decode_kv_section(kv_bytes.span(), trailer.kv_offset, options.kv);
+                                source.read_copy(trailer.kv_offset, trailer.kv_length, "KV section"));
+        // The table is set aside (no user key), as a view of kv_bytes: not copied.
+        std::span<const uint8_t> table_value;
+        auto decoded = detail::decode_kv_section_except(kv_bytes.span(), trailer.kv_offset, options.kv,
+                                                        kDescriptorTableKey, &table_value);
         if (!decoded) {
             return with_context(
                 decoded.error(),
                 "KV section " + range(trailer.kv_offset, trailer.kv_offset + trailer.kv_length), 0);
         }
         kv = std::move(decoded).value();
-        take_table();
+        take_table(kv_bytes, table_value);
     }
 
     uint64_t tensor_region_end = trailer.index_offset;
@@ -1147,14 +1162,13 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i, const SharedBuffer& given) {
     return st;
 }
 
-void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const SharedBuffer& given) const {
+Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const SharedBuffer& given) const {
     const IndexEntry& e = entries[i];
     // With a descriptor table: its copy (the descriptor in place is compared with it
     // before the tensor's data is handed out), unless the bytes in place were given.
     if (!given.empty() && has_table()) {
         if (auto s = check_in_place(i, given.span()); !s) {
-            slot.error = std::move(s).error();
-            return;
+            return std::move(s).error();
         }
     }
     const std::span<const uint8_t> copy = given.empty() && has_table() ? table_copy(i) : std::span<const uint8_t>{};
@@ -1165,8 +1179,7 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
     if (read.empty() && copy.empty() && !source.contiguous()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
-            slot.error = with_context(bytes.error(), entry_label(e, i), 0);
-            return;
+            return with_context(bytes.error(), entry_label(e, i), 0);
         }
         read = std::move(*bytes);
     }
@@ -1174,11 +1187,9 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
         // Deferred from open: the descriptor's own magic and length.
         if (auto p = check_prefix(i, copy.empty() ? read.span() : copy); !p) {
             if (auto changed = source.check_unchanged(); !changed) {
-                slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
-                return;
+                return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
             }
-            slot.error = std::move(p).error();
-            return;
+            return std::move(p).error();
         }
     }
     // Contiguous sources: a plain view (no share of the owner taken).
@@ -1188,55 +1199,57 @@ void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const S
     if (view.empty()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
-            slot.error = with_context(bytes.error(), entry_label(e, i), 0);
-            return;
+            return with_context(bytes.error(), entry_label(e, i), 0);
         }
         read = std::move(*bytes);
         view = read.span();
     }
-    auto d = decode(view, decode_options());
-    if (!d) {
+    if (auto d = hurray::decode_into(view, decode_options(), out); !d) {
         // Bytes that were valid at open and are not now: the file changed
         // under the mapping (its pages read as zeros), not a corrupt file.
         if (auto changed = source.check_unchanged(); !changed) {
-            slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
-            return;
+            return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
         }
-        slot.error = with_context(d.error(),
+        return with_context(d.error(),
                                   entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset) +
                                       (table_in_file && !copy.empty() ? " (its copy in the descriptor table)" : ""),
                                   e.descriptor_offset);
-        return;
     }
-    if (auto s = check_against_entry(i, *d); !s) {
+    if (auto s = check_against_entry(i, out); !s) {
         if (auto changed = source.check_unchanged(); !changed) {
-            slot.error = with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
-            return;
+            return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
         }
+        return std::move(s).error();
+    }
+    return Status::success();
+}
+
+void FileReader::Impl::decode_descriptor(size_t i, DescriptorSlot& slot, const SharedBuffer& given) const {
+    TensorDescriptor d;
+    if (auto s = decode_into(i, d, given); !s) {
         slot.error = std::move(s).error();
         return;
     }
-    slot.descriptor = std::move(*d);
+    slot.descriptor = std::move(d);
 }
 
-void FileReader::Impl::take_table() {
-    std::optional<KvValue> value = kv.take(kDescriptorTableKey);
-    std::vector<uint8_t>* bytes = value ? value->as_bytes() : nullptr;
-    if (bytes == nullptr || entries.empty()) {
+void FileReader::Impl::take_table(const SharedBuffer& kv_bytes, std::span<const uint8_t> value) {
+    if (value.empty() || entries.empty()) {
         return;  // absent, or not a bytes value: no table (it is no user key either way)
     }
-    auto at = locate_descriptor_table(*bytes, entries);
+    auto at = locate_descriptor_table(value, entries);
     if (!at) {
         return;  // malformed or of another version: the descriptors in place
     }
     for (size_t i = 0; i < entries.size(); ++i) {
         // Each copy's own magic, version and length, as check_prefix checks in place.
-        const auto own = peek_length(std::span<const uint8_t>(*bytes).subspan(static_cast<size_t>((*at)[i])));
+        const auto own = peek_length(value.subspan(static_cast<size_t>((*at)[i])));
         if (!own || *own != entries[i].descriptor_length) {
             return;
         }
     }
-    table = std::move(*bytes);
+    // `value` lies inside kv_bytes (decode_kv_section_except): a slice of it.
+    table = kv_bytes.slice(static_cast<size_t>(value.data() - kv_bytes.data()), value.size());
     table_at = std::move(*at);
     table_in_file = true;
     in_place = std::make_unique<std::atomic<uint8_t>[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
@@ -1267,7 +1280,7 @@ Status FileReader::Impl::read_descriptors() {
         HURRAY_RETURN_IF_ERROR(
             check_prefix(i, std::span<const uint8_t>(bytes).subspan(static_cast<size_t>(at[i]), kDescriptorPeekSize)));
     }
-    table = std::move(bytes);
+    table = SharedBuffer::from_vector(std::move(bytes));
     table_at = std::move(at);
     in_place = std::make_unique<std::atomic<uint8_t>[]>(n);  // NOLINT(modernize-avoid-c-arrays)
     for (size_t i = 0; i < n; ++i) {
@@ -1449,13 +1462,7 @@ Status FileReader::decode_descriptor(size_t i, TensorDescriptor& out) const {
         out = *slot.descriptor;
         return Status::success();
     }
-    DescriptorSlot decoded;
-    impl_->decode_descriptor(i, decoded);
-    if (!decoded.descriptor) {
-        return *std::move(decoded.error);
-    }
-    out = std::move(*decoded.descriptor);
-    return Status::success();
+    return impl_->decode_into(i, out);
 }
 
 Result<const TensorDescriptor*> FileReader::descriptor(std::string_view name) const {

@@ -6,6 +6,7 @@
 #include "core/text.hpp"
 #include "hurray/io/file_format.hpp"
 #include "io/byte_view.hpp"
+#include "io/kv_section.hpp"
 
 #include <cstring>
 #include <string>
@@ -420,6 +421,16 @@ Result<std::vector<uint8_t>> encode_kv_section(const KvMetadata& kv, bool allow_
 }
 
 Result<KvMetadata> decode_kv_section(std::span<const uint8_t> bytes, uint64_t base, const KvDecodeOptions& options) {
+    return detail::decode_kv_section_except(bytes, base, options, {}, nullptr);
+}
+
+Result<KvMetadata> detail::decode_kv_section_except(std::span<const uint8_t> bytes, uint64_t base,
+                                                    const KvDecodeOptions& options, std::string_view set_aside,
+                                                    std::span<const uint8_t>* set_aside_value) {
+    if (set_aside_value != nullptr) {
+        *set_aside_value = {};
+    }
+    bool set_aside_seen = false;
     ByteReader r(bytes, base);
     HURRAY_ASSIGN_OR_RETURN(const uint32_t count, r.u32("kv_count"));
     // An entry takes at least 5 bytes (u16 length, 1-byte key, tag, 1-byte payload).
@@ -444,6 +455,21 @@ Result<KvMetadata> decode_kv_section(std::span<const uint8_t> bytes, uint64_t ba
         }
         const uint64_t tag_at = r.abs_pos();
         HURRAY_ASSIGN_OR_RETURN(const uint8_t tag, r.u8("KV value_tag"));
+        if (!set_aside.empty() && key == set_aside) {
+            if (set_aside_seen || kv.contains(key)) {
+                return Error(ErrorCode::kDuplicateName, key_text(key) + ": duplicate key", entry_at);
+            }
+            set_aside_seen = true;
+            if (tag == 0x06) {
+                // The payload stays where it is: a view of `bytes`, checked to lie inside it.
+                HURRAY_ASSIGN_OR_RETURN(const uint32_t n, r.u32("bytes value"));
+                HURRAY_ASSIGN_OR_RETURN(auto payload, r.bytes(n, "bytes value"));
+                if (set_aside_value != nullptr) {
+                    *set_aside_value = payload;
+                }
+                continue;
+            }
+        }
         KvValue value;
         switch (tag) {
             case 0x01: {
@@ -501,6 +527,9 @@ Result<KvMetadata> decode_kv_section(std::span<const uint8_t> bytes, uint64_t ba
         }
         if (kv.contains(key)) {
             return Error(ErrorCode::kDuplicateName, key_text(key) + ": duplicate key", entry_at);
+        }
+        if (set_aside_seen && key == set_aside) {
+            continue;  // set aside, of another type than bytes: decoded (so checked), not kept
         }
         HURRAY_RETURN_IF_ERROR(kv.add(std::move(key), std::move(value)));
     }

@@ -42,6 +42,7 @@
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/index_codec.hpp"
 #include "io/error_context.hpp"
+#include "io/kv_section.hpp"
 
 namespace hurray {
 
@@ -672,10 +673,10 @@ struct SequentialFileReader::Impl {
             index, (header.flags & file_flags::kSortedIndex) != 0, entry_offsets));
         if (kv_present) {
             const auto kv_bytes = all.subspan(local(trailer.kv_offset), trailer.kv_length);
-            HURRAY_ASSIGN_OR_RETURN(kv, decode_kv_section(kv_bytes, trailer.kv_offset, options.kv));
             // The descriptor table is a format artifact, not metadata (this reader has
-            // read every descriptor in place already).
-            kv.erase(kDescriptorTableKey);
+            // read every descriptor in place already): set aside, not copied.
+            HURRAY_ASSIGN_OR_RETURN(kv, detail::decode_kv_section_except(kv_bytes, trailer.kv_offset, options.kv,
+                                                                         kDescriptorTableKey, nullptr));
         }
         HURRAY_RETURN_IF_ERROR(match_index(entry_offsets));
 

@@ -73,6 +73,20 @@ HURRAY_CORE_EXPORT Result<uint32_t> peek_length(std::span<const uint8_t> prefix)
 /// @endcode
 HURRAY_CORE_EXPORT Result<TensorDescriptor> decode(std::span<const uint8_t> bytes, const DecodeOptions& options = {});
 
+/// `decode` into `out`, reusing its storage (the shape and buffer table keep
+/// their capacity): for a loop that decodes many descriptors into one, as a
+/// listing does. The same checks and errors as `decode`; `out` is unspecified
+/// after an error.
+///
+/// @code
+/// hurray::TensorDescriptor d;
+/// for (auto bytes : descriptors) {
+///     if (auto s = hurray::decode_into(bytes, {}, d); !s) { return s; }
+/// }
+/// @endcode
+HURRAY_CORE_EXPORT Status decode_into(std::span<const uint8_t> bytes, const DecodeOptions& options,
+                                      TensorDescriptor& out);
+
 /// Checks a descriptor model against every descriptor-level rule of the spec
 /// (the same checks `decode` runs after parsing). `encode` runs it too.
 HURRAY_CORE_EXPORT Status check_descriptor(const TensorDescriptor& d, const DecodeOptions& options = {});
