@@ -11,19 +11,31 @@
 //  - a tensor's buffers have the declared sizes and lie inside the input;
 //  - a decoded descriptor is returned again, at the same address, and a
 //    failed one fails again with the same error;
-//  - every error carries a code and a message.
+//  - every error carries a code and a message;
+//  - decode_descriptor (listing without keeping a descriptor, into one
+//    TensorDescriptor reused across the file) agrees with descriptor(i), before
+//    and after that one is kept, errors included;
+//  - with a descriptor table in use (descriptor_table_bytes), the table is the
+//    KV entry kDescriptorTableKey, well formed for the index, and hidden from
+//    kv(); a tensor whose copy in it differs from the descriptor in place never
+//    yields data (tensor, read_data), and check_all then fails.
 // An input rejected only for its index CRC is opened again with the CRC
 // fixed, so that mutations of the index reach the checks behind it.
 // Built with -fno-exceptions -fno-rtti: a violated property traps.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/crc32c.hpp"
+#include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "hurray/io/kv_metadata.hpp"
 
 namespace {
 
@@ -40,8 +52,64 @@ void require_error_well_formed(const R& r) {
     }
 }
 
-void exercise(const hurray::FileReader& r, std::span<const uint8_t> input) {
+/// Whether two decodes gave the same descriptor (the same encoding when `==` says
+/// no: a NaN compares unequal to itself).
+bool same_descriptor(const hurray::TensorDescriptor& a, const hurray::TensorDescriptor& b) {
+    if (a == b) {
+        return true;
+    }
+    auto ea = hurray::encode(a);
+    auto eb = hurray::encode(b);
+    return ea.ok() && eb.ok() && *ea == *eb;
+}
+
+/// decode_descriptor(i) into `reused` gives what `d` (descriptor(i)) gave.
+void require_listing_agrees(const hurray::TensorDescriptor& reused, const hurray::Status& listed,
+                            const hurray::Result<const hurray::TensorDescriptor*>& d) {
+    require_error_well_formed(listed);
+    require(listed.ok() == d.ok());
+    if (d.ok()) {
+        require(same_descriptor(reused, **d));
+    } else {
+        require(listed.error().to_string() == d.error().to_string());
+    }
+}
+
+/// With a descriptor table in use: each entry's copy in it, checked to be the KV
+/// entry kDescriptorTableKey of the section the trailer locates, well formed for
+/// the index and of the size the reader reports. Empty without a table in use.
+std::vector<std::vector<uint8_t>> table_copies(const hurray::FileReader& r, std::span<const uint8_t> input,
+                                               const hurray::KvDecodeOptions& kv_options) {
+    std::vector<std::vector<uint8_t>> copies;  // copied: the decoded KV section is local
+    const std::optional<uint64_t> size = r.descriptor_table_bytes();
+    require(!r.kv().contains(hurray::kDescriptorTableKey));
+    if (!size.has_value()) {
+        return copies;
+    }
+    const hurray::FileTrailer& t = r.trailer();
+    require(t.kv_offset <= input.size() && t.kv_length <= input.size() - t.kv_offset);
+    auto kv = hurray::decode_kv_section(input.subspan(t.kv_offset, t.kv_length), t.kv_offset, kv_options);
+    require(kv.ok());
+    auto value = kv->get_bytes(hurray::kDescriptorTableKey);
+    require(value.ok() && value->size() == *size);
+    std::vector<hurray::IndexEntry> entries;
+    for (size_t i = 0; i < r.tensor_count(); ++i) {
+        entries.push_back(r.entry(i));
+    }
+    auto at = hurray::locate_descriptor_table(*value, entries);
+    require(at.has_value() && at->size() == entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const auto copy = value->subspan((*at)[i], entries[i].descriptor_length);
+        copies.emplace_back(copy.begin(), copy.end());
+    }
+    return copies;
+}
+
+void exercise(const hurray::FileReader& r, std::span<const uint8_t> input, const hurray::FileReadOptions& options) {
     const size_t n = r.tensor_count();
+    const std::vector<std::vector<uint8_t>> copies = table_copies(r, input, options.kv);
+    bool any_disagrees = false;
+    hurray::TensorDescriptor reused;  // one for the whole listing, as a lister reuses it
     require(r.file_size() == input.size());
     require(r.write_order().size() == n);
     std::vector<bool> seen(n, false);
@@ -63,8 +131,20 @@ void exercise(const hurray::FileReader& r, std::span<const uint8_t> input) {
         auto raw = r.descriptor_bytes(i);
         require(raw.ok() && raw->size() == e.descriptor_length);
 
+        // Whether the descriptor in place is the table's copy (always without a table).
+        bool agrees = true;
+        if (!copies.empty()) {
+            const auto in_place = input.subspan(e.descriptor_offset, e.descriptor_length);
+            agrees = std::equal(copies[i].begin(), copies[i].end(), in_place.begin(), in_place.end());
+            any_disagrees = any_disagrees || !agrees;
+        }
+
+        const hurray::Status listed = r.decode_descriptor(i, reused);  // nothing kept yet
         auto d = r.descriptor(i);
         require_error_well_formed(d);
+        require_listing_agrees(reused, listed, d);
+        const hurray::Status relisted = r.decode_descriptor(i, reused);  // kept now: a copy
+        require_listing_agrees(reused, relisted, d);
         auto again = r.descriptor(i);
         require(d.ok() == again.ok());
         if (d.ok()) {
@@ -75,7 +155,11 @@ void exercise(const hurray::FileReader& r, std::span<const uint8_t> input) {
 
         auto t = r.tensor(i);
         require_error_well_formed(t);
-        require(t.ok() == d.ok());
+        require(t.ok() == (d.ok() && agrees));  // a disagreeing copy never yields the tensor
+        std::vector<uint8_t> some(static_cast<size_t>(std::min<uint64_t>(e.data_length, 64)));
+        auto read = r.read_data(i, 0, some);
+        require_error_well_formed(read);
+        require(agrees || !read.ok());  // nor its data
         if (t.ok()) {
             require(&t->entry() == &e && &t->descriptor() == *d);
             require(t->buffers().size() == (*d)->buffers.size());
@@ -101,7 +185,9 @@ void exercise(const hurray::FileReader& r, std::span<const uint8_t> input) {
         }
         require(r.advise(i, hurray::AccessPattern::kWillNeed).ok());
     }
-    require_error_well_formed(r.check_all());
+    auto checked = r.check_all();
+    require_error_well_formed(checked);
+    require(!any_disagrees || !checked.ok());
     require(r.advise(hurray::AccessPattern::kRandom).ok());
     for (const hurray::KvEntry& e : r.kv().entries()) {
         const hurray::KvValue* v = r.kv().find(e.key);
@@ -123,7 +209,7 @@ bool run(std::span<const uint8_t> input) {
     auto s = hurray::FileReader::open_memory(input, {}, strict);
     require_error_well_formed(s);
     if (s.ok()) {
-        exercise(*s, input);
+        exercise(*s, input, strict);
     }
 
     hurray::FileReadOptions permissive;
@@ -133,7 +219,7 @@ bool run(std::span<const uint8_t> input) {
     require_error_well_formed(p);
     require(!s.ok() || p.ok());
     if (p.ok()) {
-        exercise(*p, input);
+        exercise(*p, input, permissive);
     }
     return !s.ok() && s.error().code() == hurray::ErrorCode::kChecksumMismatch;
 }

@@ -565,14 +565,28 @@ HURRAY_C_API HurrayStatus hurray_descriptor_buffer_size(const HurrayDescriptor* 
 #define HURRAY_FILE_WRITER_NO_FSYNC 0x2u
 
 /**
+ * `hurray_file_writer_create*` flag: write no descriptor table. By default the
+ * writer also stores a copy of every descriptor, in index order, in the KV
+ * entry `hurray.descriptor_table` (docs/descriptor-table.md), so that readers
+ * list the file from its tail; readers of this library never show that entry
+ * (`hurray_file_kv_count`, `hurray_file_kv_key`), and other readers, the Rust
+ * reference included, read the file as before. With this flag the file has
+ * the reference's layout (C++: `FileWriterOptions::descriptor_table = false`).
+ * Libraries from before this flag reject the bit with
+ * `HURRAY_ERR_INVALID_ARGUMENT`.
+ */
+#define HURRAY_FILE_WRITER_NO_DESCRIPTOR_TABLE 0x4u
+
+/**
  * Starts an HRRYFILE container that `hurray_file_writer_finish` moves to
  * `path` (NUL-terminated) atomically and durably: the bytes go to a new
  * temporary file in the same directory (`.<name>.tmp-XXXXXX`), and finish
  * fsyncs it, renames it over `path` and fsyncs the directory. Until then
  * `path` is untouched; after a failure or `hurray_file_writer_abort` it keeps
  * its old content (or stays absent) and the temporary file is removed.
- * `flags`: 0 or an OR of `HURRAY_FILE_WRITER_SORTED_INDEX` and
- * `HURRAY_FILE_WRITER_NO_FSYNC` (atomic but not durable); other bits give
+ * `flags`: 0 or an OR of `HURRAY_FILE_WRITER_SORTED_INDEX`,
+ * `HURRAY_FILE_WRITER_NO_FSYNC` (atomic but not durable) and
+ * `HURRAY_FILE_WRITER_NO_DESCRIPTOR_TABLE`; other bits give
  * `HURRAY_ERR_INVALID_ARGUMENT`. On success `*out` is a new writer, which the
  * caller must end with exactly one of `hurray_file_writer_finish` or
  * `hurray_file_writer_abort` (the only ways to release it); on failure `*out`

@@ -9,16 +9,24 @@
 // could not be built or written, 2 on a usage error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "file_test_support.hpp"
+#include "hurray/core/builder.hpp"
+#include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/byte_sink.hpp"
+#include "hurray/io/descriptor_table.hpp"
+#include "hurray/io/file_writer.hpp"
+#include "hurray/io/kv_metadata.hpp"
 #include "stream_test_support.hpp"
 
 namespace {
@@ -41,8 +49,78 @@ bool save(const std::string& dir, const std::string& name, const std::vector<uin
     return true;
 }
 
+/// A small file written by FileWriter, with its descriptor table (the default) and
+/// a KV entry: empty tensors only (no data page: a few hundred bytes), or one
+/// tensor with data (its page) after them.
+std::vector<uint8_t> writer_file(bool sorted, bool with_data) {
+    using hurray::test::must;
+    hurray::MemorySink sink;
+    hurray::FileWriterOptions options;
+    options.sorted_index = sorted;
+    auto w = must(hurray::FileWriter::create(sink, options));
+    const std::span<const uint8_t> none[] = {std::span<const uint8_t>()};
+    EXPECT_TRUE(w.add_tensor("e", must(hurray::make_dense(hurray::ElementType::kInt8, {0, 4})), none));
+    EXPECT_TRUE(w.add_tensor("c", must(hurray::make_dense(hurray::ElementType::kFloat16, {3, 0})), none));
+    if (with_data) {
+        const auto a = must(hurray::make_dense(hurray::ElementType::kFloat32, {2, 3}));
+        const std::vector<uint8_t> data(a.buffers[0].byte_size, 0x3F);
+        const std::span<const uint8_t> bufs[] = {data};
+        EXPECT_TRUE(w.add_tensor("a", a, bufs));
+    }
+    EXPECT_TRUE(w.kv().set("general.name", hurray::KvValue::string("seed")));
+    EXPECT_TRUE(w.finish());
+    return std::move(sink).take();
+}
+
+/// The test builder's file of "a" (float32 [2, 3]) and "b" (empty) with a KV entry kDescriptorTableKey whose
+/// value `edit` changes first (given the well-formed table and where each copy
+/// starts in it).
+std::vector<uint8_t> builder_table_file(
+    const std::function<void(std::vector<uint8_t>& table, const std::vector<size_t>& copy_at)>& edit) {
+    using hurray::ElementType;
+    using hurray::test::build_file;
+    using hurray::test::dense;
+    const std::vector<TestTensor> tensors = {dense("a", ElementType::kFloat32, {2, 3}),
+                                             dense("b", ElementType::kInt8, {0})};
+    const auto plain = build_file(tensors);
+    std::vector<uint8_t> table;
+    std::vector<size_t> copy_at;
+    hurray::append_descriptor_table_header(table, plain.entries.size());
+    for (const hurray::IndexEntry& e : plain.entries) {
+        copy_at.push_back(table.size());
+        const auto from = plain.bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset);
+        table.insert(table.end(), from, from + static_cast<std::ptrdiff_t>(e.descriptor_length));
+    }
+    edit(table, copy_at);
+    hurray::KvMetadata kv;
+    EXPECT_TRUE(kv.set(std::string(hurray::kDescriptorTableKey), hurray::KvValue::bytes(table)));
+    return build_file(tensors, &kv).bytes;
+}
+
+/// Seeds with descriptor tables: written by FileWriter (unsorted and sorted, with
+/// and without data), and from the test builder well formed, disagreeing with a
+/// descriptor in place (the copy of "a" says [3, 2]: the same length and byte
+/// count, another shape), of another version, and truncated.
+bool write_table_seeds(const std::string& dir) {
+    using hurray::test::must;
+    bool ok = true;
+    ok = save(dir, "table_writer_empty.hrry", writer_file(false, false)) && ok;
+    ok = save(dir, "table_writer_sorted.hrry", writer_file(true, true)) && ok;
+    ok = save(dir, "table_builder.hrry", builder_table_file([](auto&, const auto&) {})) && ok;
+    ok = save(dir, "table_disagreeing.hrry", builder_table_file([](auto& table, const auto& at) {
+                  const auto other = must(hurray::encode(must(hurray::make_dense(hurray::ElementType::kFloat32, {3, 2}))));
+                  EXPECT_EQ(at[0] + other.size(), at[1]) << "the same length as the copy of a";
+                  std::copy(other.begin(), other.end(), table.begin() + static_cast<std::ptrdiff_t>(at[0]));
+              })) &&
+         ok;
+    ok = save(dir, "table_version2.hrry", builder_table_file([](auto& table, const auto&) { table[4] = 2; })) && ok;
+    ok = save(dir, "table_truncated.hrry", builder_table_file([](auto& table, const auto&) { table.pop_back(); })) &&
+         ok;
+    return ok;
+}
+
 /// Seeds for fuzz/fuzz_file_reader: small files, composites, both padding
-/// rules, sorted and unsorted indexes, with and without CRCs.
+/// rules, sorted and unsorted indexes, with and without CRCs, descriptor tables.
 bool write_file_seeds(const std::string& dir) {
     using hurray::ElementType;
     using hurray::test::build_file;
@@ -74,6 +152,7 @@ bool write_file_seeds(const std::string& dir) {
                   .bytes) &&
          ok;
     ok = save(dir, "zero_tensors.hrry", build_file({}, nullptr, no_crc).bytes) && ok;
+    ok = write_table_seeds(dir) && ok;
     return ok;
 }
 

@@ -221,10 +221,24 @@ public:
     }
 
     /// What the index and the descriptor say about a tensor; reads no data.
+    /// The descriptor is decoded into a local copy (FileReader::decode_descriptor),
+    /// not kept by the reader: listing a file with info() costs no memory per tensor.
     [[nodiscard]] py::dict info(const std::string& name) const {
         const FileReader r = reader();
-        const auto [index, d] = find_descriptor(r, name);
-        const IndexEntry& e = r.entry(index);
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        TensorDescriptor d;
+        std::optional<Status> decoded;
+        {
+            const py::gil_scoped_release release;
+            decoded.emplace(r.decode_descriptor(*index, d));
+        }
+        if (!*decoded) {
+            raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+        }
+        const IndexEntry& e = r.entry(*index);
         py::dict out = describe_tensor(e.name, d);
         out["nbytes"] = py::int_(e.data_length);
         out["data_offset"] = py::int_(e.data_offset);

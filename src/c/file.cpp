@@ -285,11 +285,14 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, 
         if (const HurrayStatus s = check_tensor_index(kFn, file, index); s != HURRAY_OK) {
             return s;
         }
-        auto decoded = file->reader.descriptor(static_cast<size_t>(index));
-        if (!decoded.ok()) {
+        // Decoded into the handle's own copy, without keeping one in the reader
+        // (FileReader::decode_descriptor): listing a file through this call costs
+        // no memory per tensor beyond the handles the caller holds.
+        auto handle = std::make_unique<HurrayDescriptor>();
+        if (const hurray::Status decoded = file->reader.decode_descriptor(static_cast<size_t>(index), handle->descriptor);
+            !decoded.ok()) {
             return fail(decoded.error());
         }
-        auto handle = std::make_unique<HurrayDescriptor>(HurrayDescriptor{*decoded.value_unchecked()});
         *out = hurray::c::publish_handle(std::move(handle));
         return HURRAY_OK;
     });

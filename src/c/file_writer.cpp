@@ -34,7 +34,8 @@ struct HurrayFileWriter {
 
 namespace {
 
-constexpr uint32_t kKnownWriterFlags = HURRAY_FILE_WRITER_SORTED_INDEX | HURRAY_FILE_WRITER_NO_FSYNC;
+constexpr uint32_t kKnownWriterFlags =
+    HURRAY_FILE_WRITER_SORTED_INDEX | HURRAY_FILE_WRITER_NO_FSYNC | HURRAY_FILE_WRITER_NO_DESCRIPTOR_TABLE;
 
 // Writer options for `flags`; false when an unknown bit is set.
 bool writer_options_from_flags(uint32_t flags, hurray::FileWriterOptions& options) {
@@ -42,6 +43,7 @@ bool writer_options_from_flags(uint32_t flags, hurray::FileWriterOptions& option
         return false;
     }
     options.sorted_index = (flags & HURRAY_FILE_WRITER_SORTED_INDEX) != 0;
+    options.descriptor_table = (flags & HURRAY_FILE_WRITER_NO_DESCRIPTOR_TABLE) == 0;
     return true;
 }
 

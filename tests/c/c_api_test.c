@@ -948,6 +948,7 @@ int main(int argc, char** argv) {
     thread_tests();
     reference_compat_tests();
     convert_tests();
+    descriptor_table_tests();
 
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

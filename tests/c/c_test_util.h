@@ -69,5 +69,6 @@ void dlpack_tests(void);   // c_dlpack_test.c: DLPack export
 void thread_tests(void);   // c_thread_test.c: the last error message is per thread
 void reference_compat_tests(void);  // c_reference_compat_test.c: the reference hurray.h, ABI 4
 void convert_tests(void);  // c_convert_test.c: converters, format detection, sources
+void descriptor_table_tests(void);  // c_descriptor_table_test.c: files with, without and with broken tables
 
 #endif  // HURRAY_C_TEST_UTIL_H

@@ -827,7 +827,10 @@ static void test_create_errors(void) {
     CHECK_STATUS(hurray_file_writer_create(path, 0x80u, &w), HURRAY_ERR_INVALID_ARGUMENT);
     CHECK(w == NULL);
     CHECK(message_has("flags"));
-    CHECK_STATUS(hurray_file_writer_create(path, HURRAY_FILE_WRITER_SORTED_INDEX | HURRAY_FILE_WRITER_NO_FSYNC | 0x4u, &w),
+    CHECK_STATUS(hurray_file_writer_create(path,
+                                           HURRAY_FILE_WRITER_SORTED_INDEX | HURRAY_FILE_WRITER_NO_FSYNC |
+                                               HURRAY_FILE_WRITER_NO_DESCRIPTOR_TABLE | 0x8u,
+                                           &w),
                  HURRAY_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(hurray_file_writer_create_fd(1, 0x80000000u, &w), HURRAY_ERR_INVALID_ARGUMENT);
     CHECK(w == NULL);

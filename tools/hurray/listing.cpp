@@ -1,6 +1,7 @@
 #include "hurray/listing.hpp"
 
 #include <memory>
+#include <utility>
 
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/stream_reader.hpp"
@@ -43,14 +44,16 @@ Result<FileReader> open_file_input(Input& in, FileReadOptions options) {
 Result<std::vector<ListedTensor>> list_file(const FileReader& file) {
     std::vector<ListedTensor> out;
     out.reserve(file.tensor_count());
+    // decode_descriptor: each descriptor decoded straight into its row, none kept by
+    // the reader (descriptor(i) would keep a second copy of every one).
     for (size_t i = 0; i < file.tensor_count(); ++i) {
         const IndexEntry& e = file.entry(i);
-        auto d = file.descriptor(i);
-        if (!d) {
+        ListedTensor row{std::string(e.name), {}, TensorPlacement{e.descriptor_offset, e.descriptor_length, e.data_offset}};
+        if (auto d = file.decode_descriptor(i, row.descriptor); !d) {
             return Error(d.error().code(), "tensor '" + std::string(e.name) + "' (index " + std::to_string(i) + ") at byte " +
                                                std::to_string(e.descriptor_offset) + ": " + d.error().to_string());
         }
-        out.push_back(ListedTensor{std::string(e.name), **d, TensorPlacement{e.descriptor_offset, e.descriptor_length, e.data_offset}});
+        out.push_back(std::move(row));
     }
     return out;
 }
