@@ -30,6 +30,9 @@ constexpr size_t kMaxHeaderValue = 1024;  // ETag, Last-Modified, Content-Range,
 constexpr unsigned kMaxRetries = 10;
 constexpr long kMaxRedirects = 20;
 constexpr unsigned kMaxParallel = 16;
+/// A 200 to a multi-range request: the most bytes of its body read for a
+/// first range starting at byte 0 (a file header) before it is stopped.
+constexpr uint64_t kMaxPrefix = uint64_t{64} * 1024;
 /// CURLE_TOO_LARGE (libcurl 8.5.0: a buffer grew past its limit; before,
 /// libcurl said CURLE_OUT_OF_MEMORY), spelled as a number: older headers
 /// lack it, and the library at run time may be newer than the headers.
@@ -182,6 +185,7 @@ struct HttpRangeSource::Response {
     std::string content_range;
     std::string content_encoding;
     std::string content_type;
+    std::string content_length;
     bool header_too_long = false;
     // Body handling.
     bool checked = false;      // headers checked at the first body byte
@@ -194,6 +198,7 @@ struct HttpRangeSource::Response {
     std::span<uint8_t> out;
     bool suffix = false;
     std::optional<ContentRange> range;  // parsed at the first body byte
+    bool prefix = false;  // a 200 to a multi-range request: its first range read from the body's start
     // A multi-range request (read_ranges): the parser, and what the status said.
     Multipart* mp = nullptr;
     bool no_multi = false;         // 200: the server ignores multi-range requests
@@ -433,6 +438,25 @@ struct HttpRangeSource::Multipart {
         return true;
     }
 
+    /// A 200 answer (the whole file: its body starts with byte 0) to a
+    /// request whose first range starts at byte 0 and ends before
+    /// `max_bytes`: that range is read from the body's first bytes as the
+    /// one part of a single-part answer (`feed` then takes at most
+    /// `part_last + 1 - pos` bytes). False (nothing changed) otherwise.
+    bool begin_prefix(uint64_t max_bytes) {
+        if (wires.empty() || wires.front().first != 0 || wires.front().last >= max_bytes) {
+            return false;
+        }
+        single = true;
+        first_wire = 0;
+        last_wire = 0;
+        pos = 0;
+        part_last = wires.front().last;
+        cursor = wires.front().piece_begin;
+        state = State::kBody;
+        return true;
+    }
+
     /// The first wire no part brought, or wires.size().
     [[nodiscard]] size_t first_missing() const {
         return static_cast<size_t>(std::find(covered.begin(), covered.end(), 0) - covered.begin());
@@ -587,6 +611,7 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
         resp->content_range.clear();
         resp->content_encoding.clear();
         resp->content_type.clear();
+        resp->content_length.clear();
         resp->header_too_long = false;
         const size_t sp = line.find(' ');
         if (sp != std::string_view::npos && line.size() >= sp + 4) {
@@ -614,6 +639,8 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
         field = &resp->content_encoding;
     } else if (name == "content-type") {
         field = &resp->content_type;
+    } else if (name == "content-length") {
+        field = &resp->content_length;
     }
     if (field != nullptr) {
         if (value.size() > kMaxHeaderValue) {
@@ -783,6 +810,18 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
         }
         return n;
     };
+    // A 200 to a multi-range request (Response::prefix): its body up to the
+    // end of the first range, then the transfer is stopped.
+    const auto prefix = [resp, data, n]() -> size_t {
+        const uint64_t left = resp->mp->part_last + 1 - resp->mp->pos;
+        const auto take = static_cast<size_t>(std::min<uint64_t>(n, left));
+        static_cast<void>(resp->mp->feed(data, take));  // inside the part: never refused
+        if (resp->mp->state == Multipart::State::kEnd) {
+            resp->refused = Error(ErrorCode::kIoError, "the server ignored the multi-range request (200 OK)");
+            return 0;
+        }
+        return n;
+    };
     if (!resp->checked) {
         resp->checked = true;
         const auto refuse = [resp](ErrorCode code, std::string msg) {
@@ -790,9 +829,25 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
             return size_t{0};
         };
         if (resp->mp != nullptr) {
-            // Stopped here, at the headers: a 200 is the whole file.
+            // Stopped here, at the headers: a 200 is the whole file. When the
+            // first range asked starts at byte 0 (a file header, asked with
+            // the sections at the end) and ends within kMaxPrefix bytes, and
+            // the answer is the same file, unencoded, of the size seen at
+            // open, the body is read up to that range's end first, so that
+            // it costs no further request.
             if (resp->status == 200) {
                 resp->no_multi = true;
+                const HttpRangeSource& src = *resp->self;
+                const bool same = (src.etag_.empty() || resp->etag == src.etag_) &&
+                                  (!src.etag_.empty() || src.last_modified_.empty() ||
+                                   resp->last_modified == src.last_modified_);
+                const bool plain = resp->content_encoding.empty() || lower(resp->content_encoding) == "identity";
+                if (same && plain && !resp->header_too_long &&
+                    parse_u64(resp->content_length) == std::optional<uint64_t>(src.size_) &&
+                    resp->mp->begin_prefix(kMaxPrefix)) {
+                    resp->prefix = true;
+                    return prefix();
+                }
                 return refuse(ErrorCode::kIoError, "the server ignored the multi-range request (200 OK)");
             }
             if (resp->status == 400 || resp->status == 413 || resp->status == 414 || resp->status == 431) {
@@ -865,6 +920,9 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
     }
     if (n == 0) {
         return 0;
+    }
+    if (resp->prefix) {
+        return prefix();
     }
     if (resp->mp != nullptr) {
         return feed();
@@ -1114,6 +1172,7 @@ HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& res
     }
     count_request(resp.received);
     if (resp.no_multi) {
+        covered = std::move(mp.covered);  // the first range, when the 200's first bytes brought it
         return MultiOutcome::kNoMulti;
     }
     if (resp.header_rejected) {
@@ -1328,8 +1387,14 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
                     break;
                 }
                 case MultiOutcome::kNoMulti:
+                    // 200: the first range is kept when its first bytes
+                    // brought it; the others go in single-range requests.
                     no_multi_.store(true, std::memory_order_relaxed);
-                    todo.emplace_back(i, j);
+                    for (size_t k = i; k < j; ++k) {
+                        if (k - i >= jobs[b].covered.size() || jobs[b].covered[k - i] == 0) {
+                            single.push_back(k);
+                        }
+                    }
                     break;
                 case MultiOutcome::kPartial:
                     // One part for several ranges: what it brought is checked
