@@ -33,6 +33,12 @@ constexpr unsigned kMaxParallel = 16;
 /// A 200 to a multi-range request: the most bytes of its body read for a
 /// first range starting at byte 0 (a file header) before it is stopped.
 constexpr uint64_t kMaxPrefix = uint64_t{64} * 1024;
+/// A single-part answer to a multi-range request that coalesces several
+/// ranges is read whole unless the bytes between them pass both this and
+/// the bytes asked; then only its first range is read and the transfer
+/// stopped (a header at byte 0 coalesced with sections at the end of a
+/// large file would be the whole file).
+constexpr uint64_t kMaxCoalescedWaste = uint64_t{1} << 20U;
 /// CURLE_TOO_LARGE (libcurl 8.5.0: a buffer grew past its limit; before,
 /// libcurl said CURLE_OUT_OF_MEMORY), spelled as a number: older headers
 /// lack it, and the library at run time may be newer than the headers.
@@ -199,6 +205,7 @@ struct HttpRangeSource::Response {
     bool suffix = false;
     std::optional<ContentRange> range;  // parsed at the first body byte
     bool prefix = false;  // a 200 to a multi-range request: its first range read from the body's start
+    bool stopped = false;  // a coalesced single part stopped after its first range (Multipart::cut)
     // A multi-range request (read_ranges): the parser, and what the status said.
     Multipart* mp = nullptr;
     bool no_multi = false;         // 200: the server ignores multi-range requests
@@ -230,6 +237,7 @@ struct HttpRangeSource::Multipart {
 
     State state = State::kPreamble;
     bool single = false;    // a single-part 206, not multipart
+    bool cut = false;       // single: only its first range is read, then the transfer is stopped
     std::string delimiter;  // "--" + boundary
     std::string line;
     size_t framing = 0;
@@ -281,7 +289,7 @@ struct HttpRangeSource::Multipart {
 
     /// A part's Content-Range, checked against the ranges asked for.
     bool start_part(const std::string& value) {
-        const auto cr = parse_content_range(value);
+        auto cr = parse_content_range(value);
         if (!cr) {
             return fail("a part without a valid Content-Range (got '" + value + "')");
         }
@@ -301,6 +309,21 @@ struct HttpRangeSource::Multipart {
         for (size_t k = first_wire; k <= last_wire; ++k) {
             if (covered[k] != 0) {
                 return fail("a part's Content-Range '" + value + "' overlaps an earlier part");
+            }
+        }
+        if (single && last_wire > first_wire) {
+            // Coalesced: the bytes between the ranges asked are dropped;
+            // when they are many, only the first range is read (the others
+            // then go in single-range requests).
+            uint64_t asked = 0;
+            for (size_t k = first_wire; k <= last_wire; ++k) {
+                asked += wires[k].last - wires[k].first + 1;  // each inside the file: no overflow
+            }
+            const uint64_t waste = cr->last - cr->first + 1 - asked;
+            if (waste > kMaxCoalescedWaste && waste > asked) {
+                cut = true;
+                last_wire = first_wire;
+                cr->last = wires[first_wire].last;
             }
         }
         pos = cr->first;
@@ -408,6 +431,9 @@ struct HttpRangeSource::Multipart {
                 continue;
             }
             if (state == State::kEnd) {
+                if (cut) {
+                    return true;  // the first range is in: the caller stops the transfer
+                }
                 if (single) {
                     return fail("the body is longer than the Content-Range");
                 }
@@ -808,6 +834,10 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
             resp->refused = Error(ErrorCode::kIoError, resp->mp->error);
             return 0;
         }
+        if (resp->mp->cut && resp->mp->state == Multipart::State::kEnd) {
+            resp->stopped = true;  // a coalesced answer: its first range is in, the rest is not wanted
+            return 0;
+        }
         return n;
     };
     // A 200 to a multi-range request (Response::prefix): its body up to the
@@ -1177,6 +1207,10 @@ HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& res
     }
     if (resp.header_rejected) {
         return MultiOutcome::kTooLarge;
+    }
+    if (resp.stopped) {
+        covered = std::move(mp.covered);  // the first range; the others in single-range requests
+        return MultiOutcome::kPartial;
     }
     const uint64_t offset = mp.wires.front().first;
     if (resp.refused) {

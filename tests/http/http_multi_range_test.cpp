@@ -560,6 +560,24 @@ TEST_F(FaultMultiTest, WholeFileAnswerGivesTheRangesAtItsStart) {
     EXPECT_EQ(src->request_count(), 1U + 1 + 3);
 }
 
+TEST_F(FaultMultiTest, CoalescedAnswerOfFarRangesGivesTheFirstOnly) {
+    // One part from the first byte asked to the last: when the bytes between
+    // are over 1 MiB and more than the bytes asked, the first range is read
+    // from it, the transfer stopped, and the others go in single ranges.
+    const Bytes big = pattern(size_t{4} << 20U, 7);
+    static_cast<void>(dir_.write("big.bin", big));
+    std::string u("http://127.0.0.1:");
+    u.append(std::to_string(port_));
+    u.append("/multi-coalesce/big.bin");
+    auto src = HttpRangeSource::open(u, quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    Scatter s({0, uint64_t{2} << 20U, uint64_t{3} << 20U}, 64);
+    ASSERT_TRUE((*src)->read_ranges(s.ranges()).ok());
+    EXPECT_TRUE(s.matches(big));
+    EXPECT_EQ((*src)->request_count(), 1U + 1 + 2);
+    EXPECT_LT((*src)->bytes_received(), uint64_t{512} << 10U);  // not the 3 MiB part
+}
+
 TEST_F(FaultMultiTest, FirstRangeOnlyAnswerFallsBackForTheRest) {
     Scatter s(fifty(), 100);
     std::shared_ptr<HttpRangeSource> src;

@@ -264,9 +264,9 @@ std::string RemoteListingServersTest::fault_why_;
 
 /// The servers: nginx (multipart answers); nginx with max_ranges 1 (200 and
 /// the whole file for a multi-range request); the fault server answering a
-/// multi-range request with its first range only (as S3 does) or with 200
-/// and the whole file.
-const char* const kServers[] = {"nginx", "nginx-single", "multi-first", "multi-200"};
+/// multi-range request with its first range only (as S3 does), with 200 and
+/// the whole file, or with one part from the first byte asked to the last.
+const char* const kServers[] = {"nginx", "nginx-single", "multi-first", "multi-200", "multi-coalesce"};
 
 TEST_F(RemoteListingServersTest, WithATableListingCostsAtMostThreeRequestsAndTheTailIndexAndKv) {
     for (const char* file : {"llm.hrry", "many.hrry"}) {
