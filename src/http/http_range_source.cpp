@@ -30,6 +30,15 @@ constexpr size_t kMaxHeaderValue = 1024;  // ETag, Last-Modified, Content-Range,
 constexpr unsigned kMaxRetries = 10;
 constexpr long kMaxRedirects = 20;
 constexpr unsigned kMaxParallel = 16;
+/// A 200 to a multi-range request: the most bytes of its body read for a
+/// first range starting at byte 0 (a file header) before it is stopped.
+constexpr uint64_t kMaxPrefix = uint64_t{64} * 1024;
+/// A single-part answer to a multi-range request that coalesces several
+/// ranges is read whole unless the bytes between them pass both this and
+/// the bytes asked; then only its first range is read and the transfer
+/// stopped (a header at byte 0 coalesced with sections at the end of a
+/// large file would be the whole file).
+constexpr uint64_t kMaxCoalescedWaste = uint64_t{1} << 20U;
 /// CURLE_TOO_LARGE (libcurl 8.5.0: a buffer grew past its limit; before,
 /// libcurl said CURLE_OUT_OF_MEMORY), spelled as a number: older headers
 /// lack it, and the library at run time may be newer than the headers.
@@ -182,6 +191,7 @@ struct HttpRangeSource::Response {
     std::string content_range;
     std::string content_encoding;
     std::string content_type;
+    std::string content_length;
     bool header_too_long = false;
     // Body handling.
     bool checked = false;      // headers checked at the first body byte
@@ -194,6 +204,8 @@ struct HttpRangeSource::Response {
     std::span<uint8_t> out;
     bool suffix = false;
     std::optional<ContentRange> range;  // parsed at the first body byte
+    bool prefix = false;  // a 200 to a multi-range request: its first range read from the body's start
+    bool stopped = false;  // a coalesced single part stopped after its first range (Multipart::cut)
     // A multi-range request (read_ranges): the parser, and what the status said.
     Multipart* mp = nullptr;
     bool no_multi = false;         // 200: the server ignores multi-range requests
@@ -225,6 +237,7 @@ struct HttpRangeSource::Multipart {
 
     State state = State::kPreamble;
     bool single = false;    // a single-part 206, not multipart
+    bool cut = false;       // single: only its first range is read, then the transfer is stopped
     std::string delimiter;  // "--" + boundary
     std::string line;
     size_t framing = 0;
@@ -276,7 +289,7 @@ struct HttpRangeSource::Multipart {
 
     /// A part's Content-Range, checked against the ranges asked for.
     bool start_part(const std::string& value) {
-        const auto cr = parse_content_range(value);
+        auto cr = parse_content_range(value);
         if (!cr) {
             return fail("a part without a valid Content-Range (got '" + value + "')");
         }
@@ -296,6 +309,21 @@ struct HttpRangeSource::Multipart {
         for (size_t k = first_wire; k <= last_wire; ++k) {
             if (covered[k] != 0) {
                 return fail("a part's Content-Range '" + value + "' overlaps an earlier part");
+            }
+        }
+        if (single && last_wire > first_wire) {
+            // Coalesced: the bytes between the ranges asked are dropped;
+            // when they are many, only the first range is read (the others
+            // then go in single-range requests).
+            uint64_t asked = 0;
+            for (size_t k = first_wire; k <= last_wire; ++k) {
+                asked += wires[k].last - wires[k].first + 1;  // each inside the file: no overflow
+            }
+            const uint64_t waste = cr->last - cr->first + 1 - asked;
+            if (waste > kMaxCoalescedWaste && waste > asked) {
+                cut = true;
+                last_wire = first_wire;
+                cr->last = wires[first_wire].last;
             }
         }
         pos = cr->first;
@@ -403,6 +431,9 @@ struct HttpRangeSource::Multipart {
                 continue;
             }
             if (state == State::kEnd) {
+                if (cut) {
+                    return true;  // the first range is in: the caller stops the transfer
+                }
                 if (single) {
                     return fail("the body is longer than the Content-Range");
                 }
@@ -430,6 +461,25 @@ struct HttpRangeSource::Multipart {
                 return false;
             }
         }
+        return true;
+    }
+
+    /// A 200 answer (the whole file: its body starts with byte 0) to a
+    /// request whose first range starts at byte 0 and ends before
+    /// `max_bytes`: that range is read from the body's first bytes as the
+    /// one part of a single-part answer (`feed` then takes at most
+    /// `part_last + 1 - pos` bytes). False (nothing changed) otherwise.
+    bool begin_prefix(uint64_t max_bytes) {
+        if (wires.empty() || wires.front().first != 0 || wires.front().last >= max_bytes) {
+            return false;
+        }
+        single = true;
+        first_wire = 0;
+        last_wire = 0;
+        pos = 0;
+        part_last = wires.front().last;
+        cursor = wires.front().piece_begin;
+        state = State::kBody;
         return true;
     }
 
@@ -587,6 +637,7 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
         resp->content_range.clear();
         resp->content_encoding.clear();
         resp->content_type.clear();
+        resp->content_length.clear();
         resp->header_too_long = false;
         const size_t sp = line.find(' ');
         if (sp != std::string_view::npos && line.size() >= sp + 4) {
@@ -614,6 +665,8 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
         field = &resp->content_encoding;
     } else if (name == "content-type") {
         field = &resp->content_type;
+    } else if (name == "content-length") {
+        field = &resp->content_length;
     }
     if (field != nullptr) {
         if (value.size() > kMaxHeaderValue) {
@@ -781,6 +834,22 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
             resp->refused = Error(ErrorCode::kIoError, resp->mp->error);
             return 0;
         }
+        if (resp->mp->cut && resp->mp->state == Multipart::State::kEnd) {
+            resp->stopped = true;  // a coalesced answer: its first range is in, the rest is not wanted
+            return 0;
+        }
+        return n;
+    };
+    // A 200 to a multi-range request (Response::prefix): its body up to the
+    // end of the first range, then the transfer is stopped.
+    const auto prefix = [resp, data, n]() -> size_t {
+        const uint64_t left = resp->mp->part_last + 1 - resp->mp->pos;
+        const auto take = static_cast<size_t>(std::min<uint64_t>(n, left));
+        static_cast<void>(resp->mp->feed(data, take));  // inside the part: never refused
+        if (resp->mp->state == Multipart::State::kEnd) {
+            resp->refused = Error(ErrorCode::kIoError, "the server ignored the multi-range request (200 OK)");
+            return 0;
+        }
         return n;
     };
     if (!resp->checked) {
@@ -790,9 +859,25 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
             return size_t{0};
         };
         if (resp->mp != nullptr) {
-            // Stopped here, at the headers: a 200 is the whole file.
+            // Stopped here, at the headers: a 200 is the whole file. When the
+            // first range asked starts at byte 0 (a file header, asked with
+            // the sections at the end) and ends within kMaxPrefix bytes, and
+            // the answer is the same file, unencoded, of the size seen at
+            // open, the body is read up to that range's end first, so that
+            // it costs no further request.
             if (resp->status == 200) {
                 resp->no_multi = true;
+                const HttpRangeSource& src = *resp->self;
+                const bool same = (src.etag_.empty() || resp->etag == src.etag_) &&
+                                  (!src.etag_.empty() || src.last_modified_.empty() ||
+                                   resp->last_modified == src.last_modified_);
+                const bool plain = resp->content_encoding.empty() || lower(resp->content_encoding) == "identity";
+                if (same && plain && !resp->header_too_long &&
+                    parse_u64(resp->content_length) == std::optional<uint64_t>(src.size_) &&
+                    resp->mp->begin_prefix(kMaxPrefix)) {
+                    resp->prefix = true;
+                    return prefix();
+                }
                 return refuse(ErrorCode::kIoError, "the server ignored the multi-range request (200 OK)");
             }
             if (resp->status == 400 || resp->status == 413 || resp->status == 414 || resp->status == 431) {
@@ -865,6 +950,9 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
     }
     if (n == 0) {
         return 0;
+    }
+    if (resp->prefix) {
+        return prefix();
     }
     if (resp->mp != nullptr) {
         return feed();
@@ -1114,10 +1202,15 @@ HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& res
     }
     count_request(resp.received);
     if (resp.no_multi) {
+        covered = std::move(mp.covered);  // the first range, when the 200's first bytes brought it
         return MultiOutcome::kNoMulti;
     }
     if (resp.header_rejected) {
         return MultiOutcome::kTooLarge;
+    }
+    if (resp.stopped) {
+        covered = std::move(mp.covered);  // the first range; the others in single-range requests
+        return MultiOutcome::kPartial;
     }
     const uint64_t offset = mp.wires.front().first;
     if (resp.refused) {
@@ -1328,8 +1421,14 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
                     break;
                 }
                 case MultiOutcome::kNoMulti:
+                    // 200: the first range is kept when its first bytes
+                    // brought it; the others go in single-range requests.
                     no_multi_.store(true, std::memory_order_relaxed);
-                    todo.emplace_back(i, j);
+                    for (size_t k = i; k < j; ++k) {
+                        if (k - i >= jobs[b].covered.size() || jobs[b].covered[k - i] == 0) {
+                            single.push_back(k);
+                        }
+                    }
                     break;
                 case MultiOutcome::kPartial:
                     // One part for several ranges: what it brought is checked

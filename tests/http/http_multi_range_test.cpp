@@ -275,7 +275,9 @@ TEST_F(NginxMultiTest, ServerWithoutMultiRangeFallsBackToSingleRanges) {
     const Status st = (*src)->read_ranges(s.ranges());
     ASSERT_TRUE(st.ok()) << st.error().to_string();
     EXPECT_TRUE(s.matches(file_));
-    EXPECT_EQ((*src)->request_count(), 1U + 1 + 100);
+    // The first range starts at byte 0: it comes from the 200's first bytes
+    // (the body is read that far, then stopped); the 99 others one by one.
+    EXPECT_EQ((*src)->request_count(), 1U + 1 + 99);
     EXPECT_LT((*src)->bytes_received(), uint64_t{1} << 20U);  // not the 4 MiB body
 }
 
@@ -537,6 +539,43 @@ TEST_F(FaultMultiTest, WholeBodyAnswerFallsBackToSingleRanges) {
     ASSERT_TRUE(src->read_ranges(s.ranges()).ok());
     EXPECT_TRUE(s.matches(file_));
     EXPECT_EQ(src->request_count(), 1U + 1 + 50 + 50);
+}
+
+TEST_F(FaultMultiTest, WholeFileAnswerGivesTheRangesAtItsStart) {
+    // 200 with the file (the size seen at open, the same ETag): the ranges
+    // its first bytes hold whole are taken from it, then the connection is
+    // dropped and the others go in single-range requests.
+    const std::vector<uint64_t> offsets{0, 100, 500000, 900000};  // wires [0, 150), two far ones
+    Scatter s(offsets, 50);
+    std::shared_ptr<HttpRangeSource> src;
+    const Status st = read_scattered("multi-200", s, &src);
+    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    EXPECT_TRUE(s.matches(file_));
+    EXPECT_EQ(src->request_count(), 1U + 1 + 2);
+    EXPECT_LT(src->bytes_received(), uint64_t{256} << 10U);  // the 1 MiB body was not read
+    // A body that is not the file (a length other than its size): nothing taken.
+    Scatter t(offsets, 50);
+    ASSERT_TRUE(read_scattered("multi-ignore", t, &src).ok());
+    EXPECT_TRUE(t.matches(file_));
+    EXPECT_EQ(src->request_count(), 1U + 1 + 3);
+}
+
+TEST_F(FaultMultiTest, CoalescedAnswerOfFarRangesGivesTheFirstOnly) {
+    // One part from the first byte asked to the last: when the bytes between
+    // are over 1 MiB and more than the bytes asked, the first range is read
+    // from it, the transfer stopped, and the others go in single ranges.
+    const Bytes big = pattern(size_t{4} << 20U, 7);
+    static_cast<void>(dir_.write("big.bin", big));
+    std::string u("http://127.0.0.1:");
+    u.append(std::to_string(port_));
+    u.append("/multi-coalesce/big.bin");
+    auto src = HttpRangeSource::open(u, quick());
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    Scatter s({0, uint64_t{2} << 20U, uint64_t{3} << 20U}, 64);
+    ASSERT_TRUE((*src)->read_ranges(s.ranges()).ok());
+    EXPECT_TRUE(s.matches(big));
+    EXPECT_EQ((*src)->request_count(), 1U + 1 + 2);
+    EXPECT_LT((*src)->bytes_received(), uint64_t{512} << 10U);  // not the 3 MiB part
 }
 
 TEST_F(FaultMultiTest, FirstRangeOnlyAnswerFallsBackForTheRest) {
