@@ -67,6 +67,27 @@ hurray::Status run(const std::string& path) {
     if (!up || !arch) return !up ? up.error() : arch.error();
     // readme:end file
 
+    // readme:begin list
+    hurray::TensorDescriptor desc;                          // reused: no allocation per tensor
+    for (size_t i = 0; i < file->tensor_count(); ++i) {
+        HURRAY_RETURN_IF_ERROR(file->decode_descriptor(i, desc));  // from the descriptor table
+        std::printf("%.*s: %s\n", static_cast<int>(file->entry(i).name.size()), file->entry(i).name.data(),
+                    hurray::summarize(desc).c_str());
+    }
+    hurray::FileWriterOptions no_table;
+    no_table.descriptor_table = false;                      // the table's 1 copy per descriptor, left out
+    auto plain = hurray::FileWriter::create_file(path + ".plain", no_table);
+    // readme:end list
+    if (!plain) return plain.error();
+    HURRAY_RETURN_IF_ERROR(plain->add_tensor("layers.0.mlp.up", *w, bufs));
+    HURRAY_RETURN_IF_ERROR(plain->finish());
+    auto reread = hurray::FileReader::open(path + ".plain");
+    std::filesystem::remove(path + ".plain");
+    if (!reread) return reread.error();
+    if (reread->descriptor_table_bytes() || !file->descriptor_table_bytes()) {
+        return hurray::Error(hurray::ErrorCode::kInvalidData, "list: descriptor table not as written");
+    }
+
     int fds[2] = {-1, -1};
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) {
         return hurray::Error(hurray::ErrorCode::kIoError, "socketpair failed");

@@ -139,7 +139,8 @@ def load(path, names=None, spec_only=False):
         composites = {}
         members = set()
         for name in keys:
-            if name not in composites and f.info(name)["layout"] == "composite":
+            # _member_names decodes the descriptor once, kept for f.tensor (info() would decode a copy).
+            if name not in composites and f._member_names(name) is not None:
                 composites[name] = f.tensor(name)
                 members.update(composites[name]._member_file_names())
         return {name: composites[name] if name in composites else f.tensor(name)
@@ -166,7 +167,7 @@ def _as_savable(name, value):
     return array
 
 
-def save(path, tensors, kv=None, durable=True):
+def save(path, tensors, kv=None, durable=True, descriptor_table=True):
     """Writes ``tensors`` (a dict of name to hurray.Tensor, hurray.Composite or numpy array) and ``kv`` metadata
     as an HRRYFILE.
 
@@ -191,9 +192,15 @@ def save(path, tensors, kv=None, durable=True):
     that are not C-contiguous are written from a contiguous copy; big-endian
     arrays are converted. ``kv`` values: str, int, float, bool, bytes, or a
     list of one of those.
+
+    ``descriptor_table=True`` (the default) also stores a copy of every
+    descriptor in one KV entry, so that readers list the file from its tail
+    (``docs/descriptor-table.md``); ``False`` writes the file as the
+    reference writer does, without it.
     """
     names, arrays = _savable(tensors)
-    _hurray.save(_os.fspath(path), names, arrays, kv, durable=True if durable else False)
+    _hurray.save(_os.fspath(path), names, arrays, kv, durable=True if durable else False,
+                 descriptor_table=True if descriptor_table else False)
 
 
 def _savable(tensors):

@@ -199,25 +199,31 @@ public:
 
     [[nodiscard]] py::dict metadata() const { return kv_to_python(reader().kv()); }
 
+    /// The index of the tensor `name`; KeyError for a name the file lacks. Every lookup by name goes through it.
+    [[nodiscard]] static size_t index_of(const FileReader& r, const std::string& name) {
+        const std::optional<size_t> index = r.find(name);
+        if (!index) {
+            throw py::key_error(name);
+        }
+        return *index;
+    }
+
     /// The index of the tensor `name` and its decoded descriptor (the
     /// reader keeps it); KeyError for a name the file lacks, the library's
     /// error for a descriptor that does not decode. The GIL is released
     /// while it decodes.
     [[nodiscard]] std::pair<size_t, const TensorDescriptor&> find_descriptor(const FileReader& r,
                                                                             const std::string& name) const {
-        const std::optional<size_t> index = r.find(name);
-        if (!index) {
-            throw py::key_error(name);
-        }
+        const size_t index = index_of(r, name);
         std::optional<Result<const TensorDescriptor*>> decoded;
         {
             const py::gil_scoped_release release;
-            decoded.emplace(r.descriptor(*index));
+            decoded.emplace(r.descriptor(index));
         }
         if (!*decoded) {
             raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
         }
-        return {*index, *decoded->value()};
+        return {index, *decoded->value()};
     }
 
     /// What the index and the descriptor say about a tensor; reads no data.
@@ -225,20 +231,17 @@ public:
     /// not kept by the reader: listing a file with info() costs no memory per tensor.
     [[nodiscard]] py::dict info(const std::string& name) const {
         const FileReader r = reader();
-        const std::optional<size_t> index = r.find(name);
-        if (!index) {
-            throw py::key_error(name);
-        }
+        const size_t index = index_of(r, name);
         TensorDescriptor d;
         std::optional<Status> decoded;
         {
             const py::gil_scoped_release release;
-            decoded.emplace(r.decode_descriptor(*index, d));
+            decoded.emplace(r.decode_descriptor(index, d));
         }
         if (!*decoded) {
             raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
         }
-        const IndexEntry& e = r.entry(*index);
+        const IndexEntry& e = r.entry(index);
         py::dict out = describe_tensor(e.name, d);
         out["nbytes"] = py::int_(e.data_length);
         out["data_offset"] = py::int_(e.data_offset);
@@ -263,14 +266,11 @@ public:
     /// element type in `*type` when given.
     [[nodiscard]] py::array array_of(const std::string& name, bool bits, ElementType* type = nullptr) const {
         const FileReader r = reader();  // a share: close() on another thread cannot pull the file away
-        const std::optional<size_t> index = r.find(name);
-        if (!index) {
-            throw py::key_error(name);
-        }
+        const size_t index = index_of(r, name);
         ReadOutcome out;
         {
             const py::gil_scoped_release release;
-            out = read(r, *index, bits);
+            out = read(r, index, bits);
             if (!out.error && writable_ && !out.owned && !r.copy_on_write()) {
                 // Writable arrays over memory that must not be written (the
                 // pread fallback's cache): a private copy instead.
@@ -342,20 +342,17 @@ public:
     /// quantization or element type; a composite head is assembled).
     [[nodiscard]] py::object tensor(const std::string& name) const {
         const FileReader r = reader();
-        const std::optional<size_t> index = r.find(name);
-        if (!index) {
-            throw py::key_error(name);
-        }
+        const size_t index = index_of(r, name);
         std::optional<FileTensorResult> t;
         {
             const py::gil_scoped_release release;
-            t.emplace(r.tensor(*index));
+            t.emplace(r.tensor(index));
         }
         if (!*t) {
             raise_error(t->error(), Where::kTensor, path_ + ": " + tensor_label(name));
         }
         if (t->value().is_composite() && g_composite_factory != nullptr) {
-            return composite(r, *index, 0);
+            return composite(r, index, 0);
         }
         return tensor_from_file(t->value());
     }
@@ -388,16 +385,13 @@ public:
     /// float8, sub-byte integers, ...).
     [[nodiscard]] py::array to_float32(const std::string& name) const {
         const FileReader r = reader();
-        const std::optional<size_t> index = r.find(name);
-        if (!index) {
-            throw py::key_error(name);
-        }
+        const size_t index = index_of(r, name);
         std::optional<Error> error;
         std::unique_ptr<std::vector<float>> values;
         std::vector<uint64_t> dims;
         {
             const py::gil_scoped_release release;
-            FileTensorResult t = r.tensor(*index);
+            FileTensorResult t = r.tensor(index);
             auto converted = t.to_float32();
             if (!converted) {
                 error = converted.error();
@@ -417,11 +411,8 @@ public:
     /// viewed without a copy; for tests of zero-copy loading.
     [[nodiscard]] py::object data_range(const std::string& name) const {
         const FileReader r = reader();
-        const std::optional<size_t> index = r.find(name);
-        if (!index) {
-            throw py::key_error(name);
-        }
-        auto bytes = r.tensor(*index).bytes();
+        const size_t index = index_of(r, name);
+        auto bytes = r.tensor(index).bytes();
         if (!bytes) {
             return py::none();
         }
@@ -728,12 +719,14 @@ Status write_prepared(FileWriter& writer, const Prepared& prepared) {
     return writer.finish();
 }
 
-/// `_hurray.save`: writes the file at `path` atomically; fsync'ed when `durable`.
+/// `_hurray.save`: writes the file at `path` atomically; fsync'ed when `durable`;
+/// with a descriptor table unless `descriptor_table` is false.
 void save(const std::filesystem::path& path, const std::vector<std::string>& names, const py::list& arrays,
-          const py::object& kv, const py::object& types, bool durable) {
+          const py::object& kv, const py::object& types, bool durable, bool descriptor_table) {
     const Prepared prepared = prepare(names, arrays, kv, types);
     SaveOptions options;
     options.durability = durable ? Durability::kDurable : Durability::kAtomicOnly;
+    options.writer.descriptor_table = descriptor_table;
     std::optional<Status> st;
     {
         const py::gil_scoped_release release;
@@ -842,8 +835,9 @@ PYBIND11_MODULE(_hurray, m) {
           "The bytes of an HRRYFILE holding the arrays and KV metadata");
     m.def("save", &hurray::python::save, py::arg("path"), py::arg("names"), py::arg("arrays"),
           py::arg("kv") = py::none(), py::arg("types") = py::none(), py::arg("durable") = true,
+          py::arg("descriptor_table") = true,
           "Writes arrays and KV metadata as an HRRYFILE, atomically (fsync of the file and its directory when "
-          "durable)");
+          "durable; a descriptor table unless descriptor_table=False)");
     hurray::python::register_stream(m);
     hurray::python::register_composite(m);
     hurray::python::register_convert(m);

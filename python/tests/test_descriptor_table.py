@@ -223,6 +223,23 @@ def test_the_key_is_reserved(tmp_path):
     assert not (tmp_path / "x.hrry").exists()
 
 
+def test_save_without_a_table(tmp_path):
+    # descriptor_table=False writes the file as the reference writer does: the same
+    # tensors, metadata and bytes up to the KV section, no table entry.
+    hurray.save(tmp_path / "t.hrry", tensors(), kv=KV, durable=False)
+    hurray.save(tmp_path / "n.hrry", tensors(), kv=KV, durable=False, descriptor_table=False)
+    with_table = (tmp_path / "t.hrry").read_bytes()
+    plain = (tmp_path / "n.hrry").read_bytes()
+    assert KEY in with_table and KEY not in plain
+    _, _, kv_offset, _ = trailer(plain)
+    assert trailer(with_table)[2] == kv_offset
+    assert with_table[64:kv_offset] == plain[64:kv_offset], "the tensors' bytes do not depend on the table"
+    with hurray.open(tmp_path / "n.hrry") as f:
+        check_readable(f)
+    for name, array in tensors().items():
+        np.testing.assert_array_equal(hurray.load(tmp_path / "n.hrry")[name], array)
+
+
 def cli():
     path = os.environ.get("HURRAY_CLI") or shutil.which("hurray")
     if not path:

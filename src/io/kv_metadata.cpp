@@ -456,7 +456,8 @@ Result<KvMetadata> detail::decode_kv_section_except(std::span<const uint8_t> byt
         const uint64_t tag_at = r.abs_pos();
         HURRAY_ASSIGN_OR_RETURN(const uint8_t tag, r.u8("KV value_tag"));
         if (!set_aside.empty() && key == set_aside) {
-            if (set_aside_seen || kv.contains(key)) {
+            // Every earlier entry under this key went through this branch.
+            if (set_aside_seen) {
                 return Error(ErrorCode::kDuplicateName, key_text(key) + ": duplicate key", entry_at);
             }
             set_aside_seen = true;
