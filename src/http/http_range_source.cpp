@@ -599,6 +599,19 @@ Result<std::shared_ptr<HttpRangeSource>> HttpRangeSource::open(const std::string
     return src;
 }
 
+size_t HttpRangeSource::held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept {
+    // tail_ holds [tail_offset_, size_): a range that ends inside it reaches
+    // it with its last bytes. The caller checked offset + out.size() <= size_.
+    if (tail_.empty() || offset >= tail_offset_ || offset + out.size() <= tail_offset_) {
+        return out.size();
+    }
+    const auto before = static_cast<size_t>(tail_offset_ - offset);  // < out.size()
+    // SAFETY: [tail_offset_, offset + out.size()) lies inside tail_, which
+    // ends where the file does, and out[before, out.size()) is that range.
+    std::memcpy(out.data() + before, tail_.data(), out.size() - before);
+    return before;
+}
+
 Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
     HURRAY_RETURN_IF_ERROR(check_range(offset, out.size()));
     if (out.empty()) {
@@ -610,6 +623,7 @@ Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
         std::memcpy(out.data(), tail_.data() + (offset - tail_offset_), out.size());
         return Status::success();
     }
+    out = out.first(held_from_tail(offset, out));
     if (options_.parallel > 1 && out.size() >= options_.parallel_min_bytes && out.size() >= options_.parallel) {
         // Contiguous parts on separate connections; a span's size is at most
         // PTRDIFF_MAX, so at + step cannot overflow.
@@ -1298,7 +1312,7 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
             std::memcpy(r.out.data(), tail_.data() + (r.offset - tail_offset_), r.out.size());
             continue;
         }
-        pieces.push_back(r);
+        pieces.push_back(ByteRange{r.offset, r.out.first(held_from_tail(r.offset, r.out))});
     }
     if (pieces.empty()) {
         return Status::success();

@@ -212,6 +212,11 @@ private:
     Status setup(void* easy, Response& resp, const std::string& range, void** headers, const std::string& where);
     /// The checks after a single-range transfer ended with `rc`.
     Status conclude(int rc, Response& resp, const std::string& where, uint64_t offset);
+    /// Copies the part of [offset, offset + out.size()) that the bytes read at
+    /// open hold, when the range ends inside them, into the end of `out`;
+    /// returns how many of its first bytes are left to fetch (out.size()
+    /// when none were held).
+    [[nodiscard]] size_t held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept;
     /// "GET <url> bytes [a, b)".
     [[nodiscard]] std::string where(uint64_t offset, uint64_t length) const;
     void* take_multi();
