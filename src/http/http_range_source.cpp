@@ -33,6 +33,9 @@ constexpr unsigned kMaxParallel = 16;
 /// A 200 to a multi-range request: the most bytes of its body read for a
 /// first range starting at byte 0 (a file header) before it is stopped.
 constexpr uint64_t kMaxPrefix = uint64_t{64} * 1024;
+/// libcurl's buffer (CURLOPT_BUFFERSIZE, its smallest) for a multi-range
+/// request whose first range starts at byte 0.
+constexpr long kFirstRangeBuffer = 1024;
 /// A single-part answer to a multi-range request that coalesces several
 /// ranges is read whole unless the bytes between them pass both this and
 /// the bytes asked; then only its first range is read and the transfer
@@ -703,6 +706,14 @@ Status HttpRangeSource::setup(void* easy_v, Response& resp, const std::string& r
     auto* easy = static_cast<CURL*>(easy_v);
     curl_easy_reset(easy);
     *headers_out = nullptr;
+    if (resp.mp != nullptr && resp.offset == 0) {
+        // A multi-range request from byte 0 (a file header with the sections
+        // at the end): a 200 or a far-coalesced answer is read only to the end
+        // of its first range, then stopped. libcurl hands over the body in
+        // buffers of this size (16 KiB by default), so the smallest it allows
+        // keeps what such an answer costs beyond that range under 1 KiB.
+        static_cast<void>(curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kFirstRangeBuffer));
+    }
     curl_slist* headers = nullptr;
     const auto add = [&headers](const std::string& h) {
         curl_slist* next = curl_slist_append(headers, h.c_str());
