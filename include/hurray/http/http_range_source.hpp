@@ -45,7 +45,9 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     /// Bytes read from the end of the file by the request at open (which
     /// also learns the size and the identity); reads inside them cost no
     /// further request. `FileReader` reads the last 64 KiB first, so the
-    /// default makes that read free.
+    /// default makes that read free. With `FileReadOptions::range_tail_bytes
+    /// = 0` (exact listing) set this to 40: the trailer, and nothing more.
+    /// Ranges that end inside these bytes ask only for the part before them.
     uint64_t tail_bytes = uint64_t{64} * 1024;
     /// `read_ranges`: ranges whose gap is at most this many bytes are asked
     /// for as one range (the bytes between are received and dropped).
