@@ -33,6 +33,9 @@ constexpr unsigned kMaxParallel = 16;
 /// A 200 to a multi-range request: the most bytes of its body read for a
 /// first range starting at byte 0 (a file header) before it is stopped.
 constexpr uint64_t kMaxPrefix = uint64_t{64} * 1024;
+/// libcurl's buffer (CURLOPT_BUFFERSIZE, its smallest) for a multi-range
+/// request whose first range starts at byte 0.
+constexpr long kFirstRangeBuffer = 1024;
 /// A single-part answer to a multi-range request that coalesces several
 /// ranges is read whole unless the bytes between them pass both this and
 /// the bytes asked; then only its first range is read and the transfer
@@ -599,6 +602,19 @@ Result<std::shared_ptr<HttpRangeSource>> HttpRangeSource::open(const std::string
     return src;
 }
 
+size_t HttpRangeSource::held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept {
+    // tail_ holds [tail_offset_, size_): a range that ends inside it reaches
+    // it with its last bytes. The caller checked offset + out.size() <= size_.
+    if (tail_.empty() || offset >= tail_offset_ || offset + out.size() <= tail_offset_) {
+        return out.size();
+    }
+    const auto before = static_cast<size_t>(tail_offset_ - offset);  // < out.size()
+    // SAFETY: [tail_offset_, offset + out.size()) lies inside tail_, which
+    // ends where the file does, and out[before, out.size()) is that range.
+    std::memcpy(out.data() + before, tail_.data(), out.size() - before);
+    return before;
+}
+
 Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
     HURRAY_RETURN_IF_ERROR(check_range(offset, out.size()));
     if (out.empty()) {
@@ -610,6 +626,7 @@ Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
         std::memcpy(out.data(), tail_.data() + (offset - tail_offset_), out.size());
         return Status::success();
     }
+    out = out.first(held_from_tail(offset, out));
     if (options_.parallel > 1 && out.size() >= options_.parallel_min_bytes && out.size() >= options_.parallel) {
         // Contiguous parts on separate connections; a span's size is at most
         // PTRDIFF_MAX, so at + step cannot overflow.
@@ -689,6 +706,14 @@ Status HttpRangeSource::setup(void* easy_v, Response& resp, const std::string& r
     auto* easy = static_cast<CURL*>(easy_v);
     curl_easy_reset(easy);
     *headers_out = nullptr;
+    if (resp.mp != nullptr && resp.offset == 0) {
+        // A multi-range request from byte 0 (a file header with the sections
+        // at the end): a 200 or a far-coalesced answer is read only to the end
+        // of its first range, then stopped. libcurl hands over the body in
+        // buffers of this size (16 KiB by default), so the smallest it allows
+        // keeps what such an answer costs beyond that range under 1 KiB.
+        static_cast<void>(curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kFirstRangeBuffer));
+    }
     curl_slist* headers = nullptr;
     const auto add = [&headers](const std::string& h) {
         curl_slist* next = curl_slist_append(headers, h.c_str());
@@ -1298,7 +1323,7 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
             std::memcpy(r.out.data(), tail_.data() + (r.offset - tail_offset_), r.out.size());
             continue;
         }
-        pieces.push_back(r);
+        pieces.push_back(ByteRange{r.offset, r.out.first(held_from_tail(r.offset, r.out))});
     }
     if (pieces.empty()) {
         return Status::success();

@@ -47,8 +47,6 @@ using detail::dec;
 using detail::hex;
 using detail::with_context;
 
-/// Range sources: the tail of the file read in one request at open and kept.
-constexpr uint64_t kRangeTailWindow = uint64_t{64} * 1024;
 /// Range sources: the most bytes between the KV section and the index that
 /// are read along with them rather than costing a second request.
 constexpr uint64_t kRangeMaxGap = 4096;
@@ -426,8 +424,9 @@ struct FileReader::Impl {
     /// Range sources: the header, the index and the KV section in one
     /// `read_ranges` call, located by the trailer in the tail window (which
     /// is not validated here: `load` checks every byte as usual, and reports
-    /// what is wrong exactly as for a local file). Nothing when the trailer
-    /// does not decode.
+    /// what is wrong exactly as for a local file); of each, only the part
+    /// the tail window does not hold (prefetch_many cuts a range where the
+    /// window begins). Nothing when the trailer does not decode.
     Status prefetch_sections();
     /// Range sources, `kPeek` and `kFull`: every descriptor in one
     /// `read_ranges` call (within kRangeDescriptorBudget bytes), for the
@@ -556,11 +555,11 @@ Status FileReader::Impl::load() {
     const uint64_t size = source.size();
 
     // Range sources: the tail of the file in one request (the trailer, and
-    // for most files the index and KV too; a small file whole), kept while
-    // the file is open. The bytes are checked below exactly as if read
-    // separately.
-    HURRAY_RETURN_IF_ERROR(
-        source.prefetch(size - std::min(size, kRangeTailWindow), kRangeTailWindow, true));
+    // with the default 64 KiB for most files the index and KV too; a small
+    // file whole; the trailer alone when exact), kept while the file is open.
+    // The bytes are checked below exactly as if read separately.
+    const uint64_t tail_window = std::max(options.range_tail_bytes, kFileTrailerSize);
+    HURRAY_RETURN_IF_ERROR(source.prefetch(size - std::min(size, tail_window), tail_window, true));
     HURRAY_RETURN_IF_ERROR(prefetch_sections());
 
     // Mapped files: the header, trailer, KV section and index are read with pread
@@ -589,8 +588,9 @@ Status FileReader::Impl::load() {
     HURRAY_RETURN_IF_ERROR(check_sections());
 
     // Range sources: the index and the KV section in one request when they
-    // are adjacent (the writer puts them side by side), unless the tail
-    // window holds them. Dropped when open returns.
+    // are adjacent (the writer puts them side by side), unless the windows
+    // hold them (prefetch_sections fetched them unless the trailer was
+    // unreadable there). Only what no window holds; dropped when open returns.
     if (has_kv) {
         const uint64_t lo = std::min(trailer.kv_offset, trailer.index_offset);
         const uint64_t hi = std::max(trailer.kv_offset + trailer.kv_length,  // checked by check_sections

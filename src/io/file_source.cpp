@@ -149,26 +149,106 @@ FileSource FileSource::range(std::shared_ptr<RangeSource> range) {
     return src;
 }
 
+std::vector<FileSource::Window>::const_iterator FileSource::first_after(uint64_t offset) const noexcept {
+    // Windows are sorted and disjoint, so their ends are sorted too. Each lies
+    // inside the file: no sum overflows.
+    return std::upper_bound(windows_.begin(), windows_.end(), offset,
+                            [](uint64_t o, const Window& w) { return o < w.offset + w.bytes.size(); });
+}
+
 const FileSource::Window* FileSource::window_for(uint64_t offset, uint64_t end) const noexcept {
-    // Windows never overflow: each lies inside the file.
-    for (const Window& w : windows_) {
-        if (offset >= w.offset && end <= w.offset + w.bytes.size()) {
-            return &w;
-        }
-    }
-    // The last sorted window starting at or before `offset`.
-    auto it = std::upper_bound(sorted_windows_.begin(), sorted_windows_.end(), offset,
-                               [](uint64_t o, const Window& w) { return o < w.offset; });
-    if (it == sorted_windows_.begin()) {
+    const auto it = first_after(offset);
+    if (it == windows_.end() || it->offset > offset || end > it->offset + it->bytes.size()) {
         return nullptr;
     }
-    --it;
-    return end <= it->offset + it->bytes.size() ? &*it : nullptr;
+    return &*it;
+}
+
+bool FileSource::gather(uint64_t offset, std::span<uint8_t> out) const noexcept {
+    uint64_t pos = offset;
+    const uint64_t end = offset + out.size();  // inside the file (checked by the callers)
+    for (auto it = first_after(offset); pos < end; ++it) {
+        if (it == windows_.end() || it->offset > pos) {
+            return false;  // a byte no window holds
+        }
+        const uint64_t w_end = it->offset + it->bytes.size();
+        const uint64_t stop = std::min(w_end, end);
+        const std::span<const uint8_t> from =
+            it->bytes.span().subspan(static_cast<size_t>(pos - it->offset), static_cast<size_t>(stop - pos));
+        std::copy(from.begin(), from.end(), out.begin() + static_cast<std::ptrdiff_t>(pos - offset));
+        pos = stop;
+    }
+    return true;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> FileSource::missing(uint64_t offset, uint64_t end) const {
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    uint64_t pos = offset;
+    for (auto it = first_after(offset); pos < end && it != windows_.end() && it->offset < end; ++it) {
+        if (it->offset > pos) {
+            runs.emplace_back(pos, it->offset);
+        }
+        pos = std::max(pos, it->offset + it->bytes.size());
+    }
+    if (pos < end) {
+        runs.emplace_back(pos, end);
+    }
+    return runs;
 }
 
 bool FileSource::prefetched(uint64_t offset, uint64_t length) const noexcept {
     const auto end = add_u64(offset, length);
-    return end && window_for(offset, *end) != nullptr;
+    if (!end || *end > size_) {
+        return false;
+    }
+    if (window_for(offset, *end) != nullptr) {
+        return true;
+    }
+    // Windows side by side (a range cut where the tail window begins).
+    uint64_t pos = offset;
+    for (auto it = first_after(offset); pos < *end; ++it) {
+        if (it == windows_.end() || it->offset > pos) {
+            return false;
+        }
+        pos = it->offset + it->bytes.size();
+    }
+    return true;
+}
+
+Status FileSource::fetch_runs(const std::vector<std::pair<uint64_t, uint64_t>>& runs, bool keep,
+                              const char* what, bool vectored) {
+    if (runs.empty()) {
+        return Status::success();
+    }
+    std::vector<std::vector<uint8_t>> bufs;
+    std::vector<ByteRange> requests;
+    bufs.reserve(runs.size());
+    requests.reserve(runs.size());
+    for (const auto& [begin, end] : runs) {
+        if (end - begin > SIZE_MAX) {
+            return Error(ErrorCode::kIoError, std::string(what != nullptr ? what : "prefetch") + ": range too large to read",
+                         begin);
+        }
+        bufs.emplace_back(static_cast<size_t>(end - begin));
+        requests.push_back(ByteRange{begin, bufs.back()});
+    }
+    Status s = requests.size() == 1 && !vectored ? range_->read(requests[0].offset, requests[0].out)
+                                                 : range_->read_ranges(requests);
+    if (!s) {
+        return what != nullptr ? detail::with_context(s.error(), what, 0) : s;
+    }
+    std::vector<Window> added;
+    added.reserve(runs.size());
+    for (size_t k = 0; k < runs.size(); ++k) {
+        added.push_back(Window{runs[k].first, SharedBuffer::from_vector(std::move(bufs[k])), keep});
+    }
+    // No run overlaps a window (they are what no window holds): the windows
+    // stay sorted and disjoint.
+    const auto first_new = static_cast<std::ptrdiff_t>(windows_.size());
+    windows_.insert(windows_.end(), std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
+    std::inplace_merge(windows_.begin(), windows_.begin() + first_new, windows_.end(),
+                       [](const Window& a, const Window& b) { return a.offset < b.offset; });
+    return Status::success();
 }
 
 Status FileSource::prefetch_many(std::vector<std::pair<uint64_t, uint64_t>> ranges, const char* what) {
@@ -176,15 +256,12 @@ Status FileSource::prefetch_many(std::vector<std::pair<uint64_t, uint64_t>> rang
         return Status::success();
     }
     std::sort(ranges.begin(), ranges.end());
-    // Merge what overlaps or touches; drop what a window holds already.
+    // Merge what overlaps or touches.
     std::vector<std::pair<uint64_t, uint64_t>> merged;  // [begin, end)
     for (const auto& [offset, length] : ranges) {
         const auto end = add_u64(offset, length);
         if (!end || *end > size_ || length == 0) {
             return Error(ErrorCode::kIoError, std::string(what) + ": range outside the file", offset);
-        }
-        if (window_for(offset, *end) != nullptr) {
-            continue;
         }
         if (!merged.empty() && offset <= merged.back().second) {
             merged.back().second = std::max(merged.back().second, *end);
@@ -192,34 +269,18 @@ Status FileSource::prefetch_many(std::vector<std::pair<uint64_t, uint64_t>> rang
             merged.emplace_back(offset, *end);
         }
     }
-    if (merged.empty()) {
-        return Status::success();
-    }
-    std::vector<std::vector<uint8_t>> bufs;
-    std::vector<ByteRange> requests;
-    bufs.reserve(merged.size());
-    requests.reserve(merged.size());
+    // Only what no window holds: a range that reaches into a window (the
+    // index and KV section into the tail window) is cut where it begins.
+    // Merged ranges neither overlap nor touch, so neither do their runs.
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
     for (const auto& [begin, end] : merged) {
-        if (end - begin > SIZE_MAX) {
-            return Error(ErrorCode::kIoError, std::string(what) + ": range too large to read", begin);
+        if (window_for(begin, end) != nullptr) {
+            continue;
         }
-        bufs.emplace_back(static_cast<size_t>(end - begin));
-        requests.push_back(ByteRange{begin, bufs.back()});
+        const auto part = missing(begin, end);
+        runs.insert(runs.end(), part.begin(), part.end());
     }
-    if (auto s = range_->read_ranges(requests); !s) {
-        return detail::with_context(s.error(), what, 0);
-    }
-    std::vector<Window> added;
-    added.reserve(merged.size() + sorted_windows_.size());
-    for (size_t k = 0; k < merged.size(); ++k) {
-        added.push_back(Window{merged[k].first, SharedBuffer::from_vector(std::move(bufs[k])), true});
-    }
-    const auto first_new = static_cast<std::ptrdiff_t>(sorted_windows_.size());
-    sorted_windows_.insert(sorted_windows_.end(), std::make_move_iterator(added.begin()),
-                           std::make_move_iterator(added.end()));
-    std::inplace_merge(sorted_windows_.begin(), sorted_windows_.begin() + first_new, sorted_windows_.end(),
-                       [](const Window& a, const Window& b) { return a.offset < b.offset; });
-    return Status::success();
+    return fetch_runs(runs, true, what, true);
 }
 
 Status FileSource::prefetch(uint64_t offset, uint64_t length, bool keep) {
@@ -227,18 +288,7 @@ Status FileSource::prefetch(uint64_t offset, uint64_t length, bool keep) {
         return Status::success();
     }
     length = std::min(length, size_ - offset);  // clamped to the file: no overflow
-    if (prefetched(offset, length)) {
-        return Status::success();
-    }
-    if (length > SIZE_MAX) {
-        return Error(ErrorCode::kIoError, "prefetch: range too large to read", offset);
-    }
-    std::vector<uint8_t> buf(static_cast<size_t>(length));
-    if (auto s = range_->read(offset, buf); !s) {
-        return s;
-    }
-    windows_.push_back(Window{offset, SharedBuffer::from_vector(std::move(buf)), keep});
-    return Status::success();
+    return fetch_runs(missing(offset, offset + length), keep, nullptr, false);
 }
 
 void FileSource::drop_transient() noexcept {
@@ -267,6 +317,13 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
         }
         if (length == 0) {
             return SharedBuffer();
+        }
+        if (prefetched(offset, length)) {
+            // Held by windows side by side (the index and KV section read up
+            // to where the tail window begins): one copy, no request.
+            std::vector<uint8_t> joined(static_cast<size_t>(length));
+            static_cast<void>(gather(offset, joined));  // held: always true
+            return SharedBuffer::from_vector(std::move(joined));
         }
         // Not zero-filled first: the source writes every byte before the
         // buffer is handed out (a tensor's data can be GiBs). (Transparent
@@ -303,9 +360,7 @@ Status FileSource::read_into(uint64_t offset, std::span<uint8_t> out, const char
         return kind_ == Kind::kMapped ? check_unchanged() : Status::success();
     }
     if (kind_ == Kind::kRange) {
-        if (const Window* w = window_for(offset, *end)) {
-            const std::span<const uint8_t> from = w->bytes.span().subspan(static_cast<size_t>(offset - w->offset), out.size());
-            std::copy(from.begin(), from.end(), out.begin());
+        if (gather(offset, out)) {  // held by one window, or by windows side by side
             return Status::success();
         }
         if (auto s = range_->read(offset, out); !s) {

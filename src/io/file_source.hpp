@@ -51,20 +51,25 @@ public:
     static FileSource range(std::shared_ptr<RangeSource> range);
 
     /// Range sources: reads [offset, offset + length) (clamped to the file)
-    /// in one request and keeps it, so that later `read`s inside it cost no
-    /// request. `keep` windows live as long as the source; the others until
-    /// `drop_transient`. A no-op for the other kinds and for an empty range.
-    /// Not thread-safe: only while the source is not shared (at open).
+    /// and keeps it, so that later `read`s inside it cost no request. Only
+    /// the bytes no window holds yet are read: one request when they are one
+    /// run (a range that ends inside a window is cut where the window
+    /// begins), one `read_ranges` call otherwise. `keep` windows live as long
+    /// as the source; the others until `drop_transient`. A no-op for the
+    /// other kinds and for an empty range. Not thread-safe: only while the
+    /// source is not shared (at open).
     [[nodiscard]] Status prefetch(uint64_t offset, uint64_t length, bool keep);
     /// Range sources: reads every range of `ranges` ((offset, length) pairs,
     /// each inside the file, in any order) with one `RangeSource::read_ranges`
-    /// call, after merging ranges that overlap or touch and dropping those
-    /// already inside a window; keeps them as long as the source (binary
+    /// call, after merging ranges that overlap or touch and leaving out the
+    /// bytes a window holds already (a range that overlaps a window is cut to
+    /// the part outside it); keeps them as long as the source (binary
     /// searched, so 100,000 of them cost O(log n) per read). A no-op for
     /// the other kinds. Not thread-safe (see prefetch).
     /// Errors name `what`.
     [[nodiscard]] Status prefetch_many(std::vector<std::pair<uint64_t, uint64_t>> ranges, const char* what);
-    /// Whether [offset, offset + length) lies inside a prefetched window.
+    /// Whether [offset, offset + length) lies inside the prefetched windows
+    /// (one, or several side by side).
     [[nodiscard]] bool prefetched(uint64_t offset, uint64_t length) const noexcept;
     /// Drops the windows prefetched without `keep`. Not thread-safe (see prefetch).
     void drop_transient() noexcept;
@@ -156,11 +161,23 @@ private:
         SharedBuffer bytes;
         bool keep = false;
     };
+    // Sorted by offset and disjoint: prefetch and prefetch_many read only the
+    // bytes no window holds.
     std::vector<Window> windows_;
-    // Windows from prefetch_many: sorted by offset, disjoint within one call.
-    std::vector<Window> sorted_windows_;
     /// The window holding [offset, end), or null.
     [[nodiscard]] const Window* window_for(uint64_t offset, uint64_t end) const noexcept;
+    /// The first window that ends after `offset` (windows_.end() when none).
+    [[nodiscard]] std::vector<Window>::const_iterator first_after(uint64_t offset) const noexcept;
+    /// Copies [offset, offset + out.size()) from the windows into `out` when
+    /// they hold all of it (side by side); false, `out` unspecified, otherwise.
+    [[nodiscard]] bool gather(uint64_t offset, std::span<uint8_t> out) const noexcept;
+    /// The runs [begin, end) of [offset, end) that no window holds, in order.
+    [[nodiscard]] std::vector<std::pair<uint64_t, uint64_t>> missing(uint64_t offset, uint64_t end) const;
+    /// Reads the runs [begin, end) (sorted, disjoint, none held) and adds them
+    /// as windows: with one `read_ranges` call, or, unless `vectored`, one
+    /// `read` for a single run. Errors name `what` when not null.
+    [[nodiscard]] Status fetch_runs(const std::vector<std::pair<uint64_t, uint64_t>>& runs, bool keep,
+                                    const char* what, bool vectored);
 };
 
 }  // namespace hurray::detail

@@ -8,6 +8,10 @@
 // cost at most 3 requests and about the bytes of the header, the tail, the
 // index and the KV section; the numbers are printed for the CI log. The same
 // files without a table are listed too (numbers printed, bounds as today).
+// With FileReadOptions::range_tail_bytes = 0 (exact: the trailer alone first,
+// then exactly the header, index and KV section) and HttpOptions::tail_bytes
+// = 40, the files with a table cost at most 3 requests and 1.1x the bytes of
+// the header, trailer, index and KV section on every server.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -215,15 +219,16 @@ protected:
 
     static std::string local(const std::string& name) { return (dir_->path() / "www" / name).string(); }
 
-    /// Lists `name` over `server` with default options; checks the listing
-    /// against the local file's and prints what it cost.
-    static Cost list(const std::string& server, const std::string& name, std::shared_ptr<HttpRangeSource>* keep) {
-        auto src = HttpRangeSource::open(url(server, name));
+    /// Lists `name` over `server` (default options unless given); checks the
+    /// listing against the local file's and returns what it cost.
+    static Cost list(const std::string& server, const std::string& name, std::shared_ptr<HttpRangeSource>* keep,
+                     const FileReadOptions& options = {}, const HttpOptions& http = {}) {
+        auto src = HttpRangeSource::open(url(server, name), http);
         EXPECT_TRUE(src.ok()) << server << " " << name << ": " << src.error().to_string();
         if (!src) {
             return {};
         }
-        auto r = FileReader::open(*src);
+        auto r = FileReader::open(*src, options);
         EXPECT_TRUE(r.ok()) << server << " " << name << ": " << r.error().to_string();
         if (!r) {
             return {};
@@ -278,12 +283,12 @@ TEST_F(RemoteListingServersTest, WithATableListingCostsAtMostThreeRequestsAndThe
         const uint64_t sections = kFileHeaderSize + kFileTrailerSize + t.index_length + t.kv_length;
         // What the reader cannot avoid: the header and the tail window it
         // reads at open (the last 64 KiB, which end with the trailer), plus
-        // the index and KV when the window does not hold them whole (read
-        // whole, in one range: the part the window holds is read again).
+        // the part of the index and KV that the window does not hold (only
+        // that part is asked for: no byte is read twice).
         const uint64_t tail = std::min(size, kTailWindow);
         const uint64_t lo = std::min(t.index_offset, t.kv_offset);
-        const uint64_t in_tail = lo >= size - tail ? 0 : size - kFileTrailerSize - lo;
-        const uint64_t floor = kFileHeaderSize + tail + in_tail;
+        const uint64_t outside_tail = lo >= size - tail ? 0 : size - tail - lo;
+        const uint64_t floor = kFileHeaderSize + tail + outside_tail;
         for (const char* server : kServers) {
             if (const std::string why = unavailable(server); !why.empty()) {
                 std::printf("remote listing: %s skipped: %s\n", server, why.c_str());
@@ -302,6 +307,62 @@ TEST_F(RemoteListingServersTest, WithATableListingCostsAtMostThreeRequestsAndThe
             // 1.1x the sections, or (a file whose index and KV fit in the
             // tail window) the header and the tail window, within 1.1x.
             EXPECT_LE(c.bytes, std::max(sections, floor) * 11 / 10) << file << " over " << server;
+        }
+    }
+}
+
+TEST_F(RemoteListingServersTest, ExactTailListingCostsAtMostThreeRequestsAndTheSections) {
+    // range_tail_bytes = 0 and a 40-byte tail at open: the request at open
+    // brings the trailer, then the header and the index + KV section come in
+    // one multi-range request (nginx), or the header from the first answer
+    // and the rest in one more request (servers without multi-range support).
+    FileReadOptions exact;
+    exact.range_tail_bytes = 0;
+    HttpOptions http;
+    http.tail_bytes = kFileTrailerSize;
+    for (const char* file : {"llm.hrry", "many.hrry"}) {
+        auto l = FileReader::open(local(file));
+        ASSERT_TRUE(l.ok()) << l.error().to_string();
+        const FileTrailer& t = l->trailer();
+        const uint64_t sections = kFileHeaderSize + kFileTrailerSize + t.index_length + t.kv_length;
+        for (const char* server : kServers) {
+            if (const std::string why = unavailable(server); !why.empty()) {
+                std::printf("remote listing: %s skipped: %s\n", server, why.c_str());
+                continue;
+            }
+            const Cost c = list(server, file, nullptr, exact, http);
+            std::printf("remote listing (table, exact) %-10s over %-12s: %zu tensors, %llu requests, %llu bytes "
+                        "received; header+trailer+index+KV %llu bytes (ratio %.3f)\n",
+                        file, server, l->tensor_count(), static_cast<unsigned long long>(c.requests),
+                        static_cast<unsigned long long>(c.bytes), static_cast<unsigned long long>(sections),
+                        static_cast<double>(c.bytes) / static_cast<double>(sections));
+            EXPECT_LE(c.requests, 3U) << file << " over " << server;
+            EXPECT_LE(c.bytes, sections * 11 / 10) << file << " over " << server;
+        }
+    }
+}
+
+TEST_F(RemoteListingServersTest, ExactTailWithTheDefaultTailAtOpenCostsNoMoreThanTheDefault) {
+    // range_tail_bytes = 0 with HttpOptions' default 64 KiB tail at open: the
+    // sections the tail holds are not asked for again, so exact mode never
+    // costs more than the default (printed; bounded as the default is).
+    FileReadOptions exact;
+    exact.range_tail_bytes = 0;
+    for (const char* file : {"llm.hrry", "many.hrry"}) {
+        for (const char* server : {"nginx", "multi-first"}) {
+            if (const std::string why = unavailable(server); !why.empty()) {
+                std::printf("remote listing: %s skipped: %s\n", server, why.c_str());
+                continue;
+            }
+            const Cost by_default = list(server, file, nullptr);
+            const Cost c = list(server, file, nullptr, exact);
+            std::printf("remote listing (table, exact, 64 KiB tail at open) %-10s over %-12s: %llu requests, "
+                        "%llu bytes received (default: %llu requests, %llu bytes)\n",
+                        file, server, static_cast<unsigned long long>(c.requests),
+                        static_cast<unsigned long long>(c.bytes), static_cast<unsigned long long>(by_default.requests),
+                        static_cast<unsigned long long>(by_default.bytes));
+            EXPECT_LE(c.requests, 3U) << file << " over " << server;
+            EXPECT_LE(c.bytes, by_default.bytes) << file << " over " << server;
         }
     }
 }

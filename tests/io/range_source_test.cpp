@@ -2,7 +2,8 @@
 // RangeSource and FileReader::open(RangeSource): the same results and errors
 // as open_memory / open(path) on every file (valid, truncated at every
 // length, with a bit flipped in every byte), under every option; request
-// counts at open; sources that fail.
+// counts at open (the tail window of FileReadOptions::range_tail_bytes: the
+// default, exact, and sizes between); sources that fail.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,7 +12,9 @@
 #include <vector>
 
 #include "file_test_support.hpp"
+#include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "hurray/io/file_writer.hpp"
 #include "hurray/io/range_source.hpp"
 #include "reader_fingerprint.hpp"
 
@@ -178,8 +181,10 @@ TEST(RangeSourceTest, RequestsAtOpen) {
         auto r = FileReader::open(src, lazy);
         ASSERT_TRUE(r.ok()) << r.error().to_string();
         EXPECT_EQ(src->request_count(), 3U);
+        // The tail window holds the end of the KV section and the index: only
+        // the rest is read, so every byte of the sections is read once.
         const uint64_t index_and_kv = f.trailer.index_offset + f.trailer.index_length - f.trailer.kv_offset;
-        EXPECT_EQ(src->bytes_received(), 64U * 1024 + kFileHeaderSize + index_and_kv);
+        EXPECT_EQ(src->bytes_received(), kFileHeaderSize + index_and_kv + kFileTrailerSize);
         EXPECT_EQ(r->kv().get_int64("n").value(), 7);
         // A tensor outside the window: its descriptor and its data in one
         // request (kept).
@@ -201,6 +206,266 @@ TEST(RangeSourceTest, RequestsAtOpen) {
         EXPECT_EQ(src2->request_count(), at_open);
         ASSERT_TRUE(r2->tensor("big").ok());
         EXPECT_EQ(src2->request_count(), at_open + 1);
+    }
+}
+
+FileReadOptions with_tail(uint64_t tail, DescriptorCheck check = DescriptorCheck::kPeek) {
+    FileReadOptions o;
+    o.range_tail_bytes = tail;
+    o.descriptors = check;
+    return o;
+}
+
+/// The bytes of the header, trailer, index and KV section (issue 28's measure).
+uint64_t section_bytes(const FileTrailer& t) {
+    return kFileHeaderSize + kFileTrailerSize + t.index_length + t.kv_length;
+}
+
+/// What exact mode reads of a file whose KV section and index end at the
+/// trailer: the header, then everything from the first of them to the end
+/// (the test builder pads between them; FileWriter does not).
+uint64_t exact_bytes(const FileTrailer& t, uint64_t size) {
+    return kFileHeaderSize + size - std::min(t.kv_offset, t.index_offset);
+}
+
+/// A file written by FileWriter (with a descriptor table unless `table` is
+/// false): `n` float32 tensors of a page each, so that the data lies before
+/// the tail window and the sections (~100 bytes a tensor) fit in it.
+Bytes written_file(size_t n, bool table) {
+    FileWriterOptions o;
+    o.descriptor_table = table;
+    MemorySink sink;
+    auto w = must(FileWriter::create(sink, o));
+    for (size_t k = 0; k < n; ++k) {
+        auto d = must(make_dense(ElementType::kFloat32, {1024}));
+        Bytes data(d.buffers[0].byte_size, static_cast<uint8_t>(k));
+        std::span<const uint8_t> bufs[] = {data};
+        std::string name("layer.");
+        name.append(std::to_string(k));  // appended: GCC 12 -O3 warns falsely on "a" + std::to_string(...)
+        name.append(".weight");
+        EXPECT_TRUE(w.add_tensor(name, d, bufs).ok());
+    }
+    EXPECT_TRUE(w.kv().set("general.name", KvValue::string("written")).ok());
+    EXPECT_TRUE(w.finish().ok());
+    return std::move(sink).take();
+}
+
+/// A source that sends every `read_ranges` call as one request (as a server
+/// with multi-range support does), counting requests and bytes.
+class VectoredSource final : public RangeSource {
+public:
+    explicit VectoredSource(Bytes bytes) : bytes_(std::move(bytes)) {}
+    [[nodiscard]] uint64_t size() const noexcept override { return bytes_.size(); }
+    [[nodiscard]] Status read(uint64_t offset, std::span<uint8_t> out) override {
+        HURRAY_RETURN_IF_ERROR(check_range(offset, out.size()));
+        count_request(out.size());
+        std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
+        return Status::success();
+    }
+    [[nodiscard]] Status read_ranges(std::span<const ByteRange> ranges) override {
+        uint64_t n = 0;
+        for (const ByteRange& r : ranges) {
+            HURRAY_RETURN_IF_ERROR(check_range(r.offset, r.out.size()));
+            std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(r.offset), r.out.size(), r.out.begin());
+            n += r.out.size();
+        }
+        count_request(n);
+        return Status::success();
+    }
+
+private:
+    Bytes bytes_;
+};
+
+TEST(RangeSourceTest, ExactTailReadsTheSectionsAndNothingMore) {
+    // range_tail_bytes = 0: the trailer, then the header and the index + KV
+    // section in one read_ranges call; with a table, listing needs nothing more.
+    const Bytes bytes = written_file(300, true);
+    const FileTrailer t = must(FileReader::open_memory(bytes)).trailer();
+    ASSERT_EQ(t.index_offset + t.index_length, bytes.size() - kFileTrailerSize);  // KV, index, trailer
+    ASSERT_LT(section_bytes(t), 64U * 1024);
+    ASSERT_GT(bytes.size(), 64U * 1024);
+    const std::string expected = fingerprint(FileReader::open_memory(bytes));
+    {
+        auto src = std::make_shared<MemoryRangeSource>(bytes);  // one request per range
+        auto r = FileReader::open(src, with_tail(0));
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        ASSERT_TRUE(r->descriptor_table_bytes().has_value());
+        for (size_t i = 0; i < r->tensor_count(); ++i) {
+            ASSERT_TRUE(r->descriptor(i).ok());
+        }
+        EXPECT_EQ(src->request_count(), 3U);  // trailer, header, index + KV
+        EXPECT_EQ(src->bytes_received(), section_bytes(t));
+        EXPECT_EQ(fingerprint(std::move(r)), expected);
+    }
+    {
+        auto src = std::make_shared<VectoredSource>(bytes);  // one request per read_ranges call
+        auto r = FileReader::open(src, with_tail(0));
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        for (size_t i = 0; i < r->tensor_count(); ++i) {
+            ASSERT_TRUE(r->descriptor(i).ok());
+        }
+        EXPECT_EQ(src->request_count(), 2U);  // trailer; header and index + KV
+        EXPECT_EQ(src->bytes_received(), section_bytes(t));
+        // Then a tensor costs one request: its descriptor and data.
+        ASSERT_TRUE(r->tensor("layer.7.weight").ok());
+        EXPECT_EQ(src->request_count(), 3U);
+    }
+    {
+        // The default for comparison: the 64 KiB tail (which holds the
+        // sections) and the header.
+        auto src = std::make_shared<MemoryRangeSource>(bytes);
+        auto r = FileReader::open(src);
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_EQ(src->request_count(), 2U);
+        EXPECT_EQ(src->bytes_received(), 64U * 1024 + kFileHeaderSize);
+    }
+    {
+        // Without a table (kLazy: no descriptor read at open), the same three reads.
+        const test::BuiltFile f = big_file();
+        auto src = std::make_shared<MemoryRangeSource>(f.bytes);
+        auto r = FileReader::open(src, with_tail(0, DescriptorCheck::kLazy));
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_EQ(src->request_count(), 3U);
+        EXPECT_EQ(src->bytes_received(), exact_bytes(f.trailer, f.bytes.size()));
+        EXPECT_EQ(r->kv().get_int64("n").value(), 7);
+        EXPECT_EQ(fingerprint(std::move(r)), fingerprint(FileReader::open_memory(f.bytes)));
+    }
+}
+
+TEST(RangeSourceTest, ATailSmallerThanTheTrailerActsAsExact) {
+    const Bytes bytes = written_file(300, true);
+    const FileTrailer t = must(FileReader::open_memory(bytes)).trailer();
+    const std::string expected = fingerprint(FileReader::open_memory(bytes));
+    for (const uint64_t tail : {uint64_t{0}, uint64_t{1}, uint64_t{8}, uint64_t{39}, kFileTrailerSize}) {
+        auto src = std::make_shared<MemoryRangeSource>(bytes);
+        auto r = FileReader::open(src, with_tail(tail));
+        ASSERT_TRUE(r.ok()) << tail << ": " << r.error().to_string();
+        EXPECT_EQ(src->request_count(), 3U) << tail;
+        EXPECT_EQ(src->bytes_received(), section_bytes(t)) << tail;
+        EXPECT_EQ(fingerprint(std::move(r)), expected) << tail;
+    }
+}
+
+TEST(RangeSourceTest, ATailHoldingPartOfTheSectionsReadsOnlyTheRest) {
+    // Windows that end inside the index, at the KV/index boundary, inside the
+    // KV section, at its start, and past it in the tensor region: every byte
+    // is read once (the window, then the header and what the window left
+    // out of the sections), in at most three requests, with the results of
+    // open_memory.
+    for (const bool table : {true, false}) {
+        const Bytes bytes = table ? written_file(300, true) : big_file().bytes;
+        const FileTrailer t = must(FileReader::open_memory(bytes)).trailer();
+        const std::string expected = fingerprint(FileReader::open_memory(bytes));
+        const uint64_t size = bytes.size();
+        const uint64_t sections_from = size - t.kv_offset;  // KV, index, trailer: the last bytes
+        const uint64_t tails[] = {kFileTrailerSize + t.index_length / 2, kFileTrailerSize + t.index_length,
+                                  kFileTrailerSize + t.index_length + t.kv_length / 3, sections_from - 1,
+                                  sections_from, sections_from + 1000};
+        for (const uint64_t tail : tails) {
+            auto src = std::make_shared<MemoryRangeSource>(bytes);
+            auto r = FileReader::open(src, with_tail(tail, DescriptorCheck::kLazy));
+            ASSERT_TRUE(r.ok()) << tail << ": " << r.error().to_string();
+            EXPECT_EQ(src->bytes_received(), kFileHeaderSize + std::max(tail, sections_from)) << table << " " << tail;
+            EXPECT_EQ(src->request_count(), tail < sections_from ? 3U : 2U) << table << " " << tail;
+            EXPECT_EQ(fingerprint(std::move(r)), expected) << table << " " << tail;
+        }
+    }
+}
+
+TEST(RangeSourceTest, ATinyFileInExactMode) {
+    // Smaller than the default window: the default reads it whole in one
+    // request; exact mode reads the sections only (the data and descriptors
+    // of the tensors as they are used).
+    for (const Bytes& bytes : {tiny_file().bytes, written_file(2, true)}) {
+        const FileTrailer t = must(FileReader::open_memory(bytes)).trailer();
+        const std::string expected = fingerprint(FileReader::open_memory(bytes));
+        auto whole = std::make_shared<MemoryRangeSource>(bytes);
+        EXPECT_EQ(fingerprint(FileReader::open(whole, with_tail(64 * 1024, DescriptorCheck::kLazy))), expected);
+        EXPECT_EQ(whole->request_count(), 1U);
+        auto src = std::make_shared<MemoryRangeSource>(bytes);
+        auto r = FileReader::open(src, with_tail(0, DescriptorCheck::kLazy));
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_LE(src->request_count(), 3U);
+        EXPECT_EQ(src->bytes_received(), exact_bytes(t, bytes.size()));
+        EXPECT_EQ(fingerprint(std::move(r)), expected);
+    }
+    // Files shorter than header + trailer, and than the trailer: the errors of
+    // open_memory (and so of the default mode).
+    const Bytes full = tiny_file().bytes;
+    for (const size_t n : {size_t{0}, size_t{1}, size_t{39}, size_t{40}, size_t{41}, size_t{64}, size_t{103},
+                           size_t{104}}) {
+        const Bytes cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+        EXPECT_TRUE(same_as_memory(cut, with_tail(0))) << n;
+    }
+}
+
+TEST(RangeSourceTest, ExactModeGivesTheErrorsOfTheDefaultMode) {
+    // Every truncation and flipped structural byte of a small file, flips in
+    // the sections of a larger one, and garbage: the outcome (error message
+    // included) of open_memory, which is that of the default window, for
+    // exact mode and a window that ends inside the sections.
+    const test::BuiltFile small = tiny_file();
+    const test::BuiltFile large = big_file();
+    for (const uint64_t tail : {uint64_t{0}, uint64_t{100}}) {
+        for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull, DescriptorCheck::kLazy}) {
+            const FileReadOptions o = with_tail(tail, check);
+            for (size_t n = 0; n < small.bytes.size(); ++n) {
+                const Bytes cut(small.bytes.begin(), small.bytes.begin() + static_cast<std::ptrdiff_t>(n));
+                ASSERT_TRUE(same_as_memory(cut, o)) << tail << " cut at " << n;
+            }
+            for (size_t i = 0; i < small.bytes.size(); ++i) {
+                if (i >= kFileHeaderSize && i < small.trailer.kv_offset && i % 7 != 0) {
+                    continue;  // the tensor region: every 7th byte
+                }
+                Bytes bad = small.bytes;
+                bad[i] ^= static_cast<uint8_t>(0x01U << (i % 8));
+                ASSERT_TRUE(same_as_memory(bad, o)) << tail << " byte " << i;
+            }
+            for (const uint64_t i : {uint64_t{8}, large.trailer.kv_offset + 3, large.trailer.index_offset + 2,
+                                     large.trailer_offset + 8, large.trailer_offset + 16, large.trailer_offset + 24,
+                                     large.trailer_offset + 32}) {
+                Bytes bad = large.bytes;
+                bad[i] ^= 0x40;
+                ASSERT_TRUE(same_as_memory(bad, o)) << tail << " byte " << i;
+            }
+        }
+        // Garbage, and a trailer whose offsets point past the file or overflow.
+        for (const size_t n : {size_t{40}, size_t{104}, size_t{1000}, size_t{100000}}) {
+            Bytes junk(n);
+            for (size_t k = 0; k < n; ++k) {
+                junk[k] = static_cast<uint8_t>(k * 131 + 17);
+            }
+            const Bytes with_magic = [&] {
+                Bytes b = junk;
+                if (b.size() < kFileHeaderSize + kFileTrailerSize) {
+                    return b;
+                }
+                std::copy_n(small.bytes.begin(), kFileHeaderSize, b.begin());  // a valid header
+                std::copy_n(small.bytes.end() - static_cast<std::ptrdiff_t>(kFileTrailerSize), kFileTrailerSize,
+                            b.end() - static_cast<std::ptrdiff_t>(kFileTrailerSize));  // the small file's trailer
+                return b;
+            }();
+            for (const Bytes& b : {junk, n >= kFileHeaderSize + kFileTrailerSize ? with_magic : junk}) {
+                auto exact = FileReader::open(std::make_shared<MemoryRangeSource>(b), with_tail(tail));
+                auto by_default = FileReader::open(std::make_shared<MemoryRangeSource>(b));
+                ASSERT_FALSE(exact.ok()) << n;
+                ASSERT_FALSE(by_default.ok()) << n;
+                EXPECT_EQ(exact.error().to_string(), by_default.error().to_string()) << n;
+                EXPECT_TRUE(same_as_memory(b, with_tail(tail))) << n;
+            }
+        }
+        for (const uint64_t far : {large.bytes.size() + uint64_t{4096}, UINT64_MAX - 8}) {
+            for (const uint64_t field : {trailer_field::kIndexOffset, trailer_field::kIndexLength,
+                                         trailer_field::kKvOffset, trailer_field::kKvLength}) {
+                Bytes b = large.bytes;
+                const size_t width = field == trailer_field::kKvLength ? 4 : 8;  // kv_length is a u32
+                for (size_t k = 0; k < width; ++k) {  // little-endian
+                    b[large.trailer_offset + field + k] = static_cast<uint8_t>(far >> (8 * k));
+                }
+                EXPECT_TRUE(same_as_memory(b, with_tail(tail))) << tail << " field " << field;
+            }
+        }
     }
 }
 

@@ -45,7 +45,9 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     /// Bytes read from the end of the file by the request at open (which
     /// also learns the size and the identity); reads inside them cost no
     /// further request. `FileReader` reads the last 64 KiB first, so the
-    /// default makes that read free.
+    /// default makes that read free. With `FileReadOptions::range_tail_bytes
+    /// = 0` (exact listing) set this to 40: the trailer, and nothing more.
+    /// Ranges that end inside these bytes ask only for the part before them.
     uint64_t tail_bytes = uint64_t{64} * 1024;
     /// `read_ranges`: ranges whose gap is at most this many bytes are asked
     /// for as one range (the bytes between are received and dropped).
@@ -212,6 +214,11 @@ private:
     Status setup(void* easy, Response& resp, const std::string& range, void** headers, const std::string& where);
     /// The checks after a single-range transfer ended with `rc`.
     Status conclude(int rc, Response& resp, const std::string& where, uint64_t offset);
+    /// Copies the part of [offset, offset + out.size()) that the bytes read at
+    /// open hold, when the range ends inside them, into the end of `out`;
+    /// returns how many of its first bytes are left to fetch (out.size()
+    /// when none were held).
+    [[nodiscard]] size_t held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept;
     /// "GET <url> bytes [a, b)".
     [[nodiscard]] std::string where(uint64_t offset, uint64_t length) const;
     void* take_multi();

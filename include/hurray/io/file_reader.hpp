@@ -105,6 +105,27 @@ struct HURRAY_IO_EXPORT FileReadOptions {
     /// auto file = hurray::FileReader::open("model.hrry", o);
     /// @endcode
     DescriptorCheck descriptors = DescriptorCheck::kPeek;
+    /// Range sources only (`open(std::shared_ptr<RangeSource>, ...)`): the
+    /// size of the first read at open, a speculative read of the file's last
+    /// bytes. The default, 64 KiB, holds the trailer and, for most files, the
+    /// index and KV section (a small file whole), which saves a round trip.
+    /// 0 means exact: the 40-byte trailer alone first, then exactly the
+    /// header, the index and the KV section (index and KV as one range when
+    /// side by side) in one `RangeSource::read_ranges` call: at most 3
+    /// requests (2 where the source sends several ranges in one request), and
+    /// the bytes read are those of the header, index, KV section and trailer,
+    /// for callers who pay per byte. Values 1-39 act as 0 (a read smaller
+    /// than the trailer would be followed by another for the trailer). Over
+    /// HTTP set `HttpOptions::tail_bytes` to 40 as well: the request at open
+    /// then brings the trailer and nothing more. Whatever the size, the
+    /// sections are read only where the first read did not hold them.
+    ///
+    /// @code
+    /// hurray::FileReadOptions o;
+    /// o.range_tail_bytes = 0;   // header + index + KV + trailer, nothing more
+    /// auto file = hurray::FileReader::open(src, o);
+    /// @endcode
+    uint64_t range_tail_bytes = uint64_t{64} * 1024;
 };
 
 class FileTensorResult;
@@ -173,13 +194,18 @@ public:
     /// messages of a local file; errors are prefixed with the source's
     /// `name()` when it has one. Tensor data is read on first access into
     /// owned memory and kept until the file is closed, as without a mapping;
-    /// `mapped()` is false and `advise` does nothing. Requests at open: the
+    /// `mapped()` is false and `advise` does nothing. Requests at open
+    /// (`FileReadOptions::range_tail_bytes` sets the first read's size): the
     /// last 64 KiB of the file in one (holding the trailer, and usually the
     /// index and KV section; the whole of a small file, which then costs no
-    /// further request), the 64-byte header in a second unless that window
-    /// held it, the index and KV section together in a third unless it held
-    /// them; with `DescriptorCheck::kPeek` (the default) one more per
-    /// descriptor outside the window, with `kFull` two (use `kLazy` to defer
+    /// further request), then, in one `read_ranges` call, the 64-byte header
+    /// unless that window held it and the index and KV section together (only
+    /// their part the window did not hold); with `range_tail_bytes = 0` the
+    /// trailer alone first, then exactly the header, index and KV section
+    /// (at most 3 requests in all, their bytes and nothing more). With
+    /// `DescriptorCheck::kPeek` (the default) one more per
+    /// descriptor outside the window (none with a descriptor table), with
+    /// `kFull` two (use `kLazy` to defer
     /// them: a tensor's first use then costs one request for its descriptor
     /// and one for its data).
     ///
