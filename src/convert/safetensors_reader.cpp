@@ -106,7 +106,9 @@ private:
         }
         const SafeTensorsEntry& e = entries_[i];
         auto bytes = file_.read(data_start_ + e.begin, e.end - e.begin, "tensor data");
-        if (!bytes) {
+        // Still contiguous after the read: it was a slice of the mapping (a mapping that
+        // failed on this first use gives an owned pread copy, which must not be viewed).
+        if (!bytes || !file_.contiguous()) {
             return std::nullopt;
         }
         // SAFETY: the span points into the mapping owned by file_ (a member), which lives

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -43,24 +45,6 @@ struct FdCloser {
     }
 };
 
-/// Unmaps the whole-file mapping when its last user (the reader or a
-/// SharedBuffer handed out by it) goes away.
-struct Unmapper {
-    size_t length = 0;
-    std::optional<MappingWatch> watch;
-    void operator()(const void* base) const noexcept {
-        if (watch) {
-            unwatch_mapping(*watch);  // before the range can be reused
-        }
-        if (base != nullptr) {
-            // SAFETY: base and length are exactly what mmap() returned and
-            // was given; the shared_ptr calls this once, after every span
-            // into the mapping has been dropped with its owner.
-            static_cast<void>(::munmap(const_cast<void*>(base), length));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
-        }
-    }
-};
-
 int to_madvise(AccessPattern pattern) noexcept {
     switch (pattern) {
         case AccessPattern::kNormal:
@@ -78,6 +62,86 @@ int to_madvise(AccessPattern pattern) noexcept {
 }
 
 }  // namespace
+
+/// The whole-file mapping of a mapped source, made by the first access that needs
+/// it (from any thread: the first caller maps under the mutex, later ones see the
+/// published base), and unmapped when the last source copy or SharedBuffer holding
+/// it goes away.
+struct FileSource::LazyMapping {
+    std::shared_ptr<const int> fd;  // kept open while the mapping may still be made
+    size_t length = 0;              // the file's size at open
+    bool writable = false;          // copy-on-write
+    std::atomic<const uint8_t*> base{nullptr};
+    std::atomic<bool> failed{false};
+    std::mutex mutex;
+    // The SIGBUS registration (none when the registry was full); written before
+    // `base` is published, read only after it is seen.
+    std::optional<MappingWatch> watch;
+
+    LazyMapping() = default;
+    LazyMapping(const LazyMapping&) = delete;
+    LazyMapping& operator=(const LazyMapping&) = delete;
+    LazyMapping(LazyMapping&&) = delete;
+    LazyMapping& operator=(LazyMapping&&) = delete;
+
+    ~LazyMapping() {
+        const uint8_t* b = base.load(std::memory_order_acquire);
+        if (b == nullptr) {
+            return;
+        }
+        if (watch) {
+            unwatch_mapping(*watch);  // before the range can be reused
+        }
+        // SAFETY: b and length are exactly what mmap() returned and was given;
+        // this runs once, after every span into the mapping was dropped with
+        // the last share of this object.
+        static_cast<void>(::munmap(const_cast<uint8_t*>(b), length));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    }
+
+    /// The mapped bytes, mapped now if they are not yet; empty when mapping failed.
+    std::span<const uint8_t> get() noexcept {
+        const uint8_t* b = base.load(std::memory_order_acquire);
+        if (b != nullptr) {
+            return {b, length};
+        }
+        if (failed.load(std::memory_order_acquire)) {
+            return {};
+        }
+        return map_now();
+    }
+
+    /// Whether the bytes are mapped already (nothing is mapped here).
+    [[nodiscard]] bool mapped() const noexcept { return base.load(std::memory_order_acquire) != nullptr; }
+
+private:
+    std::span<const uint8_t> map_now() noexcept {
+        const std::lock_guard<std::mutex> lock(mutex);
+        const uint8_t* b = base.load(std::memory_order_acquire);
+        if (b != nullptr || failed.load(std::memory_order_acquire)) {
+            return b != nullptr ? std::span<const uint8_t>(b, length) : std::span<const uint8_t>{};
+        }
+        // SAFETY: a private mapping of the whole file, from offset 0, of its
+        // size at fstat time (open): read-only, or copy-on-write (PROT_WRITE
+        // with MAP_PRIVATE needs only the O_RDONLY descriptor; writes go to
+        // private anonymous pages, never to the file). The result is checked
+        // against MAP_FAILED before use. Pages past a later truncation (before
+        // or after this call) raise SIGBUS; the mapping is registered with the
+        // SIGBUS guard before it is published, which turns such a read into
+        // zeros plus a recorded change (sigbus_guard.hpp, check_unchanged).
+        const int prot = writable ? (PROT_READ | PROT_WRITE) : PROT_READ;  // NOLINT(hicpp-signed-bitwise)
+        void* m = ::mmap(nullptr, length, prot, MAP_PRIVATE, *fd, 0);
+        if (m == MAP_FAILED) {
+            failed.store(true, std::memory_order_release);
+            return {};
+        }
+        watch = watch_mapping(m, length, writable);
+        b = static_cast<const uint8_t*>(m);
+        base.store(b, std::memory_order_release);
+        // SAFETY: the mapping covers exactly `length` readable bytes from b and
+        // stays valid as long as this object lives.
+        return {b, length};
+    }
+};
 
 Result<FileSource> FileSource::open(const std::string& path, bool use_mmap, bool copy_on_write) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected
@@ -104,32 +168,34 @@ Result<FileSource> FileSource::open(const std::string& path, bool use_mmap, bool
     FileSource src;
     src.size_ = static_cast<uint64_t>(st.st_size);
     if (use_mmap && src.size_ > 0 && src.size_ <= SIZE_MAX) {
-        const auto len = static_cast<size_t>(src.size_);
-        // SAFETY: a private mapping of the whole file, from offset 0, of its
-        // size at fstat time: read-only, or copy-on-write (PROT_WRITE with
-        // MAP_PRIVATE needs only the O_RDONLY descriptor; writes go to
-        // private anonymous pages, never to the file). The result is checked
-        // against MAP_FAILED before use. Pages past a later truncation raise
-        // SIGBUS; the mapping is registered with the SIGBUS guard, which
-        // turns such a read into zeros plus a recorded change
-        // (sigbus_guard.hpp, check_unchanged).
-        const int prot = copy_on_write ? (PROT_READ | PROT_WRITE) : PROT_READ;  // NOLINT(hicpp-signed-bitwise)
-        void* base = ::mmap(nullptr, len, prot, MAP_PRIVATE, *fd, 0);
-        if (base != MAP_FAILED) {
+        auto map = std::make_shared<LazyMapping>();
+        map->fd = fd;
+        map->length = static_cast<size_t>(src.size_);
+        map->writable = copy_on_write;
+        // Copy-on-write is mapped now: writable() must say whether it holds.
+        if (!copy_on_write || !map->get().empty()) {
             src.kind_ = Kind::kMapped;
             src.writable_ = copy_on_write;
-            src.watch_ = watch_mapping(base, len, copy_on_write);
-            src.owner_ = std::shared_ptr<const void>(base, Unmapper{len, src.watch_});
-            // SAFETY: the mapping covers exactly len readable bytes from
-            // base and stays valid as long as owner_ (or a copy) lives.
-            src.bytes_ = std::span<const uint8_t>(static_cast<const uint8_t*>(base), len);
-            src.fd_ = std::move(fd);  // kept to re-check the size (check_unchanged)
+            src.owner_ = std::shared_ptr<const void>(map, map.get());
+            src.map_ = std::move(map);
+            src.fd_ = std::move(fd);  // kept to read metadata, fall back, re-check the size
             return src;
         }
     }
     src.kind_ = Kind::kPread;
     src.fd_ = std::move(fd);
     return src;
+}
+
+std::span<const uint8_t> FileSource::whole() const noexcept {
+    if (kind_ == Kind::kMemory) {
+        return bytes_;
+    }
+    return kind_ == Kind::kMapped ? map_->get() : std::span<const uint8_t>{};
+}
+
+bool FileSource::mapping_failed() const noexcept {
+    return kind_ == Kind::kMapped && map_->failed.load(std::memory_order_acquire);
 }
 
 FileSource FileSource::memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner) {
@@ -304,8 +370,11 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
                      offset);
     }
     if (contiguous()) {
-        // offset + length <= size_ == bytes_.size(), so both fit in size_t.
-        return SharedBuffer(bytes_.subspan(static_cast<size_t>(offset), static_cast<size_t>(length)), owner_);
+        const std::span<const uint8_t> all = whole();
+        if (all.size() == size_) {  // not a mapping that failed just now (then: pread below)
+            // offset + length <= size_ == all.size(), so both fit in size_t.
+            return SharedBuffer(all.subspan(static_cast<size_t>(offset), static_cast<size_t>(length)), owner_);
+        }
     }
     if (kind_ == Kind::kRange) {
         if (const Window* w = window_for(offset, *end)) {
@@ -352,11 +421,12 @@ Status FileSource::read_into(uint64_t offset, std::span<uint8_t> out, const char
     if (out.empty()) {
         return Status::success();
     }
-    if (contiguous()) {
-        // SAFETY: [offset, end) lies inside bytes_ (checked above; both fit
-        // in size_t), and `out` has exactly out.size() writable bytes; the
-        // two do not overlap (`out` is the caller's, not the file's).
-        std::memcpy(out.data(), bytes_.data() + offset, out.size());
+    if (const std::span<const uint8_t> all = whole(); all.size() == size_ && !all.empty()) {
+        // SAFETY: [offset, end) lies inside `all` (checked above: end <= size_
+        // == all.size(); both fit in size_t), and `out` has exactly out.size()
+        // writable bytes; the two do not overlap (`out` is the caller's, not
+        // the file's).
+        std::memcpy(out.data(), all.data() + offset, out.size());
         return kind_ == Kind::kMapped ? check_unchanged() : Status::success();
     }
     if (kind_ == Kind::kRange) {
@@ -452,8 +522,8 @@ Status FileSource::check_unchanged() const {
         now = static_cast<uint64_t>(st.st_size);
     }
     uint64_t fault = kNone;
-    if (watch_) {
-        fault = mapping_fault(*watch_).value_or(kNone);
+    if (map_ && map_->mapped() && map_->watch) {
+        fault = mapping_fault(*map_->watch).value_or(kNone);
     }
     const bool resized = now != kNone && now != size_;
     if (fault == kNone && !resized) {
@@ -482,6 +552,15 @@ Status FileSource::advise(uint64_t offset, uint64_t length, AccessPattern patter
         return Error(ErrorCode::kInvalidArgument,
                      "advise: range [" + dec(offset) + ", +" + dec(length) + ") lies outside the file");
     }
+    // Nothing mapped yet: nothing to drop or to reset. The other patterns map the
+    // file, so that the advice holds for the accesses to come.
+    if (!map_->mapped() && (pattern == AccessPattern::kNormal || pattern == AccessPattern::kDontNeed)) {
+        return Status::success();
+    }
+    const std::span<const uint8_t> all = whole();
+    if (all.empty()) {
+        return Status::success();  // the mapping failed: reads use pread, no pages to advise
+    }
     const long page_l = ::sysconf(_SC_PAGESIZE);
     const uint64_t page = page_l > 0 ? static_cast<uint64_t>(page_l) : 4096U;
     // The mapping starts on a page boundary, so rounding the offset down
@@ -495,7 +574,7 @@ Status FileSource::advise(uint64_t offset, uint64_t length, AccessPattern patter
     // MADV_DONTNEED drops the pages, which are read back from the file on the
     // next access; in a copy-on-write mapping that discards what was written,
     // as FileReadOptions::copy_on_write documents).
-    void* addr = const_cast<uint8_t*>(bytes_.data() + first);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    void* addr = const_cast<uint8_t*>(all.data() + first);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
     if (::madvise(addr, static_cast<size_t>(last - first), to_madvise(pattern)) != 0) {
         return Error(ErrorCode::kIoError, os_error("madvise", errno));
     }

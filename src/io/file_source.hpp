@@ -30,17 +30,24 @@ public:
     /// How the bytes are held.
     enum class Kind : uint8_t {
         kMapped,  ///< mmap of the whole file (PROT_READ, MAP_PRIVATE; PROT_WRITE too when
-                  ///< copy-on-write).
+                  ///< copy-on-write), made on first use (see `open`).
         kPread,   ///< An open descriptor; ranges are read on demand.
         kMemory,  ///< Caller-provided bytes.
         kRange,   ///< A RangeSource; ranges are read on demand into owned memory.
     };
 
-    /// Opens `path`. Maps it when `use_mmap` and the mapping succeeds (an
-    /// empty file is never mapped); otherwise keeps the descriptor for pread.
-    /// `copy_on_write` maps it writable and private (writes stay in this
-    /// process; see `FileReadOptions::copy_on_write`). Fails with `kIoError`
-    /// when the file cannot be opened or is not a regular file.
+    /// Opens `path`. With `use_mmap` (and a non-empty file) the source is
+    /// `kMapped`: the whole file is mapped on the first access to its bytes
+    /// (view, read, read_into, advise), not here, so that a reader that only
+    /// lists the file (metadata read with pread) never pays for the mapping
+    /// (mmap + munmap of a large file: 10-50 us here). Should that mapping
+    /// fail, the source reads with pread from then on (`contiguous()` and
+    /// `mapping_failed()` say so). `copy_on_write` maps it writable and
+    /// private (writes stay in this process; see
+    /// `FileReadOptions::copy_on_write`) at once, falling back to `kPread`
+    /// when that fails. Without `use_mmap`, the descriptor is kept for pread.
+    /// Fails with `kIoError` when the file cannot be opened or is not a
+    /// regular file.
     static Result<FileSource> open(const std::string& path, bool use_mmap,
                                    bool copy_on_write = false);
 
@@ -80,21 +87,27 @@ public:
     [[nodiscard]] Kind kind() const noexcept { return kind_; }
     /// Whether the bytes are a copy-on-write mapping that may be written.
     [[nodiscard]] bool writable() const noexcept { return writable_; }
-    /// Whether every byte is addressable without a copy (mapped or memory).
+    /// Whether every byte is addressable without a copy (memory, or mapped
+    /// unless the mapping failed). True for a mapped source not mapped yet.
     [[nodiscard]] bool contiguous() const noexcept {
-        return kind_ == Kind::kMapped || kind_ == Kind::kMemory;
+        return kind_ == Kind::kMemory || (kind_ == Kind::kMapped && !mapping_failed());
     }
+    /// Whether a mapped source's mapping was tried and failed (the source then
+    /// reads with pread); false for the other kinds.
+    [[nodiscard]] bool mapping_failed() const noexcept;
 
     /// The `length` bytes at `offset` as a plain span, without taking a share
     /// of the owner (no reference count traffic, no allocation): for reads
     /// that end before the source does, such as decoding metadata. Only for
-    /// contiguous sources; an empty span when the range leaves the file.
+    /// contiguous sources (a mapped one is mapped here if it is not yet); an
+    /// empty span when the range leaves the file or the mapping failed.
     [[nodiscard]] std::span<const uint8_t> view(uint64_t offset, uint64_t length) const noexcept {
-        if (!contiguous() || offset > bytes_.size() || length > bytes_.size() - offset) {
+        const std::span<const uint8_t> all = whole();
+        if (offset > all.size() || length > all.size() - offset) {
             return {};
         }
-        // Checked just above: offset + length <= bytes_.size(), both fit in size_t.
-        return bytes_.subspan(static_cast<size_t>(offset), static_cast<size_t>(length));
+        // Checked just above: offset + length <= all.size(), both fit in size_t.
+        return all.subspan(static_cast<size_t>(offset), static_cast<size_t>(length));
     }
 
     /// The `length` bytes at `offset`: a zero-copy slice when contiguous, a
@@ -132,7 +145,14 @@ public:
     /// success for unchanged files and for memory sources.
     [[nodiscard]] Status check_unchanged() const;
 
+    /// The mapping of a mapped source, made on first use (shared by copies).
+    struct LazyMapping;
+
 private:
+    /// Every byte of a contiguous source: the caller's memory, or the mapping
+    /// (mapped here on first use); empty for the other kinds, an empty file,
+    /// or a mapping that failed.
+    [[nodiscard]] std::span<const uint8_t> whole() const noexcept;
     /// pread of [offset, offset + out.size()) into `out`; the range lies
     /// inside the file and its offsets fit in off_t (checked by the callers).
     [[nodiscard]] Status pread_into(uint64_t offset, std::span<uint8_t> out, const char* what) const;
@@ -143,16 +163,15 @@ private:
     Kind kind_ = Kind::kMemory;
     uint64_t size_ = 0;
     bool writable_ = false;  // a copy-on-write mapping (kMapped only)
-    // Contiguous sources: the whole file as one span, kept alive by owner_
-    // (the mapping, whose deleter unmaps it, or the caller's owner).
+    // Memory sources: the caller's bytes, kept alive by owner_. Mapped
+    // sources: owner_ shares map_ (whose destructor unmaps the file), which
+    // every SharedBuffer handed out holds.
     std::span<const uint8_t> bytes_;
     std::shared_ptr<const void> owner_;
+    std::shared_ptr<LazyMapping> map_;
     // The open descriptor, closed when the last copy goes: pread reads
-    // through it; a mapped source keeps it to re-check the file's size.
+    // through it; a mapped source keeps it to map the file and re-check its size.
     std::shared_ptr<const int> fd_;
-    // The mapping's SIGBUS registration (mapped sources; none when the
-    // registry was full).
-    std::optional<MappingWatch> watch_;
     // Range sources: the source, and the prefetched windows (offset, bytes,
     // kept) written only while the source is not shared.
     std::shared_ptr<RangeSource> range_;

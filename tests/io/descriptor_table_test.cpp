@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <cstdint>
 #include <memory>
@@ -231,6 +232,56 @@ TEST(DescriptorTable, LocalFilesWithoutATableListFromPreadCopies) {
         ASSERT_FALSE(d);
         EXPECT_EQ(d.error().to_string(), want.to_string());
         EXPECT_TRUE(lazy.descriptor(3));
+    }
+}
+
+/// Whether /proc/self/maps lists a mapping of `path` (Linux).
+bool mapped_in_process(const std::filesystem::path& path) {
+    std::ifstream maps("/proc/self/maps");
+    const std::string name = std::filesystem::canonical(path).string();
+    for (std::string line; std::getline(maps, line);) {
+        if (line.size() >= name.size() && line.compare(line.size() - name.size(), name.size(), name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+TEST(DescriptorTable, ListingNeverMapsTheFile) {
+    // A mapped reader lists a file (open, descriptors decoded from the table) without
+    // mapping it: the mapping is made by the first access to tensor data, and the data
+    // read then is the file's.
+    if (!std::filesystem::exists("/proc/self/maps")) {
+        GTEST_SKIP() << "needs /proc/self/maps to see the process's mappings";
+    }
+    test::TempDir dir;
+    const Bytes bytes = write_file(5);
+    const auto path = dir.path() / "lazy.hrry";
+    write_to(path, bytes);
+    auto in_memory = open_bytes(bytes);
+    for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull, DescriptorCheck::kLazy}) {
+        SCOPED_TRACE(static_cast<int>(check));
+        FileReadOptions o;
+        o.descriptors = check;
+        {
+            auto r = must(FileReader::open(path, o));
+            ASSERT_TRUE(r.descriptor_table_bytes().has_value());
+            TensorDescriptor d;
+            for (size_t i = 0; i < r.tensor_count(); ++i) {
+                ASSERT_TRUE(r.decode_descriptor(i, d));
+                EXPECT_EQ(d, *must(in_memory.descriptor(i)));
+            }
+            EXPECT_FALSE(mapped_in_process(path)) << "listing mapped the file";
+            EXPECT_TRUE(r.mapped()) << "the data is still to be served from a mapping";
+            auto t = must(r.tensor(3));
+            EXPECT_TRUE(mapped_in_process(path)) << "the first data access maps the file";
+            EXPECT_TRUE(r.mapped());
+            const SharedBuffer& data = t.buffers()[0];
+            const auto at = static_cast<size_t>(r.entry(3).data_offset);
+            ASSERT_EQ(data.size(), r.entry(3).data_length);
+            EXPECT_TRUE(std::equal(data.span().begin(), data.span().end(), bytes.begin() + static_cast<std::ptrdiff_t>(at)));
+        }
+        EXPECT_FALSE(mapped_in_process(path)) << "the mapping outlived the reader and its tensors";
     }
 }
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -216,6 +217,99 @@ TEST_F(FileChanges, WithoutMmapATruncatedFileIsAnErrorNotASignal) {
 /// yet installed, so that it finds the program's handler and must chain to
 /// it. HURRAY_FOREIGN_FAULT is "handler" or "default"; outside such a child
 /// this test has nothing to do.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+#else
+constexpr bool kAsan = false;
+#endif
+
+/// In a child whose address space is limited to what it uses now plus 8 MiB, so
+/// that mapping the 32 MiB file fails: a mapped reader opens, the first access to
+/// "small"'s data falls back to pread (mapped() turns false), and both that read and
+/// a second one (kept, as every pread read is) give the values written. Returns
+/// the child's exit code: 0 on success, the failed step otherwise.
+int read_with_mapping_failing(const std::string& path) {
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid != 0) {
+        int status = 0;
+        if (pid < 0 || ::waitpid(pid, &status, 0) != pid) {
+            return 100;
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 101;
+    }
+    long pages = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld", &pages) != 1) {
+            pages = 0;
+        }
+        std::fclose(f);
+    }
+    if (pages <= 0) {
+        ::_exit(10);
+    }
+    const auto used = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+    const rlimit limit{used + 8 * kMiB, used + 8 * kMiB};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) {
+        ::_exit(11);
+    }
+    auto r = FileReader::open(path);
+    if (!r) {
+        ::_exit(12);
+    }
+    if (!r->mapped()) {
+        ::_exit(13);  // open must not map: mapped() still says the data will come from a mapping
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        auto small = r->tensor("small").as<float>();
+        if (!small || small->size() != 16) {
+            ::_exit(14);
+        }
+        for (size_t k = 0; k < small->size(); ++k) {
+            if ((*small)[k] != static_cast<float>(k)) {
+                ::_exit(15);
+            }
+        }
+        if (r->mapped()) {
+            ::_exit(16);  // the mapping failed: the reader says it reads with pread
+        }
+    }
+    ::_exit(0);
+}
+
+TEST(FileChangesChild, TheMappingFailingOnFirstUseFallsBackToPread) {
+    if (kAsan) {
+        GTEST_SKIP() << "AddressSanitizer's shadow memory rules out an address-space limit";
+    }
+    TempDir dir;
+    const std::string path = dir.file("big.hrry");
+    {
+        auto big = make_dense(ElementType::kUInt8, {32 * kMiB});
+        auto small = make_dense(ElementType::kFloat32, {16});
+        ASSERT_TRUE(big && small);
+        const std::vector<uint8_t> zeros(32 * kMiB);
+        std::vector<float> values(16);
+        for (size_t k = 0; k < values.size(); ++k) {
+            values[k] = static_cast<float>(k);
+        }
+        auto w = FileWriter::create_file(path);
+        ASSERT_TRUE(w) << w.error().to_string();
+        const std::span<const uint8_t> big_bufs[] = {zeros};
+        const std::span<const uint8_t> small_bufs[] = {
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4)};
+        ASSERT_TRUE(w->add_tensor("big", *big, big_bufs));
+        ASSERT_TRUE(w->add_tensor("small", *small, small_bufs));
+        ASSERT_TRUE(w->finish());
+    }
+    EXPECT_EQ(read_with_mapping_failing(path), 0);
+}
+
 TEST(FileChangesChild, ForeignFault) {
     const char* mode = std::getenv("HURRAY_FOREIGN_FAULT");
     const char* path = std::getenv("HURRAY_FOREIGN_FAULT_PATH");

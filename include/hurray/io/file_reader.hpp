@@ -141,7 +141,8 @@ struct HURRAY_IO_EXPORT FileComposite {
 
 /// A validated, read-only HRRYFILE container.
 ///
-/// `open` maps the file and checks, before returning, everything that does
+/// `open` checks, before returning (reading metadata with pread; the file is mapped
+/// on the first access to tensor data), everything that does
 /// not need a descriptor decoded: header, trailer, CRC-32C of the index, the
 /// index (every entry inside it, names valid UTF-8 and unique, sort order
 /// when `SORTED_INDEX`, reserved flags zero, descriptors 8-byte aligned and
@@ -244,7 +245,10 @@ public:
     [[nodiscard]] const FileTrailer& trailer() const noexcept;
     /// Size of the file in bytes.
     [[nodiscard]] uint64_t file_size() const noexcept;
-    /// Whether the file is memory-mapped (false: pread fallback or memory).
+    /// Whether the file's data is served from a memory mapping (false: pread fallback or
+    /// memory). The mapping is made on the first access to tensor data, not by `open`
+    /// (listing never pays for it); should it fail then, the reader reads with pread and
+    /// this turns false.
     [[nodiscard]] bool mapped() const noexcept;
     /// Whether the file is mapped copy-on-write (`FileReadOptions::copy_on_write`
     /// was set and the mapping succeeded): only then may tensor data bytes be
