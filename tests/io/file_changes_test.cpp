@@ -217,17 +217,6 @@ TEST_F(FileChanges, WithoutMmapATruncatedFileIsAnErrorNotASignal) {
 /// yet installed, so that it finds the program's handler and must chain to
 /// it. HURRAY_FOREIGN_FAULT is "handler" or "default"; outside such a child
 /// this test has nothing to do.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
 
 /// In a child whose address space is limited to what it uses now plus 8 MiB, so
 /// that mapping the 32 MiB file fails: a mapped reader opens, the first access to
@@ -284,7 +273,7 @@ int read_with_mapping_failing(const std::string& path) {
 }
 
 TEST(FileChangesChild, TheMappingFailingOnFirstUseFallsBackToPread) {
-    if (kAsan) {
+    if (test::kAddressSanitizer) {
         GTEST_SKIP() << "AddressSanitizer's shadow memory rules out an address-space limit";
     }
     TempDir dir;

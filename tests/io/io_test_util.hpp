@@ -15,6 +15,19 @@
 
 namespace hurray::test {
 
+/// Whether this build runs under AddressSanitizer (GCC's macro or Clang's feature).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 using Bytes = std::vector<uint8_t>;
 
 /// A fresh directory under /tmp, removed with everything in it on destruction.

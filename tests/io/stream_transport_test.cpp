@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "io_test_util.hpp"
 #include "channels.hpp"
 #include "file_test_support.hpp"
 #include "stream_test_support.hpp"
@@ -167,17 +168,7 @@ uint64_t hash_words(uint64_t h, std::span<const uint8_t> bytes) {
     return h;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = test::kAddressSanitizer;
 
 #ifdef NDEBUG
 constexpr double kDefaultBigGiB = 3.0;
