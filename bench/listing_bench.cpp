@@ -12,7 +12,7 @@
 //                descriptor decoded and validated (FileReader::decode_descriptor,
 //                which keeps none); no data is touched. N tensors (291: the LLM-like file of ~1 GiB;
 //                100,000 and 1,000,000: uint8[16] tensors, 4 KiB data
-//                alignment, the 1M file ~4 GiB, written on demand and deleted
+//                alignment, the 1M file ~8 GiB, written on demand and deleted
 //                after; HURRAY_BENCH_META_MAX=100000 skips it). T = 1: the file
 //                has a descriptor table (the writer's default); T = 0: written
 //                with FileWriterOptions::descriptor_table = false, as the

@@ -22,6 +22,7 @@
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "io/error_context.hpp"
+#include "io/huge_pages.hpp"
 
 namespace hurray::detail {
 
@@ -460,7 +461,7 @@ Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, con
     if (!end || *end > size_) {
         return read(offset, length, what);  // the same kTruncated error
     }
-    return pread_copy(offset, length, what);
+    return pread_copy(offset, length, what, /*huge_pages=*/true);
 }
 
 Status FileSource::pread_into(uint64_t offset, std::span<uint8_t> out, const char* what) const {
@@ -487,7 +488,8 @@ Status FileSource::pread_into(uint64_t offset, std::span<uint8_t> out, const cha
     return Status::success();
 }
 
-Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, const char* what) const {
+Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, const char* what,
+                                            bool huge_pages) const {
     const auto end = add_u64(offset, length);  // checked by the callers: in the file
     if (!end || length > SIZE_MAX || offset > static_cast<uint64_t>(INT64_MAX) ||
         *end > static_cast<uint64_t>(INT64_MAX)) {
@@ -500,6 +502,9 @@ Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, co
     // handed out (an index of 100,000 entries is ~6 MB).
     const auto size = static_cast<size_t>(length);
     std::shared_ptr<uint8_t[]> buf(new uint8_t[size]);  // NOLINT(modernize-avoid-c-arrays): default-initialised
+    if (huge_pages) {
+        advise_huge_pages(buf.get(), size);  // not written yet
+    }
     HURRAY_RETURN_IF_ERROR(pread_into(offset, std::span<uint8_t>(buf.get(), size), what));
     const std::span<const uint8_t> bytes(buf.get(), size);
     std::shared_ptr<const void> owner(std::move(buf));

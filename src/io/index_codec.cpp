@@ -5,6 +5,7 @@
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "io/byte_view.hpp"
+#include "io/huge_pages.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -104,6 +105,7 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
     }
     std::vector<IndexEntry> entries;
     entries.reserve(static_cast<size_t>(count));
+    detail::advise_huge_pages(entries.data(), entries.capacity() * sizeof(IndexEntry));  // not written yet
     if (entry_offsets != nullptr) {
         entry_offsets->clear();
         entry_offsets->reserve(static_cast<size_t>(count));

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "file_test_support.hpp"
@@ -282,6 +283,96 @@ TEST(DescriptorTable, ListingNeverMapsTheFile) {
             EXPECT_TRUE(std::equal(data.span().begin(), data.span().end(), bytes.begin() + static_cast<std::ptrdiff_t>(at)));
         }
         EXPECT_FALSE(mapped_in_process(path)) << "the mapping outlived the reader and its tensors";
+    }
+}
+
+TEST(DescriptorTable, LargeSectionsAreReadThroughTheMapping) {
+    // Index and KV sections of 4 MiB or more (here a 5 MiB KV value) are views of the
+    // mapping, made at open, not pread copies: the same KV, descriptors and data as
+    // with pread. Cut under the reader, their vanished pages read as zeros: the names
+    // do not crash a lookup, and the change is reported, not a corrupt file.
+    if (!std::filesystem::exists("/proc/self/maps")) {
+        GTEST_SKIP() << "needs /proc/self/maps to see the process's mappings";
+    }
+    test::TempDir dir;
+    KvMetadata kv;
+    std::vector<uint8_t> blob(5U << 20U);
+    for (size_t k = 0; k < blob.size(); ++k) {
+        blob[k] = static_cast<uint8_t>(k * 7 + 1);
+    }
+    ASSERT_TRUE(kv.set("blob", KvValue::bytes(blob)));
+    const Bytes bytes = write_file(6, {}, &kv);
+    const auto path = dir.path() / "big_kv.hrry";
+    write_to(path, bytes);
+    auto in_memory = open_bytes(bytes);
+    for (const bool mmap : {true, false}) {
+        SCOPED_TRACE(mmap ? "mmap" : "pread");
+        FileReadOptions o;
+        o.use_mmap = mmap;
+        auto r = must(FileReader::open(path, o));
+        EXPECT_EQ(mapped_in_process(path), mmap) << "large sections come through the mapping";
+        ASSERT_NE(r.kv().find("blob"), nullptr);
+        ASSERT_NE(r.kv().find("blob")->as_bytes(), nullptr);
+        EXPECT_EQ(*r.kv().find("blob")->as_bytes(), blob);
+        ASSERT_TRUE(r.descriptor_table_bytes().has_value());
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            EXPECT_EQ(r.entry(i).name, in_memory.entry(i).name);
+            EXPECT_EQ(*must(r.descriptor(i)), *must(in_memory.descriptor(i)));
+            Bytes a(r.entry(i).data_length);
+            ASSERT_TRUE(r.read_data(i, 0, a));
+            EXPECT_TRUE(std::equal(a.begin(), a.end(), bytes.begin() + static_cast<std::ptrdiff_t>(r.entry(i).data_offset)));
+        }
+    }
+    // Cut where the KV section begins, under a mapped reader that has decoded nothing.
+    auto r = must(FileReader::open(path));
+    std::filesystem::resize_file(path, r.trailer().kv_offset);
+    for (size_t i = 0; i < r.tensor_count(); ++i) {
+        static_cast<void>(r.find(r.entry(i).name));  // zeros now: no crash, whatever it finds
+        auto t = r.tensor(i);
+        ASSERT_FALSE(t) << "tensor " << i << " from a descriptor table that vanished";
+        EXPECT_NE(t.error().message().find("file changed while"), std::string::npos) << t.error().to_string();
+    }
+    auto changed = r.check_unchanged();
+    ASSERT_FALSE(changed);
+    EXPECT_NE(changed.error().message().find("file changed while mapped"), std::string::npos)
+        << changed.error().to_string();
+}
+
+TEST(DescriptorTable, ConcurrentFirstDataAccessesShareOneMapping) {
+    // Threads reading a freshly opened mapped file race to make its mapping: one maps,
+    // every thread reads the file's bytes through it (ThreadSanitizer runs this).
+    test::TempDir dir;
+    const Bytes bytes = write_file(16);
+    const auto path = dir.path() / "race.hrry";
+    write_to(path, bytes);
+    for (int round = 0; round < 8; ++round) {
+        auto r = must(FileReader::open(path));
+        std::vector<uintptr_t> seen(r.tensor_count());
+        std::vector<int> ok(r.tensor_count());
+        std::vector<std::thread> threads;
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            threads.emplace_back([&, i] {
+                auto t = r.tensor(i);
+                if (!t) {
+                    return;
+                }
+                const SharedBuffer& data = t->buffers()[0];
+                const auto at = static_cast<size_t>(r.entry(i).data_offset);
+                seen[i] = reinterpret_cast<uintptr_t>(data.data()) - at;  // the mapping's base, the same for all
+                ok[i] = std::equal(data.span().begin(), data.span().end(),
+                                   bytes.begin() + static_cast<std::ptrdiff_t>(at))
+                            ? 1
+                            : 0;
+            });
+        }
+        for (auto& t : threads) {
+            t.join();
+        }
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            EXPECT_EQ(ok[i], 1) << "tensor " << i;
+            EXPECT_EQ(seen[i], seen[0]) << "tensor " << i << " came from another mapping";
+        }
+        EXPECT_TRUE(r.mapped());
     }
 }
 

@@ -141,7 +141,8 @@ struct HURRAY_IO_EXPORT FileComposite {
 
 /// A validated, read-only HRRYFILE container.
 ///
-/// `open` checks, before returning (reading metadata with pread; the file is mapped
+/// `open` checks, before returning (reading metadata with pread, or through the
+/// mapping for an index or KV section of 4 MiB or more; otherwise the file is mapped
 /// on the first access to tensor data), everything that does
 /// not need a descriptor decoded: header, trailer, CRC-32C of the index, the
 /// index (every entry inside it, names valid UTF-8 and unique, sort order
