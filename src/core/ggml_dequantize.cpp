@@ -156,52 +156,46 @@ void scale_min_k4(int j, const uint8_t* s, int& sc, int& m) noexcept {
     }
 }
 
-void q4_k(const uint8_t* b, float* y) noexcept {
+/// Q4_K and Q5_K: d and dmin (f16), the 12 packed scale/min bytes, then 8 runs of
+/// 32 values, each `d * scale * q - dmin * min`; `quant(pair, half, l)` gives value
+/// `l` of run `2 * pair + half` (its low nibble for half 0, high for half 1).
+template <typename Quant>
+void k4_blocks(const uint8_t* b, float* y, Quant quant) noexcept {
     const float d = f16(b);
     const float dmin = f16(b + 2);
     const uint8_t* s = b + 4;
-    const uint8_t* q = b + 16;
-    for (int j = 0; j < 8; j += 2) {
+    for (int pair = 0; pair < 4; ++pair) {
         for (int half = 0; half < 2; ++half) {
             int sc = 0;
             int m = 0;
-            scale_min_k4(j + half, s, sc, m);
+            scale_min_k4(2 * pair + half, s, sc, m);
             const float d1 = d * static_cast<float>(sc);
             const float m1 = dmin * static_cast<float>(m);
             for (int l = 0; l < 32; ++l) {
-                const int v = half == 0 ? (q[l] & 0x0F) : (q[l] >> 4);
-                const float p = d1 * static_cast<float>(v);
+                const float p = d1 * static_cast<float>(quant(pair, half, l));
                 *y++ = p - m1;
             }
         }
-        q += 32;
     }
 }
 
+void q4_k(const uint8_t* b, float* y) noexcept {
+    const uint8_t* q = b + 16;
+    k4_blocks(b, y, [q](int pair, int half, int l) {
+        const uint8_t v = q[32 * pair + l];
+        return half == 0 ? (v & 0x0F) : (v >> 4);
+    });
+}
+
 void q5_k(const uint8_t* b, float* y) noexcept {
-    const float d = f16(b);
-    const float dmin = f16(b + 2);
-    const uint8_t* s = b + 4;
-    const uint8_t* qh = b + 16;
+    const uint8_t* qh = b + 16;  // bit 2 * pair + half of byte l: the fifth bit
     const uint8_t* ql = b + 48;
-    uint8_t u = 1;
-    for (int j = 0; j < 8; j += 2) {
-        for (int half = 0; half < 2; ++half) {
-            int sc = 0;
-            int m = 0;
-            scale_min_k4(j + half, s, sc, m);
-            const float d1 = d * static_cast<float>(sc);
-            const float m1 = dmin * static_cast<float>(m);
-            for (int l = 0; l < 32; ++l) {
-                const int v =
-                    (half == 0 ? (ql[l] & 0x0F) : (ql[l] >> 4)) + ((qh[l] & u) != 0 ? 16 : 0);
-                const float p = d1 * static_cast<float>(v);
-                *y++ = p - m1;
-            }
-            u = static_cast<uint8_t>(u << 1);
-        }
-        ql += 32;
-    }
+    k4_blocks(b, y, [qh, ql](int pair, int half, int l) {
+        const uint8_t v = ql[32 * pair + l];
+        const int low = half == 0 ? (v & 0x0F) : (v >> 4);
+        const auto bit = static_cast<unsigned>(2 * pair + half);
+        return low + (((static_cast<unsigned>(qh[l]) >> bit) & 1U) != 0 ? 16 : 0);
+    });
 }
 
 void q6_k(const uint8_t* b, float* y) noexcept {
