@@ -623,7 +623,7 @@ Status FileReader::Impl::load() {
     }
 
     // Mapped files: a large section (kMappedSectionsMin) is a view of the mapping,
-    // a smaller one a pread copy (into huge pages from 4 MiB, as without a mapping).
+    // a smaller one a pread copy.
     // Should the file be cut under the mapping, a view's vanished pages read as
     // zeros, as data would (names included: they point into the index): memory stays
     // valid, and check_unchanged reports the change.
@@ -1332,13 +1332,6 @@ Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes
         // 3-50 us, and the descriptor's page is not one the data needs.
         auto got = source.read_copy(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!got) {
-            // A mapped file that shrank: reported as the change, as a read through the
-            // mapping would be (a pread source's own error says that the file shrank).
-            if (auto changed = source.kind() == detail::FileSource::Kind::kMapped ? source.check_unchanged()
-                                                                                   : Status::success();
-                !changed) {
-                return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
-            }
             return with_context(got.error(), entry_label(e, i), 0);
         }
         read = std::move(*got);

@@ -22,7 +22,6 @@
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
 #include "io/error_context.hpp"
-#include "io/huge_pages.hpp"
 
 namespace hurray::detail {
 
@@ -69,7 +68,6 @@ int to_madvise(AccessPattern pattern) noexcept {
 /// published base), and unmapped when the last source copy or SharedBuffer holding
 /// it goes away.
 struct FileSource::LazyMapping {
-    std::shared_ptr<const int> fd;  // kept open while the mapping may still be made
     size_t length = 0;              // the file's size at open
     bool writable = false;          // copy-on-write
     std::atomic<const uint8_t*> base{nullptr};
@@ -99,8 +97,9 @@ struct FileSource::LazyMapping {
         static_cast<void>(::munmap(const_cast<uint8_t*>(b), length));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
     }
 
-    /// The mapped bytes, mapped now if they are not yet; empty when mapping failed.
-    std::span<const uint8_t> get() noexcept {
+    /// The mapped bytes, mapped now (from `fd`, the source's descriptor) if they are
+    /// not yet; empty when mapping failed.
+    std::span<const uint8_t> get(int fd) noexcept {
         const uint8_t* b = base.load(std::memory_order_acquire);
         if (b != nullptr) {
             return {b, length};
@@ -108,14 +107,14 @@ struct FileSource::LazyMapping {
         if (failed.load(std::memory_order_acquire)) {
             return {};
         }
-        return map_now();
+        return map_now(fd);
     }
 
     /// Whether the bytes are mapped already (nothing is mapped here).
     [[nodiscard]] bool mapped() const noexcept { return base.load(std::memory_order_acquire) != nullptr; }
 
 private:
-    std::span<const uint8_t> map_now() noexcept {
+    std::span<const uint8_t> map_now(int fd) noexcept {
         const std::lock_guard<std::mutex> lock(mutex);
         const uint8_t* b = base.load(std::memory_order_acquire);
         if (b != nullptr || failed.load(std::memory_order_acquire)) {
@@ -130,7 +129,7 @@ private:
         // SIGBUS guard before it is published, which turns such a read into
         // zeros plus a recorded change (sigbus_guard.hpp, check_unchanged).
         const int prot = writable ? (PROT_READ | PROT_WRITE) : PROT_READ;  // NOLINT(hicpp-signed-bitwise)
-        void* m = ::mmap(nullptr, length, prot, MAP_PRIVATE, *fd, 0);
+        void* m = ::mmap(nullptr, length, prot, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
             failed.store(true, std::memory_order_release);
             return {};
@@ -170,11 +169,10 @@ Result<FileSource> FileSource::open(const std::string& path, bool use_mmap, bool
     src.size_ = static_cast<uint64_t>(st.st_size);
     if (use_mmap && src.size_ > 0 && src.size_ <= SIZE_MAX) {
         auto map = std::make_shared<LazyMapping>();
-        map->fd = fd;
         map->length = static_cast<size_t>(src.size_);
         map->writable = copy_on_write;
         // Copy-on-write is mapped now: writable() must say whether it holds.
-        if (!copy_on_write || !map->get().empty()) {
+        if (!copy_on_write || !map->get(*fd).empty()) {
             src.kind_ = Kind::kMapped;
             src.writable_ = copy_on_write;
             src.owner_ = std::shared_ptr<const void>(map, map.get());
@@ -192,7 +190,7 @@ std::span<const uint8_t> FileSource::whole() const noexcept {
     if (kind_ == Kind::kMemory) {
         return bytes_;
     }
-    return kind_ == Kind::kMapped ? map_->get() : std::span<const uint8_t>{};
+    return kind_ == Kind::kMapped ? map_->get(*fd_) : std::span<const uint8_t>{};
 }
 
 bool FileSource::mapping_failed() const noexcept {
@@ -461,7 +459,13 @@ Result<SharedBuffer> FileSource::read_copy(uint64_t offset, uint64_t length, con
     if (!end || *end > size_) {
         return read(offset, length, what);  // the same kTruncated error
     }
-    return pread_copy(offset, length, what, /*huge_pages=*/true);
+    auto copy = pread_copy(offset, length, what);
+    if (!copy) {
+        // A short read of a mapped file is the file changing under the mapping:
+        // reported as check_unchanged reports it, as a read through the mapping would be.
+        HURRAY_RETURN_IF_ERROR(check_unchanged());
+    }
+    return copy;
 }
 
 Status FileSource::pread_into(uint64_t offset, std::span<uint8_t> out, const char* what) const {
@@ -488,8 +492,7 @@ Status FileSource::pread_into(uint64_t offset, std::span<uint8_t> out, const cha
     return Status::success();
 }
 
-Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, const char* what,
-                                            bool huge_pages) const {
+Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, const char* what) const {
     const auto end = add_u64(offset, length);  // checked by the callers: in the file
     if (!end || length > SIZE_MAX || offset > static_cast<uint64_t>(INT64_MAX) ||
         *end > static_cast<uint64_t>(INT64_MAX)) {
@@ -502,9 +505,6 @@ Result<SharedBuffer> FileSource::pread_copy(uint64_t offset, uint64_t length, co
     // handed out (an index of 100,000 entries is ~6 MB).
     const auto size = static_cast<size_t>(length);
     std::shared_ptr<uint8_t[]> buf(new uint8_t[size]);  // NOLINT(modernize-avoid-c-arrays): default-initialised
-    if (huge_pages) {
-        advise_huge_pages(buf.get(), size);  // not written yet
-    }
     HURRAY_RETURN_IF_ERROR(pread_into(offset, std::span<uint8_t>(buf.get(), size), what));
     const std::span<const uint8_t> bytes(buf.get(), size);
     std::shared_ptr<const void> owner(std::move(buf));

@@ -128,8 +128,9 @@ public:
     [[nodiscard]] Status pread_into_copy(uint64_t offset, std::span<uint8_t> out, const char* what) const;
     /// As `read`, but always a copy of a mapped file's bytes, read with
     /// pread: for metadata that must stay right if the file shrinks under
-    /// the mapping (a vanished page reads as zeros). Memory sources are
-    /// still viewed, pread sources read as `read` does.
+    /// the mapping (a vanished page reads as zeros); a short read of a mapped
+    /// file is reported as `check_unchanged` reports the change. Memory sources
+    /// are still viewed, pread sources read as `read` does.
     [[nodiscard]] Result<SharedBuffer> read_copy(uint64_t offset, uint64_t length,
                                                  const char* what) const;
 
@@ -158,11 +159,7 @@ private:
     [[nodiscard]] Status pread_into(uint64_t offset, std::span<uint8_t> out, const char* what) const;
     /// pread of [offset, offset + length), which lies inside the file, into a
     /// fresh heap buffer.
-    /// With `huge_pages`, a buffer of 4 MiB or more is backed by transparent huge
-    /// pages where the kernel allows (metadata read at open: a 60 MB index then costs
-    /// 30 page faults, not 15,000).
-    [[nodiscard]] Result<SharedBuffer> pread_copy(uint64_t offset, uint64_t length, const char* what,
-                                                  bool huge_pages = false) const;
+    [[nodiscard]] Result<SharedBuffer> pread_copy(uint64_t offset, uint64_t length, const char* what) const;
 
     Kind kind_ = Kind::kMemory;
     uint64_t size_ = 0;
