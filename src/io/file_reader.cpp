@@ -573,9 +573,9 @@ DecodeOptions FileReader::Impl::decode_options() const {
 Status FileReader::Impl::load() {
     const uint64_t size = source.size();
 
-    // Range sources: the tail of the file in one request (the trailer, and
-    // with the default 64 KiB for most files the index and KV too; a small
-    // file whole; the trailer alone when exact), kept while the file is open.
+    // Range sources: the tail of the file in one request (by default the
+    // trailer alone; with a larger range_tail_bytes, for most small files the
+    // index and KV too, or the whole file), kept while the file is open.
     // The bytes are checked below exactly as if read separately.
     const uint64_t tail_window = std::max(options.range_tail_bytes, kFileTrailerSize);
     HURRAY_RETURN_IF_ERROR(source.prefetch(size - std::min(size, tail_window), tail_window, true));

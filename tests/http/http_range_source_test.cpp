@@ -103,14 +103,32 @@ TEST_F(NginxTest, RequestCounts) {
     FileReadOptions lazy;
     lazy.descriptors = DescriptorCheck::kLazy;
     {
-        // A small file: the request at open brings all of it.
-        auto src = HttpRangeSource::open(url("small.hrry"), quick());
+        // A small file with a 64 KiB window at open: the request at open
+        // brings all of it.
+        HttpOptions http = quick();
+        http.tail_bytes = uint64_t{64} * 1024;
+        FileReadOptions window;
+        window.range_tail_bytes = http.tail_bytes;
+        auto src = HttpRangeSource::open(url("small.hrry"), http);
         ASSERT_TRUE(src.ok()) << src.error().to_string();
-        auto r = FileReader::open(*src, {});
+        auto r = FileReader::open(*src, window);
         ASSERT_TRUE(r.ok()) << r.error().to_string();
         EXPECT_TRUE(r->check_all().ok());
         EXPECT_TRUE(r->tensor("a").ok());
         EXPECT_EQ((*src)->request_count(), 1U);
+    }
+    {
+        // By default (exact): the trailer at open, the header and index + KV
+        // in one multi-range request, the descriptors (no table) in one more,
+        // and the tensor's data.
+        auto src = HttpRangeSource::open(url("small.hrry"), quick());
+        ASSERT_TRUE(src.ok()) << src.error().to_string();
+        auto r = FileReader::open(*src, {});
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_EQ((*src)->request_count(), 3U);
+        EXPECT_TRUE(r->check_all().ok());
+        EXPECT_TRUE(r->tensor("a").ok());
+        EXPECT_EQ((*src)->request_count(), 4U);
     }
     {
         // Larger: the tail at open, then the header and index + KV in one

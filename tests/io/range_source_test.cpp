@@ -34,11 +34,15 @@ std::vector<FileReadOptions> all_options() {
     std::vector<FileReadOptions> out;
     for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull, DescriptorCheck::kLazy}) {
         for (const bool strict : {true, false}) {
-            FileReadOptions o;
-            o.descriptors = check;
-            o.strict = strict;
-            o.descriptor.strict = strict;
-            out.push_back(o);
+            // The default first read (the trailer alone) and a 64 KiB one.
+            for (const uint64_t tail : {uint64_t{0}, uint64_t{64} * 1024}) {
+                FileReadOptions o;
+                o.descriptors = check;
+                o.strict = strict;
+                o.descriptor.strict = strict;
+                o.range_tail_bytes = tail;
+                out.push_back(o);
+            }
         }
     }
     return out;
@@ -159,9 +163,12 @@ TEST(RangeSourceTest, RequestsAtOpen) {
     FileReadOptions lazy;
     lazy.descriptors = DescriptorCheck::kLazy;
     {
-        // A small file: one request for all of it, nothing more afterwards.
+        // A small file with a 64 KiB first read: one request for all of it,
+        // nothing more afterwards.
         auto src = std::make_shared<MemoryRangeSource>(tiny_file().bytes);
-        auto r = FileReader::open(src, {});
+        FileReadOptions window;
+        window.range_tail_bytes = uint64_t{64} * 1024;
+        auto r = FileReader::open(src, window);
         ASSERT_TRUE(r.ok()) << r.error().to_string();
         EXPECT_EQ(src->request_count(), 1U);
         EXPECT_EQ(src->bytes_received(), src->size());
@@ -312,10 +319,18 @@ TEST(RangeSourceTest, ExactTailReadsTheSectionsAndNothingMore) {
         EXPECT_EQ(src->request_count(), 3U);
     }
     {
-        // The default for comparison: the 64 KiB tail (which holds the
-        // sections) and the header.
+        // The default is exact: the same three reads.
         auto src = std::make_shared<MemoryRangeSource>(bytes);
         auto r = FileReader::open(src);
+        ASSERT_TRUE(r.ok()) << r.error().to_string();
+        EXPECT_EQ(src->request_count(), 3U);
+        EXPECT_EQ(src->bytes_received(), section_bytes(t));
+    }
+    {
+        // A 64 KiB first read for comparison: it holds the sections, then the
+        // header (a round trip fewer, bytes beyond the sections).
+        auto src = std::make_shared<MemoryRangeSource>(bytes);
+        auto r = FileReader::open(src, with_tail(uint64_t{64} * 1024));
         ASSERT_TRUE(r.ok()) << r.error().to_string();
         EXPECT_EQ(src->request_count(), 2U);
         EXPECT_EQ(src->bytes_received(), 64U * 1024 + kFileHeaderSize);
@@ -400,14 +415,14 @@ TEST(RangeSourceTest, ATinyFileInExactMode) {
     }
 }
 
-TEST(RangeSourceTest, ExactModeGivesTheErrorsOfTheDefaultMode) {
+TEST(RangeSourceTest, EveryFirstReadGivesTheErrorsOfAFileInMemory) {
     // Every truncation and flipped structural byte of a small file, flips in
     // the sections of a larger one, and garbage: the outcome (error message
-    // included) of open_memory, which is that of the default window, for
-    // exact mode and a window that ends inside the sections.
+    // included) of open_memory, for exact mode (the default), a first read
+    // that ends inside the sections and one that holds a small file whole.
     const test::BuiltFile small = tiny_file();
     const test::BuiltFile large = big_file();
-    for (const uint64_t tail : {uint64_t{0}, uint64_t{100}}) {
+    for (const uint64_t tail : {uint64_t{0}, uint64_t{100}, uint64_t{64} * 1024}) {
         for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull, DescriptorCheck::kLazy}) {
             const FileReadOptions o = with_tail(tail, check);
             for (size_t n = 0; n < small.bytes.size(); ++n) {

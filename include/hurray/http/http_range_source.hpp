@@ -44,11 +44,13 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     std::vector<std::string> headers;
     /// Bytes read from the end of the file by the request at open (which
     /// also learns the size and the identity); reads inside them cost no
-    /// further request. `FileReader` reads the last 64 KiB first, so the
-    /// default makes that read free. With `FileReadOptions::range_tail_bytes
-    /// = 0` (exact listing) set this to 40: the trailer, and nothing more.
+    /// further request. The default, 40, is an HRRYFILE's trailer, which is
+    /// what `FileReader` reads first by default (`FileReadOptions::
+    /// range_tail_bytes`): listing then receives the header, trailer, index
+    /// and KV section and nothing more. Set both to e.g. 64 KiB to trade
+    /// bytes for a round trip on small files (docs/remote.md).
     /// Ranges that end inside these bytes ask only for the part before them.
-    uint64_t tail_bytes = uint64_t{64} * 1024;
+    uint64_t tail_bytes = 40;
     /// `read_ranges`: ranges whose gap is at most this many bytes are asked
     /// for as one range (the bytes between are received and dropped).
     /// Default 128: about what a separate range costs in the request (its

@@ -106,26 +106,27 @@ struct HURRAY_IO_EXPORT FileReadOptions {
     /// @endcode
     DescriptorCheck descriptors = DescriptorCheck::kPeek;
     /// Range sources only (`open(std::shared_ptr<RangeSource>, ...)`): the
-    /// size of the first read at open, a speculative read of the file's last
-    /// bytes. The default, 64 KiB, holds the trailer and, for most files, the
-    /// index and KV section (a small file whole), which saves a round trip.
-    /// 0 means exact: the 40-byte trailer alone first, then exactly the
-    /// header, the index and the KV section (index and KV as one range when
-    /// side by side) in one `RangeSource::read_ranges` call: at most 3
-    /// requests (2 where the source sends several ranges in one request), and
-    /// the bytes read are those of the header, index, KV section and trailer,
-    /// for callers who pay per byte. Values 1-39 act as 0 (a read smaller
-    /// than the trailer would be followed by another for the trailer). Over
-    /// HTTP set `HttpOptions::tail_bytes` to 40 as well: the request at open
-    /// then brings the trailer and nothing more. Whatever the size, the
-    /// sections are read only where the first read did not hold them.
+    /// size of the first read at open, from the file's end. The default, 0,
+    /// is exact: the 40-byte trailer alone first, then exactly the header,
+    /// the index and the KV section (index and KV as one range when side by
+    /// side) in one `RangeSource::read_ranges` call: at most 3 requests (2
+    /// where the source sends several ranges in one request), and the bytes
+    /// read are those of the header, index, KV section and trailer. Values
+    /// 1-39 act as 0 (a read smaller than the trailer would be followed by
+    /// another for the trailer). A larger value reads that much speculatively
+    /// (e.g. 64 KiB: for a small file the trailer, index, KV section and
+    /// header in one request, which saves a round trip on files of up to that
+    /// size, at the price of the bytes it reads beyond the sections); over
+    /// HTTP set `HttpOptions::tail_bytes` to the same value, so that the
+    /// request at open brings them. Whatever the size, the sections are read
+    /// only where the first read did not hold them.
     ///
     /// @code
     /// hurray::FileReadOptions o;
-    /// o.range_tail_bytes = 0;   // header + index + KV + trailer, nothing more
+    /// o.range_tail_bytes = 64 * 1024;   // one request for a file of up to 64 KiB
     /// auto file = hurray::FileReader::open(src, o);
     /// @endcode
-    uint64_t range_tail_bytes = uint64_t{64} * 1024;
+    uint64_t range_tail_bytes = 0;
 };
 
 class FileTensorResult;
@@ -197,19 +198,16 @@ public:
     /// `name()` when it has one. Tensor data is read on first access into
     /// owned memory and kept until the file is closed, as without a mapping;
     /// `mapped()` is false and `advise` does nothing. Requests at open
-    /// (`FileReadOptions::range_tail_bytes` sets the first read's size): the
-    /// last 64 KiB of the file in one (holding the trailer, and usually the
-    /// index and KV section; the whole of a small file, which then costs no
-    /// further request), then, in one `read_ranges` call, the 64-byte header
-    /// unless that window held it and the index and KV section together (only
-    /// their part the window did not hold); with `range_tail_bytes = 0` the
-    /// trailer alone first, then exactly the header, index and KV section
-    /// (at most 3 requests in all, their bytes and nothing more). With
-    /// `DescriptorCheck::kPeek` (the default) one more per
-    /// descriptor outside the window (none with a descriptor table), with
-    /// `kFull` two (use `kLazy` to defer
-    /// them: a tensor's first use then costs one request for its descriptor
-    /// and one for its data).
+    /// (`FileReadOptions::range_tail_bytes` sets the first read's size; by
+    /// default the trailer alone), then, in one `read_ranges` call, the
+    /// 64-byte header and the index and KV section together (only what the
+    /// first read did not hold): at most 3 requests, the bytes of those
+    /// sections and nothing more. Without a descriptor table, with
+    /// `DescriptorCheck::kPeek` (the default) or `kFull`, the descriptors the
+    /// first read did not hold come in one more `read_ranges` call (one
+    /// request per descriptor on a server that sends one range per request;
+    /// use `kLazy` to defer them: a tensor's first use then costs one request
+    /// for its descriptor and its data).
     ///
     /// @code
     /// auto src = std::make_shared<hurray::MemoryRangeSource>(bytes);
