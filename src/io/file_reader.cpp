@@ -399,8 +399,20 @@ struct FileReader::Impl {
     // read with pread): the entries' names point into them.
     SharedBuffer index_bytes;
     std::vector<IndexEntry> entries;
-    std::vector<size_t, DefaultInitAllocator<size_t>> write_order;     // index positions by descriptor_offset
-    std::vector<size_t, DefaultInitAllocator<size_t>> write_position;  // inverse of write_order
+    // Index positions by descriptor_offset, and its inverse; both empty when the index
+    // is in file order (the usual case: the writer appends entries as it writes
+    // tensors), where they are the identity: ordered(k) and position(i) read them.
+    // A file of 1M tensors then allocates and writes no 16 MB for them at open.
+    std::vector<size_t, DefaultInitAllocator<size_t>> write_order;
+    std::vector<size_t, DefaultInitAllocator<size_t>> write_position;
+    // The identity, built on the first call of FileReader::write_order() when
+    // write_order is empty.
+    mutable std::vector<size_t> identity_order;
+    mutable std::once_flag identity_once;
+    /// Index position of the k-th entry in write order.
+    [[nodiscard]] size_t ordered(size_t k) const noexcept { return write_order.empty() ? k : write_order[k]; }
+    /// Position in write order of index entry `i`.
+    [[nodiscard]] size_t position(size_t i) const noexcept { return write_position.empty() ? i : write_position[i]; }
     bool sorted = false;
     NameTable by_name;      // unsorted index only
     DescriptorStore store;  // decoded descriptors
@@ -522,8 +534,8 @@ Result<FileReader> FileReader::Impl::open(detail::FileSource source,
             HURRAY_RETURN_IF_ERROR(impl->source.check_unchanged());
             return std::move(all).error();
         }
-        for (const size_t i : impl->write_order) {  // every copy against its descriptor in place
-            HURRAY_RETURN_IF_ERROR(impl->check_in_place(i));
+        for (size_t k = 0; k < impl->entries.size(); ++k) {  // every copy against its descriptor in place
+            HURRAY_RETURN_IF_ERROR(impl->check_in_place(impl->ordered(k)));
         }
     }
     if (impl->options.access != AccessPattern::kNormal) {
@@ -694,12 +706,9 @@ Status FileReader::Impl::load() {
             break;
         }
     }
-    write_order.resize(n);
-    write_position.resize(n);
-    if (in_file_order) {
-        std::iota(write_order.begin(), write_order.end(), size_t{0});
-        std::iota(write_position.begin(), write_position.end(), size_t{0});
-    } else {
+    if (!in_file_order) {
+        write_order.resize(n);
+        write_position.resize(n);
         std::vector<std::pair<uint64_t, size_t>> order(n);
         for (size_t i = 0; i < n; ++i) {
             order[i] = {entries[i].descriptor_offset, i};
@@ -920,8 +929,8 @@ bool FileReader::Impl::overlaps_in_file_order() const {
         last_start = start;
         furthest_end = std::max(furthest_end, end);
     };
-    for (const size_t i : write_order) {
-        const IndexEntry& e = entries[i];
+    for (size_t k = 0; k < entries.size(); ++k) {
+        const IndexEntry& e = entries[ordered(k)];
         // Both sums were checked by check_entries.
         visit(e.descriptor_offset, e.descriptor_offset + e.descriptor_length);
         if (e.data_length > 0) {
@@ -1144,7 +1153,8 @@ Status FileReader::Impl::check_overlaps() const {
 
 Status FileReader::Impl::decode_all() {
     // In file order: one sequential sweep over the descriptor pages.
-    for (const size_t i : write_order) {
+    for (size_t k = 0; k < entries.size(); ++k) {
+        const size_t i = ordered(k);
         DescriptorSlot& slot = store.make(i);
         decode_descriptor(i, slot);
         const bool ok = slot.descriptor.has_value();
@@ -1296,12 +1306,14 @@ Status FileReader::Impl::read_descriptors() {
     // (check_entries, check_overlaps), so their total is at most the file's size.
     std::vector<uint64_t> at(n);
     uint64_t total = 0;
-    for (const size_t i : write_order) {
+    for (size_t k = 0; k < n; ++k) {
+        const size_t i = ordered(k);
         at[i] = total;
         total += entries[i].descriptor_length;
     }
     std::vector<uint8_t> bytes(static_cast<size_t>(total));
-    for (const size_t i : write_order) {  // in file order: the kernel's read-ahead helps
+    for (size_t k = 0; k < n; ++k) {  // in file order: the kernel's read-ahead helps
+        const size_t i = ordered(k);
         const IndexEntry& e = entries[i];
         const auto out = std::span<uint8_t>(bytes).subspan(static_cast<size_t>(at[i]), e.descriptor_length);
         if (auto s = source.pread_into_copy(e.descriptor_offset, out, "descriptor"); !s) {
@@ -1450,7 +1462,16 @@ std::optional<uint64_t> FileReader::descriptor_table_bytes() const noexcept {
 }
 size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
 const IndexEntry& FileReader::entry(size_t i) const { return impl_->entries[i]; }
-std::span<const size_t> FileReader::write_order() const noexcept { return impl_->write_order; }
+std::span<const size_t> FileReader::write_order() const noexcept {
+    if (!impl_->write_order.empty() || impl_->entries.empty()) {
+        return impl_->write_order;
+    }
+    std::call_once(impl_->identity_once, [&] {
+        impl_->identity_order.resize(impl_->entries.size());
+        std::iota(impl_->identity_order.begin(), impl_->identity_order.end(), size_t{0});
+    });
+    return impl_->identity_order;
+}
 
 std::optional<size_t> FileReader::find(std::string_view name) const {
     const auto& entries = impl_->entries;
@@ -1594,10 +1615,10 @@ Result<FileComposite> FileReader::composite(size_t head) const {
     const std::string context = "composite headed by " + head_label +
                                 " (descriptors numbered from the head, in descriptor_offset order)";
     CompositeAssembler assembler(CompositeOptions{impl_->strict_descriptors()});
-    const auto& order = impl_->write_order;
-    const size_t p = impl_->write_position[head];
-    for (size_t k = p; k < order.size(); ++k) {
-        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(order[k]));
+    const size_t n = impl_->entries.size();
+    const size_t p = impl_->position(head);
+    for (size_t k = p; k < n; ++k) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(impl_->ordered(k)));
         if (auto s = assembler.add(*d); !s) {
             return with_context(s.error(), context, 0);
         }
@@ -1619,7 +1640,7 @@ Result<FileComposite> FileReader::composite(size_t head) const {
             out.head = head;
             out.members.reserve(c.members.size());
             for (const uint64_t m : c.members) {
-                out.members.push_back(order[p + static_cast<size_t>(m)]);
+                out.members.push_back(impl_->ordered(p + static_cast<size_t>(m)));
             }
             return out;
         }
@@ -1629,8 +1650,9 @@ Result<FileComposite> FileReader::composite(size_t head) const {
 
 Status FileReader::check_all() const {
     CompositeAssembler assembler(CompositeOptions{impl_->strict_descriptors()});
-    for (const size_t i : impl_->write_order) {
-        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
+    const size_t n = impl_->entries.size();
+    for (size_t k = 0; k < n; ++k) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(impl_->ordered(k)));
         if (auto s = assembler.add(*d); !s) {
             return with_context(s.error(),
                                 "composites (descriptors numbered in descriptor_offset order)", 0);
@@ -1640,8 +1662,8 @@ Status FileReader::check_all() const {
         return with_context(s.error(),
                             "composites (descriptors numbered in descriptor_offset order)", 0);
     }
-    for (const size_t i : impl_->write_order) {  // with a table: every copy against its descriptor
-        HURRAY_RETURN_IF_ERROR(impl_->check_in_place(i));
+    for (size_t k = 0; k < n; ++k) {  // with a table: every copy against its descriptor
+        HURRAY_RETURN_IF_ERROR(impl_->check_in_place(impl_->ordered(k)));
     }
     return Status::success();
 }

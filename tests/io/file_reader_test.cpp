@@ -337,6 +337,32 @@ TEST(FileReaderLazy, ConcurrentFirstUseYieldsOneDescriptor) {
     }
 }
 
+TEST(FileReaderLazy, ConcurrentFirstWriteOrderIsOneIdentity) {
+    // An index in file order keeps no write order at open: the first calls of
+    // write_order(), from several threads at once, build one identity.
+    std::vector<TestTensor> ts;
+    for (int i = 0; i < 16; ++i) {
+        ts.push_back(dense(std::string("t").append(std::to_string(i)), ElementType::kFloat32, {2}));
+    }
+    const BuiltFile f = build_file(ts);
+    const FileReader r = open_bytes(f.bytes);
+    std::vector<std::span<const size_t>> seen(4);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < seen.size(); ++t) {
+        threads.emplace_back([&r, &seen, t] { seen[t] = r.write_order(); });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    for (const std::span<const size_t> order : seen) {
+        EXPECT_EQ(order.data(), seen[0].data());
+        ASSERT_EQ(order.size(), r.tensor_count());
+        for (size_t k = 0; k < order.size(); ++k) {
+            EXPECT_EQ(order[k], k);
+        }
+    }
+}
+
 // One reader shared by 8 threads that start together (run under ThreadSanitizer by
 // scripts/test.sh stage 3b), mapped and through pread (data read and cached on first
 // use, under a mutex): lazy descriptors, tensors and their bytes, materialize, lookup,
