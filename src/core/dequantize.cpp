@@ -35,6 +35,7 @@
 #include "core/float16_widen.hpp"
 #include "core/quant_storage.hpp"
 #include "core/float_vector.hpp"
+#include "core/ggml_blocks_rules.hpp"
 #include "core/text.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/element_convert.hpp"
@@ -1119,13 +1120,12 @@ Status dequantize_ggml_blocks(const TensorView& view, uint32_t type, std::span<f
         return Error(ErrorCode::kUnsupported, "dequantize: GGML blocks are defined for the row-major layout only");
     }
     const auto info = ggml_type_info(type);  // ggml_blocks_type() checked the type
-    const uint64_t blocks = info ? out.size() / info->elements : 0;
-    if (!info || out.size() % info->elements != 0) {
+    if (!info || !detail::ggml_whole_blocks(*info, d.shape)) {
         return Error(ErrorCode::kInvalidData,
                      "dequantize: " + dec(out.size()) + " elements are not whole GGML blocks");
     }
     const std::span<const uint8_t> buf = view.buffer(0);
-    const uint64_t need = blocks * info->bytes;  // out holds blocks * elements floats: fits
+    const uint64_t need = detail::ggml_blocks_bytes(*info, out.size()).value_or(UINT64_MAX);  // fits: out holds them
     if (d.byte_offset > buf.size() || buf.size() - d.byte_offset < need) {
         return Error(ErrorCode::kBufferTooSmall, "ggml blocks: buffer 0 holds " + dec(buf.size()) +
                                                      " bytes; byte_offset " + dec(d.byte_offset) + " + " + dec(need) +

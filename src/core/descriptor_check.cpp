@@ -13,6 +13,7 @@
 #include "core/block_padding.hpp"
 #include "core/checked_math.hpp"
 #include "core/descriptor_internal.hpp"
+#include "core/ggml_blocks_rules.hpp"
 #include "core/quant_storage.hpp"
 #include "core/text.hpp"
 #include "core/byte_io.hpp"
@@ -484,47 +485,17 @@ Status check_ggml_blocks(const Ctx& c, const OpaqueQuantization& o, uint64_t q) 
     if (!c.opt.strict) {
         return Status::success();  // carried as any private scheme is; dequantize re-checks
     }
-    if (o.scheme_version != kGgmlBlocksVersion) {
-        return fail(ErrorCode::kUnsupportedQuantizationVersion,
-                    "quantization.scheme_version: GGML blocks version " + dec(o.scheme_version) +
-                        " is not known to this reader (it knows version " + dec(kGgmlBlocksVersion) + ")",
-                    q + 1);
-    }
-    if (o.flags != 0) {
-        return fail(ErrorCode::kReservedFlagBits,
-                    "quantization.flags: GGML blocks define no flags, got " + hex(o.flags, 4), q + 2);
-    }
-    if (o.payload.size() != 16) {
-        return fail(ErrorCode::kInvalidQuantization,
-                    "quantization.payload: GGML blocks take 16 bytes, got " + dec(o.payload.size()), q + 4);
-    }
-    const auto type = load_le<uint32_t>(o.payload.data() + 4);
-    const auto info = ggml_type_info(type);
-    if (!info) {
-        return fail(ErrorCode::kInvalidQuantization,
-                    "ggml_blocks.type: " + dec(type) + " is not a GGML type this library knows", q + 8);
-    }
-    const auto elements = load_le<uint32_t>(o.payload.data() + 8);
-    const auto bytes = load_le<uint32_t>(o.payload.data() + 12);
-    if (elements != info->elements || bytes != info->bytes) {
-        return fail(ErrorCode::kInvalidQuantization,
-                    "ggml_blocks: " + std::string(info->name) + " blocks are " + dec(info->elements) +
-                        " values in " + dec(info->bytes) + " bytes, the payload says " + dec(elements) +
-                        " in " + dec(bytes),
-                    q + (elements != info->elements ? 12 : 16));
-    }
+    HURRAY_ASSIGN_OR_RETURN(const GgmlBlocks blocks, parse_ggml_blocks(o, q));
+    const GgmlTypeInfo& info = blocks.info;
     const TensorDescriptor& d = c.d;
     if (!std::holds_alternative<RowMajorLayout>(d.layout)) {
         return fail(ErrorCode::kInvalidQuantization, "layout: GGML blocks are row-major", c.off.layout);
     }
-    if (d.rank() == 0 || d.shape.back() == kDynamicDim || d.shape.back() % info->elements != 0) {
-        return fail(ErrorCode::kInvalidQuantization,
-                    "shape: the last axis must be a whole number of " + std::string(info->name) + " blocks (" +
-                        dec(info->elements) + " values)",
-                    c.off.shape);
+    if (!ggml_whole_blocks(info, d.shape)) {
+        return fail(ErrorCode::kInvalidQuantization, "shape: " + ggml_whole_blocks_rule(info), c.off.shape);
     }
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));
-    const auto need = mul_u64(count / info->elements, info->bytes);
+    const auto need = ggml_blocks_bytes(info, count);
     if (d.buffers.size() != 1) {
         return fail(ErrorCode::kInvalidBufferCount,
                     "buffer_count: GGML blocks take 1 buffer, got " + dec(d.buffers.size()), c.off.buffer_table);
@@ -534,7 +505,7 @@ Status check_ggml_blocks(const Ctx& c, const OpaqueQuantization& o, uint64_t q) 
         return fail(ErrorCode::kBufferTooSmall,
                     "buffer[0].byte_size: " + dec(have) + " bytes after byte_offset " + dec(d.byte_offset) +
                         " do not hold the " + (need ? dec(*need) : std::string("2^64 or more")) + " bytes of " +
-                        dec(count / info->elements) + " " + std::string(info->name) + " blocks",
+                        dec(count / info.elements) + " " + std::string(info.name) + " blocks",
                     c.off.buffer(0));
     }
     return Status::success();

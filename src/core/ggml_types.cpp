@@ -7,6 +7,8 @@
 
 #include "core/byte_io.hpp"
 #include "core/checked_math.hpp"
+#include "core/ggml_blocks_rules.hpp"
+#include "core/text.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 
@@ -64,18 +66,70 @@ std::vector<uint8_t> ggml_blocks_payload(uint32_t type) {
     return p;
 }
 
+namespace detail {
+
+Result<GgmlBlocks> parse_ggml_blocks(const OpaqueQuantization& o, uint64_t q) {
+    if (o.scheme_version != kGgmlBlocksVersion) {
+        return Error(ErrorCode::kUnsupportedQuantizationVersion,
+                     "quantization.scheme_version: GGML blocks version " + dec(o.scheme_version) +
+                         " is not known to this reader (it knows version " + dec(kGgmlBlocksVersion) + ")",
+                     q + 1);
+    }
+    if (o.flags != 0) {
+        return Error(ErrorCode::kReservedFlagBits,
+                     "quantization.flags: GGML blocks define no flags, got " + hex(o.flags, 4), q + 2);
+    }
+    const auto& p = o.payload;
+    if (p.size() != kPayloadBytes) {
+        return Error(ErrorCode::kInvalidQuantization,
+                     "quantization.payload: GGML blocks take 16 bytes, got " + dec(p.size()), q + 4);
+    }
+    if (p[0] != 'G' || p[1] != 'G' || p[2] != 'M' || p[3] != 'L') {
+        return Error(ErrorCode::kInvalidQuantization, "ggml_blocks.magic: not \"GGML\"", q + 4);
+    }
+    const auto type = load_le<uint32_t>(p.data() + 4);
+    const auto info = ggml_type_info(type);
+    if (!info) {
+        return Error(ErrorCode::kInvalidQuantization,
+                     "ggml_blocks.type: " + dec(type) + " is not a GGML type this library knows", q + 8);
+    }
+    const auto elements = load_le<uint32_t>(p.data() + 8);
+    const auto bytes = load_le<uint32_t>(p.data() + 12);
+    if (elements != info->elements || bytes != info->bytes) {
+        return Error(ErrorCode::kInvalidQuantization,
+                     "ggml_blocks: " + std::string(info->name) + " blocks are " + dec(info->elements) +
+                         " values in " + dec(info->bytes) + " bytes, the payload says " + dec(elements) + " in " +
+                         dec(bytes),
+                     q + (elements != info->elements ? 12 : 16));
+    }
+    return GgmlBlocks{type, *info};
+}
+
+bool ggml_whole_blocks(const GgmlTypeInfo& info, const Shape& shape) noexcept {
+    return !shape.empty() && shape.back() != kDynamicDim && info.elements != 0 && shape.back() % info.elements == 0;
+}
+
+std::string ggml_whole_blocks_rule(const GgmlTypeInfo& info) {
+    return "the last axis must be a whole number of " + std::string(info.name) + " blocks (" + dec(info.elements) +
+           " values)";
+}
+
+std::optional<uint64_t> ggml_blocks_bytes(const GgmlTypeInfo& info, uint64_t values) noexcept {
+    return info.elements == 0 ? std::nullopt : mul_u64(values / info.elements, info.bytes);
+}
+
+}  // namespace detail
+
 Result<TensorDescriptor> make_ggml_blocks(uint32_t type, const Shape& shape) {
     const auto info = ggml_type_info(type);
     if (!info) {
         return Error(ErrorCode::kInvalidArgument, "ggml type " + std::to_string(type) + " is unknown");
     }
-    if (shape.empty() || shape.back() % info->elements != 0) {
-        return Error(ErrorCode::kInvalidArgument, "ggml blocks: the last axis must be a whole number of " +
-                                                      std::string(info->name) + " blocks (" +
-                                                      std::to_string(info->elements) + " values)");
+    if (!detail::ggml_whole_blocks(*info, shape)) {
+        return Error(ErrorCode::kInvalidArgument, "ggml blocks: " + detail::ggml_whole_blocks_rule(*info));
     }
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
-    const auto bytes = detail::mul_u64(count / info->elements, info->bytes);
+    const auto bytes = detail::ggml_blocks_bytes(*info, count);
     if (!bytes) {
         return Error(ErrorCode::kSizeOverflow, "ggml blocks: byte size overflows 64 bits");
     }
@@ -101,18 +155,14 @@ std::optional<uint32_t> ggml_blocks_type(const TensorDescriptor& d) noexcept {
         return std::nullopt;
     }
     const auto* o = std::get_if<OpaqueQuantization>(&d.quantization->scheme);
-    if (o == nullptr || o->scheme_tag != kGgmlBlocksScheme || o->scheme_version != kGgmlBlocksVersion || o->flags != 0 ||
-        o->payload.size() != kPayloadBytes || o->payload[0] != 'G' || o->payload[1] != 'G' ||
-        o->payload[2] != 'M' || o->payload[3] != 'L') {
+    if (o == nullptr || o->scheme_tag != kGgmlBlocksScheme) {
         return std::nullopt;
     }
-    const auto type = detail::load_le<uint32_t>(o->payload.data() + 4);
-    const auto info = ggml_type_info(type);
-    if (!info || info->elements != detail::load_le<uint32_t>(o->payload.data() + 8) ||
-        info->bytes != detail::load_le<uint32_t>(o->payload.data() + 12)) {
+    auto blocks = detail::parse_ggml_blocks(*o, 0);
+    if (!blocks) {
         return std::nullopt;
     }
-    return type;
+    return blocks->type;
 }
 
 }  // namespace hurray
