@@ -2,7 +2,7 @@
 //
 // FILE is an HRRYFILE or a stream (tensors named tensor_0, tensor_1, ...), or `-`; or a
 // SafeTensors, GGUF, .npy or .npz file, read through hurray::convert (GGUF tensors kept as
-// GGML blocks print dequantized by hurray::formats::dequantize_ggml where it has their type).
+// GGML blocks are quantized tensors like any other: hurray::dequantize knows their types).
 // Values are dequantized (quantized tensors print as float32 via hurray::dequantize) and
 // densified (sparse, paged, tiled, strided layouts read through TensorView); `--raw`
 // prints the stored values instead (the integer codes of a quantized tensor). Composite
@@ -60,7 +60,6 @@ struct Loaded {
 #ifdef HURRAY_CLI_HAS_CONVERT
     std::unique_ptr<formats::TensorSource> source;   // a SafeTensors, GGUF or NumPy file
     ForeignTensorBytes bytes;                        // its tensor's buffers (views or copies)
-    std::vector<float> ggml_values;                  // GGML blocks, dequantized
 #endif
 };
 
@@ -171,8 +170,8 @@ std::optional<Failure> load_stream(Input& in, const CatOptions& opt, Loaded& out
 
 #ifdef HURRAY_CLI_HAS_CONVERT
 /// A tensor of a SafeTensors, GGUF, .npy or .npz file: its buffers, zero-copy where the
-/// source maps them. GGML blocks (unless --raw) are dequantized by dequantize_ggml and read
-/// back as a dense float32 tensor.
+/// source maps them. GGML blocks are a quantized tensor like any other: printed
+/// dequantized (core's dequantize knows them) unless --raw.
 std::optional<Failure> load_foreign(Result<ForeignInput>& in, const CatOptions& opt, Loaded& out) {
     if (!in) {
         return Failure{kExitInvalid, where(unprefixed(opt.path, in.error()))};
@@ -187,47 +186,15 @@ std::optional<Failure> load_foreign(Result<ForeignInput>& in, const CatOptions& 
     if (data_bytes(d) > kMaxInMemory) {
         return Failure{kExitInvalid, opt.name + ": more than " + std::to_string(kMaxInMemory) + " bytes of data"};
     }
-    // A plain integer, not the optional: GCC 12 at -O3 reports a false -Wmaybe-uninitialized.
-    const std::optional<uint32_t> blocks = formats::ggml_blocks_type(d);
-    const bool ggml = !opt.raw && blocks.has_value();
-    const uint32_t ggml_type = blocks.value_or(0);
-    uint64_t count = 0;
-    if (ggml) {
-        auto n = element_count(d.shape);
-        if (!n || *n > kMaxDequantized) {
-            return Failure{kExitInvalid, opt.name + ": too large to dequantize here (use --raw)"};
-        }
-        count = *n;
-    }
     auto bytes = read_foreign_tensor(src, *i, /*use_views=*/true, /*keep=*/true);
     if (!bytes) {
         return Failure{kExitInvalid, where(unprefixed(opt.path, bytes.error()))};
     }
     out.bytes = std::move(*bytes);
     out.descriptor = std::make_unique<TensorDescriptor>(d);
-    if (!ggml) {
-        for (const auto& span : out.bytes.spans) {
-            out.buffers.emplace_back(span, nullptr);
-        }
-        return std::nullopt;
+    for (const auto& span : out.bytes.spans) {
+        out.buffers.emplace_back(span, nullptr);
     }
-    if (out.bytes.spans.empty()) {
-        return Failure{kExitInvalid, opt.name + ": GGML blocks without a buffer"};
-    }
-    auto values = formats::dequantize_ggml(ggml_type, out.bytes.spans[0], count);
-    if (!values) {
-        auto info = formats::ggml_type_info(ggml_type);
-        return Failure{kExitInvalid, opt.name + ": GGML type " +
-                                         (info ? std::string(info->name) : std::to_string(ggml_type)) +
-                                         " cannot be printed: " + where(values.error())};
-    }
-    out.ggml_values = std::move(*values);
-    TensorDescriptor dense;
-    dense.element_type = ElementType::kFloat32;
-    dense.shape = d.shape;
-    dense.buffers = {BufferHandle{.byte_size = out.ggml_values.size() * sizeof(float)}};
-    *out.descriptor = dense;
-    out.buffers = {SharedBuffer(byte_span(out.ggml_values), nullptr)};
     return std::nullopt;
 }
 #endif
@@ -431,7 +398,7 @@ void add_cat(CLI::App& app, const Console& console, int* status) {
     add_remote_options(cmd, opt->remote);
     cmd->footer("Quantized tensors print dequantized (float32); sparse, paged, tiled and strided layouts print "
                 "dense; composite heads of a file are materialized; GGUF tensors kept as GGML blocks print "
-                "dequantized where hurray::formats::dequantize_ggml has their type.\n"
+                "dequantized where hurray::dequantize_ggml has their type.\n"
                 "Exit status: 0 ok, 1 invalid input or missing tensor, 2 usage (bad --index).");
     cmd->callback([opt, &console, status] { *status = cat(*opt, console); });
 }
