@@ -18,7 +18,7 @@ int main() {
     if (!saved) return std::fprintf(stderr, "%s\n", saved.error().to_string().c_str()), 1;
     auto file = hurray::load("quickstart.hrry");  // maps the file and checks its structure
     if (!file) return std::fprintf(stderr, "%s\n", file.error().to_string().c_str()), 1;
-    auto w2 = file->tensor("w").as<float>();  // std::span<const float> into the mapping
+    auto w2 = file->tensor("w").as<float>();  // TypedBuffer<float>: zero-copy, holds the mapping
     auto h2 = file->tensor("h").as<hurray::float16_t>();
     auto q2 = file->tensor("q").as<int8_t>();
     if (!w2 || !h2 || !q2) return std::fprintf(stderr, "not the type or layout saved\n"), 1;

@@ -10,7 +10,7 @@
 /// std::vector<float> w = {1, 2, 3, 4, 5, 6};
 /// hurray::Status saved = hurray::save("model.hrry", {{"w", hurray::TensorRef(w, {2, 3})}});
 /// auto file = hurray::load("model.hrry");                       // Result<TensorFile>
-/// auto values = file->tensor("w").as<float>();                  // zero-copy span<const float>
+/// auto values = file->tensor("w").as<float>();                  // zero-copy TypedBuffer<float>
 /// @endcode
 ///
 /// `hurray::net` (async streams, needs Asio) and `hurray::json` are separate
@@ -27,6 +27,7 @@
 #include "hurray/core/element_of.hpp"
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/float_types.hpp"
+#include "hurray/core/lifetime.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/quantize.hpp"
 #include "hurray/core/result.hpp"
@@ -46,4 +47,5 @@
 #include "hurray/io/stream_convert.hpp"
 #include "hurray/io/stream_reader.hpp"
 #include "hurray/io/stream_writer.hpp"
+#include "hurray/io/typed_buffer.hpp"
 #include "hurray/io/tensor_file.hpp"

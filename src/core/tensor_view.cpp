@@ -60,6 +60,14 @@ Status check_morton_extent(const TensorDescriptor& d, const MortonLayout& m, std
 }  // namespace
 
 Result<TensorView> TensorView::make(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers) {
+    // The view keeps its own copy of the descriptor: `d` may be a temporary.
+    auto copy = std::make_shared<const TensorDescriptor>(d);
+    HURRAY_ASSIGN_OR_RETURN(TensorView view, build(*copy, buffers));
+    view.own_desc_ = std::move(copy);
+    return view;
+}
+
+Result<TensorView> TensorView::build(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers) {
     using detail::dec;
     if (std::holds_alternative<CompositeLayout>(d.layout)) {
         return Error(ErrorCode::kUnsupported, "view: a composite head has no data; view its members (composite.hpp)");
@@ -126,7 +134,7 @@ Result<TensorView> TensorView::make(const TensorDescriptor& d, std::span<const s
 
 Result<TensorView> TensorView::make(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers,
                                    std::shared_ptr<const void> owner) {
-    HURRAY_ASSIGN_OR_RETURN(TensorView view, make(d, buffers));
+    HURRAY_ASSIGN_OR_RETURN(TensorView view, build(d, buffers));  // d is kept alive by owner: not copied
     view.owner_ = std::move(owner);
     return view;
 }

@@ -86,8 +86,7 @@ Result<TensorView> FileTensor::view() const {
     return TensorView::make(*descriptor_, spans(), std::shared_ptr<const void>(file_.impl_));
 }
 
-Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_t alignment,
-                                                         const char* cpp_name) const {
+Result<SharedBuffer> FileTensor::typed_bytes(ElementType want, size_t alignment, const char* cpp_name) const {
     const TensorDescriptor& d = *descriptor_;
     // Built only for an error: as<T>() may sit in a loop.
     const auto what = [&] {
@@ -124,7 +123,7 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
     HURRAY_ASSIGN_OR_RETURN(const uint64_t count, element_count(d.shape));
     HURRAY_ASSIGN_OR_RETURN(const uint64_t size, d.element_storage_bytes(count));
     if (count == 0) {
-        return std::span<const uint8_t>();
+        return SharedBuffer();
     }
     // Decoding checked buffer 0 against byte_offset and the shape; kept as a guard.
     const std::span<const SharedBuffer> bufs = buffers();
@@ -133,8 +132,7 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
                                                      dec(bufs.empty() ? 0 : bufs[0].size()) + " bytes, " +
                                                      dec(d.byte_offset) + " + " + dec(size) + " needed");
     }
-    const std::span<const uint8_t> data = bufs[0].span().subspan(static_cast<size_t>(d.byte_offset),
-                                                                      static_cast<size_t>(size));
+    const SharedBuffer data = bufs[0].slice(static_cast<size_t>(d.byte_offset), static_cast<size_t>(size));
     if (reinterpret_cast<uintptr_t>(data.data()) % alignment != 0) {
         return Error(ErrorCode::kUnsupported, what() + ": the data is not aligned to " + dec(alignment) +
                                                   " bytes in memory (a file opened from unaligned memory; "
@@ -143,7 +141,7 @@ Result<std::span<const uint8_t>> FileTensor::typed_bytes(ElementType want, size_
     return data;
 }
 
-Result<std::span<const uint8_t>> FileTensor::bytes() const { return typed_bytes(element_type(), 1, nullptr); }
+Result<SharedBuffer> FileTensor::bytes() const { return typed_bytes(element_type(), 1, nullptr); }
 
 namespace {
 

@@ -76,7 +76,14 @@ TEST(TensorView, MakeChecksTheDescriptorAndTheSpans) {
     ASSERT_TRUE(v.ok());
     EXPECT_EQ(v->buffer(0).size(), 48U);
     EXPECT_EQ(v->buffer_count(), 1U);
-    EXPECT_EQ(&v->descriptor(), &long_span.d);
+    // Without an owner the view keeps its own copy of the descriptor (the
+    // caller's may be a temporary); with one, it refers to the caller's.
+    EXPECT_NE(&v->descriptor(), &long_span.d);
+    EXPECT_EQ(v->descriptor(), long_span.d);
+    std::vector<std::span<const uint8_t>> spans(long_span.bufs.begin(), long_span.bufs.end());
+    auto owned = TensorView::make(long_span.d, spans, std::make_shared<int>(0));
+    ASSERT_TRUE(owned.ok());
+    EXPECT_EQ(&owned->descriptor(), &long_span.d);
 }
 
 TEST(TensorView, SixBitByteOffsetMustStartAGroup) {

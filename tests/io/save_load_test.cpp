@@ -30,8 +30,9 @@ std::vector<T> iota_values(size_t n, double scale) {
 }
 
 template <typename T>
-bool same_values(std::span<const T> a, const std::vector<T>& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+bool same_values(const TypedBuffer<T>& a, const std::vector<T>& b) {
+    const std::span<const T> s = a;
+    return s.size() == b.size() && std::equal(s.begin(), s.end(), b.begin());
 }
 
 bool has(const Error& e, const std::string& text) { return e.message().find(text) != std::string::npos; }
@@ -98,7 +99,7 @@ TEST(SaveLoad, EveryScalarTypeRoundTripsZeroCopy) {
 
     // Zero-copy: the span points into the file's mapping, at its data offset.
     const FileTensor t = *f["f32"];
-    const std::span<const float> w = *t.as<float>();
+    const TypedBuffer<float> w = *t.as<float>();
     EXPECT_EQ(reinterpret_cast<const uint8_t*>(w.data()), t.buffers()[0].data());
     EXPECT_EQ(t.entry().data_offset % 4096, 0U);
     EXPECT_EQ(std::vector<uint64_t>(t.shape().begin(), t.shape().end()), (std::vector<uint64_t>{3, 4}));
@@ -306,8 +307,8 @@ TEST_P(SaveLoadLifetime, TensorsViewsAndSpansOutliveTheirFile) {
         ASSERT_TRUE(v.ok());
         view = std::move(*v);
     }  // the TensorFile and its reader are gone
-    const std::span<const float> span = *tensor->as<float>();
-    EXPECT_TRUE(same_values(span, w));
+    const TypedBuffer<float> values = *tensor->as<float>();
+    EXPECT_TRUE(same_values(values, w));
     EXPECT_EQ(tensor->descriptor().shape, (Shape{32, 32}));
     EXPECT_EQ(tensor->name(), "w");
     tensor.reset();  // only the view holds the file now

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "hurray/core/export.hpp"
+#include "hurray/core/lifetime.hpp"
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -60,9 +61,11 @@ struct HURRAY_CORE_EXPORT ElementLocation {
 /// are checked as they are read: a corrupt one is reported as `kInvalidData`,
 /// naming the buffer and the entry.
 ///
-/// The view refers to the descriptor and to the bytes: both must outlive it,
-/// unless `make` was given an owner that keeps them alive (as
-/// `FileTensor::view` does); copies of the view share that owner.
+/// The view keeps its descriptor: `make` without an owner copies it (so it
+/// may be a temporary), `make` with an owner refers to it, kept alive by the
+/// owner (as `FileTensor::view` does). The bytes must outlive the view unless
+/// an owner keeps them alive; copies of the view share the descriptor and
+/// the owner.
 ///
 /// Block-paged tensors: the logical shape is `[total_tokens, num_heads,
 /// head_dim]`, tokens numbered across the whole batch, sequence after sequence
@@ -109,14 +112,19 @@ public:
     /// auto keep = std::make_shared<Model>(load());   // owns descriptor and bytes
     /// auto view = hurray::TensorView::make(keep->desc, keep->spans, keep);
     /// @endcode
-    static Result<TensorView> make(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers,
+    static Result<TensorView> make(const TensorDescriptor& d HURRAY_LIFETIMEBOUND,
+                                   std::span<const std::span<const uint8_t>> buffers,
                                    std::shared_ptr<const void> owner);
+    /// Not from a temporary descriptor: `owner` cannot keep it alive (use
+    /// `make(d, buffers)`, which copies it).
+    static Result<TensorView> make(const TensorDescriptor&& d, std::span<const std::span<const uint8_t>> buffers,
+                                   std::shared_ptr<const void> owner) = delete;
 
     /// What keeps the descriptor and bytes alive (empty when the caller does).
     [[nodiscard]] const std::shared_ptr<const void>& owner() const noexcept { return owner_; }
 
     /// The descriptor.
-    [[nodiscard]] const TensorDescriptor& descriptor() const noexcept { return *desc_; }
+    [[nodiscard]] const TensorDescriptor& descriptor() const noexcept HURRAY_LIFETIMEBOUND { return *desc_; }
     /// The bytes of buffer `i` (the declared size; the span may be larger).
     [[nodiscard]] std::span<const uint8_t> buffer(size_t i) const noexcept { return buffers_[i]; }
     /// Number of buffers.
@@ -229,8 +237,11 @@ public:
 private:
     TensorView(const TensorDescriptor* d, std::vector<std::span<const uint8_t>> buffers)
         : desc_(d), buffers_(std::move(buffers)) {}
+    /// `make`'s checks, with `d` referred to.
+    static Result<TensorView> build(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers);
 
     const TensorDescriptor* desc_;
+    std::shared_ptr<const TensorDescriptor> own_desc_;  // the copy desc_ points to, when make copied it
     std::vector<std::span<const uint8_t>> buffers_;
     std::vector<uint64_t> seq_starts_;
     std::shared_ptr<const void> owner_;

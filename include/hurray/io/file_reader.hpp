@@ -20,6 +20,7 @@
 #include "hurray/core/composite.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/element_of.hpp"
+#include "hurray/core/lifetime.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/core/tensor_ref.hpp"
@@ -28,6 +29,7 @@
 #include "hurray/io/kv_metadata.hpp"
 #include "hurray/io/range_source.hpp"
 #include "hurray/io/shared_buffer.hpp"
+#include "hurray/io/typed_buffer.hpp"
 
 namespace hurray {
 
@@ -239,9 +241,9 @@ public:
     ~FileReader();
 
     /// The file header.
-    [[nodiscard]] const FileHeader& header() const noexcept;
+    [[nodiscard]] const FileHeader& header() const noexcept HURRAY_LIFETIMEBOUND;
     /// The trailer.
-    [[nodiscard]] const FileTrailer& trailer() const noexcept;
+    [[nodiscard]] const FileTrailer& trailer() const noexcept HURRAY_LIFETIMEBOUND;
     /// Size of the file in bytes.
     [[nodiscard]] uint64_t file_size() const noexcept;
     /// Whether the file's data is served from a memory mapping (false: pread fallback or
@@ -255,7 +257,7 @@ public:
     [[nodiscard]] bool copy_on_write() const noexcept;
     /// The KV metadata (empty when the file has none). The descriptor table's entry
     /// (`kDescriptorTableKey`) is a format artifact, not metadata: it is not listed.
-    [[nodiscard]] const KvMetadata& kv() const noexcept;
+    [[nodiscard]] const KvMetadata& kv() const noexcept HURRAY_LIFETIMEBOUND;
     /// The size of the file's descriptor table (hurray/io/descriptor_table.hpp) when it
     /// has a well-formed one, which the reader lists the tensors from; nullopt when
     /// the descriptors are read in place.
@@ -266,11 +268,11 @@ public:
     /// Index entry `i`, in index order. Precondition: `i < tensor_count()`.
     /// Its name views the file's index: valid while this reader, a copy of it
     /// or a tensor of it is alive.
-    [[nodiscard]] const IndexEntry& entry(size_t i) const;
+    [[nodiscard]] const IndexEntry& entry(size_t i) const HURRAY_LIFETIMEBOUND;
     /// Position of the tensor named `name`, or nothing.
     [[nodiscard]] std::optional<size_t> find(std::string_view name) const;
     /// Index positions sorted by `descriptor_offset` (write order).
-    [[nodiscard]] std::span<const size_t> write_order() const noexcept;
+    [[nodiscard]] std::span<const size_t> write_order() const noexcept HURRAY_LIFETIMEBOUND;
 
     /// The descriptor of tensor `i`, decoded and checked on first use.
     [[nodiscard]] Result<const TensorDescriptor*> descriptor(size_t i) const;
@@ -363,7 +365,7 @@ private:
 /// @code
 /// auto file = hurray::FileReader::open("model.hrry");
 /// auto w = file->tensor("w");                 // FileTensorResult
-/// auto values = w.as<float>();                // Result<std::span<const float>>
+/// auto values = w.as<float>();                // Result<TypedBuffer<float>>: holds the storage
 /// auto all = w.to_float32();                  // any type, layout, quantization
 /// @endcode
 class HURRAY_IO_EXPORT FileTensor {
@@ -371,26 +373,26 @@ public:
     /// Position of the tensor in the index.
     [[nodiscard]] size_t index() const noexcept { return index_; }
     /// Its index entry (name, descriptor and data offsets).
-    [[nodiscard]] const IndexEntry& entry() const noexcept { return *entry_; }
+    [[nodiscard]] const IndexEntry& entry() const noexcept HURRAY_LIFETIMEBOUND { return *entry_; }
     /// Its name.
-    [[nodiscard]] std::string_view name() const noexcept { return entry_->name; }
+    [[nodiscard]] std::string_view name() const noexcept HURRAY_LIFETIMEBOUND { return entry_->name; }
     /// Its decoded and checked descriptor.
-    [[nodiscard]] const TensorDescriptor& descriptor() const noexcept { return *descriptor_; }
+    [[nodiscard]] const TensorDescriptor& descriptor() const noexcept HURRAY_LIFETIMEBOUND { return *descriptor_; }
     /// The element type (for a composite head, the logical type).
     [[nodiscard]] ElementType element_type() const noexcept { return descriptor_->element_type; }
     /// The shape.
-    [[nodiscard]] std::span<const uint64_t> shape() const noexcept { return descriptor_->shape; }
+    [[nodiscard]] std::span<const uint64_t> shape() const noexcept HURRAY_LIFETIMEBOUND { return descriptor_->shape; }
     /// Whether it is a composite head (no buffers of its own; its members are
     /// other tensors of the file, see `FileReader::composite`).
     [[nodiscard]] bool is_composite() const noexcept;
     /// One buffer per entry of the descriptor's buffer table, each exactly its
     /// declared size; zero-copy views into the mapping when mapped.
-    [[nodiscard]] std::span<const SharedBuffer> buffers() const noexcept {
+    [[nodiscard]] std::span<const SharedBuffer> buffers() const noexcept HURRAY_LIFETIMEBOUND {
         return buffer_count_ <= kInlineBuffers ? std::span<const SharedBuffer>(inline_buffers_.data(), buffer_count_)
                                                : std::span<const SharedBuffer>(more_buffers_);
     }
     /// The file it belongs to.
-    [[nodiscard]] const FileReader& file() const noexcept { return file_; }
+    [[nodiscard]] const FileReader& file() const noexcept HURRAY_LIFETIMEBOUND { return file_; }
 
     /// A `TensorView` over its buffers (addressing, materialization), holding
     /// a share of the file so that it stays valid on its own. Composite heads
@@ -399,11 +401,15 @@ public:
 
     /// The data of a dense, row-major, unquantized tensor whose elements are
     /// whole bytes (not bool or 1/2/4/6-bit types): the bytes of element
-    /// [0, ..., 0] onward, one element after another. The error says which
+    /// [0, ..., 0] onward, one element after another, zero-copy, holding a
+    /// share of their storage (valid on their own). The error says which
     /// condition failed.
-    [[nodiscard]] Result<std::span<const uint8_t>> bytes() const;
+    [[nodiscard]] Result<SharedBuffer> bytes() const;
 
-    /// The elements as `T`, zero-copy: the tensor must be dense and row-major
+    /// The elements as `T`, zero-copy, in a `TypedBuffer` that holds a share
+    /// of their storage (valid on its own, after the file is closed too;
+    /// it converts to `std::span<const T>` where it is kept alive): the
+    /// tensor must be dense and row-major
     /// (or strided with row-major strides), unquantized, of the element type
     /// that stores `T` (`element_type_of<T>()`: `float` for float32,
     /// `hurray::float16_t` for float16, `int8_t` for int8, ...), and its data
@@ -417,7 +423,7 @@ public:
     /// float first = (*w)[0];
     /// @endcode
     template <TensorElement T>
-    [[nodiscard]] Result<std::span<const T>> as() const {
+    [[nodiscard]] Result<TypedBuffer<T>> as() const {
         auto data = typed_bytes(element_type_of<T>(), alignof(T), element_cpp_name<T>());
         if (!data) {
             return std::move(data).error();
@@ -425,9 +431,9 @@ public:
         // SAFETY: typed_bytes checked that the bytes hold whole elements of the
         // type that stores T (same size and representation, little-endian),
         // aligned for T; T is trivially copyable, so the bytes are T objects
-        // (implicit object creation).
-        return std::span<const T>(reinterpret_cast<const T*>(data->data()),
-                                  data->size() / sizeof(T));
+        // (implicit object creation). Their owner comes with them.
+        return TypedBuffer<T>(std::span<const T>(reinterpret_cast<const T*>(data->data()), data->size() / sizeof(T)),
+                              data->owner());
     }
 
     /// Every logical element in row-major order as storage bytes of the
@@ -452,8 +458,7 @@ private:
     FileTensor(FileReader file, size_t index, const IndexEntry* entry,
                const TensorDescriptor* descriptor)
         : file_(std::move(file)), index_(index), entry_(entry), descriptor_(descriptor) {}
-    [[nodiscard]] Result<std::span<const uint8_t>> typed_bytes(ElementType want, size_t alignment,
-                                                               const char* cpp_name) const;
+    [[nodiscard]] Result<SharedBuffer> typed_bytes(ElementType want, size_t alignment, const char* cpp_name) const;
     /// One span per buffer.
     [[nodiscard]] std::vector<std::span<const uint8_t>> spans() const;
     /// Appends the next of `count` buffers (the same `count` every call).
@@ -486,11 +491,11 @@ public:
 
     /// `FileTensor::as<T>()`, or this result's error.
     template <TensorElement T>
-    [[nodiscard]] Result<std::span<const T>> as() const {
+    [[nodiscard]] Result<TypedBuffer<T>> as() const {
         return then([](const FileTensor& t) { return t.template as<T>(); });
     }
     /// `FileTensor::bytes()`, or this result's error.
-    [[nodiscard]] Result<std::span<const uint8_t>> bytes() const {
+    [[nodiscard]] Result<SharedBuffer> bytes() const {
         return then([](const FileTensor& t) { return t.bytes(); });
     }
     /// `FileTensor::materialize()`, or this result's error.

@@ -41,6 +41,10 @@ public:
     [[nodiscard]] size_t size() const noexcept { return bytes_.size(); }
     /// Whether it holds no byte.
     [[nodiscard]] bool empty() const noexcept { return bytes_.empty(); }
+    /// First byte's position (iteration).
+    [[nodiscard]] const uint8_t* begin() const noexcept { return bytes_.data(); }
+    /// Past the last byte.
+    [[nodiscard]] const uint8_t* end() const noexcept { return bytes_.data() + bytes_.size(); }
     /// A sub-range sharing the same owner; `offset + length` must be <= size().
     [[nodiscard]] SharedBuffer slice(size_t offset, size_t length) const {
         return {bytes_.subspan(offset, length), owner_};

@@ -22,14 +22,14 @@ namespace hurray {
 /// A thin layer over `FileReader` (reachable with `reader()`): the file is
 /// mapped once and checked at open (header, trailer, index, CRC-32C, KV);
 /// each descriptor is decoded and checked on first use. Everything handed
-/// out — `FileTensor`s, the spans of `as<T>()`, views — shares ownership of
+/// out — `FileTensor`s, the `TypedBuffer`s of `as<T>()`, views — shares ownership of
 /// the file, so none of it dangles when the `TensorFile` goes away first.
 /// Copies share the same opened file. Thread-safe for concurrent reads.
 ///
 /// @code
 /// auto file = hurray::load("model.hrry");
 /// if (!file) { std::fprintf(stderr, "%s\n", file.error().to_string().c_str()); return 1; }
-/// auto w = file->tensor("w").as<float>();       // Result<std::span<const float>>, zero-copy
+/// auto w = file->tensor("w").as<float>();       // Result<TypedBuffer<float>>, zero-copy
 /// auto q = file->tensor("q").to_float32();      // any tensor as float32 values
 /// for (const auto& [name, t] : *file) { ... }  // every tensor, in index order
 /// auto arch = file->kv().get_string("general.architecture");
@@ -121,7 +121,7 @@ private:
 /// auto file = hurray::load("model.hrry");
 /// if (!file) return file.error();
 /// hurray::TensorFile& f = *file;
-/// std::span<const float> w = f["w"].as<float>().value();   // aborts if "w" is not float32
+/// auto w = f["w"].as<float>().value();   // TypedBuffer<float>; aborts if "w" is not float32
 /// @endcode
 [[nodiscard]] HURRAY_IO_EXPORT Result<TensorFile> load(const std::filesystem::path& path, const FileReadOptions& options = {});
 
