@@ -201,6 +201,141 @@ HURRAY_C_API uint32_t hurray_c_abi_version(void);
  */
 HURRAY_C_API const char* hurray_last_error_message(void);
 
+/**
+ * @name Library error codes
+ * The precise code of a failure (`hurray_last_error_code`): the values of
+ * `hurray::ErrorCode`, stable, each named as `hurray_error_code_name` names it
+ * and as error messages begin. Several map to one status (docs/c-api.md).
+ * @{
+ */
+/** No failure on this thread yet (`hurray_last_error_code`). */
+#define HURRAY_CODE_NONE 0
+/** `truncated`: The input ends before a field that must be read. */
+#define HURRAY_CODE_TRUNCATED 1
+/** `invalid_magic`: The magic bytes are not "HRRY". */
+#define HURRAY_CODE_INVALID_MAGIC 2
+/** `unsupported_version`: `version_major` is not one this library reads. */
+#define HURRAY_CODE_UNSUPPORTED_VERSION 3
+/** `invalid_descriptor_length`: `descriptor_length` is too short or disagrees with the fields. */
+#define HURRAY_CODE_INVALID_DESCRIPTOR_LENGTH 4
+/** `reserved_flag_bits`: A reserved bit of a flags field is set. */
+#define HURRAY_CODE_RESERVED_FLAG_BITS 5
+/** `reserved_bytes_non_zero`: A reserved byte is not zero. */
+#define HURRAY_CODE_RESERVED_BYTES_NON_ZERO 6
+/** `invalid_element_type`: Type tag 0x00/0xFF, or a type not allowed in this position. */
+#define HURRAY_CODE_INVALID_ELEMENT_TYPE 7
+/** `unknown_element_type`: Type tag reserved or unassigned (strict mode). */
+#define HURRAY_CODE_UNKNOWN_ELEMENT_TYPE 8
+/** `invalid_extension_type`: Extension type section violates its rules or its flag. */
+#define HURRAY_CODE_INVALID_EXTENSION_TYPE 9
+/** `rank_too_large`: `rank` exceeds 64. */
+#define HURRAY_CODE_RANK_TOO_LARGE 10
+/** `invalid_shape`: A dimension is not allowed here (e.g. dynamic). */
+#define HURRAY_CODE_INVALID_SHAPE 11
+/** `size_overflow`: A size computation overflows 64 bits. */
+#define HURRAY_CODE_SIZE_OVERFLOW 12
+/** `invalid_layout_tag`: Layout tag 0x00 or 0xFF. */
+#define HURRAY_CODE_INVALID_LAYOUT_TAG 13
+/** `unknown_layout_tag`: Layout tag reserved or unassigned. */
+#define HURRAY_CODE_UNKNOWN_LAYOUT_TAG 14
+/** `unsupported_extension_layout`: Private layout whose id the reader does not know. */
+#define HURRAY_CODE_UNSUPPORTED_EXTENSION_LAYOUT 15
+/** `invalid_layout`: A layout-specific field violates its rule. */
+#define HURRAY_CODE_INVALID_LAYOUT 16
+/** `rank_not_allowed`: The rank is not allowed for this layout. */
+#define HURRAY_CODE_RANK_NOT_ALLOWED 17
+/** `nesting_too_deep`: Recursive tiling or composite nesting too deep. */
+#define HURRAY_CODE_NESTING_TOO_DEEP 18
+/** `invalid_buffer_count`: `buffer_count` disagrees with layout and quantization. */
+#define HURRAY_CODE_INVALID_BUFFER_COUNT 19
+/** `invalid_buffer_handle`: A buffer handle field is invalid. */
+#define HURRAY_CODE_INVALID_BUFFER_HANDLE 20
+/** `device_mismatch`: Buffers of one tensor on different devices/classes. */
+#define HURRAY_CODE_DEVICE_MISMATCH 21
+/** `buffer_too_small`: A declared buffer cannot hold what the shape requires. */
+#define HURRAY_CODE_BUFFER_TOO_SMALL 22
+/** `byte_offset_out_of_range`: `byte_offset` is not allowed or exceeds buffer 0. */
+#define HURRAY_CODE_BYTE_OFFSET_OUT_OF_RANGE 23
+/** `invalid_quantization`: A quantization field violates its rule. */
+#define HURRAY_CODE_INVALID_QUANTIZATION 24
+/** `unknown_quantization_scheme`: Scheme tag reserved, unassigned or private (strict). */
+#define HURRAY_CODE_UNKNOWN_QUANTIZATION_SCHEME 25
+/** `unsupported_quantization_version`: `scheme_version` newer than supported. */
+#define HURRAY_CODE_UNSUPPORTED_QUANTIZATION_VERSION 26
+/** `invalid_quantization_storage_type`: The storage type is not allowed by the scheme. */
+#define HURRAY_CODE_INVALID_QUANTIZATION_STORAGE_TYPE 27
+/** `invalid_quantization_buffer`: A parameter buffer index or size is wrong. */
+#define HURRAY_CODE_INVALID_QUANTIZATION_BUFFER 28
+/** `invalid_shard`: Shard section violates its bounds. */
+#define HURRAY_CODE_INVALID_SHARD 29
+/** `invalid_statistics`: Statistics section violates its rules. */
+#define HURRAY_CODE_INVALID_STATISTICS 30
+/** `invalid_composite`: Composite head or member section violates its rules. */
+#define HURRAY_CODE_INVALID_COMPOSITE 31
+/** `invalid_argument`: A caller passed an argument that cannot be honoured. */
+#define HURRAY_CODE_INVALID_ARGUMENT 32
+/** `io_error`: An operating-system I/O call failed. */
+#define HURRAY_CODE_IO_ERROR 33
+/** `invalid_file`: A container file is structurally invalid. */
+#define HURRAY_CODE_INVALID_FILE 34
+/** `checksum_mismatch`: A stored checksum does not match. */
+#define HURRAY_CODE_CHECKSUM_MISMATCH 35
+/** `not_found`: A named item does not exist. */
+#define HURRAY_CODE_NOT_FOUND 36
+/** `invalid_data`: Data bytes violate an invariant (sparse indices...). */
+#define HURRAY_CODE_INVALID_DATA 37
+/** `unsupported`: Valid, but not supported by this build. */
+#define HURRAY_CODE_UNSUPPORTED 38
+/** `invalid_document`: A JSON or CBOR document is malformed or does not match its schema. */
+#define HURRAY_CODE_INVALID_DOCUMENT 39
+/** `duplicate_name`: A tensor name or KV key appears twice. */
+#define HURRAY_CODE_DUPLICATE_NAME 40
+/** `size_mismatch`: Bytes given or stored disagree with the declared size. */
+#define HURRAY_CODE_SIZE_MISMATCH 41
+/** `invalid_name`: A tensor name or KV key is empty, too long or not UTF-8. */
+#define HURRAY_CODE_INVALID_NAME 42
+/** `overlap`: Two regions of a container overlap. */
+#define HURRAY_CODE_OVERLAP 43
+/** `type_mismatch`: A value has another type than the one asked for. */
+#define HURRAY_CODE_TYPE_MISMATCH 44
+/** `out_of_memory`: Memory for a result could not be allocated. */
+#define HURRAY_CODE_OUT_OF_MEMORY 45
+/** A failure of the C layer itself that no library code describes (`HURRAY_ERR_INTERNAL`, `HURRAY_ERR_INTERNAL_PANIC`). */
+#define HURRAY_CODE_INTERNAL -1
+/** `hurray_last_error_offset` when no byte offset applies. */
+#define HURRAY_NO_OFFSET UINT64_MAX
+/** @} */
+
+/**
+ * The precise code (`HURRAY_CODE_*`) of the last failure on the calling
+ * thread, `HURRAY_CODE_NONE` when no call on this thread has failed. The
+ * status a call returns is coarser (23 codes give `HURRAY_ERR_INVALID_LAYOUT`):
+ * this tells them apart without reading the message. A failure the C layer
+ * detects itself gives the code of its class (a NULL argument, an index past
+ * the end or a caller's array too small: `HURRAY_CODE_INVALID_ARGUMENT`).
+ * Successful calls leave it as it is.
+ *
+ * @code
+ * if (hurray_file_open(path, 0, &file) != HURRAY_OK &&
+ *     hurray_last_error_code() == HURRAY_CODE_CHECKSUM_MISMATCH) { ... }
+ * @endcode
+ */
+HURRAY_C_API int32_t hurray_last_error_code(void);
+
+/**
+ * The byte offset of the last failure on the calling thread (in the file,
+ * stream or descriptor being read: the field that is wrong), or
+ * `HURRAY_NO_OFFSET` when none applies or no call has failed.
+ */
+HURRAY_C_API uint64_t hurray_last_error_offset(void);
+
+/**
+ * The name of a `HURRAY_CODE_*` value ("truncated", "checksum_mismatch", ...;
+ * "none" for 0, "internal" for `HURRAY_CODE_INTERNAL`, "unknown" for any other
+ * value). Infallible; a static string.
+ */
+HURRAY_C_API const char* hurray_error_code_name(int32_t code);
+
 /* ------------------------------------------------------------------------ */
 /* Files (read side)                                                        */
 /* ------------------------------------------------------------------------ */

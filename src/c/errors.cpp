@@ -15,17 +15,66 @@ constexpr const char* kNoMemoryForMessage = "out_of_memory: the error message co
 struct LastError {
     std::string text;
     const char* fallback = nullptr;  // when set, wins over text
+    int32_t code = 0;                // hurray_last_error_code
+    uint64_t offset = UINT64_MAX;    // hurray_last_error_offset
 };
+
+/// The library error code that names the class of a failure the C layer
+/// detects itself (it has a status, not an Error): hurray_last_error_code.
+int32_t code_of_status(HurrayStatus status) noexcept {
+    switch (status) {
+        case HURRAY_ERR_INVALID_MAGIC:
+        case HURRAY_ERR_WRONG_FORMAT:
+            return static_cast<int32_t>(ErrorCode::kInvalidMagic);
+        case HURRAY_ERR_VERSION_MISMATCH:
+            return static_cast<int32_t>(ErrorCode::kUnsupportedVersion);
+        case HURRAY_ERR_INVALID_LAYOUT:
+            return static_cast<int32_t>(ErrorCode::kInvalidLayout);
+        case HURRAY_ERR_INVALID_TYPE:
+            return static_cast<int32_t>(ErrorCode::kInvalidElementType);
+        case HURRAY_ERR_IO:
+            return static_cast<int32_t>(ErrorCode::kIoError);
+        case HURRAY_ERR_NOT_FOUND:
+            return static_cast<int32_t>(ErrorCode::kNotFound);
+        case HURRAY_ERR_UNSUPPORTED:
+            return static_cast<int32_t>(ErrorCode::kUnsupported);
+        case HURRAY_ERR_OUT_OF_MEMORY:
+            return static_cast<int32_t>(ErrorCode::kOutOfMemory);
+        case HURRAY_ERR_TRUNCATED:
+            return static_cast<int32_t>(ErrorCode::kTruncated);
+        case HURRAY_ERR_INVALID_FILE:
+            return static_cast<int32_t>(ErrorCode::kInvalidFile);
+        case HURRAY_ERR_TYPE_MISMATCH:
+            return static_cast<int32_t>(ErrorCode::kTypeMismatch);
+        case HURRAY_ERR_BUFFER_TOO_SMALL:
+        case HURRAY_ERR_NULL_POINTER:
+        case HURRAY_ERR_INVALID_SYNC_MODE:
+        case HURRAY_ERR_SYNC_MODE_MISMATCH:
+        case HURRAY_ERR_INDEX_OUT_OF_BOUNDS:
+        case HURRAY_ERR_INVALID_ARGUMENT:
+            return static_cast<int32_t>(ErrorCode::kInvalidArgument);
+        default:
+            return HURRAY_CODE_INTERNAL;  // HURRAY_ERR_INTERNAL, _INTERNAL_PANIC: no library code
+    }
+}
 
 LastError& last_error() noexcept {
     thread_local LastError last;
     return last;
 }
 
+// The HURRAY_CODE_* values of hurray.h are hurray::ErrorCode's.
+static_assert(HURRAY_CODE_TRUNCATED == static_cast<int32_t>(ErrorCode::kTruncated));
+static_assert(HURRAY_CODE_INVALID_LAYOUT == static_cast<int32_t>(ErrorCode::kInvalidLayout));
+static_assert(HURRAY_CODE_INVALID_ARGUMENT == static_cast<int32_t>(ErrorCode::kInvalidArgument));
+static_assert(HURRAY_CODE_OUT_OF_MEMORY == static_cast<int32_t>(ErrorCode::kOutOfMemory));
+
 }  // namespace
 
 void set_last_error(std::string_view text) noexcept {
     LastError& last = last_error();
+    last.code = HURRAY_CODE_INTERNAL;  // set by the callers that know it
+    last.offset = UINT64_MAX;
     try {
         last.text.assign(text);
         last.fallback = nullptr;
@@ -36,6 +85,8 @@ void set_last_error(std::string_view text) noexcept {
 
 void set_last_error(const char* function, std::string_view what) noexcept {
     LastError& last = last_error();
+    last.code = HURRAY_CODE_INTERNAL;  // set by the callers that know it
+    last.offset = UINT64_MAX;
     try {
         std::string text(function);
         text += ": ";
@@ -156,12 +207,16 @@ HurrayStatus fail(const Error& error) noexcept {
         set_last_error(kNoMemoryForMessage);
     }
     const HurrayStatus status = status_of(error.code());
+    LastError& last = last_error();
+    last.code = error.code() == ErrorCode::kOk ? HURRAY_CODE_INTERNAL : static_cast<int32_t>(error.code());
+    last.offset = error.has_offset() ? error.offset() : UINT64_MAX;
     // An error that says "ok" would tell the caller that a failed call succeeded.
     return status == HURRAY_OK ? HURRAY_ERR_INTERNAL : status;
 }
 
 HurrayStatus fail(HurrayStatus status, const char* function, std::string_view what) noexcept {
     set_last_error(function, what);
+    last_error().code = code_of_status(status);
     return status;
 }
 
@@ -178,6 +233,8 @@ HurrayStatus null_argument(const char* function, const char* argument) noexcept 
     } catch (...) {
         last.fallback = kNoMemoryForMessage;
     }
+    last.code = code_of_status(HURRAY_ERR_NULL_POINTER);
+    last.offset = UINT64_MAX;
     return HURRAY_ERR_NULL_POINTER;
 }
 
@@ -190,6 +247,24 @@ HURRAY_C_API uint32_t hurray_c_abi_version(void) { return HURRAY_C_ABI_VERSION; 
 HURRAY_C_API const char* hurray_last_error_message(void) {
     const hurray::c::LastError& last = hurray::c::last_error();
     return last.fallback != nullptr ? last.fallback : last.text.c_str();
+}
+
+HURRAY_C_API int32_t hurray_last_error_code(void) { return hurray::c::last_error().code; }
+
+HURRAY_C_API uint64_t hurray_last_error_offset(void) { return hurray::c::last_error().offset; }
+
+HURRAY_C_API const char* hurray_error_code_name(int32_t code) {
+    if (code == HURRAY_CODE_INTERNAL) {
+        return "internal";
+    }
+    if (code == HURRAY_CODE_NONE) {
+        return "none";
+    }
+    if (code < 0 || code > static_cast<int32_t>(hurray::ErrorCode::kOutOfMemory)) {
+        return "unknown";
+    }
+    // error_code_name returns a literal (NUL-terminated) for every code in range.
+    return hurray::error_code_name(static_cast<hurray::ErrorCode>(code)).data();
 }
 
 }  // extern "C"

@@ -949,6 +949,7 @@ int main(int argc, char** argv) {
     reference_compat_tests();
     convert_tests();
     descriptor_table_tests();
+    error_code_tests();
 
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

@@ -70,5 +70,6 @@ void thread_tests(void);   // c_thread_test.c: the last error message is per thr
 void reference_compat_tests(void);  // c_reference_compat_test.c: the reference hurray.h, ABI 4
 void convert_tests(void);  // c_convert_test.c: converters, format detection, sources
 void descriptor_table_tests(void);  // c_descriptor_table_test.c: files with, without and with broken tables
+void error_code_tests(void);  // c_error_code_test.c: the precise code and offset of each failure
 
 #endif  // HURRAY_C_TEST_UTIL_H
