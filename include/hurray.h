@@ -98,6 +98,8 @@ typedef int32_t HurrayStatus;
 #define HURRAY_ERR_INVALID_ARGUMENT -19
 /** A KV value has another type than the getter asks for. */
 #define HURRAY_ERR_TYPE_MISMATCH -20
+/** The caller cancelled the operation (`HurrayConvertOptions::cancellable_progress` returned nonzero). */
+#define HURRAY_ERR_CANCELLED -21
 
 /* ------------------------------------------------------------------------ */
 /* Opaque handles                                                           */
@@ -300,6 +302,8 @@ HURRAY_C_API const char* hurray_last_error_message(void);
 #define HURRAY_CODE_TYPE_MISMATCH 44
 /** `out_of_memory`: Memory for a result could not be allocated. */
 #define HURRAY_CODE_OUT_OF_MEMORY 45
+/** `cancelled`: The caller cancelled the operation (a progress callback). */
+#define HURRAY_CODE_CANCELLED 46
 /** A failure of the C layer itself that no library code describes (`HURRAY_ERR_INTERNAL`, `HURRAY_ERR_INTERNAL_PANIC`). */
 #define HURRAY_CODE_INTERNAL -1
 /** `hurray_last_error_offset` when no byte offset applies. */
@@ -1417,6 +1421,14 @@ HURRAY_C_API HurrayStatus hurray_detect_format(const char* path, uint8_t* out_fo
 typedef void (*HurrayProgressFn)(void* context, uint64_t done_bytes, uint64_t total_bytes);
 
 /**
+ * Progress callback of a conversion that can cancel it: as `HurrayProgressFn`,
+ * returning 0 to go on and nonzero to cancel. A cancelled conversion returns
+ * `HURRAY_ERR_CANCELLED` (`HURRAY_CODE_CANCELLED`) and leaves no output (an
+ * existing file keeps its content). See `hurray_convert_file_cancellable`.
+ */
+typedef int (*HurrayCancellableProgressFn)(void* context, uint64_t done_bytes, uint64_t total_bytes);
+
+/**
  * How `hurray_convert_file` converts. Fill it with
  * `hurray_convert_options_init`, which sets `struct_size` and the defaults,
  * then change fields: a later version of this header may append fields, and
@@ -1505,6 +1517,23 @@ HURRAY_C_API HurrayStatus hurray_convert_options_init(HurrayConvertOptions* opti
  */
 HURRAY_C_API HurrayStatus hurray_convert_file(const char* in_path, const char* out_path,
                                               const HurrayConvertOptions* options, HurrayConvertReport* report);
+
+/**
+ * `hurray_convert_file`, with a progress callback that can cancel: `progress`
+ * (NULL: none) is called with `context` after each chunk, in place of
+ * `options->progress`, and a nonzero return cancels the conversion:
+ * `HURRAY_ERR_CANCELLED`, and no output is left (an existing file keeps its
+ * content). Return 0 to go on.
+ *
+ * @code
+ * static int keep_going(void* stop, uint64_t done, uint64_t total) { return *(volatile int*)stop; }
+ * hurray_convert_file_cancellable("in.gguf", "out.hrry", NULL, keep_going, &stop_flag, NULL);
+ * @endcode
+ */
+HURRAY_C_API HurrayStatus hurray_convert_file_cancellable(const char* in_path, const char* out_path,
+                                                          const HurrayConvertOptions* options,
+                                                          HurrayCancellableProgressFn progress, void* context,
+                                                          HurrayConvertReport* report);
 
 /**
  * Any supported file opened read-only: its tensors in Hurray's terms (names,

@@ -85,23 +85,31 @@ ElementType dtype_arg(const py::object& dtype) {
     return *type;
 }
 
-/// A Python progress callable called from the converting thread: takes the
-/// GIL for each call; the first exception it raises is kept (and re-raised
-/// once the conversion is over) and the callable is not called again.
+/// Called from the converting thread after each chunk: takes the GIL, calls the
+/// Python progress callable (when given), then runs the signal handlers (Ctrl-C
+/// raises KeyboardInterrupt there). The first exception, from either, cancels the
+/// conversion: it is kept, and re-raised once the conversion has cleaned up.
 struct PythonProgress {
     py::object callable;
     std::optional<py::error_already_set> error;
 
-    void operator()(uint64_t done, uint64_t total) {
+    bool operator()(uint64_t done, uint64_t total) {
         const py::gil_scoped_acquire gil;
         if (error) {
-            return;
+            return false;
         }
         try {
-            callable(done, total);
+            if (callable) {
+                callable(done, total);
+            }
+            if (PyErr_CheckSignals() != 0) {
+                throw py::error_already_set();
+            }
         } catch (py::error_already_set& e) {
             error.emplace(std::move(e));
+            return false;
         }
+        return true;
     }
 };
 
@@ -119,8 +127,9 @@ py::dict convert(const std::filesystem::path& src, const std::filesystem::path& 
             throw py::type_error("progress must be a callable (done_bytes, total_bytes) or None");
         }
         reporter->callable = progress;
-        options.progress = [reporter](uint64_t done, uint64_t total) { (*reporter)(done, total); };
     }
+    // Always: Ctrl-C cancels a conversion, with or without a progress callable.
+    options.progress = [reporter](uint64_t done, uint64_t total) { return (*reporter)(done, total); };
     std::optional<Result<fmt::ConvertReport>> done;
     {
         const py::gil_scoped_release release;

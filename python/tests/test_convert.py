@@ -354,6 +354,7 @@ def test_options_and_progress(tmp_path):
 
     with pytest.raises(RuntimeError, match="stop here"):
         hurray.convert(tmp_path / "a.npy", tmp_path / "b.hrry", progress=boom)
+    assert not (tmp_path / "b.hrry").exists()  # the exception cancelled it: no output
     with pytest.raises(TypeError):
         hurray.convert(tmp_path / "a.npy", tmp_path / "c.hrry", progress=42)
     with pytest.raises(hurray.InvalidArgumentError):
@@ -447,3 +448,28 @@ def test_corrupted_numpy_and_gguf_raise(gguf_dir, tmp_path):
     with pytest.raises(hurray.FileError):
         hurray.open_source(tmp_path / "missing.gguf")
     assert not (tmp_path / "x.hrry").exists()
+
+
+def test_ctrl_c_cancels_a_conversion_and_leaves_no_output(tmp_path):
+    # SIGINT as Ctrl-C delivers it (_thread.interrupt_main) during a conversion:
+    # KeyboardInterrupt comes out of hurray.convert, which cancelled at the chunk
+    # it was on; nothing is left at the output path, an existing file is kept.
+    import _thread
+
+    a = np.zeros(3 << 20, dtype=np.float32)  # 12 MiB: two chunks of 8 MiB
+    np.save(tmp_path / "a.npy", a)
+    seen = []
+
+    def interrupt(done, total):
+        seen.append(done)
+        _thread.interrupt_main()
+
+    with pytest.raises(KeyboardInterrupt):
+        hurray.convert(tmp_path / "a.npy", tmp_path / "b.hrry", progress=interrupt)
+    assert seen == [seen[0]] and seen[0] < a.nbytes
+    assert not (tmp_path / "b.hrry").exists()
+    (tmp_path / "keep.safetensors").write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        hurray.convert(tmp_path / "a.npy", tmp_path / "keep.safetensors", progress=interrupt)
+    assert (tmp_path / "keep.safetensors").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "keep.safetensors"]

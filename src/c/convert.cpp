@@ -183,9 +183,12 @@ HURRAY_C_API HurrayStatus hurray_detect_format(const char* path, uint8_t* out_fo
     });
 }
 
-HURRAY_C_API HurrayStatus hurray_convert_file(const char* in_path, const char* out_path,
-                                              const HurrayConvertOptions* options, HurrayConvertReport* report) {
-    static constexpr const char* kFn = "hurray_convert_file";
+namespace {
+
+// hurray_convert_file(_cancellable): `cancellable` (when not NULL) replaces options->progress.
+HurrayStatus convert_file_c(const char* kFn, const char* in_path, const char* out_path,
+                            const HurrayConvertOptions* options, HurrayCancellableProgressFn cancellable,
+                            void* context, HurrayConvertReport* report) {
     return guarded(kFn, [&]() -> HurrayStatus {
         if (const HurrayStatus s = require(kFn, {{in_path, "in_path"}, {out_path, "out_path"}}); s != HURRAY_OK) {
             return s;
@@ -194,6 +197,11 @@ HURRAY_C_API HurrayStatus hurray_convert_file(const char* in_path, const char* o
         fmt::ConvertOptions opt;
         if (const HurrayStatus s = options_from_c(kFn, options, opt); s != HURRAY_OK) {
             return s;
+        }
+        if (cancellable != nullptr) {
+            opt.progress = [cancellable, context](uint64_t done, uint64_t total) {
+                return cancellable(context, done, total) == 0;
+            };
         }
         auto done = fmt::convert_file(in_path, out_path, opt);
         if (!done.ok()) {
@@ -211,10 +219,26 @@ HURRAY_C_API HurrayStatus hurray_convert_file(const char* in_path, const char* o
         return HURRAY_OK;
 #else
         (void)options;
+        (void)cancellable;
+        (void)context;
         (void)report;
         return not_built(kFn);
 #endif
     });
+}
+
+}  // namespace
+
+HURRAY_C_API HurrayStatus hurray_convert_file(const char* in_path, const char* out_path,
+                                              const HurrayConvertOptions* options, HurrayConvertReport* report) {
+    return convert_file_c("hurray_convert_file", in_path, out_path, options, nullptr, nullptr, report);
+}
+
+HURRAY_C_API HurrayStatus hurray_convert_file_cancellable(const char* in_path, const char* out_path,
+                                                          const HurrayConvertOptions* options,
+                                                          HurrayCancellableProgressFn progress, void* context,
+                                                          HurrayConvertReport* report) {
+    return convert_file_c("hurray_convert_file_cancellable", in_path, out_path, options, progress, context, report);
 }
 
 HURRAY_C_API HurrayStatus hurray_source_open(const char* path, uint32_t flags, HurraySource** out) {

@@ -46,6 +46,8 @@ int32_t code_of_status(HurrayStatus status) noexcept {
             return static_cast<int32_t>(ErrorCode::kInvalidFile);
         case HURRAY_ERR_TYPE_MISMATCH:
             return static_cast<int32_t>(ErrorCode::kTypeMismatch);
+        case HURRAY_ERR_CANCELLED:
+            return static_cast<int32_t>(ErrorCode::kCancelled);
         case HURRAY_ERR_BUFFER_TOO_SMALL:
         case HURRAY_ERR_NULL_POINTER:
         case HURRAY_ERR_INVALID_SYNC_MODE:
@@ -68,6 +70,7 @@ static_assert(HURRAY_CODE_TRUNCATED == static_cast<int32_t>(ErrorCode::kTruncate
 static_assert(HURRAY_CODE_INVALID_LAYOUT == static_cast<int32_t>(ErrorCode::kInvalidLayout));
 static_assert(HURRAY_CODE_INVALID_ARGUMENT == static_cast<int32_t>(ErrorCode::kInvalidArgument));
 static_assert(HURRAY_CODE_OUT_OF_MEMORY == static_cast<int32_t>(ErrorCode::kOutOfMemory));
+static_assert(HURRAY_CODE_CANCELLED == static_cast<int32_t>(ErrorCode::kCancelled));
 
 }  // namespace
 
@@ -161,6 +164,8 @@ HurrayStatus status_of(ErrorCode code) noexcept {
             return HURRAY_ERR_TYPE_MISMATCH;
         case ErrorCode::kOutOfMemory:
             return HURRAY_ERR_OUT_OF_MEMORY;
+        case ErrorCode::kCancelled:
+            return HURRAY_ERR_CANCELLED;
     }
     return HURRAY_ERR_INTERNAL;  // a value outside the enumeration
 }
@@ -260,7 +265,7 @@ HURRAY_C_API const char* hurray_error_code_name(int32_t code) {
     if (code == HURRAY_CODE_NONE) {
         return "none";
     }
-    if (code < 0 || code > static_cast<int32_t>(hurray::ErrorCode::kOutOfMemory)) {
+    if (code < 0 || code > static_cast<int32_t>(hurray::ErrorCode::kCancelled)) {
         return "unknown";
     }
     // error_code_name returns a literal (NUL-terminated) for every code in range.

@@ -111,6 +111,14 @@ Result<ConvertReport> write_impl(const TensorSource& source, const std::filesyst
 
 }  // namespace
 
+Status report_progress(const ProgressCallback& progress, uint64_t done_bytes, uint64_t total_bytes) {
+    if (!progress || progress(done_bytes, total_bytes)) {
+        return Status::success();
+    }
+    return Error(ErrorCode::kCancelled, "cancelled by the progress callback after " + std::to_string(done_bytes) +
+                                            " of " + std::to_string(total_bytes) + " bytes of tensor data");
+}
+
 Result<ConvertReport> write(const TensorSource& source, const std::filesystem::path& path,
                             const ConvertOptions& options) {
     return detail::guarded(path.string(), [&]() { return write_impl(source, path, options); });

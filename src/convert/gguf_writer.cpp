@@ -487,16 +487,13 @@ Status write_tensor(ByteSink& sink, const TensorSource& src, size_t i, const Pla
     const uint64_t chunk_bytes = std::max<uint64_t>(options.chunk_bytes, 64);
     auto report = [&](uint64_t n) {
         done += n;
-        if (options.progress) {
-            options.progress(done, total);
-        }
+        return report_progress(options.progress, done, total);
     };
     if (p.kind == Plan::Kind::kDequantize) {
         HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
                                 dequantized_bytes(src, i, options.dequantize_type));
         HURRAY_RETURN_IF_ERROR(sink.write(bytes));
-        report(bytes.size());
-        return Status::success();
+        return report(bytes.size());
     }
     if (p.kind == Plan::Kind::kCopy) {
         const auto view = src.view(i, 0);
@@ -510,7 +507,7 @@ Status write_tensor(ByteSink& sink, const TensorSource& src, size_t i, const Pla
                 HURRAY_RETURN_IF_ERROR(sink.write(chunk));
             }
             off += n;
-            report(n);
+            HURRAY_RETURN_IF_ERROR(report(n));
         }
         return Status::success();
     }
@@ -530,7 +527,7 @@ Status write_tensor(ByteSink& sink, const TensorSource& src, size_t i, const Pla
         HURRAY_RETURN_IF_ERROR(src.read(i, 1, b0 * 2, scales));
         detail::ggml_interleave(p.presentation, quants, scales, chunk);
         HURRAY_RETURN_IF_ERROR(sink.write(chunk));
-        report(chunk.size());
+        HURRAY_RETURN_IF_ERROR(report(chunk.size()));
     }
     return Status::success();
 }

@@ -35,9 +35,7 @@ Status write_npy_impl(const TensorSource& source, const std::filesystem::path& p
             HURRAY_RETURN_IF_ERROR(
                 (*sink)->write(view->subspan(static_cast<size_t>(pos), static_cast<size_t>(n))));
             pos += n;
-            if (options.progress) {
-                options.progress(pos, total);
-            }
+            HURRAY_RETURN_IF_ERROR(report_progress(options.progress, pos, total));
         }
     } else {
         std::vector<uint8_t> chunk(
@@ -49,9 +47,7 @@ Status write_npy_impl(const TensorSource& source, const std::filesystem::path& p
             HURRAY_RETURN_IF_ERROR(enc.read(base + pos, piece));
             HURRAY_RETURN_IF_ERROR((*sink)->write(piece));
             pos += n;
-            if (options.progress) {
-                options.progress(pos, total);
-            }
+            HURRAY_RETURN_IF_ERROR(report_progress(options.progress, pos, total));
         }
     }
     return (*sink)->commit();  // any earlier return: the sink's destructor removes the temp file

@@ -71,7 +71,13 @@ zip_int64_t member_callback(void* user, void* data, zip_uint64_t len, zip_source
             m->state->done += data_after - data_before;
             if (data_after > data_before && m->state->progress != nullptr && *m->state->progress) {
                 try {
-                    (*m->state->progress)(m->state->done, m->state->total);
+                    if (auto s = report_progress(*m->state->progress, m->state->done, m->state->total); !s) {
+                        if (!m->state->error) {
+                            m->state->error = s.error();  // the cancellation: reported as the error
+                        }
+                        zip_error_set(&m->error, ZIP_ER_INTERNAL, 0);
+                        return -1;
+                    }
                 } catch (...) {
                     zip_error_set(&m->error, ZIP_ER_INTERNAL, 0);
                     return -1;

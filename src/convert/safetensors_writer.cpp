@@ -217,9 +217,7 @@ Status copy_tensor(const TensorSource& source, const Planned& p, ByteSink& sink,
         }
         at += n;
         done += out.size();
-        if (options.progress) {
-            options.progress(done, total);
-        }
+        HURRAY_RETURN_IF_ERROR(report_progress(options.progress, done, total));
     }
     return Status::success();
 }

@@ -74,9 +74,7 @@ Status ChunkCopier::copy_range(size_t i, size_t buffer, uint64_t offset, uint64_
         HURRAY_RETURN_IF_ERROR(sink(piece));
         pos += n;
         done_ += n;
-        if (progress_) {
-            progress_(done_, total_);
-        }
+        HURRAY_RETURN_IF_ERROR(report_progress(progress_, done_, total_));
     }
     return {};
 }

@@ -56,6 +56,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
         case ErrorCode::kOverlap: return "overlap";
         case ErrorCode::kTypeMismatch: return "type_mismatch";
         case ErrorCode::kOutOfMemory: return "out_of_memory";
+        case ErrorCode::kCancelled: return "cancelled";
     }
     return "unknown_error";
 }

@@ -60,6 +60,14 @@ static int write_safetensors(const char* path, size_t cut) {
     return write_all(path, bytes, 8 + padded + sizeof w + sizeof ids - cut);
 }
 
+// hurray_convert_file_cancellable's callback: cancels at call *(uint64_t*)context.
+static uint64_t g_cancel_calls;
+static int cancel_at(void* context, uint64_t done, uint64_t total) {
+    (void)done;
+    (void)total;
+    return ++g_cancel_calls >= *(const uint64_t*)context;
+}
+
 static uint64_t g_progress_calls;
 static uint64_t g_progress_done;
 static uint64_t g_progress_total;
@@ -150,6 +158,30 @@ static void test_npy_round_trip(const char* npy, const char* dir) {
     }
     for (k = 0; k < 6; ++k) {
         CHECK(values[k] == (float)k * 0.5F - 1.0F);
+    }
+
+    // A callback that cancels: HURRAY_ERR_CANCELLED, its code, and no output; one that
+    // returns 0 lets the conversion finish.
+    {
+        char cancelled[1024];
+        FILE* probe;
+        uint64_t stop_at = 1;
+        join(cancelled, sizeof cancelled, dir, "c_convert_cancelled.hrry");
+        g_cancel_calls = 0;
+        CHECK_STATUS(hurray_convert_file_cancellable(npy, cancelled, NULL, cancel_at, &stop_at, NULL),
+                     HURRAY_ERR_CANCELLED);
+        CHECK(hurray_last_error_code() == HURRAY_CODE_CANCELLED);
+        CHECK(g_cancel_calls == 1);
+        probe = fopen(cancelled, "rb");
+        CHECK(probe == NULL);
+        if (probe != NULL) {
+            fclose(probe);
+        }
+        stop_at = 1000000;
+        g_cancel_calls = 0;
+        CHECK_STATUS(hurray_convert_file_cancellable(npy, cancelled, NULL, cancel_at, &stop_at, &report), HURRAY_OK);
+        CHECK(g_cancel_calls > 0 && report.tensors == 1);
+        CHECK(remove(cancelled) == 0);
     }
 
     // Back to .npy (options NULL: the defaults, format from the extension).

@@ -43,9 +43,10 @@ static void names(void) {
     CHECK(strcmp(hurray_error_code_name(HURRAY_CODE_CHECKSUM_MISMATCH), "checksum_mismatch") == 0);
     CHECK(strcmp(hurray_error_code_name(HURRAY_CODE_OUT_OF_MEMORY), "out_of_memory") == 0);
     CHECK(strcmp(hurray_error_code_name(HURRAY_CODE_INTERNAL), "internal") == 0);
-    CHECK(strcmp(hurray_error_code_name(46), "unknown") == 0);
+    CHECK(strcmp(hurray_error_code_name(HURRAY_CODE_CANCELLED), "cancelled") == 0);
+    CHECK(strcmp(hurray_error_code_name(47), "unknown") == 0);
     CHECK(strcmp(hurray_error_code_name(-2), "unknown") == 0);
-    for (int32_t c = 1; c <= HURRAY_CODE_OUT_OF_MEMORY; ++c) {
+    for (int32_t c = 1; c <= HURRAY_CODE_CANCELLED; ++c) {
         CHECK(strcmp(hurray_error_code_name(c), "unknown") != 0);
     }
 }

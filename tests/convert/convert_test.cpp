@@ -130,6 +130,48 @@ TEST(ConvertWrite, ProgressReportsEveryChunkUpToTheTotal) {
     EXPECT_EQ(last, r->data_bytes);
 }
 
+TEST(ConvertWrite, AProgressCallbackThatReturnsFalseCancelsAndLeavesNoOutput) {
+    // Every output format: cancelled at the first, then at a later chunk; nothing at
+    // the path, an existing file kept as it was.
+    TempDir dir;
+    const std::string keep = dir.write("keep.bin", {1, 2, 3});
+    std::vector<MemTensor> dense;  // what every format holds: float32, float16, int8
+    for (MemTensor& t : model_tensors()) {
+        if (t.name.starts_with("dense.")) {
+            dense.push_back(std::move(t));
+        }
+    }
+    ASSERT_EQ(dense.size(), 3U);
+    for (const Format to : {Format::kHrryFile, Format::kSafeTensors, Format::kGguf, Format::kNpz}) {
+        for (const uint64_t stop_after : {uint64_t{1}, uint64_t{3}}) {
+            MemorySource mem(dense, false);
+            auto opt = scratch();
+            opt.to = to;
+            opt.dequantize = true;
+            opt.chunk_bytes = 16;
+            uint64_t calls = 0;
+            opt.progress = [&](uint64_t, uint64_t) { return ++calls < stop_after; };
+            auto r = write(mem, dir.file("out.bin"), opt);
+            ASSERT_FALSE(r.ok()) << format_name(to);
+            EXPECT_EQ(r.error().code(), ErrorCode::kCancelled) << r.error().to_string();
+            EXPECT_NE(r.error().message().find("cancelled by the progress callback"), std::string::npos)
+                << r.error().to_string();
+            EXPECT_EQ(calls, stop_after) << format_name(to);
+            EXPECT_EQ(dir.list(), std::vector<std::string>{"keep.bin"}) << format_name(to);
+            opt.progress = [&](uint64_t, uint64_t) { return false; };
+            ASSERT_FALSE(write(mem, keep, opt).ok());
+            EXPECT_EQ(std::filesystem::file_size(keep), 3U);
+        }
+    }
+    // A callback that returns nothing only reports.
+    MemorySource mem(model_tensors(), false);
+    auto opt = scratch();
+    uint64_t calls = 0;
+    opt.progress = [&](uint64_t, uint64_t) { ++calls; };
+    EXPECT_TRUE(write(mem, dir.file("out.hrry"), opt).ok());
+    EXPECT_GT(calls, 0U);
+}
+
 TEST(AtomicFileSinkNonDurable, CommitsAndAbandonsLikeTheDurableOne) {
     TempDir dir;
     {

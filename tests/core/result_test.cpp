@@ -60,7 +60,7 @@ static_assert(std::is_nothrow_move_constructible_v<Result<std::string>>);
 static_assert(std::is_nothrow_move_assignable_v<Result<std::string>>);
 static_assert(std::is_nothrow_move_constructible_v<Status>);
 
-constexpr ErrorCode kLastCode = ErrorCode::kOutOfMemory;
+constexpr ErrorCode kLastCode = ErrorCode::kCancelled;
 
 // An error keeps its code, message and offset; kNoOffset means "none".
 TEST(Error, HoldsCodeMessageAndOffset) {

@@ -5,9 +5,12 @@
 /// chunk (memory bounded by the chunk size), atomically (a temporary file renamed when
 /// complete: an error never leaves a partial output), with an optional re-read check.
 
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <type_traits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +23,51 @@
 
 namespace hurray::formats {
 
-/// Called as a conversion proceeds: bytes of tensor data written so far, and in all.
-using ProgressCallback = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
+/// Called as a conversion proceeds with the bytes of tensor data written so far and in
+/// all, after each chunk. A callable that returns `bool` cancels the conversion by
+/// returning false: it then fails with `kCancelled` and leaves no output (an existing
+/// file keeps its content). A callable that returns nothing only reports.
+///
+/// @code
+/// std::atomic<bool> stop{false};                       // set from another thread
+/// options.progress = [&](uint64_t done, uint64_t total) { return !stop.load(); };
+/// @endcode
+class ProgressCallback {
+public:
+    /// No callback.
+    ProgressCallback() = default;
+    /// No callback.
+    ProgressCallback(std::nullptr_t) {}  // NOLINT(google-explicit-constructor,hicpp-explicit-conversions): as std::function
+    /// `f(done_bytes, total_bytes)`; returning false (when it returns bool) cancels.
+    template <typename F>
+        requires std::invocable<F&, uint64_t, uint64_t> && (!std::same_as<std::decay_t<F>, ProgressCallback>)
+    ProgressCallback(F f) {  // NOLINT(google-explicit-constructor,hicpp-explicit-conversions): as std::function
+        if constexpr (std::is_void_v<std::invoke_result_t<F&, uint64_t, uint64_t>>) {
+            fn_ = [f = std::move(f)](uint64_t done, uint64_t total) mutable {
+                f(done, total);
+                return true;
+            };
+        } else {
+            fn_ = [f = std::move(f)](uint64_t done, uint64_t total) mutable {
+                return static_cast<bool>(f(done, total));
+            };
+        }
+    }
+    /// Whether there is a callback.
+    explicit operator bool() const noexcept { return static_cast<bool>(fn_); }
+    /// Reports; false when the callback cancels. Precondition: there is a callback.
+    [[nodiscard]] bool operator()(uint64_t done_bytes, uint64_t total_bytes) const {
+        return fn_(done_bytes, total_bytes);
+    }
+
+private:
+    std::function<bool(uint64_t, uint64_t)> fn_;
+};
+
+/// Calls `progress` (when set) with `done_bytes` of `total_bytes`: the error kCancelled,
+/// naming how far the conversion got, when it cancels.
+HURRAY_CONVERT_EXPORT Status report_progress(const ProgressCallback& progress, uint64_t done_bytes,
+                                             uint64_t total_bytes);
 
 /// How a conversion is made.
 struct HURRAY_CONVERT_EXPORT ConvertOptions {

@@ -74,6 +74,7 @@ enum class ErrorCode : uint16_t {
     kOverlap = 43,                       ///< Two regions of a container overlap.
     kTypeMismatch = 44,                  ///< A value has another type than the one asked for.
     kOutOfMemory = 45,                   ///< Memory for a result could not be allocated.
+    kCancelled = 46,                     ///< The caller cancelled the operation (a progress callback).
 };
 
 /// A stable, human-readable name for an error code, e.g. `"truncated"`.
