@@ -62,7 +62,9 @@ HurrayStatus fail_open(const hurray::Error& error, std::span<const uint8_t> pref
     const auto& descriptor_magic = hurray::kDescriptorMagic;
     const bool is_stream = prefix.size() >= 4 && std::equal(prefix.begin(), prefix.begin() + 4, descriptor_magic);
     if (is_stream) {
-        const bool described = error.message().find("Hurray stream") != std::string::npos;
+        // decode_file_header reports a stream's magic (kInvalidMagic at byte 0) saying what
+        // the input is; a too-short input (kTruncated) has not been described yet.
+        const bool described = error.code() == hurray::ErrorCode::kInvalidMagic;
         fail(hurray::Error(error.code(),
                            error.message() +
                                (described ? std::string()

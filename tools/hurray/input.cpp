@@ -246,10 +246,7 @@ std::optional<Result<ForeignInput>> open_foreign(const std::string& path) {
     // SafeTensors directly: detect_file_format also calls a truncated one SafeTensors.
     auto src = f == formats::Format::kSafeTensors ? formats::open_safetensors(path) : formats::open_source(path);
     if (!src) {
-        if (src.error().code() == ErrorCode::kUnsupported &&
-            src.error().message().find("reader in this build") != std::string::npos) {
-            return std::nullopt;  // no reader for it: reported as not a Hurray file
-        }
+        // Every detected foreign format has a reader: its error is the file's.
         return std::optional<Result<ForeignInput>>(std::in_place, src.error());
     }
     ForeignInput in;
