@@ -334,6 +334,20 @@ HURRAY_C_API int32_t hurray_last_error_code(void);
 HURRAY_C_API uint64_t hurray_last_error_offset(void);
 
 /**
+ * The file or URL of the last failure on the calling thread, as the library
+ * names it, or "" when it names none (or no call has failed). Never NULL;
+ * valid until the next failing call on this thread.
+ */
+HURRAY_C_API const char* hurray_last_error_file(void);
+
+/**
+ * The name of the tensor of the last failure on the calling thread, or ""
+ * when the failure is in no tensor (or no call has failed). Never NULL; valid
+ * until the next failing call on this thread.
+ */
+HURRAY_C_API const char* hurray_last_error_tensor(void);
+
+/**
  * The name of a `HURRAY_CODE_*` value ("truncated", "checksum_mismatch", ...;
  * "none" for 0, "internal" for `HURRAY_CODE_INTERNAL`, "unknown" for any other
  * value). Infallible; a static string.

@@ -5,8 +5,9 @@ Every error the package raises on purpose is a ``HurrayError``. Each class is
 also a subclass of the built-in exception the Hurray reference's Python module
 uses for it, so ``except OSError`` or ``except ValueError`` keep working.
 Errors raised from libhurray carry ``code`` (the library's error code name,
-e.g. ``"truncated"``) and ``offset`` (the byte offset, or None); their message
-names the file, the tensor and the field.
+e.g. ``"truncated"``), ``offset`` (the byte offset), ``file`` (the path or URL),
+``tensor`` (the tensor's name) and ``field`` (the field, section or KV key),
+each None when unknown; their message says the same in words.
 """
 
 
@@ -15,6 +16,9 @@ class HurrayError(Exception):
 
     code = None
     offset = None
+    file = None
+    tensor = None
+    field = None
 
 
 class FileError(HurrayError, OSError):

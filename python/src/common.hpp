@@ -57,9 +57,24 @@ bool is_unsupported(ErrorCode code) noexcept;
 /// The class for `error` raised at `where`.
 ErrorKind error_kind(const Error& error, Where where) noexcept;
 
-/// Raises the exception for `error` (its message prefixed by `context` and
-/// ": " when `context` is not empty), with attributes `code` (the error
-/// code's name) and `offset` (the byte offset, or None). Needs the GIL.
+/// What a binding knows of where an error happened.
+struct Site {
+    /// Put before the message, then ": " (nothing when empty); left out when it
+    /// is `file` and the error names a file itself (Error::file).
+    std::string_view label{};
+    /// The file being read or written: the exception's `file` when the error
+    /// names none.
+    std::string_view file{};
+    /// The tensor's name: the exception's `tensor` when the error names none.
+    std::string_view tensor{};
+};
+
+/// Raises the exception for `error`, its message put after `site.label`, with
+/// attributes `code` (the error code's name), `offset` (the byte offset, or
+/// None), `file`, `tensor` and `field` (each None when unknown). Needs the GIL.
+[[noreturn]] void raise_error(const Error& error, Where where, const Site& site);
+
+/// Same as `raise_error(error, where, Site{.label = context})`.
 [[noreturn]] void raise_error(const Error& error, Where where, std::string_view context);
 
 /// Raises `kind` with `message` (attributes `code` and `offset` are None).

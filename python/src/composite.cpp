@@ -65,7 +65,7 @@ py::array materialize(const py::bytes& head, const py::sequence& members) {
         for (size_t i = 0; i < prepared.size() && !error; ++i) {
             auto v = TensorView::make(prepared[i].descriptor, prepared[i].spans);
             if (!v) {
-                error = Error(v.error().code(), "composite member " + std::to_string(i) + ": " + v.error().message());
+                error = v.error().with_context({.prefix = "composite member " + std::to_string(i)});
             } else {
                 views.push_back(std::move(*v));
             }

@@ -176,7 +176,7 @@ std::string detect_format(const std::filesystem::path& path) {
         }
     }
     if (!opened) {
-        raise_error(Error(ErrorCode::kIoError, "cannot open the file"), Where::kOpen, path.string());
+        raise_error(Error(ErrorCode::kIoError, "cannot open the file"), Where::kOpen, Site{.label = path.string(), .file = path.string()});
     }
     return std::string(fmt::format_name(fmt::detect_format(std::span<const uint8_t>(head.data(), n), size)));
 }
@@ -214,7 +214,7 @@ public:
             opened.emplace(fmt::open_source(path));
         }
         if (!*opened) {
-            raise_error(opened->error(), Where::kOpen, path.string());
+            raise_error(opened->error(), Where::kOpen, Site{.label = path.string(), .file = path.string()});
         }
         Source s;
         s.source_ = std::shared_ptr<const fmt::TensorSource>(std::move(opened->value()));

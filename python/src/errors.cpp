@@ -32,20 +32,37 @@ py::handle class_of(ErrorKind kind) {
     return {cls};
 }
 
-[[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, py::object code,
-                                 py::object offset) {
-    const py::handle cls = class_of(kind);
-    // A message may quote bytes of the input that are not UTF-8 (a GGUF string,
-    // a name): they show as \xNN escapes instead of failing to decode.
-    const auto text = py::reinterpret_steal<py::object>(
-        PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace"));
-    if (!text) {
+/// The exception's attributes, each None when unknown.
+struct Attributes {
+    py::object code = py::none();
+    py::object offset = py::none();
+    py::object file = py::none();
+    py::object tensor = py::none();
+    py::object field = py::none();
+};
+
+/// `text` as a str: bytes of the input that are not UTF-8 (a GGUF string, a
+/// name) show as \xNN escapes instead of failing to decode.
+py::object text_of(std::string_view text) {
+    auto s = py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
+    if (!s) {
         throw py::error_already_set();
     }
-    py::object exc = cls(text);
+    return s;
+}
+
+py::object text_or_none(std::string_view text) { return text.empty() ? py::object(py::none()) : text_of(text); }
+
+[[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, Attributes attributes) {
+    const py::handle cls = class_of(kind);
+    py::object exc = cls(text_of(message));
     if (cls.ptr() != PyExc_RuntimeError) {
-        exc.attr("code") = std::move(code);
-        exc.attr("offset") = std::move(offset);
+        exc.attr("code") = std::move(attributes.code);
+        exc.attr("offset") = std::move(attributes.offset);
+        exc.attr("file") = std::move(attributes.file);
+        exc.attr("tensor") = std::move(attributes.tensor);
+        exc.attr("field") = std::move(attributes.field);
     }
     PyErr_SetObject(cls.ptr(), exc.ptr());
     throw py::error_already_set();
@@ -127,25 +144,36 @@ ErrorKind error_kind(const Error& error, Where where) noexcept {
     return ErrorKind::kInternal;
 }
 
-void raise_error(const Error& error, Where where, std::string_view context) {
+void raise_error(const Error& error, Where where, const Site& site) {
     if (error.code() == ErrorCode::kOutOfMemory) {
         throw std::bad_alloc();  // pybind11 turns it into MemoryError
     }
     std::string message;
-    // The context is left out when the library's message already says it (file
-    // errors name the path themselves).
-    if (!context.empty() && error.message().find(context) == std::string::npos) {
-        message.append(context);
+    // A label that is only the file is left out when the library's message
+    // names a file itself (Error::file): the path is said once.
+    const bool names_file = !error.file().empty();
+    if (!site.label.empty() && !(names_file && site.label == site.file)) {
+        message.append(site.label);
         message.append(": ");
     }
     message += error.to_string();
-    py::object offset = error.has_offset() ? py::object(py::int_(error.offset())) : py::object(py::none());
-    raise_instance(error_kind(error, where), message, py::str(std::string(error_code_name(error.code()))),
-                   std::move(offset));
+    Attributes a;
+    a.code = py::str(std::string(error_code_name(error.code())));
+    if (error.has_offset()) {
+        a.offset = py::int_(error.offset());
+    }
+    a.file = text_or_none(names_file ? error.file() : site.file);
+    a.tensor = text_or_none(!error.tensor().empty() ? error.tensor() : site.tensor);
+    a.field = text_or_none(error.field());
+    raise_instance(error_kind(error, where), message, std::move(a));
+}
+
+void raise_error(const Error& error, Where where, std::string_view context) {
+    raise_error(error, where, Site{.label = context});
 }
 
 void raise_kind(ErrorKind kind, const std::string& message) {
-    raise_instance(kind, message, py::none(), py::none());
+    raise_instance(kind, message, Attributes{});
 }
 
 void set_error_classes(const py::dict& classes) {

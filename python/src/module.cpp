@@ -170,7 +170,7 @@ public:
             opened.emplace(FileReader::open(path, options));
         }
         if (!*opened) {
-            raise_error(opened->error(), Where::kOpen, path.string());
+            raise_error(opened->error(), Where::kOpen, Site{.label = path.string(), .file = path.string()});
         }
         return {std::move(opened->value()), path.string(), writable};
     }
@@ -221,7 +221,7 @@ public:
             decoded.emplace(r.descriptor(index));
         }
         if (!*decoded) {
-            raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+            raise_error(decoded->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         return {index, *decoded->value()};
     }
@@ -239,7 +239,7 @@ public:
             decoded.emplace(r.decode_descriptor(index, d));
         }
         if (!*decoded) {
-            raise_error(decoded->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+            raise_error(decoded->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         const IndexEntry& e = r.entry(index);
         py::dict out = describe_tensor(e.name, d);
@@ -349,7 +349,7 @@ public:
             t.emplace(r.tensor(index));
         }
         if (!*t) {
-            raise_error(t->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+            raise_error(t->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         if (t->value().is_composite() && g_composite_factory != nullptr) {
             return composite(r, index, 0);
@@ -371,7 +371,7 @@ public:
             comp.emplace(r.composite(index));
         }
         if (!*comp) {
-            raise_error(comp->error(), Where::kTensor, path_ + ": " + tensor_label(name));
+            raise_error(comp->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         py::list out;
         for (const size_t m : comp->value().members) {
@@ -456,7 +456,7 @@ private:
                 t.emplace(r.tensor(m));
             }
             if (!*t) {
-                raise_error(t->error(), Where::kTensor, path_ + ": " + tensor_label(r.entry(m).name));
+                raise_error(t->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(r.entry(m).name), .file = path_, .tensor = r.entry(m).name});
             }
             names.append(py::str(r.entry(m).name));
             members.append(t->value().is_composite() ? composite(r, m, depth + 1) : tensor_from_file(t->value()));
@@ -736,7 +736,7 @@ void save(const std::filesystem::path& path, const std::vector<std::string>& nam
         st.emplace(writer ? write_prepared(*writer, prepared) : Status(writer.error()));
     }
     if (!*st) {
-        raise_error(st->error(), Where::kSave, path.string());
+        raise_error(st->error(), Where::kSave, Site{.label = path.string(), .file = path.string()});
     }
 }
 

@@ -49,8 +49,10 @@ def test_garbage_files_raise_file_error(tmp_path, content):
 
 
 def test_missing_file_and_directory(tmp_path):
-    with pytest.raises(hurray.FileError, match="io_error"):
+    with pytest.raises(hurray.FileError, match="io_error") as info:
         hurray.open(tmp_path / "missing.hrry")
+    assert info.value.file == str(tmp_path / "missing.hrry")
+    assert info.value.tensor is None
     with pytest.raises(hurray.FileError):
         hurray.open(tmp_path)
 
@@ -110,8 +112,27 @@ def test_descriptor_errors_name_the_tensor(tmp_path):
                 f.info(name)
         except (hurray.InvalidDescriptorError, hurray.BufferError, hurray.UnsupportedError) as e:
             messages.append(str(e))
+            # The same parts as data: the tensor, the file, the code and the offset.
+            assert e.tensor == name, str(e)
+            assert e.file == str(path), str(e)
+            assert isinstance(e.code, str)
+            assert e.offset is None or isinstance(e.offset, int)
     assert messages
     assert all("tensor '" in m for m in messages)
+
+
+def test_attributes_default_to_none():
+    e = hurray.FileError("x")
+    assert (e.code, e.offset, e.file, e.tensor, e.field) == (None, None, None, None, None)
+
+
+def test_open_errors_name_the_file_once(tmp_path):
+    path = tmp_path / "bad.hrry"
+    path.write_bytes(b"HRRYFILE" + b"\xff" * 200)
+    with pytest.raises(hurray.FileError) as info:
+        hurray.open(path)
+    assert info.value.file == str(path)
+    assert str(info.value).count(str(path)) == 1, str(info.value)
 
 
 def test_types_without_a_numpy_dtype_are_described_but_not_loaded(tmp_path):

@@ -17,6 +17,8 @@ struct LastError {
     const char* fallback = nullptr;  // when set, wins over text
     int32_t code = 0;                // hurray_last_error_code
     uint64_t offset = UINT64_MAX;    // hurray_last_error_offset
+    std::string file;                // hurray_last_error_file
+    std::string tensor;              // hurray_last_error_tensor
 };
 
 /// The library error code that names the class of a failure the C layer
@@ -78,6 +80,8 @@ void set_last_error(std::string_view text) noexcept {
     LastError& last = last_error();
     last.code = HURRAY_CODE_INTERNAL;  // set by the callers that know it
     last.offset = UINT64_MAX;
+    last.file.clear();
+    last.tensor.clear();
     try {
         last.text.assign(text);
         last.fallback = nullptr;
@@ -90,6 +94,8 @@ void set_last_error(const char* function, std::string_view what) noexcept {
     LastError& last = last_error();
     last.code = HURRAY_CODE_INTERNAL;  // set by the callers that know it
     last.offset = UINT64_MAX;
+    last.file.clear();
+    last.tensor.clear();
     try {
         std::string text(function);
         text += ": ";
@@ -215,6 +221,13 @@ HurrayStatus fail(const Error& error) noexcept {
     LastError& last = last_error();
     last.code = error.code() == ErrorCode::kOk ? HURRAY_CODE_INTERNAL : static_cast<int32_t>(error.code());
     last.offset = error.has_offset() ? error.offset() : UINT64_MAX;
+    try {
+        last.file.assign(error.file());
+        last.tensor.assign(error.tensor());
+    } catch (...) {
+        last.file.clear();  // without memory for them, the message still says both
+        last.tensor.clear();
+    }
     // An error that says "ok" would tell the caller that a failed call succeeded.
     return status == HURRAY_OK ? HURRAY_ERR_INTERNAL : status;
 }
@@ -257,6 +270,10 @@ HURRAY_C_API const char* hurray_last_error_message(void) {
 HURRAY_C_API int32_t hurray_last_error_code(void) { return hurray::c::last_error().code; }
 
 HURRAY_C_API uint64_t hurray_last_error_offset(void) { return hurray::c::last_error().offset; }
+
+HURRAY_C_API const char* hurray_last_error_file(void) { return hurray::c::last_error().file.c_str(); }
+
+HURRAY_C_API const char* hurray_last_error_tensor(void) { return hurray::c::last_error().tensor.c_str(); }
 
 HURRAY_C_API const char* hurray_error_code_name(int32_t code) {
     if (code == HURRAY_CODE_INTERNAL) {

@@ -94,14 +94,10 @@ Result<ConvertReport> write_impl(const TensorSource& source, const std::filesyst
     {
         auto written = open_source(temp);
         if (!written) {
-            return Error(
-                written.error().code(),
-                path.string() + ": verify: re-reading the output: " + written.error().message(),
-                written.error().offset());
+            return written.error().with_context({.prefix = path.string() + ": verify: re-reading the output", .file = path.string()});
         }
         if (auto s = detail::compare_sources_impl(*presented, **written, to != Format::kNpy); !s) {
-            return Error(s.error().code(), path.string() + ": verify: " + s.error().message(),
-                         s.error().offset());
+            return s.error().with_context({.prefix = path.string() + ": verify", .file = path.string()});
         }
     }
     HURRAY_RETURN_IF_ERROR(detail::commit_file(temp, path, options.durable));

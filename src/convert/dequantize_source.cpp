@@ -52,8 +52,7 @@ public:
                     p.kind == Kind::kDequantize ? type_ : t.descriptor.element_type;
                 auto d = make_dense(type, t.descriptor.shape);
                 if (!d) {
-                    return Error(d.error().code(),
-                                 "tensor '" + t.name + "': " + d.error().message());
+                    return d.error().with_context({.prefix = "tensor '" + t.name + "'", .tensor = t.name});
                 }
                 d->shard = t.descriptor.shard;
                 p.tensor.descriptor = std::move(d).value();

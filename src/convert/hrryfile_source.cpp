@@ -47,9 +47,7 @@ public:
         }
         // A mapped file truncated meanwhile reads as zeros: report it instead.
         if (auto s = file_->check_unchanged(); !s) {
-            return Error(s.error().code(),
-                         "tensor '" + tensors_[i].name + "': " + s.error().message(),
-                         file_->tensors()[i].data_offset + offset);
+            return s.error().with_context({.prefix = "tensor '" + tensors_[i].name + "'", .tensor = tensors_[i].name, .offset = file_->tensors()[i].data_offset + offset});
         }
         return {};
     }
@@ -104,8 +102,7 @@ Result<std::unique_ptr<TensorSource>> open_hrryfile(const std::filesystem::path&
     return detail::guarded(path.string(), [&]() -> Result<std::unique_ptr<TensorSource>> {
         auto file = hrryfile_access::OpenedFile::open(path, options.validate);
         if (!file) {
-            return Error(file.error().code(), path.string() + ": " + file.error().message(),
-                         file.error().offset());
+            return file.error().with_context({.prefix = path.string(), .file = path.string()});
         }
         return std::unique_ptr<TensorSource>(
             std::make_unique<HrryFileSource>(std::move(file).value()));

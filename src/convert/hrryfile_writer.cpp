@@ -55,8 +55,7 @@ Status write_hrryfile_impl(const TensorSource& source, const std::filesystem::pa
         }
     }
     if (auto s = writer->finish(); !s) {
-        return Error(s.error().code(), path.string() + ": " + s.error().message(),
-                     s.error().offset());
+        return s.error().with_context({.prefix = path.string(), .file = path.string()});
     }
     return (*sink)->commit();  // on any earlier return the sink's destructor removes the temp file
 }

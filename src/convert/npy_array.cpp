@@ -32,7 +32,7 @@ Error named(const NpyArray& a, const Error& e) {
 Result<SourceTensor> npy_tensor(std::string name, const NpyHeader& header) {
     auto d = make_dense(header.dtype.type, header.shape);
     if (!d) {
-        return Error(d.error().code(), "array '" + name + "': " + d.error().message());
+        return d.error().with_context({.prefix = "array '" + name + "'"});
     }
     if (header.fortran_order && header.shape.size() >= 2) {
         d->layout = ColumnMajorLayout{};  // the same bytes, first index fastest
@@ -150,11 +150,11 @@ Result<NpyEncoder> NpyEncoder::make(const TensorSource& source, size_t i) {
     HURRAY_ASSIGN_OR_RETURN(const std::string descr, npy_descr_of(written, what));
     auto count = element_count(d.shape);
     if (!count) {
-        return Error(count.error().code(), what + ": " + count.error().message());
+        return count.error().with_context({.prefix = what});
     }
     auto stored = d.element_storage_bytes(*count);
     if (!stored) {
-        return Error(stored.error().code(), what + ": " + stored.error().message());
+        return stored.error().with_context({.prefix = what});
     }
     if (d.byte_offset != 0 || d.buffers.size() != 1 || d.buffers[0].byte_size != *stored) {
         return Error(

@@ -319,7 +319,7 @@ Status parse_metadata(const json& value, uint64_t key_offset, const std::vector<
                 offset);
         }
         if (auto s = kv.add(key, KvValue::string(it->get<std::string>())); !s) {
-            return Error(s.error().code(), "__metadata__: " + s.error().message(), offset);
+            return s.error().with_context({.prefix = "__metadata__", .field = "__metadata__", .offset = offset});
         }
     }
     return Status::success();

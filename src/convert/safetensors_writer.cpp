@@ -75,14 +75,12 @@ Result<Planned> plan_tensor(const TensorSource& source, size_t i, const ConvertO
     }
     auto count = element_count(d.shape);
     if (!count) {
-        return Error(count.error().code(),
-                     "tensor " + quoted(t.name) + ": shape: " + count.error().message());
+        return count.error().with_context({.prefix = "tensor " + quoted(t.name) + ": shape", .tensor = t.name, .field = "shape"});
     }
     p.element_count = *count;
     auto stored = storage_bytes(d.element_type, *count);
     if (!stored) {
-        return Error(stored.error().code(),
-                     "tensor " + quoted(t.name) + ": " + stored.error().message());
+        return stored.error().with_context({.prefix = "tensor " + quoted(t.name), .tensor = t.name});
     }
     p.source_bytes = d.buffers[0].byte_size;
     if (p.source_bytes != *stored) {
@@ -115,8 +113,7 @@ Result<std::string> metadata_json(const KvMetadata& kv) {
     for (const KvEntry& e : kv.entries()) {
         auto text = detail::kv_text_form(e.value);
         if (!text) {
-            return Error(text.error().code(),
-                         "KV " + quoted(e.key) + ": " + text.error().message());
+            return text.error().with_context({.prefix = "KV " + quoted(e.key), .field = e.key});
         }
         if (!first) {
             s += ',';
@@ -213,7 +210,7 @@ Status copy_tensor(const TensorSource& source, const Planned& p, ByteSink& sink,
             out = unpacked;
         }
         if (auto s = sink.write(out); !s) {
-            return Error(s.error().code(), "tensor " + quoted(name) + ": " + s.error().message());
+            return s.error().with_context({.prefix = "tensor " + quoted(name), .tensor = name});
         }
         at += n;
         done += out.size();
@@ -283,8 +280,7 @@ Status write_safetensors(const TensorSource& source, const std::filesystem::path
         if (options.dequantize) {
             auto d = dequantized_source(source, options.dequantize_type);
             if (!d) {
-                return Error(d.error().code(), path.string() + ": " + d.error().message(),
-                             d.error().offset());
+                return d.error().with_context({.prefix = path.string(), .file = path.string()});
             }
             dense = std::move(*d);
             presented = dense.get();
@@ -292,7 +288,7 @@ Status write_safetensors(const TensorSource& source, const std::filesystem::path
         auto s = write_file(*presented, path, options);
         if (!s) {
             const Error& e = s.error();
-            return Error(e.code(), path.string() + ": " + e.message(), e.offset());
+            return e.with_context({.prefix = path.string(), .file = path.string()});
         }
         return s;
     } catch (const std::bad_alloc&) {

@@ -72,6 +72,101 @@ std::string Error::to_string() const {
     return s;
 }
 
+struct Error::Where {
+    std::string file;
+    std::string tensor;
+    std::string field;
+    // The length of the file's prefix (with its ": ") at the start of the
+    // message, 0 when something was put before it (without_file).
+    size_t file_prefix = 0;
+};
+
+void Error::WhereDeleter::operator()(Where* w) const noexcept {
+    delete w;  // NOLINT(cppcoreguidelines-owning-memory): the unique_ptr's deleter
+}
+
+Error::Error(const Error& other)
+    : code_(other.code_),
+      offset_(other.offset_),
+      message_(other.message_),
+      where_(other.where_ ? new Where(*other.where_) : nullptr) {}  // NOLINT(cppcoreguidelines-owning-memory)
+
+Error& Error::operator=(const Error& other) {
+    if (this != &other) {
+        Error copy(other);
+        *this = std::move(copy);
+    }
+    return *this;
+}
+
+std::string_view Error::file() const noexcept {
+    return where_ ? std::string_view(where_->file) : std::string_view();
+}
+
+std::string_view Error::tensor() const noexcept {
+    return where_ ? std::string_view(where_->tensor) : std::string_view();
+}
+
+std::string_view Error::field() const noexcept {
+    return where_ ? std::string_view(where_->field) : std::string_view();
+}
+
+Error Error::with_context(const ErrorContext& context) const& {
+    Error copy(*this);
+    return std::move(copy).with_context(context);
+}
+
+Error Error::with_context(const ErrorContext& context) && {
+    if (offset_ != kNoOffset) {
+        offset_ += context.base;
+    } else {
+        offset_ = context.offset;
+    }
+    const bool names_file = !context.file.empty() && file().empty();
+    const std::string_view prefix = context.prefix;
+    const bool records = names_file || (!context.tensor.empty() && tensor().empty()) ||
+                         (!context.field.empty() && field().empty());
+    if (records && !where_) {
+        where_.reset(new Where());  // NOLINT(cppcoreguidelines-owning-memory)
+    }
+    if (!prefix.empty()) {
+        std::string text;
+        text.reserve(prefix.size() + 2 + message_.size());
+        text.append(prefix);
+        text.append(": ");
+        text.append(message_);
+        message_ = std::move(text);
+        if (where_) {
+            // A prefix given with the file that starts with it ("path" or
+            // "path: verify") names it first; any other prefix hides the file's.
+            const bool file_first = names_file && prefix.substr(0, context.file.size()) == context.file &&
+                                    (prefix.size() == context.file.size() ||
+                                     prefix.substr(context.file.size(), 2) == ": ");
+            where_->file_prefix = file_first ? context.file.size() + 2 : 0;
+        }
+    }
+    if (names_file) {
+        where_->file.assign(context.file);
+    }
+    if (!context.tensor.empty() && where_->tensor.empty()) {
+        where_->tensor.assign(context.tensor);
+    }
+    if (!context.field.empty() && where_->field.empty()) {
+        where_->field.assign(context.field);
+    }
+    return std::move(*this);
+}
+
+Error Error::without_file() const {
+    Error copy(*this);
+    if (copy.where_) {
+        copy.message_.erase(0, copy.where_->file_prefix);
+        copy.where_->file_prefix = 0;
+        copy.where_->file.clear();
+    }
+    return copy;
+}
+
 namespace detail {
 
 namespace {

@@ -33,7 +33,6 @@
 #include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/index_codec.hpp"
 #include "io/byte_view.hpp"
-#include "io/error_context.hpp"
 #include "io/file_source.hpp"
 #include "io/kv_section.hpp"
 
@@ -45,7 +44,6 @@ using detail::add_u64;
 using detail::char_view;
 using detail::dec;
 using detail::hex;
-using detail::with_context;
 
 /// Range sources: the most bytes between the KV section and the index that
 /// are read along with them rather than costing a second request.
@@ -680,9 +678,9 @@ Status FileReader::Impl::load() {
         auto decoded = detail::decode_kv_section_except(kv_bytes.span(), trailer.kv_offset, options.kv,
                                                         kDescriptorTableKey, &table_value);
         if (!decoded) {
-            return with_context(
-                decoded.error(),
-                "KV section " + range(trailer.kv_offset, trailer.kv_offset + trailer.kv_length), 0);
+            return decoded.error().with_context(
+                {.prefix = "KV section " + range(trailer.kv_offset, trailer.kv_offset + trailer.kv_length),
+                 .field = "KV section"});
         }
         kv = std::move(decoded).value();
         take_table(kv_bytes, table_value);
@@ -901,8 +899,7 @@ Status FileReader::Impl::check_prefix(size_t i, std::span<const uint8_t> bytes) 
     }
     auto own_length = peek_length(prefix);
     if (!own_length) {
-        return with_context(own_length.error(), entry_label(e, i) + " descriptor at " + dec(d_off),
-                            d_off);
+        return own_length.error().with_context({.prefix = entry_label(e, i) + " descriptor at " + dec(d_off), .tensor = e.name, .base = d_off});
     }
     if (*own_length != e.descriptor_length) {
         return Error(ErrorCode::kInvalidFile,
@@ -1221,7 +1218,7 @@ Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const Shar
     if (read.empty() && copy.empty() && !source.contiguous()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
-            return with_context(bytes.error(), entry_label(e, i), 0);
+            return bytes.error().with_context({.prefix = entry_label(e, i), .tensor = e.name});
         }
         read = std::move(*bytes);
     }
@@ -1229,7 +1226,7 @@ Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const Shar
         // Deferred from open: the descriptor's own magic and length.
         if (auto p = check_prefix(i, copy.empty() ? read.span() : copy); !p) {
             if (auto changed = source.check_unchanged(); !changed) {
-                return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+                return changed.error().with_context({.prefix = entry_label(e, i) + " descriptor", .tensor = e.name});
             }
             return std::move(p).error();
         }
@@ -1241,7 +1238,7 @@ Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const Shar
     if (view.empty()) {
         auto bytes = source.read(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!bytes) {
-            return with_context(bytes.error(), entry_label(e, i), 0);
+            return bytes.error().with_context({.prefix = entry_label(e, i), .tensor = e.name});
         }
         read = std::move(*bytes);
         view = read.span();
@@ -1250,16 +1247,16 @@ Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const Shar
         // Bytes that were valid at open and are not now: the file changed
         // under the mapping (its pages read as zeros), not a corrupt file.
         if (auto changed = source.check_unchanged(); !changed) {
-            return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+            return changed.error().with_context({.prefix = entry_label(e, i) + " descriptor", .tensor = e.name});
         }
-        return with_context(d.error(),
-                                  entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset) +
+        return d.error().with_context({.prefix = entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset) +
                                       (table_in_file && !copy.empty() ? " (its copy in the descriptor table)" : ""),
-                                  e.descriptor_offset);
+                                      .tensor = e.name,
+                                      .base = e.descriptor_offset});
     }
     if (auto s = check_against_entry(i, out); !s) {
         if (auto changed = source.check_unchanged(); !changed) {
-            return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+            return changed.error().with_context({.prefix = entry_label(e, i) + " descriptor", .tensor = e.name});
         }
         return std::move(s).error();
     }
@@ -1317,7 +1314,7 @@ Status FileReader::Impl::read_descriptors() {
         const IndexEntry& e = entries[i];
         const auto out = std::span<uint8_t>(bytes).subspan(static_cast<size_t>(at[i]), e.descriptor_length);
         if (auto s = source.pread_into_copy(e.descriptor_offset, out, "descriptor"); !s) {
-            return with_context(s.error(), entry_label(e, i), 0);
+            return s.error().with_context({.prefix = entry_label(e, i), .tensor = e.name});
         }
     }
     for (size_t i = 0; i < n; ++i) {  // in index order, as check_entries checks in place
@@ -1344,7 +1341,7 @@ Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes
         // 3-50 us, and the descriptor's page is not one the data needs.
         auto got = source.read_copy(e.descriptor_offset, e.descriptor_length, "descriptor");
         if (!got) {
-            return with_context(got.error(), entry_label(e, i), 0);
+            return got.error().with_context({.prefix = entry_label(e, i), .tensor = e.name});
         }
         read = std::move(*got);
         bytes = read.span();
@@ -1353,7 +1350,7 @@ Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes
     const auto diff = std::mismatch(copy.begin(), copy.end(), bytes.begin(), bytes.end());
     if (diff.first != copy.end() || diff.second != bytes.end()) {
         if (auto changed = source.check_unchanged(); !changed) {
-            return with_context(changed.error(), entry_label(e, i) + " descriptor", 0);
+            return changed.error().with_context({.prefix = entry_label(e, i) + " descriptor", .tensor = e.name});
         }
         const auto k = static_cast<uint64_t>(diff.first - copy.begin());
         return Error(ErrorCode::kInvalidFile,
@@ -1420,12 +1417,13 @@ FileReader::~FileReader() = default;
 
 Result<FileReader> FileReader::open(const std::filesystem::path& path,
                                     const FileReadOptions& options) {
-    HURRAY_ASSIGN_OR_RETURN(
-        detail::FileSource source,
-        detail::FileSource::open(path.native(), options.use_mmap, options.copy_on_write));
-    auto reader = Impl::open(std::move(source), options);
+    auto source = detail::FileSource::open(path.native(), options.use_mmap, options.copy_on_write);
+    if (!source) {  // the message names the path ("open '<path>': ...")
+        return std::move(source).error().with_context({.file = path.native()});
+    }
+    auto reader = Impl::open(std::move(source).value_unchecked(), options);
     if (!reader) {
-        return with_context(reader.error(), "'" + path.native() + "'", 0);
+        return reader.error().with_context({.prefix = "'" + path.native() + "'", .file = path.native()});
     }
     return reader;
 }
@@ -1438,7 +1436,7 @@ Result<FileReader> FileReader::open(std::shared_ptr<RangeSource> source,
     const std::string name = source->name();
     auto reader = Impl::open(detail::FileSource::range(std::move(source)), options);
     if (!reader && !name.empty()) {
-        return with_context(reader.error(), "'" + name + "'", 0);
+        return reader.error().with_context({.prefix = "'" + name + "'", .file = name});
     }
     return reader;
 }
@@ -1555,7 +1553,7 @@ Status FileReader::read_data(size_t i, uint64_t offset, std::span<uint8_t> out) 
     HURRAY_RETURN_IF_ERROR(impl_->check_in_place(i));  // with a table: no data under a disagreeing copy
     // data_offset + data_length lies inside the file (check_entries).
     if (auto s = impl_->source.read_into(e.data_offset + offset, out, "tensor data"); !s) {
-        return with_context(s.error(), entry_label(e, i), 0);
+        return s.error().with_context({.prefix = entry_label(e, i), .tensor = e.name});
     }
     return Status::success();
 }
@@ -1564,7 +1562,7 @@ FileTensorResult FileReader::tensor(size_t i) const {
     if (i < impl_->entries.size()) {
         // Range sources: descriptor and data in one request.
         if (auto fetched = impl_->fetch_tensor(i); !fetched) {
-            return with_context(std::move(fetched).error(), entry_label(impl_->entries[i], i), 0);
+            return std::move(fetched).error().with_context({.prefix = entry_label(impl_->entries[i], i), .tensor = impl_->entries[i].name});
         }
     }
     HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(i));
@@ -1620,7 +1618,7 @@ Result<FileComposite> FileReader::composite(size_t head) const {
     for (size_t k = p; k < n; ++k) {
         HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(impl_->ordered(k)));
         if (auto s = assembler.add(*d); !s) {
-            return with_context(s.error(), context, 0);
+            return s.error().with_context({.prefix = context});
         }
         if (assembler.idle()) {
             break;
@@ -1629,7 +1627,7 @@ Result<FileComposite> FileReader::composite(size_t head) const {
     if (!assembler.idle()) {
         auto s = assembler.finish();
         if (!s) {
-            return with_context(s.error(), "torn " + context, 0);
+            return s.error().with_context({.prefix = "torn " + context});
         }
         return Error(ErrorCode::kInvalidComposite,
                      "torn " + context + ": the file ends before its last member");
@@ -1654,13 +1652,11 @@ Status FileReader::check_all() const {
     for (size_t k = 0; k < n; ++k) {
         HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, descriptor(impl_->ordered(k)));
         if (auto s = assembler.add(*d); !s) {
-            return with_context(s.error(),
-                                "composites (descriptors numbered in descriptor_offset order)", 0);
+            return s.error().with_context({.prefix = "composites (descriptors numbered in descriptor_offset order)"});
         }
     }
     if (auto s = assembler.finish(); !s) {
-        return with_context(s.error(),
-                            "composites (descriptors numbered in descriptor_offset order)", 0);
+        return s.error().with_context({.prefix = "composites (descriptors numbered in descriptor_offset order)"});
     }
     for (size_t k = 0; k < n; ++k) {  // with a table: every copy against its descriptor
         HURRAY_RETURN_IF_ERROR(impl_->check_in_place(impl_->ordered(k)));

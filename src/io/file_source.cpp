@@ -21,7 +21,6 @@
 
 #include "core/checked_math.hpp"
 #include "core/text.hpp"
-#include "io/error_context.hpp"
 
 namespace hurray::detail {
 
@@ -300,7 +299,7 @@ Status FileSource::fetch_runs(const std::vector<std::pair<uint64_t, uint64_t>>& 
     Status s = requests.size() == 1 && !vectored ? range_->read(requests[0].offset, requests[0].out)
                                                  : range_->read_ranges(requests);
     if (!s) {
-        return what != nullptr ? detail::with_context(s.error(), what, 0) : s;
+        return what != nullptr ? s.error().with_context({.prefix = what}) : s;
     }
     std::vector<Window> added;
     added.reserve(runs.size());
@@ -400,7 +399,7 @@ Result<SharedBuffer> FileSource::read(uint64_t offset, uint64_t length, const ch
         const auto size = static_cast<size_t>(length);
         std::shared_ptr<uint8_t[]> buf(new uint8_t[size]);  // NOLINT(modernize-avoid-c-arrays): default-initialised
         if (auto s = range_->read(offset, std::span<uint8_t>(buf.get(), size)); !s) {
-            return detail::with_context(s.error(), what, 0);
+            return s.error().with_context({.prefix = what});
         }
         const std::span<const uint8_t> bytes(buf.get(), size);
         std::shared_ptr<const void> owner(std::move(buf));
@@ -433,7 +432,7 @@ Status FileSource::read_into(uint64_t offset, std::span<uint8_t> out, const char
             return Status::success();
         }
         if (auto s = range_->read(offset, out); !s) {
-            return detail::with_context(s.error(), what, 0);
+            return s.error().with_context({.prefix = what});
         }
         return Status::success();
     }

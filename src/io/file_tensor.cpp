@@ -150,7 +150,7 @@ namespace {
 template <typename T>
 Result<T> unless_changed(const FileReader& file, Result<T> result, const std::string& label) {
     if (auto s = file.check_unchanged(); !s) {
-        return Error(s.error().code(), label + ": " + s.error().message(), s.error().offset());
+        return s.error().with_context({.prefix = label});
     }
     return result;
 }
@@ -179,7 +179,7 @@ Result<std::vector<uint8_t>> FileTensor::materialize() const {
     }
     auto bytes = unless_changed(file_, materialize_composite(*descriptor_, views), label);
     if (!bytes) {
-        return Error(bytes.error().code(), label + ": " + bytes.error().message());
+        return bytes.error().with_context({.prefix = label});
     }
     return bytes;
 }
@@ -190,7 +190,7 @@ Result<std::vector<float>> FileTensor::to_float32() const {
         HURRAY_ASSIGN_OR_RETURN(const TensorView v, view());
         auto values = unless_changed(file_, hurray::to_float32(v), label);
         if (!values) {
-            return Error(values.error().code(), label + ": " + values.error().message());
+            return values.error().with_context({.prefix = label});
         }
         return values;
     }

@@ -41,7 +41,6 @@
 #include "core/text.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/index_codec.hpp"
-#include "io/error_context.hpp"
 #include "io/kv_section.hpp"
 
 namespace hurray {
@@ -50,7 +49,6 @@ namespace {
 
 using detail::dec;
 using detail::hex;
-using detail::with_context;
 
 /// Bytes read per step when padding is checked or the tail is gathered.
 constexpr size_t kScratchSize = 4096;
@@ -333,7 +331,7 @@ struct SequentialFileReader::Impl {
         HURRAY_RETURN_IF_ERROR(read_exact(prefix, label + " descriptor prefix"));
         auto len = peek_length(prefix);
         if (!len) {
-            return with_context(len.error(), label, at);
+            return len.error().with_context({.prefix = label, .base = at});
         }
         if (*len > options.max_descriptor_length) {
             return Error(ErrorCode::kInvalidDescriptorLength,
@@ -352,7 +350,7 @@ struct SequentialFileReader::Impl {
         }
         auto d = decode(bytes, descriptor_options);
         if (!d) {
-            return with_context(d.error(), label, at);
+            return d.error().with_context({.prefix = label, .base = at});
         }
 
         SequentialTensor t;

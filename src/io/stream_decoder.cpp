@@ -21,14 +21,12 @@
 #include "hurray/core/describe.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/detail/stream_steps.hpp"
-#include "io/error_context.hpp"
 
 namespace hurray {
 
 namespace {
 
 using detail::dec;
-using detail::with_context;
 
 /// First size of the descriptor buffer; it doubles as bytes arrive.
 constexpr uint32_t kFirstDescriptorChunk = 4096;
@@ -77,7 +75,7 @@ Status check_buffers(const TensorDescriptor& d, uint64_t max_buffer_size, bool r
 Status add_to_assembler(CompositeAssembler& assembler, const TensorDescriptor& d, uint32_t max_depth,
                         const std::string& label, uint64_t offset) {
     if (auto s = assembler.add(d); !s) {
-        return with_context(s.error(), label, 0);
+        return s.error().with_context({.prefix = label});
     }
     if (assembler.depth() > max_depth) {
         return Error(ErrorCode::kNestingTooDeep,
@@ -211,7 +209,7 @@ Status StreamDecoder::on_prefix() {
     }
     auto len = peek_length(std::span<const uint8_t>(desc_).first(kDescriptorPeekSize));
     if (!len) {
-        return set_failure(with_context(len.error(), label + " descriptor", desc_offset_));
+        return set_failure(len.error().with_context({.prefix = label + " descriptor", .base = desc_offset_}));
     }
     if (*len > options_.max_descriptor_length) {
         return set_failure(Error(ErrorCode::kInvalidDescriptorLength,
@@ -233,7 +231,7 @@ Status StreamDecoder::on_descriptor() {
     const std::string label = tensor_label(count_);
     auto d = decode(std::span<const uint8_t>(desc_).first(desc_length_), options_.descriptor);
     if (!d) {
-        Error e = with_context(d.error(), label + " descriptor", desc_offset_);
+        Error e = d.error().with_context({.prefix = label + " descriptor", .base = desc_offset_});
         if (e.code() == ErrorCode::kTruncated) {
             // All descriptor_length bytes are here: fields running past them
             // mean the length is wrong, not that the stream was cut.
@@ -297,7 +295,7 @@ Status StreamDecoder::end_of_input() {
     case StreamNeed::kPrefix:
         if (prefix_have_ == 0) {
             if (auto s = assembler_.finish(); !s) {
-                return set_failure(with_context(s.error(), "stream ends inside a composite", 0));
+                return set_failure(s.error().with_context({.prefix = "stream ends inside a composite"}));
             }
             need_ = StreamNeed::kEnded;
             return Status::success();
@@ -472,7 +470,7 @@ Result<std::vector<uint8_t>> StreamEncoder::begin_tensor(const TensorDescriptor&
     }
     auto bytes = encode(desc);
     if (!bytes) {
-        return with_context(bytes.error(), label + " descriptor", 0);
+        return bytes.error().with_context({.prefix = label + " descriptor"});
     }
     HURRAY_RETURN_IF_ERROR(check_tensor(desc, count_));
     uint64_t total = 0;
@@ -570,12 +568,12 @@ Status StreamEncoder::check_composite(const TensorDescriptor& head, std::span<co
                          label + ": more members given than the composite head declares");
         }
         if (auto e = encoded_size(d); !e) {
-            return with_context(e.error(), label + " descriptor", 0);
+            return e.error().with_context({.prefix = label + " descriptor"});
         }
         DecodeOptions writer_rules;
         writer_rules.accept_private_extensions = true;
         if (auto s = check_descriptor(d, writer_rules); !s) {
-            return with_context(s.error(), label + " descriptor", 0);
+            return s.error().with_context({.prefix = label + " descriptor"});
         }
         HURRAY_RETURN_IF_ERROR(check_tensor(d, index));
         if (buffers.size() != d.buffers.size()) {
@@ -617,7 +615,7 @@ Status StreamEncoder::finish() const {
                                                    dec(remaining_) + " of its declared data bytes missing");
     }
     if (auto s = assembler_.finish(); !s) {
-        return with_context(s.error(), "stream finished inside a composite", 0);
+        return s.error().with_context({.prefix = "stream finished inside a composite"});
     }
     return Status::success();
 }

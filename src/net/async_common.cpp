@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "core/text.hpp"
-#include "io/error_context.hpp"
 
 namespace hurray::net::detail {
 
@@ -71,7 +70,7 @@ asio::awaitable<Status> checks_body(const AsyncReadOptions* options, const Strea
         }
         Status s = validate_data(tensor->descriptor, spans, options->validate);
         if (!s) {
-            co_return hurray::detail::with_context(s.error(), "stream tensor #" + dec(tensor->index), 0);
+            co_return s.error().with_context({.prefix = "stream tensor #" + dec(tensor->index)});
         }
     }
     if (options->check) {

@@ -85,10 +85,42 @@ static void files(void) {
     CHECK(hurray_last_error_code() == HURRAY_CODE_TRUNCATED);
     CHECK(hurray_last_error_offset() != HURRAY_NO_OFFSET);
 
-    // A missing file: io_error, no offset.
+    // A missing file: io_error, no offset; the file is named as data.
     join(path, sizeof path, g_tmp_dir, "no-such-file.hrry");
     CHECK_STATUS(hurray_file_open(path, 0, &file), HURRAY_ERR_IO);
     check_last(HURRAY_CODE_IO_ERROR, HURRAY_NO_OFFSET);
+    CHECK(strcmp(hurray_last_error_file(), path) == 0);
+    CHECK(strcmp(hurray_last_error_tensor(), "") == 0);
+
+    // The first tensor's descriptor ("weights"; the first "HRRY" after the
+    // header followed by version_major 1) gets an unknown major version: the
+    // failure names the tensor as data, at open or when the tensor is read.
+    memcpy(bad, good, len);
+    size_t magic_at = 0;
+    for (size_t k = 8; k + 4 < len; ++k) {
+        if (memcmp(bad + k, "HRRY", 4) == 0 && bad[k + 4] == 1) {
+            magic_at = k;
+            break;
+        }
+    }
+    CHECK(magic_at != 0);
+    bad[magic_at + 4] = 9;
+    HurrayStatus st = hurray_file_open_memory(bad, len, HURRAY_FILE_NO_MMAP, &file);
+    if (st == HURRAY_OK) {
+        HurrayDescriptor* d = NULL;
+        st = hurray_file_tensor_descriptor(file, 0, &d);
+        if (st == HURRAY_OK) {
+            hurray_descriptor_destroy(d);
+        }
+        hurray_file_close(file);
+        file = NULL;
+    }
+    CHECK(st == HURRAY_ERR_VERSION_MISMATCH);
+    CHECK(hurray_last_error_code() == HURRAY_CODE_UNSUPPORTED_VERSION);
+    CHECK(strcmp(hurray_last_error_tensor(), "weights") == 0);
+    if (strcmp(hurray_last_error_tensor(), "weights") != 0) {
+        fprintf(stderr, "  tensor \"%s\": %s\n", hurray_last_error_tensor(), hurray_last_error_message());
+    }
 
     // On a good file: a name that is not there, and a KV value of another type.
     CHECK_STATUS(hurray_file_open_memory(good, len, 0, &file), HURRAY_OK);

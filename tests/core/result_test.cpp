@@ -97,6 +97,76 @@ TEST(Error, RebasedShiftsOnlyKnownOffsets) {
 }
 
 // Every code has a non-empty, distinct, stable name; an out-of-range value has a fallback.
+TEST(Error, WithContextPrefixesMovesTheOffsetAndRecordsTheParts) {
+    const Error inner(ErrorCode::kTruncated, "shape[2]: 3 bytes left", 10);
+    const Error e = inner.with_context({.prefix = "tensor 'w'", .tensor = "w", .field = "shape", .base = 100});
+    EXPECT_EQ(e.code(), ErrorCode::kTruncated);
+    EXPECT_EQ(e.message(), "tensor 'w': shape[2]: 3 bytes left");
+    EXPECT_EQ(e.offset(), 110U);
+    EXPECT_EQ(e.tensor(), "w");
+    EXPECT_EQ(e.field(), "shape");
+    EXPECT_TRUE(e.file().empty());
+    // The original is untouched (the const overload copies).
+    EXPECT_EQ(inner.message(), "shape[2]: 3 bytes left");
+    EXPECT_TRUE(inner.tensor().empty());
+}
+
+TEST(Error, WithContextKeepsTheInnermostPartsAndFillsAMissingOffset) {
+    Error e(ErrorCode::kInvalidLayout, "stride: zero");
+    EXPECT_TRUE(e.file().empty() && e.tensor().empty() && e.field().empty());
+    e = std::move(e).with_context({.tensor = "member", .offset = 42});
+    EXPECT_EQ(e.message(), "stride: zero");  // no prefix, no text
+    EXPECT_EQ(e.offset(), 42U);
+    e = std::move(e).with_context({.prefix = "m.hrry", .file = "m.hrry", .tensor = "head", .offset = 7});
+    EXPECT_EQ(e.tensor(), "member");  // the inner layer knew best
+    EXPECT_EQ(e.file(), "m.hrry");
+    EXPECT_EQ(e.offset(), 42U);  // an offset it has is kept
+    e = std::move(e).with_context({.prefix = "outer", .file = "other.hrry"});
+    EXPECT_EQ(e.file(), "m.hrry");
+    EXPECT_EQ(e.message(), "outer: m.hrry: stride: zero");
+    // A context without an offset leaves an error without one as it is.
+    const Error bare = Error(ErrorCode::kIoError, "x").with_context({.prefix = "p"});
+    EXPECT_FALSE(bare.has_offset());
+}
+
+TEST(Error, WithoutFileDropsTheFilePrefixOnlyWhenItIsFirst) {
+    const Error inner(ErrorCode::kInvalidFile, "header: bad magic", 0);
+    const Error named = inner.with_context({.prefix = "a/m.safetensors", .file = "a/m.safetensors"});
+    EXPECT_EQ(named.message(), "a/m.safetensors: header: bad magic");
+    const Error bare = named.without_file();
+    EXPECT_EQ(bare.message(), "header: bad magic");
+    EXPECT_TRUE(bare.file().empty());
+    EXPECT_EQ(bare.offset(), 0U);
+    // A prefix that starts with the file loses only the file.
+    const Error verify = inner.with_context({.prefix = "m.npz: verify", .file = "m.npz"});
+    EXPECT_EQ(verify.without_file().message(), "verify: header: bad magic");
+    // Something put before the file since: the text stays whole.
+    const Error wrapped = named.with_context({.prefix = "convert"});
+    EXPECT_EQ(wrapped.without_file().message(), wrapped.message());
+    // A file named elsewhere in the text ("open 'x': ..."): recorded, text kept.
+    const Error quoted =
+        Error(ErrorCode::kIoError, "open 'x': No such file or directory").with_context({.file = "x"});
+    EXPECT_EQ(quoted.file(), "x");
+    EXPECT_EQ(quoted.without_file().message(), "open 'x': No such file or directory");
+    // An error without context is its own without_file.
+    EXPECT_EQ(inner.without_file().message(), inner.message());
+}
+
+TEST(Error, ContextSurvivesCopiesMovesAndResults) {
+    Error e = Error(ErrorCode::kNotFound, "no tensor").with_context({.file = "f", .tensor = "t", .field = "k"});
+    Error copy(e);
+    Error assigned(ErrorCode::kIoError, "x");
+    assigned = copy;
+    EXPECT_EQ(assigned.tensor(), "t");
+    EXPECT_EQ(assigned.file(), "f");
+    Result<int> r(std::move(copy));
+    const Result<int> r2 = r;  // NOLINT(performance-unnecessary-copy-initialization)
+    EXPECT_EQ(r2.error().field(), "k");
+    Status st(std::move(assigned));
+    EXPECT_EQ(std::move(st).error().tensor(), "t");
+    EXPECT_EQ(e.field(), "k");
+}
+
 TEST(Error, EveryCodeHasADistinctName) {
     std::set<std::string_view> names;
     for (uint16_t v = 0; v <= static_cast<uint16_t>(kLastCode); ++v) {

@@ -8,8 +8,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <iterator>
 #include <set>
+
+#include <unistd.h>
 
 #include "file_test_support.hpp"
 #include "hurray/io/file_reader.hpp"
@@ -231,6 +236,38 @@ TEST(FileCorruption, SpecificFlipsGiveSpecificErrors) {
     EXPECT_EQ(d.error().offset(), a.descriptor_offset + 14);
     EXPECT_EQ(r->descriptor(0).error().to_string(), d.error().to_string());
     EXPECT_TRUE(r->descriptor(1).ok());
+    // The tensor is named as data too (Error::tensor), the same at open.
+    EXPECT_EQ(d.error().tensor(), "a");
+    EXPECT_EQ(open(flipped(a.descriptor_offset, 1)).error().tensor(), "a");
+    EXPECT_TRUE(open(flipped(0, 1)).error().tensor().empty());
+}
+
+TEST(FileCorruption, ErrorsNameTheirFileAsData) {
+    const BuiltFile f = tiny_file();
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("hurray-errfile-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string bad = (dir / "bad.hrry").native();
+    Bytes b = f.bytes;
+    b[0] ^= 1;
+    {
+        std::ofstream out(bad, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+        ASSERT_TRUE(out.good());
+    }
+    const auto r = FileReader::open(bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::kInvalidMagic);
+    EXPECT_EQ(r.error().file(), bad);
+    EXPECT_EQ(r.error().message().rfind("'" + bad + "': ", 0), 0U) << r.error().message();
+    const std::string missing = (dir / "missing.hrry").native();
+    const auto m = FileReader::open(missing);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.error().code(), ErrorCode::kIoError);
+    EXPECT_EQ(m.error().file(), missing);
+    // From memory there is no file to name.
+    EXPECT_TRUE(open(b).error().file().empty());
+    std::filesystem::remove_all(dir);
 }
 
 // ---------------------------------------------------------------------------

@@ -134,7 +134,7 @@ struct Output {
         }
         auto f = AtomicFileSink::create(path, durable);
         if (!f) {
-            return Error(f.error().code(), path + ": cannot create: " + f.error().message());
+            return f.error().with_context({.prefix = path + ": cannot create", .file = path});
         }
         o.file = std::move(*f);
         o.sink = o.file.get();

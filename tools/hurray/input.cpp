@@ -152,7 +152,7 @@ Result<std::unique_ptr<Input>> Input::open(const std::string& path, const Consol
     std::vector<uint8_t> head(kHeadBytes);
     auto got = in->fd_source_->read_full(head);
     if (!got) {
-        return Error(got.error().code(), in->display_name() + ": " + got.error().message());
+        return got.error().with_context({.prefix = in->display_name(), .file = in->display_name()});
     }
     head.resize(*got);
     if (!may_be_hurray(head)) {
@@ -177,7 +177,7 @@ Result<std::vector<uint8_t>> Input::read_all(uint64_t max_bytes) {
     for (;;) {
         auto n = source_->read_some(chunk);
         if (!n) {
-            return Error(n.error().code(), display_name() + ": " + n.error().message());
+            return n.error().with_context({.prefix = display_name(), .file = display_name()});
         }
         if (*n == 0) {
             return bytes;
@@ -259,11 +259,7 @@ std::optional<Result<ForeignInput>> open_foreign(const std::string& path) {
 }
 
 Error unprefixed(const std::string& path, const Error& e) {
-    const std::string prefix = path + ": ";
-    if (e.message().rfind(prefix, 0) != 0) {
-        return e;
-    }
-    return Error(e.code(), e.message().substr(prefix.size()), e.offset());
+    return e.file() == path ? e.without_file() : e;
 }
 
 Result<ForeignTensorBytes> read_foreign_tensor(const formats::TensorSource& source, size_t i, bool use_views,

@@ -153,8 +153,8 @@ struct ForeignInput {
 /// @endcode
 std::optional<Result<ForeignInput>> open_foreign(const std::string& path);
 
-/// `e` without the `path: ` some hurray::convert readers start their messages with, so
-/// that a command prints the path once: `path + ": " + unprefixed(path, e).to_string()`.
+/// `e` without its file when that file is `path` (Error::without_file), so that a
+/// command prints the path once: `path + ": " + unprefixed(path, e).to_string()`.
 Error unprefixed(const std::string& path, const Error& e);
 
 /// The bytes of every buffer of one tensor of a TensorSource, in memory.

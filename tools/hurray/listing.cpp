@@ -62,7 +62,7 @@ Result<ListedFile> open_and_list_file(Input& in) {
     HURRAY_ASSIGN_OR_RETURN(FileReader file, open_file_input(in));
     auto listed = list_file(file);
     if (!listed) {
-        return Error(listed.error().code(), in.display_name() + ": " + listed.error().message());
+        return listed.error().with_context({.prefix = in.display_name(), .file = in.display_name()});
     }
     return ListedFile{std::move(file), std::move(*listed)};
 }

@@ -13,6 +13,7 @@
 
 #include "hurray/core/export.hpp"
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -80,11 +81,42 @@ enum class ErrorCode : uint16_t {
 /// A stable, human-readable name for an error code, e.g. `"truncated"`.
 HURRAY_CORE_EXPORT std::string_view error_code_name(ErrorCode code) noexcept;
 
-/// An error: a code, a message naming the field, and the byte offset when known.
+/// Where an error happened, given to `Error::with_context`. Every member is
+/// optional; the views need to live only for the call.
+///
+/// @code
+/// return std::move(e).with_context({.prefix = "tensor 'w'", .tensor = "w"});
+/// return std::move(e).with_context({.prefix = path.native(), .file = path.native()});
+/// @endcode
+struct ErrorContext {
+    /// Text put before the message, then `": "` (nothing when empty).
+    std::string_view prefix{};
+    /// The file or URL the error is in (kept when the error already names one).
+    std::string_view file{};
+    /// The name of the tensor the error is in (kept when the error already names one).
+    std::string_view tensor{};
+    /// The field, section or KV key the error is in (kept when already set).
+    std::string_view field{};
+    /// Added to the error's byte offset: where a nested parser's input starts.
+    uint64_t base = 0;
+    /// The byte offset to record when the error has none (UINT64_MAX: none).
+    uint64_t offset = UINT64_MAX;
+};
+
+/// An error: a code, a message naming the field, the byte offset when known,
+/// and, as data, the file, tensor and field it is in.
+///
+/// The message says everything in words; `file()`, `tensor()` and `field()` say
+/// the same parts as data, for callers that act on them (a binding's exception
+/// attributes, a tool that prints the path once). Context is added with one
+/// idiom, `with_context`, which keeps the code, moves the offset and puts the
+/// context's words before the message.
 ///
 /// @code
 /// hurray::Error e(hurray::ErrorCode::kInvalidMagic, "magic: expected HRRY", 0);
 /// std::string text = e.to_string();  // "invalid_magic at byte 0: magic: expected HRRY"
+/// e = std::move(e).with_context({.prefix = "m.hrry", .file = "m.hrry"});
+/// // e.message() == "m.hrry: magic: expected HRRY", e.file() == "m.hrry"
 /// @endcode
 class HURRAY_CORE_EXPORT Error {
 public:
@@ -94,6 +126,17 @@ public:
     /// Builds an error with a code, a message and an optional byte offset.
     Error(ErrorCode code, std::string message, uint64_t offset = kNoOffset)
         : code_(code), offset_(offset), message_(std::move(message)) {}
+
+    /// Copies the error and its context.
+    Error(const Error& other);
+    /// Copies the error and its context.
+    Error& operator=(const Error& other);
+    /// Moves the error and its context.
+    Error(Error&& other) noexcept = default;
+    /// Moves the error and its context.
+    Error& operator=(Error&& other) noexcept = default;
+    /// Destroys the error.
+    ~Error() = default;
 
     /// The error code.
     [[nodiscard]] ErrorCode code() const noexcept { return code_; }
@@ -106,6 +149,27 @@ public:
     /// `"<code name>[ at byte N]: <message>"`.
     [[nodiscard]] std::string to_string() const;
 
+    /// The file or URL the error is in, empty when no layer named one. The
+    /// message names it too.
+    [[nodiscard]] std::string_view file() const noexcept;
+    /// The name of the tensor the error is in, empty when unknown.
+    [[nodiscard]] std::string_view tensor() const noexcept;
+    /// The field, section or KV key the error is in, empty when unknown.
+    [[nodiscard]] std::string_view field() const noexcept;
+
+    /// This error with `context` added: its prefix before the message, its
+    /// base added to the offset, and its file, tensor and field recorded where
+    /// the error has none yet (the innermost layer knows best).
+    [[nodiscard]] Error with_context(const ErrorContext& context) const&;
+    /// This error with `context` added (see the const overload), reusing its storage.
+    [[nodiscard]] Error with_context(const ErrorContext& context) &&;
+
+    /// This error without its file: when the message still starts with the file
+    /// and `": "` put there by `with_context` (a prefix that began with the
+    /// file), it loses them; `file()` becomes empty. For callers that print the
+    /// path themselves.
+    [[nodiscard]] Error without_file() const;
+
     /// Returns a copy whose offset is shifted by `base` (for nested parsers).
     [[nodiscard]] Error rebased(uint64_t base) const {
         Error e = *this;
@@ -116,9 +180,15 @@ public:
     }
 
 private:
+    struct Where;  // file, tensor, field; allocated only when one is known
+    struct WhereDeleter {
+        void operator()(Where* w) const noexcept;
+    };
+
     ErrorCode code_;
     uint64_t offset_;
     std::string message_;
+    std::unique_ptr<Where, WhereDeleter> where_;
 };
 
 namespace detail {
