@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "convert/safetensors_internal.hpp"
-#include "convert/safetensors_mapping.hpp"
+#include "hurray/io/read_only_file.hpp"
 #include "hurray/convert/safetensors.hpp"
 
 namespace {
@@ -103,7 +103,7 @@ std::vector<std::vector<uint8_t>> read_all(const TensorSource& src, uint64_t inp
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::span<const uint8_t> input(data, size);
     auto src = hurray::formats::detail::open_safetensors_file(
-        hurray::safetensors_mapping::Mapping::memory(input));
+        hurray::ReadOnlyFile::memory(input));
     if (!src.ok()) {
         const auto& e = src.error();
         require(e.code() != ErrorCode::kOk && !e.message().empty());

@@ -42,6 +42,7 @@
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/kv_metadata.hpp"
 #include "hurray/io/range_source.hpp"
+#include "hurray/io/read_only_file.hpp"
 #include "hurray/io/save.hpp"
 #include "hurray/io/sequential_file_reader.hpp"
 #include "hurray/io/stream_convert.hpp"

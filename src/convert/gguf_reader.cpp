@@ -12,11 +12,11 @@
 
 #include "convert/ggml_blocks.hpp"
 #include "convert/gguf_cursor.hpp"
-#include "convert/gguf_file_map.hpp"
 #include "convert/gguf_format.hpp"
 #include "core/checked_math.hpp"
 #include "hurray/convert/gguf.hpp"
 #include "hurray/io/file_format.hpp"
+#include "hurray/io/read_only_file.hpp"
 
 using hurray::detail::add_u64;
 using hurray::detail::ceil_div;
@@ -235,9 +235,10 @@ struct TensorPlace {
 /// The TensorSource of a mapped GGUF file.
 class GgufSource final : public TensorSource {
 public:
-    GgufSource(std::shared_ptr<const detail::MappedFile> map, KvMetadata kv,
-               std::vector<SourceTensor> tensors, std::vector<TensorPlace> places)
-        : map_(std::move(map)),
+    GgufSource(ReadOnlyFile file, SharedBuffer bytes, KvMetadata kv, std::vector<SourceTensor> tensors,
+               std::vector<TensorPlace> places)
+        : file_(std::move(file)),
+          bytes_(std::move(bytes)),
           kv_(std::move(kv)),
           tensors_(std::move(tensors)),
           places_(std::move(places)) {}
@@ -271,16 +272,20 @@ public:
                              " bytes");
         }
         const TensorPlace& p = places_[i];
-        const auto data =
-            map_->bytes().subspan(p.start, p.size);  // inside the file (checked at open)
+        const auto data = bytes_.span().subspan(p.start, p.size);  // inside the file (checked at open)
         if (p.presentation == GgmlPresentation::kDense ||
             p.presentation == GgmlPresentation::kBlocks) {
             if (!out.empty()) {
                 std::memcpy(out.data(), data.data() + offset, out.size());
             }
-            return Status::success();
+        } else {
+            detail::ggml_deinterleave(p.presentation, data, buffer, offset, out);
         }
-        detail::ggml_deinterleave(p.presentation, data, buffer, offset, out);
+        // A file truncated under the mapping reads as zeros (the SIGBUS guard): say so.
+        if (auto s = file_.check_unchanged(); !s) {
+            return std::move(s).error().with_context(
+                {.prefix = "gguf: tensor '" + t.name + "'", .tensor = t.name, .offset = p.start + offset});
+        }
         return Status::success();
     }
 
@@ -294,7 +299,7 @@ public:
             p.presentation != GgmlPresentation::kBlocks) {
             return std::nullopt;  // de-interleaved: only read() gives those bytes
         }
-        return map_->bytes().subspan(p.start, p.size);
+        return bytes_.span().subspan(p.start, p.size);
     }
 
     [[nodiscard]] std::optional<size_t> find(std::string_view name) const override {
@@ -307,7 +312,8 @@ public:
     }
 
 private:
-    std::shared_ptr<const detail::MappedFile> map_;
+    ReadOnlyFile file_;
+    SharedBuffer bytes_;  // the whole file: a slice of its guarded mapping
     KvMetadata kv_;
     std::vector<SourceTensor> tensors_;
     std::vector<TensorPlace> places_;
@@ -351,8 +357,7 @@ Status read_kv(Cursor& c, uint64_t kv_count, KvMetadata& kv, uint32_t& alignment
             return Error(ErrorCode::kDuplicateName, "gguf: " + field + ": duplicate key", entry_at);
         }
         if (auto st = kv.add(std::string(key), std::move(value)); !st) {
-            return Error(st.error().code(), "gguf: " + field + ": " + st.error().message(),
-                         entry_at);
+            return st.error().with_context({.prefix = "gguf: " + field, .offset = entry_at});
         }
         types.push_back(detail::gguf_kv_type_string(type) + ":" + std::string(key));
     }
@@ -369,9 +374,15 @@ constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;
 
 Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path& path) {
-    HURRAY_ASSIGN_OR_RETURN(std::shared_ptr<const detail::MappedFile> map,
-                            detail::MappedFile::open(path));
-    const std::span<const uint8_t> bytes = map->bytes();
+    HURRAY_ASSIGN_OR_RETURN(ReadOnlyFile file, ReadOnlyFile::open(path));
+    // The whole file as one slice of its mapping, guarded against SIGBUS: a file
+    // truncated meanwhile reads as zeros, which check_unchanged reports.
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer all, file.read(0, file.size(), "gguf"));
+    if (!file.contiguous() && file.size() > 0) {
+        return Error(ErrorCode::kIoError, "gguf: the file could not be mapped (GGUF files are read through a mapping)")
+            .with_context({.prefix = path.string(), .file = path.string()});
+    }
+    const std::span<const uint8_t> bytes = all.span();
     Cursor c(bytes);
     HURRAY_ASSIGN_OR_RETURN(uint32_t magic, c.le<uint32_t>("magic"));
     if (magic != detail::kGgufMagic) {
@@ -577,14 +588,16 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
         }
         auto d = detail::ggml_descriptor(p.presentation, info.type, info.shape);
         if (!d) {
-            return Error(d.error().code(),
-                         "gguf: tensor '" + info.name + "': " + d.error().message(), info.at);
+            return d.error().with_context({.prefix = "gguf: tensor '" + info.name + "'", .tensor = info.name, .offset = info.at});
         }
         tensors.push_back(SourceTensor{std::move(info.name), std::move(*d)});
         places.push_back(p);
     }
+    // Everything above was read from the mapping: it was the file's only if the
+    // file did not shrink meanwhile.
+    HURRAY_RETURN_IF_ERROR(file.check_unchanged());
     return std::unique_ptr<TensorSource>(std::make_unique<GgufSource>(
-        std::move(map), std::move(kv), std::move(tensors), std::move(places)));
+        std::move(file), std::move(all), std::move(kv), std::move(tensors), std::move(places)));
 }
 
 }  // namespace

@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// open_npy: one .npy file as a TensorSource, read with pread.
+// open_npy: one .npy file as a TensorSource, read with pread (ReadOnlyFile).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "convert/guard.hpp"
 #include "convert/npy_array.hpp"
-#include "convert/posix_file.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/io/read_only_file.hpp"
 
 namespace hurray::formats {
 namespace {
 
 Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path& path) {
-    HURRAY_ASSIGN_OR_RETURN(const detail::PosixFile file, detail::PosixFile::open(path));
+    HURRAY_ASSIGN_OR_RETURN(const ReadOnlyFile file, ReadOnlyFile::open(path, /*use_mmap=*/false));
     const std::string what = path.string();
     std::vector<uint8_t> prefix(static_cast<size_t>(std::min<uint64_t>(file.size(), 12)));
-    HURRAY_RETURN_IF_ERROR(file.read(0, prefix, "magic"));
+    HURRAY_RETURN_IF_ERROR(file.read_into(0, prefix, "magic"));
     HURRAY_ASSIGN_OR_RETURN(const uint64_t data_offset, detail::npy_data_offset(prefix, what));
     if (data_offset > file.size()) {
         return Error(ErrorCode::kTruncated,
@@ -25,7 +25,7 @@ Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path&
                      8);
     }
     std::vector<uint8_t> head(static_cast<size_t>(data_offset));
-    HURRAY_RETURN_IF_ERROR(file.read(0, head, "header"));
+    HURRAY_RETURN_IF_ERROR(file.read_into(0, head, "header"));
     HURRAY_ASSIGN_OR_RETURN(const detail::NpyHeader header, detail::parse_npy_header(head, what));
     if (header.data_bytes > file.size() - data_offset) {
         return Error(ErrorCode::kTruncated,
@@ -40,7 +40,7 @@ Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path&
     array.header = header;
     array.what = what;
     array.raw = [file, data_offset](uint64_t offset, std::span<uint8_t> out) -> Status {
-        return file.read(data_offset + offset, out, "data");
+        return file.read_into(data_offset + offset, out, "data");
     };
     std::vector<detail::NpyArray> arrays;
     arrays.push_back(std::move(array));

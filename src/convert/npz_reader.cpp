@@ -15,9 +15,9 @@
 
 #include "convert/guard.hpp"
 #include "convert/npy_array.hpp"
-#include "convert/posix_file.hpp"
 #include "convert/zip_directory.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/io/read_only_file.hpp"
 
 namespace hurray::formats {
 namespace {
@@ -182,9 +182,9 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
     const std::string file = path.string();
     // Our own bounds-checked pass over the zip structure first: libzip's errors carry
     // no offset ("Not a zip archive"), these name the field and its byte.
-    HURRAY_ASSIGN_OR_RETURN(const detail::PosixFile posix, detail::PosixFile::open(path));
+    HURRAY_ASSIGN_OR_RETURN(const ReadOnlyFile posix, ReadOnlyFile::open(path, /*use_mmap=*/false));
     const detail::ZipReadAt read_at = [&posix](uint64_t offset, std::span<uint8_t> out) {
-        return posix.read(offset, out, "zip structure");
+        return posix.read_into(offset, out, "zip structure");
     };
     HURRAY_ASSIGN_OR_RETURN(const detail::ZipDirectory dir,
                             detail::read_zip_directory(posix.size(), read_at, file));

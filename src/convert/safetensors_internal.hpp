@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "convert/safetensors_mapping.hpp"
+#include "hurray/io/read_only_file.hpp"
 #include "hurray/convert/tensor_source.hpp"
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/result.hpp"
@@ -47,7 +47,7 @@ Result<SafeTensorsHeader> parse_safetensors_header(std::string_view text, uint64
 
 /// Opens the SafeTensors bytes of `file` (a mapped file, or bytes in memory for the fuzz
 /// target and tests); open_safetensors() is this on a mapped file. Errors carry no path.
-Result<std::unique_ptr<TensorSource>> open_safetensors_file(safetensors_mapping::Mapping file);
+Result<std::unique_ptr<TensorSource>> open_safetensors_file(ReadOnlyFile file);
 
 /// The text form a typed KV value takes in `__metadata__` (docs/convert.md): strings as
 /// they are, integers in decimal, float64 in shortest round-trip form, bools true/false,

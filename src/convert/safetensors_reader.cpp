@@ -33,7 +33,7 @@ constexpr uint64_t kLengthBytes = 8;
 /// A SafeTensors file as a TensorSource.
 class SafeTensorsSource final : public TensorSource {
 public:
-    SafeTensorsSource(safetensors_mapping::Mapping file, uint64_t data_start,
+    SafeTensorsSource(ReadOnlyFile file, uint64_t data_start,
                       SafeTensorsHeader header)
         : file_(std::move(file)),
           data_start_(data_start),
@@ -53,9 +53,7 @@ public:
             t.descriptor.shape = e.shape;
             auto bytes = storage_bytes(e.type, e.element_count);
             if (!bytes) {
-                return Error(bytes.error().code(),
-                             "tensor '" + e.name + "': " + bytes.error().message(),
-                             e.header_offset);
+                return bytes.error().with_context({.prefix = "tensor '" + e.name + "'", .tensor = e.name, .offset = e.header_offset});
             }
             t.descriptor.buffers = {BufferHandle{.byte_size = *bytes}};
             tensors_.push_back(std::move(t));
@@ -141,8 +139,7 @@ private:
         const uint64_t at = data_start_ + e.begin + offset;
         auto bytes = file_.read(at, out.size(), "tensor data");
         if (!bytes) {
-            return Error(bytes.error().code(),
-                         "tensor '" + e.name + "': " + bytes.error().message(), at);
+            return bytes.error().with_context({.prefix = "tensor '" + e.name + "'", .tensor = e.name, .offset = at});
         }
         std::memcpy(out.data(), bytes->data(), out.size());
         release(at, out.size());
@@ -158,7 +155,7 @@ private:
         const uint64_t first = (at + kPage - 1) / kPage * kPage;
         const uint64_t last = (at + n) / kPage * kPage;
         if (last > first) {
-            file_.release(first, last - first);
+            file_.advise(first, last - first, AccessPattern::kDontNeed);
         }
     }
 
@@ -171,8 +168,7 @@ private:
         const uint64_t at = data_start_ + e.begin + first;
         auto bytes = file_.read(at, last - first, "tensor data");
         if (!bytes) {
-            return Error(bytes.error().code(),
-                         "tensor '" + e.name + "': " + bytes.error().message(), at);
+            return bytes.error().with_context({.prefix = "tensor '" + e.name + "'", .tensor = e.name, .offset = at});
         }
         std::fill(out.begin(), out.end(), uint8_t{0});
         const std::span<const uint8_t> src = bytes->span();
@@ -194,12 +190,12 @@ private:
     /// just copied may then be the zeros the SIGBUS guard put in).
     Status checked(const SafeTensorsEntry& e, uint64_t at) const {
         if (auto s = file_.check_unchanged(); !s) {
-            return Error(s.error().code(), "tensor '" + e.name + "': " + s.error().message(), at);
+            return s.error().with_context({.prefix = "tensor '" + e.name + "'", .tensor = e.name, .offset = at});
         }
         return Status::success();
     }
 
-    safetensors_mapping::Mapping file_;
+    ReadOnlyFile file_;
     uint64_t data_start_;
     std::vector<SafeTensorsEntry> entries_;
     KvMetadata kv_;
@@ -209,7 +205,7 @@ private:
 
 }  // namespace
 
-Result<std::unique_ptr<TensorSource>> open_safetensors_file(safetensors_mapping::Mapping file) {
+Result<std::unique_ptr<TensorSource>> open_safetensors_file(ReadOnlyFile file) {
     const uint64_t size = file.size();
     if (size < kLengthBytes) {
         return Error(ErrorCode::kTruncated,
@@ -263,14 +259,14 @@ Result<std::unique_ptr<TensorSource>> open_safetensors_file(safetensors_mapping:
 Result<std::unique_ptr<TensorSource>> open_safetensors(const std::filesystem::path& path,
                                                        const SourceOptions& /*options*/) {
     try {
-        auto file = safetensors_mapping::Mapping::open(path.string());
+        auto file = ReadOnlyFile::open(path);
         if (!file) {
             return file.error();
         }
         auto source = detail::open_safetensors_file(std::move(*file));
         if (!source) {
             const Error& e = source.error();
-            return Error(e.code(), path.string() + ": " + e.message(), e.offset());
+            return e.with_context({.prefix = path.string(), .file = path.string()});
         }
         return source;
     } catch (const std::bad_alloc&) {

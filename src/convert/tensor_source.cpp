@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/convert/tensor_source.hpp"
 
+#include <algorithm>
 #include <array>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <span>
 #include <string>
-#include <system_error>
 
 #include "hurray/convert/gguf.hpp"
 #include "hurray/convert/hrryfile.hpp"
 #include "hurray/convert/numpy.hpp"
 #include "hurray/convert/safetensors.hpp"
+#include "hurray/io/read_only_file.hpp"
 
 namespace hurray::formats {
 
@@ -40,23 +39,11 @@ struct Head {
 };
 
 Result<Head> read_head(const std::filesystem::path& path) {
-    std::error_code ec;
-    const uint64_t file_size = std::filesystem::file_size(path, ec);
-    if (ec) {
-        return Error(ErrorCode::kIoError, path.string() + ": " + ec.message());
-    }
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) {
-        return Error(ErrorCode::kIoError, path.string() + ": " + std::strerror(errno));
-    }
+    HURRAY_ASSIGN_OR_RETURN(const ReadOnlyFile file, ReadOnlyFile::open(path, /*use_mmap=*/false));
     Head head;
-    head.file_size = file_size;
-    head.size = std::fread(head.bytes.data(), 1, head.bytes.size(), f);
-    const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed) {
-        return Error(ErrorCode::kIoError, path.string() + ": read failed");
-    }
+    head.file_size = file.size();
+    head.size = static_cast<size_t>(std::min<uint64_t>(file.size(), head.bytes.size()));
+    HURRAY_RETURN_IF_ERROR(file.read_into(0, std::span<uint8_t>(head.bytes.data(), head.size), "the first bytes"));
     return head;
 }
 

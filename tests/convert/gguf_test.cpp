@@ -198,6 +198,28 @@ TEST_F(GgufFiles, DenseTensorsZeroCopyRowMajor) {
     }
 }
 
+TEST_F(GgufFiles, AFileTruncatedWhileOpenIsAnErrorNotASigbus) {
+    // The reader maps the file through ReadOnlyFile (guarded against SIGBUS):
+    // pages that vanish read as zeros, and the read reports the change.
+    TempDir dir;
+    const std::filesystem::path p = dir.path() / "shrinks.gguf";
+    std::filesystem::copy_file(file("all.gguf"), p);
+    auto src = open_gguf(p);
+    ASSERT_TRUE(src) << src.error().to_string();
+    const size_t i = index_of(**src, "dense_f32");
+    ASSERT_FALSE(read_buffer(**src, i, 0).empty());
+    std::filesystem::resize_file(p, 0);
+    Bytes out((*src)->tensor(i).descriptor.buffers[0].byte_size);
+    const auto st = (*src)->read(i, 0, 0, out);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code(), ErrorCode::kIoError) << st.error().to_string();
+    EXPECT_EQ(st.error().tensor(), "dense_f32");
+    // A missing file names itself as data.
+    auto missing = open_gguf(dir.path() / "missing.gguf");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().file(), (dir.path() / "missing.gguf").native());
+}
+
 TEST_F(GgufFiles, Q8_0AndQ4_0ArePerBlockAffineAndValueExact) {
     auto src = open_gguf(file("all.gguf"));
     ASSERT_TRUE(src) << src.error().to_string();
