@@ -7,6 +7,7 @@
 
 #include "convert/compare.hpp"
 #include "convert/file_commit.hpp"
+#include "hurray/io/byte_sink.hpp"
 #include "convert/guard.hpp"
 #include "convert/source_data.hpp"
 #include "hurray/convert/gguf.hpp"
@@ -100,7 +101,7 @@ Result<ConvertReport> write_impl(const TensorSource& source, const std::filesyst
             return s.error().with_context({.prefix = path.string() + ": verify", .file = path.string()});
         }
     }
-    HURRAY_RETURN_IF_ERROR(detail::commit_file(temp, path, options.durable));
+    HURRAY_RETURN_IF_ERROR(replace_file(temp, path, options.durable));
     report.verified = true;
     return report;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file
-/// Internal: putting a finished temporary file in place of its target (for outputs not
-/// written through AtomicFileSink: a verified output, a zip written by libzip).
+/// Internal: temporary names beside a target, for outputs not written through
+/// AtomicFileSink (a verified output, a zip written by libzip); hurray::replace_file
+/// puts them in place.
 
 #include <filesystem>
 
@@ -10,17 +11,9 @@
 
 namespace hurray::formats::detail {
 
-/// A fresh name beside `target` for a temporary file: `.<name>.<tag>-<pid>-<n>`.
-std::filesystem::path temp_path_beside(const std::filesystem::path& target, const char* tag);
-
 /// A new empty directory beside `target` (`.<name>.<tag>-XXXXXX`, mkdtemp): a file of
 /// the target's own name inside it is on the same file system.
 Result<std::filesystem::path> temp_dir_beside(const std::filesystem::path& target, const char* tag);
-
-/// Renames `temp` over `target`; when `durable`, fsyncs `temp` first and the directory
-/// after. On failure `temp` is removed and `target` is untouched.
-Status commit_file(const std::filesystem::path& temp, const std::filesystem::path& target,
-                   bool durable);
 
 /// Removes a file (or a directory and its contents) when it goes out of scope, unless
 /// released.

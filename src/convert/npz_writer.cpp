@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "convert/file_commit.hpp"
+#include "hurray/io/byte_sink.hpp"
 #include "convert/guard.hpp"
 #include "convert/npy_array.hpp"
 #include "hurray/convert/numpy.hpp"
@@ -182,7 +183,7 @@ Status write_npz_impl(const TensorSource& source, const std::filesystem::path& p
     for (auto& m : members) {
         zip_error_fini(&m->error);
     }
-    return detail::commit_file(temp, path, options.durable);
+    return replace_file(temp, path, options.durable);
 }
 
 }  // namespace

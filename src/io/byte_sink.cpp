@@ -19,7 +19,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "io/file_replace.hpp"
 
 namespace hurray {
 
@@ -200,7 +199,13 @@ int create_temporary(const std::string& prefix, std::string& name) {
 
 }  // namespace
 
-namespace detail {
+namespace {
+
+/// How `replace_by_exchange` ended.
+enum class Exchange : uint8_t {
+    kDone,      ///< `target` holds the new file; the old one is gone.
+    kFallback,  ///< Nothing changed: rename(2) decides.
+};
 
 /// Replaces the regular file `target` by `temp` without rename(2)'s implicit
 /// flush: renameat2(RENAME_EXCHANGE) swaps the two names atomically (another
@@ -246,7 +251,72 @@ Result<Exchange> replace_by_exchange(const std::string& temp, const std::string&
 }
 
 
-}  // namespace detail
+/// `temp` (closed, and fsync'ed when `durable` and `temp_synced`) put in place
+/// of `target`: replace_file, with AtomicFileSink's fsync already done.
+Status replace_with(const std::string& temp, const std::string& target, bool durable, bool temp_synced) {
+    if (durable && !temp_synced) {
+        // SAFETY: temp is a NUL-terminated string; open only reads it.
+        const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            const int err = errno;
+            ::unlink(temp.c_str());
+            return io_error("open \"" + temp + "\" to fsync it", err);
+        }
+        const int rc = ::fsync(fd);
+        const int err = errno;
+        close_fd(fd);
+        if (rc != 0) {
+            ::unlink(temp.c_str());
+            return io_error("fsync temporary file \"" + temp + "\"", err);
+        }
+    }
+    if (!durable) {
+        auto exchanged = replace_by_exchange(temp, target);
+        if (!exchanged) {
+            return exchanged.error();  // `target` holds the new file; nothing is left to remove
+        }
+        if (*exchanged == Exchange::kDone) {
+            return Status::success();
+        }
+    }
+    // The file being replaced, if any, is held open across the rename: its
+    // blocks are then freed by a background close, not inside rename(2)
+    // (as replace_by_exchange does for non-durable commits).
+    HeldFile old(target);
+    // SAFETY: both paths are NUL-terminated strings; rename only reads them.
+    if (::rename(temp.c_str(), target.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(temp.c_str());
+        return io_error("rename \"" + temp + "\" to \"" + target + "\"", err);
+    }
+    old.close_later();
+    if (!durable) {
+        return Status::success();
+    }
+    // Make the rename itself durable: fsync the directory that holds both names.
+    const size_t slash = target.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string(".")
+                            : slash == 0               ? std::string("/")
+                                                       : target.substr(0, slash);
+    // SAFETY: dir is a NUL-terminated string; open only reads it.
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        return io_error("open directory \"" + dir + "\" to fsync it", errno);
+    }
+    if (::fsync(dfd) != 0 && errno != EINVAL) {  // EINVAL: the file system cannot sync directories
+        const int err = errno;
+        close_fd(dfd);
+        return io_error("fsync directory \"" + dir + "\"", err);
+    }
+    close_fd(dfd);
+    return Status::success();
+}
+
+}  // namespace
+
+Status replace_file(const std::filesystem::path& temp, const std::filesystem::path& target, bool durable) {
+    return replace_with(temp.native(), target.native(), durable, /*temp_synced=*/false);
+}
 
 // ---------------------------------------------------------------------------
 // FdSink
@@ -365,47 +435,8 @@ Status AtomicFileSink::commit() {
         abandon();
         return io_error("close temporary file \"" + temp_path_ + "\"", err);
     }
-    if (!durable_) {
-        auto exchanged = detail::replace_by_exchange(temp_path_, path_);
-        if (!exchanged) {
-            done_ = true;  // `path` holds the new file; nothing is left to remove
-            return exchanged.error();
-        }
-        if (*exchanged == detail::Exchange::kDone) {
-            done_ = true;
-            return Status::success();
-        }
-    }
-    // The file being replaced, if any, is held open across the rename: its
-    // blocks are then freed by a background close, not inside rename(2)
-    // (as replace_by_exchange does for non-durable commits).
-    HeldFile old(path_);
-    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-        const int err = errno;
-        abandon();
-        return io_error("rename \"" + temp_path_ + "\" to \"" + path_ + "\"", err);
-    }
-    old.close_later();
-    done_ = true;
-    if (!durable_) {
-        return Status::success();
-    }
-    // Make the rename itself durable: fsync the directory that holds both names.
-    const size_t slash = path_.rfind('/');
-    const std::string dir = slash == std::string::npos ? std::string(".")
-                            : slash == 0               ? std::string("/")
-                                                       : path_.substr(0, slash);
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        return io_error("open directory \"" + dir + "\" to fsync it", errno);
-    }
-    if (::fsync(dfd) != 0 && errno != EINVAL) {  // EINVAL: the file system cannot sync directories
-        const int err = errno;
-        close_fd(dfd);
-        return io_error("fsync directory \"" + dir + "\"", err);
-    }
-    close_fd(dfd);
-    return Status::success();
+    done_ = true;  // from here on replace_with removes the temporary file itself on failure
+    return replace_with(temp_path_, path_, durable_, /*temp_synced=*/true);
 }
 
 void AtomicFileSink::abandon() noexcept {

@@ -320,6 +320,51 @@ TEST(AtomicFileSink, FailedRenameKeepsTheTargetAndRemovesTheTemporary) {
     }
 }
 
+// replace_file: the commit of AtomicFileSink for a file written by other means
+// (convert's verified outputs and libzip's archives use it).
+TEST(ReplaceFile, ReplacesOrCreatesDurablyOrNot) {
+    for (const bool durable : {true, false}) {
+        SCOPED_TRACE(durable ? "durable" : "not durable");
+        TempDir dir;
+        const std::string target = dir.file("out.bin");
+        const std::string temp = dir.file(".out.bin.tmp");
+        write_all_file(temp, {1, 2, 3});
+        ASSERT_TRUE(replace_file(temp, target, durable));  // creates
+        EXPECT_EQ(read_all(target), (Bytes{1, 2, 3}));
+        const Bytes big = pattern(size_t{1} << 20, 7);  // past the size whose old copy is freed in the background
+        write_all_file(temp, big);
+        ASSERT_TRUE(replace_file(temp, target, durable));  // replaces
+        EXPECT_EQ(read_all(target), big);
+        write_all_file(temp, {4});
+        ASSERT_TRUE(replace_file(temp, target, durable));  // replaces the big one
+        EXPECT_EQ(read_all(target), Bytes{4});
+        EXPECT_EQ(dir.list(), (std::vector<std::string>{"out.bin"}));
+    }
+}
+
+TEST(ReplaceFile, FailureRemovesTheTemporaryAndKeepsTheTarget) {
+    for (const bool durable : {true, false}) {
+        SCOPED_TRACE(durable ? "durable" : "not durable");
+        TempDir dir;
+        const std::string target = dir.file("target");
+        std::filesystem::create_directory(target);
+        write_all_file(target + "/inside", {1});
+        const std::string temp = dir.file(".target.tmp");
+        write_all_file(temp, {1, 2, 3});
+        const auto s = replace_file(temp, target, durable);
+        ASSERT_FALSE(s);
+        EXPECT_EQ(s.error().code(), ErrorCode::kIoError);
+        EXPECT_NE(s.error().message().find(target), std::string::npos) << s.error().message();
+        EXPECT_EQ(dir.list(), (std::vector<std::string>{"target"}));
+        EXPECT_EQ(read_all(target + "/inside"), Bytes{1});
+        // A temporary file that does not exist: an error, nothing created.
+        const auto missing = replace_file(dir.file("nothing"), dir.file("new"), durable);
+        ASSERT_FALSE(missing);
+        EXPECT_EQ(missing.error().code(), ErrorCode::kIoError);
+        EXPECT_FALSE(std::filesystem::exists(dir.file("new")));
+    }
+}
+
 // A non-durable commit over an existing file exchanges the names and unlinks
 // the old file (no rename-time flush): the outcome is a rename's.
 TEST(AtomicFileSink, NotDurableReplacesAnExistingFileLikeARename) {

@@ -7,8 +7,8 @@
 
 #include "hurray/io/export.hpp"
 #include <cstdint>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -204,5 +204,25 @@ private:
     uint64_t written_ = 0;      // bytes written through write()
     uint64_t written_back_ = 0;  // bytes before this offset were handed to writeback
 };
+
+/// Puts the finished file `temp` in place of `target`, as
+/// `AtomicFileSink::commit` does, for files written by other means (a zip
+/// written by libzip, a file verified before it replaces anything). `temp`
+/// must be closed and on the same file system as `target` (beside it).
+/// With `durable`, `temp` is fsync'ed, renamed over `target`, and the
+/// directory fsync'ed: `target` then holds the new bytes even after a power
+/// loss. Without, an existing regular file is replaced by exchanging the two
+/// names and unlinking the old one (no implicit writeback on ext4; rename
+/// where the file system cannot). Either way another process opening
+/// `target` sees the old file or the new one, and a large replaced file is
+/// freed on a background thread. On failure `temp` is removed, and `target`
+/// is untouched unless the error says it holds the new file.
+///
+/// @code
+/// // libzip wrote "out/.m.npz.tmp"; put it in place:
+/// HURRAY_RETURN_IF_ERROR(hurray::replace_file("out/.m.npz.tmp", "out/m.npz", /*durable=*/true));
+/// @endcode
+[[nodiscard]] HURRAY_IO_EXPORT Status replace_file(const std::filesystem::path& temp,
+                                                   const std::filesystem::path& target, bool durable);
 
 }  // namespace hurray
