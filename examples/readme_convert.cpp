@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The README's hurray::convert snippet, built and run by ctest (see readme_layers.cpp):
+// docs/guide.md's hurray::convert snippet, built and run by ctest (see readme_layers.cpp):
 // writes model.hrry in the working directory, converts it to model.safetensors.
 #include <hurray/convert/convert.hpp>
 #include <hurray/hurray.hpp>

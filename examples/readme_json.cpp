@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The README's hurray::json snippet, built and run by ctest (see readme_layers.cpp).
+// docs/guide.md's hurray::json snippet, built and run by ctest (see readme_layers.cpp).
 #include <hurray/hurray.hpp>
 #include <hurray/json/descriptor_json.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The README's "each piece on its own" snippets as one program, built and run by ctest.
-// The README shows the lines between `// readme:begin NAME` and `// readme:end NAME`;
+// docs/guide.md's "each piece on its own" snippets as one program, built and run by ctest.
+// The guide shows the lines between `// readme:begin NAME` and `// readme:end NAME`;
 // scripts/check_readme_examples.py checks that they are the same.
 #include <hurray/hurray.hpp>
 #include <sys/socket.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The README's remote-file snippet (hurray::http), built and run by ctest
+// docs/guide.md's remote-file snippet (hurray::http), built and run by ctest
 // through examples/readme_remote.sh, which serves the conformance file
 // basic.hrry with nginx on 127.0.0.1 and passes its URL.
 #include <hurray/http/load_url.hpp>
