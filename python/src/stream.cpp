@@ -306,10 +306,8 @@ private:
 // ---------------------------------------------------------------------------
 // Reading
 
-/// A source that passes every call to `inner` and counts the bytes consumed,
-/// remembers whether the input ended, and records what `read_some` returns
-/// while recording is on (the reader never reads past the byte it needs, so
-/// what `StreamReader::next` reads at a tensor boundary is the descriptor).
+/// A source that passes every call to `inner`, counts the bytes consumed and
+/// remembers whether the input ended.
 class TapSource final : public ByteSource {
 public:
     explicit TapSource(std::unique_ptr<ByteSource> inner) noexcept : inner_(std::move(inner)) {}
@@ -322,9 +320,6 @@ public:
                 ended_ = true;
             }
             position_ += got;
-            if (recording_) {
-                record_.insert(record_.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(got));
-            }
         }
         return n;
     }
@@ -340,16 +335,6 @@ public:
         return skipped;
     }
 
-    /// Starts recording (forgetting what was recorded before).
-    void record() {
-        record_.clear();
-        recording_ = true;
-    }
-    /// Stops recording and hands the bytes over.
-    std::vector<uint8_t> take_record() {
-        recording_ = false;
-        return std::move(record_);
-    }
     /// Bytes consumed so far.
     [[nodiscard]] uint64_t position() const noexcept { return position_; }
     /// Whether the input reported its end.
@@ -363,9 +348,7 @@ public:
 
 private:
     std::unique_ptr<ByteSource> inner_;
-    std::vector<uint8_t> record_;
     uint64_t position_ = 0;
-    bool recording_ = false;
     bool ended_ = false;
 };
 
@@ -541,9 +524,7 @@ private:
     /// limit (`max_composite_depth`, at most kMaxCompositeDepth = 8).
     // NOLINTNEXTLINE(misc-no-recursion)
     void read_item(uint32_t depth, std::optional<WireItem>& out, std::optional<Failure>& failure, bool& end) {
-        source_->record();
         auto next = reader_->next();
-        std::vector<uint8_t> recorded = source_->take_record();
         offset_ = source_->position();
         at_end_ = source_->ended();
         if (!next.ok()) {
@@ -563,14 +544,7 @@ private:
             return;
         }
         WireItem item;
-        item.descriptor = exact_descriptor(recorded, t->descriptor);
-        if (item.descriptor.empty()) {
-            failure = Failure{Error(ErrorCode::kInvalidArgument, "tensor " + std::to_string(t->index) +
-                                                                     ": descriptor does not re-encode",
-                                    t->descriptor_offset),
-                              ErrorKind::kInternal};
-            return;
-        }
+        item.descriptor = t->descriptor_bytes;  // exactly as the stream carried it
         const auto* head = std::get_if<CompositeLayout>(&t->descriptor.layout);
         if (head != nullptr) {
             item.composite = true;
@@ -594,18 +568,6 @@ private:
             (void)reader_->take_completed();
         }
         out = std::move(item);
-    }
-
-    /// The descriptor exactly as it came (what `next` read), or its encoding.
-    static std::vector<uint8_t> exact_descriptor(std::vector<uint8_t>& recorded, const TensorDescriptor& d) {
-        if (recorded.size() >= kDescriptorPeekSize) {
-            auto length = peek_length(std::span<const uint8_t>(recorded).first(kDescriptorPeekSize));
-            if (length.ok() && length.value_unchecked() == recorded.size()) {
-                return std::move(recorded);
-            }
-        }
-        auto encoded = encode(d);
-        return encoded.ok() ? std::move(encoded.value_unchecked()) : std::vector<uint8_t>{};
     }
 
     /// Reads (or, from memory, locates) every buffer of the current tensor.

@@ -251,6 +251,8 @@ Status StreamDecoder::on_descriptor() {
     tensor_.index = count_;
     tensor_.descriptor_offset = desc_offset_;
     tensor_.descriptor = std::move(d).value();
+    // Into the capacity the previous tensor's copy left: no allocation per tensor.
+    tensor_.descriptor_bytes.assign(desc_.begin(), desc_.begin() + static_cast<std::ptrdiff_t>(desc_length_));
     tensor_.composite_depth = assembler_.depth();
     has_tensor_ = true;
     ++count_;

@@ -6,11 +6,13 @@
 // tests/fuzz_seeds.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "file_test_support.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/shape.hpp"
 #include "hurray/io/detail/stream_steps.hpp"
 #include "hurray/io/stream_decoder.hpp"
 #include "hurray/io/stream_reader.hpp"
@@ -123,6 +125,31 @@ TEST(Stream, CompositesAreReportedCompleteWithDepth) {
     EXPECT_EQ(done[0].head, 0U);
     EXPECT_EQ(done[0].members, (std::vector<uint64_t>{1, 2}));
     EXPECT_EQ(done.back().head, 9U);
+}
+
+TEST(Stream, TensorsCarryTheirDescriptorBytesExactly) {
+    // A descriptor of a different size between two of the same size: the
+    // copy reuses its capacity, and each one is exactly the stream's bytes.
+    std::vector<Item> items;
+    for (const auto& shape : std::vector<Shape>{{3}, {2, 3, 4, 5}, {7}}) {
+        Item it;
+        it.desc = *make_dense(ElementType::kInt8, shape);
+        it.buffers.emplace_back(element_count(shape).value_or(0), uint8_t{5});
+        items.push_back(std::move(it));
+    }
+    const std::vector<uint8_t> bytes = streamtest::stream_bytes(items);
+    MemorySource src(bytes, 3);  // short reads: the descriptor arrives in pieces
+    StreamReader reader(src);
+    for (const Item& it : items) {
+        auto t = reader.next();
+        ASSERT_TRUE(t.ok() && *t != nullptr) << (t.ok() ? "end" : t.error().to_string());
+        const StreamTensor& st = **t;
+        EXPECT_EQ(st.descriptor_bytes, *encode(it.desc));
+        ASSERT_LE(st.descriptor_offset + st.descriptor_bytes.size(), bytes.size());
+        EXPECT_TRUE(std::equal(st.descriptor_bytes.begin(), st.descriptor_bytes.end(),
+                               bytes.begin() + static_cast<std::ptrdiff_t>(st.descriptor_offset)));
+        ASSERT_TRUE(reader.skip_data().ok());
+    }
 }
 
 TEST(Stream, ManyTensorsBackToBack) {

@@ -78,6 +78,9 @@ struct HURRAY_IO_EXPORT StreamTensor {
     uint64_t descriptor_offset = 0;
     /// Its decoded descriptor.
     TensorDescriptor descriptor;
+    /// The descriptor exactly as the stream carried it (`descriptor_length`
+    /// bytes from `descriptor_offset`): what a relay forwards unchanged.
+    std::vector<uint8_t> descriptor_bytes;
     /// Composites open after its descriptor (0: not inside a composite, and
     /// not a head; a head counts its own composite).
     uint32_t composite_depth = 0;
