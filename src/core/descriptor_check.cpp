@@ -471,13 +471,6 @@ Status check_block_size(const Ctx& c, const char* scheme, uint32_t axis, uint32_
     return Status::success();
 }
 
-// libhurray's GGML blocks scheme (hurray/core/ggml_blocks.hpp), told apart from another
-// producer's use of private tag 0xF0 by its payload's "GGML" magic.
-bool has_ggml_magic(const OpaqueQuantization& o) {
-    const auto& p = o.payload;
-    return p.size() >= 4 && p[0] == 'G' && p[1] == 'G' && p[2] == 'M' && p[3] == 'L';
-}
-
 // The rules of GGML blocks version 1: a 16-byte payload naming a known ggml type with its
 // own block geometry, no flags, row-major, the last axis whole blocks, and buffer 0
 // holding every block after byte_offset. `q` is the offset of the scheme tag.

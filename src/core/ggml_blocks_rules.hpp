@@ -22,6 +22,10 @@ struct GgmlBlocks {
     GgmlTypeInfo info;
 };
 
+/// Whether `o`'s payload starts with the "GGML" magic: what tells libhurray's GGML
+/// blocks from another producer's use of private tag 0xF0.
+bool has_ggml_magic(const OpaqueQuantization& o) noexcept;
+
 /// Parses the quantization section `o` of tag kGgmlBlocksScheme as GGML blocks version 1:
 /// version, flags, a 16-byte payload with the "GGML" magic, a type this library knows and
 /// that type's own geometry. An error names the field; its offset is `q` (the scheme

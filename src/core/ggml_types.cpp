@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GGML tensor types (names, block geometry) and the payload of libhurray's private
 // GGML blocks scheme (hurray/core/ggml_blocks.hpp).
+#include <algorithm>
 #include <array>
 
 #include <string>
@@ -38,6 +39,8 @@ constexpr std::array<TypeRow, 32> kTypes{{
 }};
 
 constexpr size_t kPayloadBytes = 16;
+/// The payload's first four bytes.
+constexpr std::array<uint8_t, 4> kGgmlMagic = {'G', 'G', 'M', 'L'};
 
 }  // namespace
 
@@ -56,10 +59,7 @@ std::vector<uint8_t> ggml_blocks_payload(uint32_t type) {
         return {};
     }
     std::vector<uint8_t> p(kPayloadBytes);
-    p[0] = 'G';
-    p[1] = 'G';
-    p[2] = 'M';
-    p[3] = 'L';
+    std::copy(kGgmlMagic.begin(), kGgmlMagic.end(), p.begin());
     detail::store_le<uint32_t>(p.data() + 4, type);
     detail::store_le<uint32_t>(p.data() + 8, info->elements);
     detail::store_le<uint32_t>(p.data() + 12, info->bytes);
@@ -67,6 +67,10 @@ std::vector<uint8_t> ggml_blocks_payload(uint32_t type) {
 }
 
 namespace detail {
+
+bool has_ggml_magic(const OpaqueQuantization& o) noexcept {
+    return o.payload.size() >= kGgmlMagic.size() && std::equal(kGgmlMagic.begin(), kGgmlMagic.end(), o.payload.begin());
+}
 
 Result<GgmlBlocks> parse_ggml_blocks(const OpaqueQuantization& o, uint64_t q) {
     if (o.scheme_version != kGgmlBlocksVersion) {
@@ -84,7 +88,7 @@ Result<GgmlBlocks> parse_ggml_blocks(const OpaqueQuantization& o, uint64_t q) {
         return Error(ErrorCode::kInvalidQuantization,
                      "quantization.payload: GGML blocks take 16 bytes, got " + dec(p.size()), q + 4);
     }
-    if (p[0] != 'G' || p[1] != 'G' || p[2] != 'M' || p[3] != 'L') {
+    if (!has_ggml_magic(o)) {
         return Error(ErrorCode::kInvalidQuantization, "ggml_blocks.magic: not \"GGML\"", q + 4);
     }
     const auto type = load_le<uint32_t>(p.data() + 4);
