@@ -115,13 +115,9 @@ class safe_open:  # noqa: N801 - safetensors' name
         return metadata_from_kv(self._file.metadata())
 
 
-# safetensors' dtype names (complex types have none there; Hurray's are used).
-_SAFETENSORS_DTYPES = {
-    "bool": "BOOL", "int8": "I8", "uint8": "U8", "int16": "I16", "uint16": "U16",
-    "int32": "I32", "uint32": "U32", "int64": "I64", "uint64": "U64",
-    "float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64",
-    "float8_e4m3": "F8_E4M3", "float8_e5m2": "F8_E5M2", "complex64": "C64", "complex128": "C128",
-}
+# safetensors' dtype names, from the C++ table (hurray::formats::safetensors_dtype_name):
+# Hurray's own type name where SafeTensors has none.
+_SAFETENSORS_DTYPES = _hurray._safetensors_dtype_names() if _hurray._have_convert else {}
 
 
 class _Slice:

@@ -28,6 +28,7 @@
 
 #include "hurray/convert/convert.hpp"
 #include "hurray/convert/format.hpp"
+#include "hurray/convert/safetensors.hpp"
 #include "hurray/convert/tensor_source.hpp"
 #endif
 
@@ -341,6 +342,21 @@ void register_convert(py::module_& m) {
         .def("__len__", &Source::size)
         .def("__contains__", &Source::contains);
     m.def("open_source", &Source::open, py::arg("path"));
+    m.def(
+        "_safetensors_dtype_names",
+        [] {
+            // From hurray::formats' own table, so that Python never retypes it.
+            py::dict out;
+            for (unsigned tag = 0; tag <= 0xFFU; ++tag) {
+                const auto type = static_cast<ElementType>(tag);
+                const std::string_view name = fmt::safetensors_dtype_name(type);
+                if (!name.empty()) {
+                    out[py::str(std::string(type_name(type)))] = py::str(std::string(name));
+                }
+            }
+            return out;
+        },
+        "The SafeTensors dtype name of each element type SafeTensors has, keyed by Hurray's type name");
 #else
     m.attr("_have_convert") = false;
     m.def("convert", [](const py::args&, const py::kwargs&) { not_built(); });

@@ -102,6 +102,19 @@ def test_get_slice(tmp_path):
             f.get_slice("missing")
 
 
+def test_dtype_names_are_the_cpp_table():
+    """get_slice(...).get_dtype() names come from the C++ table, every one of them:
+    the MX and sub-byte floats included (they were missing from a Python copy)."""
+    from hurray import _safetensors
+    names = _safetensors._SAFETENSORS_DTYPES
+    assert names["float32"] == "F32" and names["bfloat16"] == "BF16" and names["bool"] == "BOOL"
+    assert names["float8_e8m0"] == "F8_E8M0"
+    assert names["float4_e2m1"] == "F4"
+    assert names["float6_e2m3"] == "F6_E2M3" and names["float6_e3m2"] == "F6_E3M2"
+    assert names["complex64"] == "C64"
+    assert len(set(names.values())) == len(names)  # one name per type
+
+
 ROW_BYTES = 2 << 20  # one row of the sliced tensor: 2 MiB of float32
 ROWS = 64
 
