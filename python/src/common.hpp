@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hurray/core/element_type.hpp"
+#include "hurray/core/error_table.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/core/tensor_ref.hpp"
@@ -51,10 +52,14 @@ enum class Where : unsigned {
 };
 
 /// Whether `code` says "not supported" (a version, tag or scheme this build
-/// does not know): `UnsupportedError`.
+/// does not know): `UnsupportedError` (hurray/core/error_table.hpp).
 bool is_unsupported(ErrorCode code) noexcept;
 
-/// The class for `error` raised at `where`.
+/// The class of `code` at `site`, from hurray/core/error_table.hpp: the one
+/// table every binding presents errors by.
+ErrorKind error_kind(ErrorCode code, PythonSite site) noexcept;
+
+/// The class for `error` raised at `where` (error_kind by code and site).
 ErrorKind error_kind(const Error& error, Where where) noexcept;
 
 /// What a binding knows of where an error happened.
@@ -73,6 +78,10 @@ struct Site {
 /// attributes `code` (the error code's name), `offset` (the byte offset, or
 /// None), `file`, `tensor` and `field` (each None when unknown). Needs the GIL.
 [[noreturn]] void raise_error(const Error& error, Where where, const Site& site);
+
+/// As `raise_error`, with the class chosen by the caller (a stream's state
+/// decides some: an input that ended is a `StreamError`).
+[[noreturn]] void raise_error_as(ErrorKind kind, const Error& error, const Site& site);
 
 /// Same as `raise_error(error, where, Site{.label = context})`.
 [[noreturn]] void raise_error(const Error& error, Where where, std::string_view context);

@@ -70,81 +70,53 @@ py::object text_or_none(std::string_view text) { return text.empty() ? py::objec
 
 }  // namespace
 
-bool is_unsupported(ErrorCode code) noexcept {
-    switch (code) {
-        case ErrorCode::kUnsupported:
-        case ErrorCode::kUnsupportedVersion:
-        case ErrorCode::kUnknownElementType:
-        case ErrorCode::kUnknownLayoutTag:
-        case ErrorCode::kUnsupportedExtensionLayout:
-        case ErrorCode::kUnknownQuantizationScheme:
-        case ErrorCode::kUnsupportedQuantizationVersion:
-            return true;
-        default:
-            return false;
+ErrorKind kind_of(PythonError e) noexcept {
+    switch (e) {
+        case PythonError::kFile:
+            return ErrorKind::kFile;
+        case PythonError::kInvalidDescriptor:
+            return ErrorKind::kInvalidDescriptor;
+        case PythonError::kBuffer:
+            return ErrorKind::kBuffer;
+        case PythonError::kUnsupported:
+            return ErrorKind::kUnsupported;
+        case PythonError::kStream:
+            return ErrorKind::kStream;
+        case PythonError::kInvalidArgument:
+            return ErrorKind::kInvalidArgument;
+        case PythonError::kNone:
+        case PythonError::kMemory:  // raised as MemoryError before a class is chosen
+            break;
     }
+    return ErrorKind::kInternal;
+}
+
+ErrorKind error_kind(ErrorCode code, PythonSite site) noexcept {
+    const ErrorPresentation* row = find_error_presentation(code);
+    return row != nullptr ? kind_of(row->python.at(static_cast<size_t>(site))) : ErrorKind::kInternal;
+}
+
+bool is_unsupported(ErrorCode code) noexcept {
+    return error_kind(code, PythonSite::kTensor) == ErrorKind::kUnsupported;
 }
 
 ErrorKind error_kind(const Error& error, Where where) noexcept {
-    if (error.code() == ErrorCode::kIoError) {
-        return ErrorKind::kFile;
-    }
-    if (is_unsupported(error.code())) {
-        return ErrorKind::kUnsupported;
-    }
     switch (where) {
         case Where::kOpen:
-            // Everything about the container: header, index, trailer, KV section.
-            return ErrorKind::kFile;
+            return error_kind(error.code(), PythonSite::kOpen);
         case Where::kTensor:
-            switch (error.code()) {
-                case ErrorCode::kInvalidFile:
-                case ErrorCode::kChecksumMismatch:
-                case ErrorCode::kOverlap:
-                    return ErrorKind::kFile;
-                case ErrorCode::kBufferTooSmall:
-                case ErrorCode::kByteOffsetOutOfRange:
-                case ErrorCode::kInvalidBufferHandle:
-                case ErrorCode::kSizeMismatch:
-                    return ErrorKind::kBuffer;
-                case ErrorCode::kInvalidArgument:
-                case ErrorCode::kTypeMismatch:
-                    return ErrorKind::kInvalidArgument;
-                default:
-                    return ErrorKind::kInvalidDescriptor;
-            }
+            return error_kind(error.code(), PythonSite::kTensor);
         case Where::kSave:
-            switch (error.code()) {
-                case ErrorCode::kInvalidArgument:
-                case ErrorCode::kInvalidName:
-                case ErrorCode::kDuplicateName:
-                case ErrorCode::kTypeMismatch:
-                case ErrorCode::kSizeMismatch:
-                    return ErrorKind::kInvalidArgument;
-                case ErrorCode::kInvalidShape:
-                case ErrorCode::kInvalidLayoutTag:  // a tensor carrying an UnknownLayout
-                case ErrorCode::kSizeOverflow:
-                case ErrorCode::kRankTooLarge:
-                case ErrorCode::kInvalidElementType:
-                // A hurray.Tensor whose sections do not validate (a scheme
-                // that does not fit its tensor): the descriptor, not the file.
-                case ErrorCode::kInvalidQuantization:
-                case ErrorCode::kInvalidQuantizationStorageType:
-                case ErrorCode::kInvalidQuantizationBuffer:
-                case ErrorCode::kInvalidShard:
-                case ErrorCode::kInvalidStatistics:
-                // A hurray.Composite whose members break its rule.
-                case ErrorCode::kInvalidComposite:
-                case ErrorCode::kNestingTooDeep:
-                    return ErrorKind::kInvalidDescriptor;
-                default:
-                    return ErrorKind::kFile;
-            }
+            return error_kind(error.code(), PythonSite::kSave);
     }
     return ErrorKind::kInternal;
 }
 
 void raise_error(const Error& error, Where where, const Site& site) {
+    raise_error_as(error_kind(error, where), error, site);
+}
+
+void raise_error_as(ErrorKind kind, const Error& error, const Site& site) {
     if (error.code() == ErrorCode::kOutOfMemory) {
         throw std::bad_alloc();  // pybind11 turns it into MemoryError
     }
@@ -165,7 +137,7 @@ void raise_error(const Error& error, Where where, const Site& site) {
     a.file = text_or_none(names_file ? error.file() : site.file);
     a.tensor = text_or_none(!error.tensor().empty() ? error.tensor() : site.tensor);
     a.field = text_or_none(error.field());
-    raise_instance(error_kind(error, where), message, std::move(a));
+    raise_instance(kind, message, std::move(a));
 }
 
 void raise_error(const Error& error, Where where, std::string_view context) {

@@ -84,60 +84,23 @@ struct Failure {
     std::optional<ErrorKind> kind;
 };
 
-/// Raises `error` as `kind` with `code` and `offset` attributes, the message
-/// prefixed by `context`.
+/// Raises `error` as `kind` (its attributes set: code, offset, file, tensor,
+/// field), the message prefixed by `context`.
 [[noreturn]] void raise_as(ErrorKind kind, const Error& error, const std::string& context) {
-    if (error.code() == ErrorCode::kOutOfMemory) {
-        throw std::bad_alloc();  // pybind11 turns it into MemoryError
-    }
-    std::string message = context.empty() ? error.to_string() : context + ": " + error.to_string();
-    try {
-        raise_kind(kind, message);
-    } catch (py::error_already_set& e) {
-        // raise_kind leaves code and offset None: fill them in on the pending
-        // exception object, then let it propagate.
-        e.value().attr("code") = py::str(std::string(error_code_name(error.code())));
-        e.value().attr("offset") = error.has_offset() ? py::object(py::int_(error.offset())) : py::object(py::none());
-        throw;
-    }
+    raise_error_as(kind, error, Site{.label = context});
 }
 
 /// The class of a reading error. `at_end`: the input had ended when it was
 /// found (a truncated tensor, a torn composite).
 ErrorKind read_error_kind(const Error& e, bool at_end) noexcept {
-    if (e.code() == ErrorCode::kIoError) {
-        return ErrorKind::kFile;
-    }
-    if (at_end) {
+    if (at_end && e.code() != ErrorCode::kIoError) {
         return ErrorKind::kStream;
     }
-    switch (e.code()) {
-        case ErrorCode::kTruncated:
-        case ErrorCode::kInvalidMagic:
-        case ErrorCode::kInvalidDescriptorLength:
-            return ErrorKind::kStream;
-        default:
-            break;
-    }
-    return is_unsupported(e.code()) ? ErrorKind::kUnsupported : ErrorKind::kInvalidDescriptor;
+    return error_kind(e.code(), PythonSite::kStreamRead);
 }
 
 /// The class of a writing error (the stream's own state is checked before).
-ErrorKind write_error_kind(const Error& e) noexcept {
-    switch (e.code()) {
-        case ErrorCode::kIoError:
-            return ErrorKind::kFile;
-        case ErrorCode::kSizeMismatch:
-        case ErrorCode::kBufferTooSmall:
-            return ErrorKind::kBuffer;
-        case ErrorCode::kInvalidArgument:
-        case ErrorCode::kTypeMismatch:
-            return ErrorKind::kInvalidArgument;
-        default:
-            break;
-    }
-    return is_unsupported(e.code()) ? ErrorKind::kUnsupported : ErrorKind::kInvalidDescriptor;
-}
+ErrorKind write_error_kind(const Error& e) noexcept { return error_kind(e.code(), PythonSite::kStreamWrite); }
 
 /// The `errno` failure of `what` as a kIoError.
 Error errno_error(const std::string& what, int err) {

@@ -2,6 +2,7 @@
 // The C ABI's version, its thread-local last error message, and the mapping
 // of library error codes to C status codes (docs/c-api.md, "Status codes").
 #include "c/c_internal.hpp"
+#include "hurray/core/error_table.hpp"
 
 #include <limits>
 #include <string>
@@ -107,74 +108,32 @@ void set_last_error(const char* function, std::string_view what) noexcept {
     }
 }
 
-HurrayStatus status_of(ErrorCode code) noexcept {
-    // No default: -Wswitch (with -Werror) fails the build when a code is added
-    // to ErrorCode without a mapping here.
-    switch (code) {
-        case ErrorCode::kOk:
-            return HURRAY_OK;
-        case ErrorCode::kTruncated:
-            return HURRAY_ERR_TRUNCATED;
-        case ErrorCode::kInvalidMagic:
-            return HURRAY_ERR_INVALID_MAGIC;
-        case ErrorCode::kUnsupportedVersion:
-            return HURRAY_ERR_VERSION_MISMATCH;
-        case ErrorCode::kInvalidDescriptorLength:
-        case ErrorCode::kReservedFlagBits:
-        case ErrorCode::kReservedBytesNonZero:
-        case ErrorCode::kInvalidExtensionType:
-        case ErrorCode::kRankTooLarge:
-        case ErrorCode::kInvalidShape:
-        case ErrorCode::kSizeOverflow:
-        case ErrorCode::kInvalidLayoutTag:
-        case ErrorCode::kUnknownLayoutTag:
-        case ErrorCode::kUnsupportedExtensionLayout:
-        case ErrorCode::kInvalidLayout:
-        case ErrorCode::kRankNotAllowed:
-        case ErrorCode::kNestingTooDeep:
-        case ErrorCode::kInvalidBufferCount:
-        case ErrorCode::kInvalidBufferHandle:
-        case ErrorCode::kBufferTooSmall:
-        case ErrorCode::kByteOffsetOutOfRange:
-        case ErrorCode::kInvalidQuantization:
-        case ErrorCode::kInvalidQuantizationStorageType:
-        case ErrorCode::kInvalidQuantizationBuffer:
-        case ErrorCode::kInvalidShard:
-        case ErrorCode::kInvalidStatistics:
-        case ErrorCode::kInvalidComposite:
-            return HURRAY_ERR_INVALID_LAYOUT;
-        case ErrorCode::kInvalidElementType:
-        case ErrorCode::kUnknownElementType:
-        case ErrorCode::kDeviceMismatch:
-            return HURRAY_ERR_INVALID_TYPE;
-        case ErrorCode::kUnknownQuantizationScheme:
-        case ErrorCode::kUnsupportedQuantizationVersion:
-        case ErrorCode::kUnsupported:
-            return HURRAY_ERR_UNSUPPORTED;
-        case ErrorCode::kInvalidArgument:
-            return HURRAY_ERR_INVALID_ARGUMENT;
-        case ErrorCode::kIoError:
-            return HURRAY_ERR_IO;
-        case ErrorCode::kInvalidFile:
-        case ErrorCode::kChecksumMismatch:
-        case ErrorCode::kInvalidData:
-        case ErrorCode::kInvalidDocument:
-        case ErrorCode::kDuplicateName:
-        case ErrorCode::kSizeMismatch:
-        case ErrorCode::kInvalidName:
-        case ErrorCode::kOverlap:
-            return HURRAY_ERR_INVALID_FILE;
-        case ErrorCode::kNotFound:
-            return HURRAY_ERR_NOT_FOUND;
-        case ErrorCode::kTypeMismatch:
-            return HURRAY_ERR_TYPE_MISMATCH;
-        case ErrorCode::kOutOfMemory:
-            return HURRAY_ERR_OUT_OF_MEMORY;
-        case ErrorCode::kCancelled:
-            return HURRAY_ERR_CANCELLED;
-    }
-    return HURRAY_ERR_INTERNAL;  // a value outside the enumeration
+namespace {
+constexpr int32_t error_presentation_status(ErrorCode code) noexcept {
+    return find_error_presentation(code)->c_status;
 }
+}  // namespace
+
+HurrayStatus status_of(ErrorCode code) noexcept {
+    const ErrorPresentation* row = find_error_presentation(code);
+    return row != nullptr ? static_cast<HurrayStatus>(row->c_status) : HURRAY_ERR_INTERNAL;
+}
+
+// The table's C statuses are hurray.h's.
+static_assert(error_presentation_status(ErrorCode::kOk) == HURRAY_OK);
+static_assert(error_presentation_status(ErrorCode::kTruncated) == HURRAY_ERR_TRUNCATED);
+static_assert(error_presentation_status(ErrorCode::kInvalidMagic) == HURRAY_ERR_INVALID_MAGIC);
+static_assert(error_presentation_status(ErrorCode::kUnsupportedVersion) == HURRAY_ERR_VERSION_MISMATCH);
+static_assert(error_presentation_status(ErrorCode::kInvalidLayout) == HURRAY_ERR_INVALID_LAYOUT);
+static_assert(error_presentation_status(ErrorCode::kInvalidElementType) == HURRAY_ERR_INVALID_TYPE);
+static_assert(error_presentation_status(ErrorCode::kUnsupported) == HURRAY_ERR_UNSUPPORTED);
+static_assert(error_presentation_status(ErrorCode::kInvalidArgument) == HURRAY_ERR_INVALID_ARGUMENT);
+static_assert(error_presentation_status(ErrorCode::kIoError) == HURRAY_ERR_IO);
+static_assert(error_presentation_status(ErrorCode::kInvalidFile) == HURRAY_ERR_INVALID_FILE);
+static_assert(error_presentation_status(ErrorCode::kNotFound) == HURRAY_ERR_NOT_FOUND);
+static_assert(error_presentation_status(ErrorCode::kTypeMismatch) == HURRAY_ERR_TYPE_MISMATCH);
+static_assert(error_presentation_status(ErrorCode::kOutOfMemory) == HURRAY_ERR_OUT_OF_MEMORY);
+static_assert(error_presentation_status(ErrorCode::kCancelled) == HURRAY_ERR_CANCELLED);
 
 HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count) {
     return fail(HURRAY_ERR_INDEX_OUT_OF_BOUNDS, function,

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "hurray/core/error_table.hpp"
 #include "hurray/core/result.hpp"
 
 namespace {
@@ -165,6 +166,27 @@ TEST(Error, ContextSurvivesCopiesMovesAndResults) {
     Status st(std::move(assigned));
     EXPECT_EQ(std::move(st).error().tensor(), "t");
     EXPECT_EQ(e.field(), "k");
+}
+
+TEST(ErrorTable, OneRowPerCodeThatEveryBindingReads) {
+    for (size_t i = 0; i < hurray::kErrorPresentations.size(); ++i) {
+        const auto code = static_cast<ErrorCode>(i);
+        const hurray::ErrorPresentation* row = hurray::find_error_presentation(code);
+        ASSERT_NE(row, nullptr);
+        EXPECT_EQ(row->code, code);
+        if (code == ErrorCode::kOk) {
+            EXPECT_EQ(row->c_status, 0);
+            EXPECT_EQ(row->exit_code, 0);
+            continue;
+        }
+        EXPECT_LT(row->c_status, 0) << hurray::error_code_name(code);  // a HURRAY_ERR_* status
+        EXPECT_NE(row->exit_code, 0) << hurray::error_code_name(code);
+        for (const hurray::PythonError p : row->python) {
+            EXPECT_NE(p, hurray::PythonError::kNone) << hurray::error_code_name(code);
+        }
+    }
+    EXPECT_EQ(hurray::find_error_presentation(ErrorCode::kCancelled)->exit_code, 130);
+    EXPECT_EQ(hurray::find_error_presentation(static_cast<ErrorCode>(hurray::kErrorPresentations.size())), nullptr);
 }
 
 TEST(Error, EveryCodeHasADistinctName) {

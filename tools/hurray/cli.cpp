@@ -5,8 +5,14 @@
 #include <ostream>
 
 #include "hurray/commands.hpp"
+#include "hurray/core/error_table.hpp"
 
 namespace hurray::cli {
+
+int exit_code_of(const Error& e) noexcept {
+    const ErrorPresentation* row = find_error_presentation(e.code());
+    return row != nullptr && row->exit_code != 0 ? static_cast<int>(row->exit_code) : static_cast<int>(kExitInvalid);
+}
 namespace {
 
 // CLI11 ends a help text with its footer, without a newline.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "hurray/core/result.hpp"
+
 namespace hurray::cli {
 
 /// Exit statuses of every `hurray` command.
@@ -14,6 +16,10 @@ enum ExitCode : int {
     kExitInvalid = 1,  ///< the input is invalid, unreadable, or an output could not be written
     kExitUsage = 2,    ///< bad command line (unknown command or option, missing argument)
 };
+
+/// The exit status for a command that failed with `e`: its row of
+/// hurray/core/error_table.hpp (1, or 130 when cancelled as by Ctrl-C).
+int exit_code_of(const Error& e) noexcept;
 
 /// Where a command reads standard input and writes its output.
 struct Console {

@@ -245,6 +245,11 @@ int fail(const Console& console, const ConvertOptions& o, const std::string& mes
     return kExitInvalid;
 }
 
+int fail(const Console& console, const ConvertOptions& o, const Error& e) {
+    static_cast<void>(fail(console, o, e.to_string()));
+    return exit_code_of(e);
+}
+
 #ifdef HURRAY_CLI_HAS_CONVERT
 namespace hc = hurray::formats;
 
@@ -280,9 +285,6 @@ private:
     struct sigaction old_term_ {};
     bool installed_ = false;
 };
-
-/// The exit status of a command ended by SIGINT (128 + 2), as a shell reports it.
-constexpr int kExitInterrupted = 130;
 
 /// The output format asked for, nullopt when neither --to nor the extension names one.
 std::optional<hc::Format> requested_output(const ConvertOptions& r) {
@@ -361,9 +363,9 @@ int run_format_convert(const ConvertOptions& r, const Console& console) {
     if (!report) {
         if (report.error().code() == ErrorCode::kCancelled) {
             console.err << "hurray convert: interrupted; " << r.out << " was not written\n";
-            return kExitInterrupted;
+            return exit_code_of(report.error());  // 130
         }
-        return fail(console, r, report.error().to_string());
+        return fail(console, r, report.error());
     }
     if (report->verified) {
         console.err << "hurray convert: " << r.out << ": verified " << report->tensors
