@@ -240,14 +240,14 @@ void BM_ConvertSafeTensorsToHrry(benchmark::State& state) {
             const bool reset = reset_peak_rss();
             AnonSampler sampler;
             const double t0 = hurray_bench::now_s();
-            auto src = hurray::formats::open_safetensors(in);
+            auto src = hurray::convert::open_safetensors(in);
             if (!src) {
                 state.SkipWithError(src.error().to_string().c_str());
                 return;
             }
-            hurray::formats::ConvertOptions opt;
+            hurray::convert::ConvertOptions opt;
             opt.durable = false;
-            if (auto s = hurray::formats::write_hrryfile(**src, hrry_out, opt); !s) {
+            if (auto s = hurray::convert::write_hrryfile(**src, hrry_out, opt); !s) {
                 state.SkipWithError(s.error().to_string().c_str());
                 return;
             }

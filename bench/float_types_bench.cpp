@@ -68,7 +68,7 @@ void BM_BulkFloat32ToFloat16(benchmark::State& state) {
     std::vector<hurray::float16_t> out(kCount);
     std::vector<uint16_t> ref(kCount);
     run(
-        state, kCount * 2, [&] { benchmark::DoNotOptimize(hurray::convert(in, std::span<hurray::float16_t>(out))); },
+        state, kCount * 2, [&] { benchmark::DoNotOptimize(hurray::convert_floats(in, std::span<hurray::float16_t>(out))); },
         [&] {
             for (size_t i = 0; i < kCount; ++i) {
                 ref[i] = hurray::float_to_float16(in[i]);
@@ -81,7 +81,7 @@ void BM_BulkFloat32ToBFloat16(benchmark::State& state) {
     std::vector<hurray::bfloat16_t> out(kCount);
     std::vector<uint16_t> ref(kCount);
     run(
-        state, kCount * 2, [&] { benchmark::DoNotOptimize(hurray::convert(in, std::span<hurray::bfloat16_t>(out))); },
+        state, kCount * 2, [&] { benchmark::DoNotOptimize(hurray::convert_floats(in, std::span<hurray::bfloat16_t>(out))); },
         [&] {
             for (size_t i = 0; i < kCount; ++i) {
                 ref[i] = hurray::float_to_bfloat16(in[i]);
@@ -95,7 +95,7 @@ void BM_BulkFloat16ToFloat32(benchmark::State& state) {
     std::vector<float> ref(kCount);
     run(
         state, kCount * 4,
-        [&] { benchmark::DoNotOptimize(hurray::convert(std::span<const hurray::float16_t>(in), std::span<float>(out))); },
+        [&] { benchmark::DoNotOptimize(hurray::convert_floats(std::span<const hurray::float16_t>(in), std::span<float>(out))); },
         [&] {
             for (size_t i = 0; i < kCount; ++i) {
                 ref[i] = hurray::float16_to_float(in[i].bits);

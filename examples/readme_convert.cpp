@@ -22,9 +22,9 @@ hurray::Status run() {
     HURRAY_RETURN_IF_ERROR(file->finish());
 
     // readme:begin convert
-    hurray::formats::ConvertOptions opt;
+    hurray::convert::ConvertOptions opt;
     opt.verify = true;                     // re-read the output, compare every value, then commit
-    auto report = hurray::formats::convert_file("model.hrry", "model.safetensors", opt);
+    auto report = hurray::convert::convert_file("model.hrry", "model.safetensors", opt);
     if (!report) return report.error();    // names the tensor or field and the byte offset
     std::printf("%llu tensors, %llu bytes, verified\n", static_cast<unsigned long long>(report->tensors),
                 static_cast<unsigned long long>(report->data_bytes));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: hurray::formats::open_gguf on untrusted bytes (in a memfd, as open_gguf
+// libFuzzer target: hurray::convert::open_gguf on untrusted bytes (in a memfd, as open_gguf
 // maps a path: fuzz_support.hpp), then write_gguf of what opened.
 //
 // Properties:
@@ -35,7 +35,7 @@ std::filesystem::path scratch(const char* what) {
     return dir / ("fuzz_convert_gguf_" + std::to_string(::getpid()) + what);
 }
 
-std::vector<uint8_t> read_all(const hurray::formats::TensorSource& src, size_t i, size_t b) {
+std::vector<uint8_t> read_all(const hurray::convert::TensorSource& src, size_t i, size_t b) {
     const uint64_t size = src.tensor(i).descriptor.buffers[b].byte_size;
     std::vector<uint8_t> out(static_cast<size_t>(size));
     // Two pieces, so that reads starting inside a buffer are exercised too.
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!in.ok()) {
         return 0;
     }
-    auto src = hurray::formats::open_gguf(in.path());
+    auto src = hurray::convert::open_gguf(in.path());
     if (!src) {
         require(src.error().code() != hurray::ErrorCode::kOk && !src.error().message().empty());
         return 0;
@@ -71,15 +71,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             }
         }
     }
-    hurray::formats::ConvertOptions opt;
+    hurray::convert::ConvertOptions opt;
     opt.durable = false;
     opt.chunk_bytes = 64;
-    const auto st = hurray::formats::write_gguf(s, out, opt);
+    const auto st = hurray::convert::write_gguf(s, out, opt);
     if (!st.ok()) {
         std::fprintf(stderr, "write_gguf: %s\n", st.error().to_string().c_str());
         require(false);
     }
-    auto back = hurray::formats::open_gguf(out);
+    auto back = hurray::convert::open_gguf(out);
     if (!back.ok()) {
         std::fprintf(stderr, "open_gguf(copy): %s\n", back.error().to_string().c_str());
         require(false);

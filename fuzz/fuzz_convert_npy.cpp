@@ -36,13 +36,13 @@ void require_error_well_formed(const R& r) {
 }
 
 void exercise_header(std::span<const uint8_t> input) {
-    auto end = hurray::formats::detail::npy_data_offset(input, "fuzz");
+    auto end = hurray::convert::detail::npy_data_offset(input, "fuzz");
     require_error_well_formed(end);
     if (!end || *end > input.size()) {
         return;
     }
     auto h =
-        hurray::formats::detail::parse_npy_header(input.first(static_cast<size_t>(*end)), "fuzz");
+        hurray::convert::detail::parse_npy_header(input.first(static_cast<size_t>(*end)), "fuzz");
     require_error_well_formed(h);
     if (h) {
         require(h->data_offset == *end);
@@ -56,7 +56,7 @@ void exercise_file(std::span<const uint8_t> input) {
         return;
     }
     const std::string path = in.path();
-    auto src = hurray::formats::open_npy(path);
+    auto src = hurray::convert::open_npy(path);
     require_error_well_formed(src);
     if (src) {
         const auto& s = **src;

@@ -30,7 +30,7 @@
 
 namespace {
 
-using hurray::formats::TensorSource;
+using hurray::convert::TensorSource;
 
 constexpr uint64_t kWholeLimit = uint64_t{1} << 20;
 constexpr uint64_t kPrefixLimit = uint64_t{64} << 10;
@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!in.ok()) {
         return 0;
     }
-    auto src = hurray::formats::open_npz(in.path());
+    auto src = hurray::convert::open_npz(in.path());
     if (!src.ok()) {
         require_well_formed(src.error());
         static const bool strict = std::getenv("HURRAY_FUZZ_NPZ_STRICT") != nullptr;

@@ -30,7 +30,7 @@
 namespace {
 
 using hurray::ErrorCode;
-using hurray::formats::TensorSource;
+using hurray::convert::TensorSource;
 
 void require(bool ok) {
     if (!ok) {
@@ -102,7 +102,7 @@ std::vector<std::vector<uint8_t>> read_all(const TensorSource& src, uint64_t inp
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::span<const uint8_t> input(data, size);
-    auto src = hurray::formats::detail::open_safetensors_file(
+    auto src = hurray::convert::detail::open_safetensors_file(
         hurray::ReadOnlyFile::memory(input));
     if (!src.ok()) {
         const auto& e = src.error();
@@ -118,17 +118,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
     }
 
-    hurray::formats::ConvertOptions opt;
+    hurray::convert::ConvertOptions opt;
     opt.durable = false;
     opt.chunk_bytes = 7;  // odd chunks: every boundary case of the copy and the unpacking
     const auto out = scratch_dir() / "out.safetensors";
-    const auto w = hurray::formats::write_safetensors(**src, out, opt);
+    const auto w = hurray::convert::write_safetensors(**src, out, opt);
     if (!w.ok()) {
         // Only what SafeTensors cannot hold is refused: a name or key that is not UTF-8.
         require(w.error().code() == ErrorCode::kInvalidName);
         return 0;
     }
-    auto back = hurray::formats::open_safetensors(out);
+    auto back = hurray::convert::open_safetensors(out);
     require(back.ok());
     require((*back)->tensor_count() == (*src)->tensor_count());
     for (size_t i = 0; i < (*src)->tensor_count(); ++i) {

@@ -44,7 +44,7 @@ namespace {
 
 #else
 
-namespace fmt = hurray::formats;
+namespace fmt = hurray::convert;
 
 /// The Format a `to=` argument names (None: from the extension).
 fmt::Format format_arg(const std::optional<std::string>& to) {
@@ -345,7 +345,7 @@ void register_convert(py::module_& m) {
     m.def(
         "_safetensors_dtype_names",
         [] {
-            // From hurray::formats' own table, so that Python never retypes it.
+            // From hurray::convert' own table, so that Python never retypes it.
             py::dict out;
             for (unsigned tag = 0; tag <= 0xFFU; ++tag) {
                 const auto type = static_cast<ElementType>(tag);

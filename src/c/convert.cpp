@@ -36,7 +36,7 @@ using hurray::c::require;
 /// Behind `HurraySource*`: an opened source, shared with the buffers made from it.
 struct HurraySource {
     /// The source (immutable; read and view are thread-safe).
-    std::shared_ptr<const hurray::formats::TensorSource> source;
+    std::shared_ptr<const hurray::convert::TensorSource> source;
 };
 #else
 /// Behind `HurraySource*` in a build without hurray::convert: never created.
@@ -58,7 +58,7 @@ HurrayStatus not_built(const char* function) {
                 "this libhurray_c was built without hurray::convert (HURRAY_BUILD_CONVERT=OFF)");
 }
 #else
-namespace fmt = hurray::formats;
+namespace fmt = hurray::convert;
 
 // The C++ options of `options` (NULL: the defaults), or a status.
 HurrayStatus options_from_c(const char* function, const HurrayConvertOptions* options, fmt::ConvertOptions& out) {

@@ -16,7 +16,7 @@
 #include "hurray/convert/convert.hpp"
 #include "hurray/core/element_convert.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 /// Bytes compared at a time.
@@ -203,4 +203,4 @@ Status compare_sources(const TensorSource& a, const TensorSource& b) {
                            [&]() -> Status { return detail::compare_sources_impl(a, b, true); });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

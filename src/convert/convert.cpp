@@ -15,7 +15,7 @@
 #include "hurray/convert/numpy.hpp"
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 /// The output format: options.to, else the extension of `path`.
@@ -130,4 +130,4 @@ Result<ConvertReport> convert_file(const std::filesystem::path& in,
     });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -14,7 +14,7 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/core/element_convert.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 /// How a presented tensor is made from the base.
@@ -167,4 +167,4 @@ Result<std::unique_ptr<TensorSource>> dequantized_source(const TensorSource& bas
     });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

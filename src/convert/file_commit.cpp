@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 Result<std::filesystem::path> temp_dir_beside(const std::filesystem::path& target,
                                               const char* tag) {
@@ -27,4 +27,4 @@ Result<std::filesystem::path> temp_dir_beside(const std::filesystem::path& targe
     return std::filesystem::path(buf);
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -9,7 +9,7 @@
 
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// A new empty directory beside `target` (`.<name>.<tag>-XXXXXX`, mkdtemp): a file of
 /// the target's own name inside it is on the same file system.
@@ -37,4 +37,4 @@ private:
     std::filesystem::path path_;
 };
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

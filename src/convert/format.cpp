@@ -9,7 +9,7 @@
 
 #include "core/byte_io.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 std::string_view format_name(Format format) noexcept {
     switch (format) {
@@ -108,4 +108,4 @@ std::optional<Format> format_from_extension(const std::filesystem::path& path) {
     return std::nullopt;
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -17,7 +17,7 @@
 #include "core/checked_math.hpp"
 #include "hurray/core/builder.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 namespace {
 
@@ -131,4 +131,4 @@ void ggml_interleave(GgmlPresentation presentation, std::span<const uint8_t> qua
     }
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -12,7 +12,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// How a GGUF tensor is presented as a Hurray tensor.
 enum class GgmlPresentation : uint8_t {
@@ -47,4 +47,4 @@ void ggml_deinterleave(GgmlPresentation presentation, std::span<const uint8_t> b
 void ggml_interleave(GgmlPresentation presentation, std::span<const uint8_t> quants,
                      std::span<const uint8_t> scales, std::span<uint8_t> out) noexcept;
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -5,7 +5,7 @@
 #include "convert/ggml_blocks.hpp"
 #include "hurray/convert/gguf.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 std::string_view gguf_kv_type_name(uint32_t type) noexcept {
     static constexpr std::array<std::string_view, 13> kNames{
@@ -52,4 +52,4 @@ std::optional<uint32_t> ggml_type_of_element(ElementType type) noexcept {
 
 }  // namespace detail
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -13,7 +13,7 @@
 #include "convert/gguf_format.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// Deepest nesting of arrays of arrays accepted.
 inline constexpr int kMaxArrayDepth = 8;
@@ -161,4 +161,4 @@ inline Status skip_nested_array(Cursor& c, const std::string& field) {
     return Status::success();
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

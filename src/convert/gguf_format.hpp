@@ -11,7 +11,7 @@
 
 #include "hurray/convert/gguf.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// "GGUF" read as a little-endian u32.
 inline constexpr uint32_t kGgufMagic = 0x46554747;
@@ -112,4 +112,4 @@ inline std::optional<uint32_t> narrow_float64_exact(double d) noexcept {
     return std::bit_cast<uint32_t>(f);
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -23,7 +23,7 @@ using hurray::detail::ceil_div;
 using hurray::detail::is_pow2;
 using hurray::detail::mul_u64;
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 namespace {
 
@@ -613,4 +613,4 @@ Result<std::unique_ptr<TensorSource>> open_gguf(const std::filesystem::path& pat
     }
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

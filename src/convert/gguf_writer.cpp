@@ -23,7 +23,7 @@
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/io/byte_sink.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 namespace {
 
@@ -632,4 +632,4 @@ Status write_gguf(const TensorSource& source, const std::filesystem::path& path,
     }
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -11,7 +11,7 @@
 
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// Calls `f()` (which returns a Result or a Status) and turns any exception it throws into
 /// an Error naming `what`: std::bad_alloc becomes kOutOfMemory, anything else kIoError.
@@ -32,4 +32,4 @@ auto guarded(const std::string& what, F&& f) noexcept -> decltype(f()) {
     }
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

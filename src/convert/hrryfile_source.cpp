@@ -10,7 +10,7 @@
 #include "convert/hrryfile_access.hpp"
 #include "hurray/convert/hrryfile.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 class HrryFileSource final : public TensorSource {
@@ -109,4 +109,4 @@ Result<std::unique_ptr<TensorSource>> open_hrryfile(const std::filesystem::path&
     });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -11,7 +11,7 @@
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_writer.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 /// The error of a FileWriter call for tensor `name`, named.
@@ -68,4 +68,4 @@ Status write_hrryfile(const TensorSource& source, const std::filesystem::path& p
                            [&]() -> Status { return write_hrryfile_impl(source, path, options); });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -13,7 +13,7 @@
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 namespace {
 
 Error named(const SourceTensor& t, const Error& e) {
@@ -172,4 +172,4 @@ Result<std::vector<float>> to_float32(const TensorSource& source, size_t i) {
     return values;
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

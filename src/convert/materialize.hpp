@@ -13,7 +13,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// Whether `d` is a composite head.
 bool is_composite_head(const TensorDescriptor& d) noexcept;
@@ -37,4 +37,4 @@ Result<std::vector<uint8_t>> materialize_dense(const TensorSource& source, size_
 /// converted from its element type, composites assembled.
 Result<std::vector<float>> to_float32(const TensorSource& source, size_t i);
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

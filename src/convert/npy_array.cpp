@@ -11,7 +11,7 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/core/element_convert.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 namespace {
 
 using hurray::detail::mul_u64;
@@ -247,4 +247,4 @@ std::optional<std::span<const uint8_t>> NpyEncoder::data_view() const {
     return source_->view(index_, 0);
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

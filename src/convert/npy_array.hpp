@@ -22,7 +22,7 @@
 #include "hurray/convert/tensor_source.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// Reads `out.size()` stored bytes of an array's data at `offset` (from the data start).
 using RawReader = std::function<Status(uint64_t offset, std::span<uint8_t> out)>;
@@ -98,4 +98,4 @@ private:
     std::vector<uint8_t> header_;
 };
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -10,7 +10,7 @@
 #include "core/checked_math.hpp"
 #include "hurray/core/element_type.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 namespace {
 
 using hurray::detail::add_u64;
@@ -513,4 +513,4 @@ std::vector<uint8_t> format_npy_header(const std::string& descr, bool fortran_or
     return out;
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

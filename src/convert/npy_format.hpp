@@ -20,7 +20,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/shape.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// The six magic bytes of a .npy file.
 inline constexpr uint8_t kNpyMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -76,4 +76,4 @@ Result<std::string> npy_descr_of(ElementType type, const std::string& what);
 std::vector<uint8_t> format_npy_header(const std::string& descr, bool fortran_order,
                                        const Shape& shape);
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

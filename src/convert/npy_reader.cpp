@@ -9,7 +9,7 @@
 #include "hurray/convert/numpy.hpp"
 #include "hurray/io/read_only_file.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path& path) {
@@ -55,4 +55,4 @@ Result<std::unique_ptr<TensorSource>> open_npy(const std::filesystem::path& path
     return detail::guarded(path.string(), [&]() { return open_npy_impl(path); });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -9,7 +9,7 @@
 #include "hurray/convert/numpy.hpp"
 #include "hurray/io/byte_sink.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 Status write_npy_impl(const TensorSource& source, const std::filesystem::path& path,
@@ -61,4 +61,4 @@ Status write_npy(const TensorSource& source, const std::filesystem::path& path,
                            [&]() -> Status { return write_npy_impl(source, path, options); });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -19,7 +19,7 @@
 #include "hurray/convert/numpy.hpp"
 #include "hurray/io/read_only_file.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 /// Bytes skipped at a time when a deflated member is read forward; a stored member is
@@ -307,4 +307,4 @@ Result<std::unique_ptr<TensorSource>> open_npz(const std::filesystem::path& path
     return detail::guarded(path.string(), [&]() { return open_npz_impl(path); });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

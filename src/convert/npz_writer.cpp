@@ -15,7 +15,7 @@
 #include "convert/npy_array.hpp"
 #include "hurray/convert/numpy.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 /// A fixed member time (1980-01-01, the first DOS date) so that outputs are reproducible.
@@ -194,4 +194,4 @@ Status write_npz(const TensorSource& source, const std::filesystem::path& path,
                            [&]() -> Status { return write_npz_impl(source, path, options); });
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -7,7 +7,7 @@
 
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 namespace {
 
@@ -52,4 +52,4 @@ std::string_view safetensors_dtype_name(ElementType type) noexcept {
     return {};
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -25,7 +25,7 @@
 #include "core/checked_math.hpp"
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 namespace {
 
@@ -438,4 +438,4 @@ Result<SafeTensorsHeader> parse_safetensors_header(std::string_view text, uint64
     }
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

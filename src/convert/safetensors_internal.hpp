@@ -16,7 +16,7 @@
 #include "hurray/core/shape.hpp"
 #include "hurray/io/kv_metadata.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// The `__metadata__` key of a SafeTensors header.
 inline constexpr std::string_view kSafeTensorsMetadataKey = "__metadata__";
@@ -54,4 +54,4 @@ Result<std::unique_ptr<TensorSource>> open_safetensors_file(ReadOnlyFile file);
 /// bytes in lower-case hex, arrays as JSON text. Private-tag values are refused.
 Result<std::string> kv_text_form(const KvValue& value);
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

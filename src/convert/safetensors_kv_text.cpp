@@ -12,7 +12,7 @@
 
 #include "convert/safetensors_internal.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 namespace {
 
@@ -109,4 +109,4 @@ Result<std::string> kv_text_form(const KvValue& value) {
                  "a private-tag KV value has no text form in SafeTensors __metadata__");
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

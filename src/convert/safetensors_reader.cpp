@@ -21,7 +21,7 @@
 #include "core/checked_math.hpp"
 #include "hurray/convert/safetensors.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 namespace detail {
 
@@ -277,4 +277,4 @@ Result<std::unique_ptr<TensorSource>> open_safetensors(const std::filesystem::pa
     }
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

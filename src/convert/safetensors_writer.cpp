@@ -18,7 +18,7 @@
 #include "hurray/convert/safetensors.hpp"
 #include "hurray/io/byte_sink.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 namespace {
 
@@ -299,4 +299,4 @@ Status write_safetensors(const TensorSource& source, const std::filesystem::path
     }
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 Result<uint64_t> tensor_data_bytes(const TensorSource& source, size_t i) {
     uint64_t sum = 0;
@@ -118,4 +118,4 @@ Status whole_buffers(const TensorSource& source, size_t i, std::vector<BufferByt
     return {};
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -13,7 +13,7 @@
 #include "hurray/convert/tensor_source.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// The bytes of every buffer of every tensor of `source` (kSizeOverflow past 2^64).
 Result<uint64_t> total_data_bytes(const TensorSource& source);
@@ -62,4 +62,4 @@ Result<BufferBytes> whole_buffer(const TensorSource& source, size_t i, size_t bu
 Status whole_buffers(const TensorSource& source, size_t i, std::vector<BufferBytes>& out,
                      std::vector<std::span<const uint8_t>>& spans);
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -12,7 +12,7 @@
 #include "hurray/convert/safetensors.hpp"
 #include "hurray/io/read_only_file.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 TensorSource::~TensorSource() = default;
 
@@ -79,4 +79,4 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
                  0);
 }
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 namespace {
 
 constexpr uint32_t kEndSignature = 0x06054b50;            // "PK\5\6"
@@ -718,4 +718,4 @@ Result<ZipDirectory> read_zip_directory(uint64_t file_size, const ZipReadAt& rea
     return dir;
 }
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

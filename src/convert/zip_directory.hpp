@@ -21,7 +21,7 @@
 
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats::detail {
+namespace hurray::convert::detail {
 
 /// Reads exactly `out.size()` bytes of the archive at `offset`; an error (naming the
 /// offset) when the archive cannot give them.
@@ -65,4 +65,4 @@ struct ZipDirectory {
 Result<ZipDirectory> read_zip_directory(uint64_t file_size, const ZipReadAt& read,
                                         const std::string& what);
 
-}  // namespace hurray::formats::detail
+}  // namespace hurray::convert::detail

@@ -87,49 +87,49 @@ Status map_span(std::span<const From> in, std::span<To> out, Fn fn) {
 template <typename To>
 std::vector<To> narrow_vector(std::span<const float> in) {
     std::vector<To> out(in.size());
-    static_cast<void>(convert(in, std::span<To>(out)));
+    static_cast<void>(convert_floats(in, std::span<To>(out)));
     return out;
 }
 
 template <typename From>
 std::vector<float> widen_vector(std::span<const From> in) {
     std::vector<float> out(in.size());
-    static_cast<void>(convert(in, std::span<float>(out)));
+    static_cast<void>(convert_floats(in, std::span<float>(out)));
     return out;
 }
 
 }  // namespace
 
-Status convert(std::span<const float> in, std::span<float16_t> out) {
+Status convert_floats(std::span<const float> in, std::span<float16_t> out) {
     return map_span(in, out, [](float v) { return float16_t::from_bits(narrow_float16(v)); });
 }
 
-Status convert(std::span<const float> in, std::span<bfloat16_t> out) {
+Status convert_floats(std::span<const float> in, std::span<bfloat16_t> out) {
     return map_span(in, out, [](float v) { return bfloat16_t::from_bits(narrow_bfloat16(v)); });
 }
 
-Status convert(std::span<const float> in, std::span<float8_e4m3_t> out) {
+Status convert_floats(std::span<const float> in, std::span<float8_e4m3_t> out) {
     return map_span(in, out, [](float v) { return float8_e4m3_t::from_bits(float_to_float8_e4m3(v)); });
 }
 
-Status convert(std::span<const float> in, std::span<float8_e5m2_t> out) {
+Status convert_floats(std::span<const float> in, std::span<float8_e5m2_t> out) {
     return map_span(in, out, [](float v) { return float8_e5m2_t::from_bits(float_to_float8_e5m2(v)); });
 }
 
-Status convert(std::span<const float16_t> in, std::span<float> out) {
+Status convert_floats(std::span<const float16_t> in, std::span<float> out) {
     return map_span(in, out, [](float16_t h) { return detail::widen_float16(h.bits); });
 }
 
-Status convert(std::span<const bfloat16_t> in, std::span<float> out) {
+Status convert_floats(std::span<const bfloat16_t> in, std::span<float> out) {
     return map_span(in, out, [](bfloat16_t h) { return detail::widen_bfloat16(h.bits); });
 }
 
-Status convert(std::span<const float8_e4m3_t> in, std::span<float> out) {
+Status convert_floats(std::span<const float8_e4m3_t> in, std::span<float> out) {
     const Table& t = widen_table<float8_e4m3_to_float>();
     return map_span(in, out, [&t](float8_e4m3_t q) { return t[q.bits]; });
 }
 
-Status convert(std::span<const float8_e5m2_t> in, std::span<float> out) {
+Status convert_floats(std::span<const float8_e5m2_t> in, std::span<float> out) {
     const Table& t = widen_table<float8_e5m2_to_float>();
     return map_span(in, out, [&t](float8_e5m2_t q) { return t[q.bits]; });
 }

@@ -20,7 +20,7 @@
 #include "hurray/io/byte_sink.hpp"
 #include "io_test_util.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 using hurray::test::TempDir;
@@ -391,4 +391,4 @@ TEST(Dequantize, TornCompositeIsAnError) {
 }
 
 }  // namespace
-}  // namespace hurray::formats
+}  // namespace hurray::convert

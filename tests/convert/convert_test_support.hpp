@@ -17,7 +17,7 @@
 #include "hurray/core/element_convert.hpp"
 #include "hurray/io/file_writer.hpp"
 
-namespace hurray::formats::test {
+namespace hurray::convert::test {
 
 /// One tensor of a MemorySource: name, descriptor and the bytes of each buffer.
 struct MemTensor {
@@ -217,4 +217,4 @@ inline void expect_identical(const TensorSource& a, const TensorSource& b) {
     EXPECT_EQ(a.kv(), b.kv());
 }
 
-}  // namespace hurray::formats::test
+}  // namespace hurray::convert::test

@@ -10,7 +10,7 @@
 
 #include "hurray/convert/tensor_source.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
@@ -84,4 +84,4 @@ TEST(OpenSource, MissingFileIsAnIoError) {
 }
 
 }  // namespace
-}  // namespace hurray::formats
+}  // namespace hurray::convert

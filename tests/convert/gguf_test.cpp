@@ -32,7 +32,7 @@
 #include "python_writers.hpp"
 #include "test_paths.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 using test::Bytes;
@@ -898,4 +898,4 @@ TEST(GgufHostile, RandomMutationsNeverCrash) {
 }
 
 }  // namespace
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -13,7 +13,7 @@
 #include "io_test_util.hpp"
 #include "test_paths.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 using hurray::test::TempDir;
@@ -156,4 +156,4 @@ TEST(HrryFileSource, OpenSourceDispatchesOnMagic) {
 }
 
 }  // namespace
-}  // namespace hurray::formats
+}  // namespace hurray::convert

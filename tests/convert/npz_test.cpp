@@ -18,7 +18,7 @@
 #include "io_test_util.hpp"
 #include "python_writers.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 using hurray::test::Bytes;
@@ -385,4 +385,4 @@ TEST_F(NpzFiles, ABadArchiveConvertsToNothing) {
 }
 
 }  // namespace
-}  // namespace hurray::formats
+}  // namespace hurray::convert

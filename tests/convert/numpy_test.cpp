@@ -19,7 +19,7 @@
 #include "python_writers.hpp"
 #include "test_paths.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 using hurray::test::TempDir;
@@ -511,4 +511,4 @@ TEST(NumpyHostile, BadZipIsAnError) {
 }
 
 }  // namespace
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -31,7 +31,7 @@
 #include "python_writers.hpp"
 #include "test_paths.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 namespace {
 
 using hurray::test::Bytes;
@@ -787,4 +787,4 @@ TEST(SafeTensorsDtypes, NamesMapBothWays) {
 }
 
 }  // namespace
-}  // namespace hurray::formats
+}  // namespace hurray::convert

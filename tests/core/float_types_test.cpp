@@ -55,7 +55,7 @@ std::vector<float> probes(float (*widen)(uint16_t)) {
 TEST(FloatTypes, Float16NarrowingMatchesScalarBitForBit) {
     const std::vector<float> in = probes(float16_to_float);
     std::vector<float16_t> out(in.size());
-    ASSERT_TRUE(convert(std::span<const float>(in), std::span<float16_t>(out)).ok());
+    ASSERT_TRUE(convert_floats(std::span<const float>(in), std::span<float16_t>(out)).ok());
     size_t bad = 0;
     for (size_t i = 0; i < in.size(); ++i) {
         if (out[i].bits != float_to_float16(in[i]) && ++bad < 10) {
@@ -127,12 +127,12 @@ TEST(FloatTypes, Float8BothWaysMatchScalar) {
 TEST(FloatTypes, LengthMismatchIsAnError) {
     const std::vector<float> in(4, 1.0F);
     std::vector<float16_t> out(3);
-    const Status st = convert(std::span<const float>(in), std::span<float16_t>(out));
+    const Status st = convert_floats(std::span<const float>(in), std::span<float16_t>(out));
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.error().code(), ErrorCode::kSizeMismatch);
     EXPECT_NE(st.error().message().find("4 values"), std::string::npos) << st.error().message();
     std::vector<float> back(5);
-    EXPECT_FALSE(convert(std::span<const float16_t>(out), std::span<float>(back)).ok());
+    EXPECT_FALSE(convert_floats(std::span<const float16_t>(out), std::span<float>(back)).ok());
     EXPECT_TRUE(to_float16({}).empty());
 }
 

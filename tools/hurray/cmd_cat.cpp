@@ -58,7 +58,7 @@ struct Loaded {
     std::unique_ptr<TensorDescriptor> descriptor;    // its descriptor (owned copy)
     std::vector<uint8_t> composite;                  // a materialized composite
 #ifdef HURRAY_CLI_HAS_CONVERT
-    std::unique_ptr<formats::TensorSource> source;   // a SafeTensors, GGUF or NumPy file
+    std::unique_ptr<convert::TensorSource> source;   // a SafeTensors, GGUF or NumPy file
     ForeignTensorBytes bytes;                        // its tensor's buffers (views or copies)
 #endif
 };
@@ -177,7 +177,7 @@ std::optional<Failure> load_foreign(Result<ForeignInput>& in, const CatOptions& 
         return Failure{kExitInvalid, where(unprefixed(opt.path, in.error()))};
     }
     out.source = std::move(in->source);
-    const formats::TensorSource& src = *out.source;
+    const convert::TensorSource& src = *out.source;
     auto i = src.find(opt.name);
     if (!i) {
         return Failure{kExitInvalid, "no tensor named \"" + opt.name + "\" (hurray ls lists them)"};

@@ -251,7 +251,7 @@ int fail(const Console& console, const ConvertOptions& o, const Error& e) {
 }
 
 #ifdef HURRAY_CLI_HAS_CONVERT
-namespace hc = hurray::formats;
+namespace hc = hurray::convert;
 
 /// Set by SIGINT / SIGTERM while a conversion runs (InterruptGuard).
 volatile std::sig_atomic_t g_interrupted = 0;
@@ -320,7 +320,7 @@ bool uses_converter(const ConvertOptions& r) {
     return r.out != "-" && is_foreign_format(detect_file_format(r.in));
 }
 
-/// The conversion through hurray::formats::convert_file (a progress bar when console.err
+/// The conversion through hurray::convert::convert_file (a progress bar when console.err
 /// is a terminal).
 int run_format_convert(const ConvertOptions& r, const Console& console) {
     if (r.in == "-" || r.out == "-") {

@@ -285,13 +285,13 @@ int info_stream(const InfoOptions& o, Input& input, const Console& console) {
 
 #ifdef HURRAY_CLI_HAS_CONVERT
 /// How the table form names a format read through hurray::convert.
-std::string format_title(formats::Format f) {
+std::string format_title(convert::Format f) {
     switch (f) {
-        case formats::Format::kSafeTensors: return "SafeTensors file";
-        case formats::Format::kGguf: return "GGUF file";
-        case formats::Format::kNpy: return "NumPy .npy file";
-        case formats::Format::kNpz: return "NumPy .npz archive";
-        default: return std::string(formats::format_name(f)) + " file";
+        case convert::Format::kSafeTensors: return "SafeTensors file";
+        case convert::Format::kGguf: return "GGUF file";
+        case convert::Format::kNpy: return "NumPy .npy file";
+        case convert::Format::kNpz: return "NumPy .npz archive";
+        default: return std::string(convert::format_name(f)) + " file";
     }
 }
 
@@ -299,7 +299,7 @@ std::string format_title(formats::Format f) {
 /// ("<gguf type>:<key>" strings); empty for other formats.
 std::vector<std::pair<std::string, std::string>> gguf_types(const KvMetadata& kv) {
     std::vector<std::pair<std::string, std::string>> out;  // key, type
-    const KvValue* v = kv.find(formats::kGgufKvTypesKey);
+    const KvValue* v = kv.find(convert::kGgufKvTypesKey);
     const KvArray* a = v != nullptr ? v->as_array() : nullptr;
     const auto* items = a != nullptr ? std::get_if<std::vector<std::string>>(&a->values) : nullptr;
     if (items == nullptr) {
@@ -331,7 +331,7 @@ int info_foreign(const InfoOptions& o, const Result<ForeignInput>& in, const Con
         console.err << "hurray info: " << o.path << ": " << unprefixed(o.path, in.error()).to_string() << '\n';
         return kExitInvalid;
     }
-    const formats::TensorSource& src = *in->source;
+    const convert::TensorSource& src = *in->source;
     std::vector<ListedTensor> tensors;
     for (size_t i = 0; i < src.tensor_count(); ++i) {
         tensors.push_back(ListedTensor{src.tensor(i).name, src.tensor(i).descriptor, {}});
@@ -342,14 +342,14 @@ int info_foreign(const InfoOptions& o, const Result<ForeignInput>& in, const Con
     const Totals t = totals_of(tensors);
     const auto types = gguf_types(src.kv());
     std::vector<std::string> members;
-    if (in->format == formats::Format::kNpz) {
+    if (in->format == convert::Format::kNpz) {
         for (const auto& l : tensors) {
             members.push_back(l.name + ".npy");
         }
     }
     if (o.json) {
         ojson j;
-        j["kind"] = std::string(formats::format_name(in->format));
+        j["kind"] = std::string(convert::format_name(in->format));
         j["file_size"] = in->file_size;
         add_totals(j, t, /*with_descriptors=*/false);
         ojson kv = ojson::array();
@@ -361,7 +361,7 @@ int info_foreign(const InfoOptions& o, const Result<ForeignInput>& in, const Con
             kv.push_back(std::move(one));
         }
         j["kv"] = std::move(kv);
-        if (in->format == formats::Format::kNpz) {
+        if (in->format == convert::Format::kNpz) {
             j["members"] = members;
         }
         add_named(o, tensors, false, &j, console);
@@ -374,7 +374,7 @@ int info_foreign(const InfoOptions& o, const Result<ForeignInput>& in, const Con
     out << "  tensors:                 " << t.tensors << " (" << t.composite_heads << " composite heads, "
         << t.quantized << " quantized)\n";
     out << "  data:                    " << bytes_text(t.data_bytes) << " (" << t.data_bytes << " bytes)\n";
-    if (in->format == formats::Format::kNpz) {
+    if (in->format == convert::Format::kNpz) {
         constexpr size_t kShown = 16;
         std::string list;
         for (size_t k = 0; k < members.size() && k < kShown; ++k) {

@@ -53,7 +53,7 @@ int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Con
         console.err << "hurray ls: " << o.path << ": " << unprefixed(o.path, in.error()).to_string() << '\n';
         return kExitInvalid;
     }
-    const formats::TensorSource& src = *in->source;
+    const convert::TensorSource& src = *in->source;
     std::vector<ListedTensor> tensors;
     for (size_t i = 0; i < src.tensor_count(); ++i) {
         tensors.push_back(ListedTensor{src.tensor(i).name, src.tensor(i).descriptor, {}});
@@ -63,7 +63,7 @@ int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Con
         return kExitOk;
     }
     nlohmann::ordered_json j;
-    j["kind"] = std::string(formats::format_name(in->format));
+    j["kind"] = std::string(convert::format_name(in->format));
     j["kv"] = kv_json(src.kv());
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& t : tensors) {

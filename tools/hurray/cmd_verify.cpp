@@ -176,12 +176,12 @@ void verify_foreign(const std::string& path, const Result<ForeignInput>& in, boo
         r.problems.push_back(path + ": " + unprefixed(path, in.error()).to_string());
         return;
     }
-    const formats::TensorSource& src = *in->source;
+    const convert::TensorSource& src = *in->source;
     DecodeOptions strict;  // GGML blocks are libhurray's own scheme: understood unless --spec-only
     strict.libhurray_schemes = !spec_only;
     r.tensors = src.tensor_count();
     for (size_t i = 0; i < src.tensor_count(); ++i) {
-        const formats::SourceTensor& t = src.tensor(i);
+        const convert::SourceTensor& t = src.tensor(i);
         const std::string where = path + ": " + tensor_label(t.name, i);
         if (auto s = check_descriptor(t.descriptor, strict); !s) {
             r.problems.push_back(where + ", descriptor: " + s.error().to_string());
@@ -202,7 +202,7 @@ void verify_foreign(const std::string& path, const Result<ForeignInput>& in, boo
             r.notes.push_back(where + ": data read, data checks skipped (more than 1 GiB)");
             continue;
         }
-        if (formats::ggml_blocks_type(t.descriptor)) {
+        if (convert::ggml_blocks_type(t.descriptor)) {
             continue;  // opaque GGML blocks: read in full; their sizes are checked at open
         }
         if (auto s = validate_data(t.descriptor, bytes->spans); !s) {
@@ -243,7 +243,7 @@ int run_verify(const VerifyOptions& o, const Console& console) {
 #ifdef HURRAY_CLI_HAS_CONVERT
     if (auto foreign = open_foreign(o.path)) {
         verify_foreign(o.path, *foreign, console.spec_only, r);
-        print_verdict(o, r, o.path, *foreign ? std::string(formats::format_name((*foreign)->format)) : "", console);
+        print_verdict(o, r, o.path, *foreign ? std::string(convert::format_name((*foreign)->format)) : "", console);
         return r.problems.empty() ? kExitOk : kExitInvalid;
     }
 #endif

@@ -201,24 +201,24 @@ std::unique_ptr<Input> open_input_or_report(const std::string& path, const Conso
 }
 
 #ifdef HURRAY_CLI_HAS_CONVERT
-formats::Format detect_file_format(const std::string& path) {
+convert::Format detect_file_format(const std::string& path) {
     std::error_code regular_ec;
     if (path == "-" || !std::filesystem::is_regular_file(path, regular_ec)) {
-        return formats::Format::kUnknown;  // a pipe is not read here: its bytes would be lost
+        return convert::Format::kUnknown;  // a pipe is not read here: its bytes would be lost
     }
     std::ifstream is(path, std::ios::binary);
     if (!is) {
-        return formats::Format::kUnknown;
+        return convert::Format::kUnknown;
     }
-    std::array<uint8_t, formats::kDetectHeadBytes> head{};
+    std::array<uint8_t, convert::kDetectHeadBytes> head{};
     // SAFETY: char may alias the bytes of the array; at most head.size() are written.
     is.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
     const auto n = static_cast<size_t>(is.gcount());
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     const std::span<const uint8_t> bytes(head.data(), n);
-    const formats::Format f = formats::detect_format(bytes, ec ? std::nullopt : std::optional<uint64_t>(size));
-    if (f == formats::Format::kUnknown && !may_be_hurray(bytes) && n >= 9 && head[8] == '{') {
+    const convert::Format f = convert::detect_format(bytes, ec ? std::nullopt : std::optional<uint64_t>(size));
+    if (f == convert::Format::kUnknown && !may_be_hurray(bytes) && n >= 9 && head[8] == '{') {
         // A SafeTensors header whose length runs past the end of the file (detect_format
         // wants it inside): a truncated SafeTensors file, which its reader reports (field,
         // byte offset) better than "not a Hurray file" would.
@@ -227,24 +227,24 @@ formats::Format detect_file_format(const std::string& path) {
             header_len = (header_len << 8) | head[k];
         }
         if (header_len >= 2 && header_len < (uint64_t{1} << 32)) {
-            return formats::Format::kSafeTensors;
+            return convert::Format::kSafeTensors;
         }
     }
     return f;
 }
 
-bool is_foreign_format(formats::Format f) noexcept {
-    return f == formats::Format::kSafeTensors || f == formats::Format::kGguf || f == formats::Format::kNpy ||
-           f == formats::Format::kNpz;
+bool is_foreign_format(convert::Format f) noexcept {
+    return f == convert::Format::kSafeTensors || f == convert::Format::kGguf || f == convert::Format::kNpy ||
+           f == convert::Format::kNpz;
 }
 
 std::optional<Result<ForeignInput>> open_foreign(const std::string& path) {
-    const formats::Format f = detect_file_format(path);
+    const convert::Format f = detect_file_format(path);
     if (!is_foreign_format(f)) {
         return std::nullopt;
     }
     // SafeTensors directly: detect_file_format also calls a truncated one SafeTensors.
-    auto src = f == formats::Format::kSafeTensors ? formats::open_safetensors(path) : formats::open_source(path);
+    auto src = f == convert::Format::kSafeTensors ? convert::open_safetensors(path) : convert::open_source(path);
     if (!src) {
         // Every detected foreign format has a reader: its error is the file's.
         return std::optional<Result<ForeignInput>>(std::in_place, src.error());
@@ -262,7 +262,7 @@ Error unprefixed(const std::string& path, const Error& e) {
     return e.file() == path ? e.without_file() : e;
 }
 
-Result<ForeignTensorBytes> read_foreign_tensor(const formats::TensorSource& source, size_t i, bool use_views,
+Result<ForeignTensorBytes> read_foreign_tensor(const convert::TensorSource& source, size_t i, bool use_views,
                                                bool keep) {
     constexpr uint64_t kChunk = uint64_t{8} << 20;
     const TensorDescriptor& d = source.tensor(i).descriptor;

@@ -122,25 +122,25 @@ std::unique_ptr<Input> open_input_or_report(const std::string& path, const Conso
                                             const std::string& command, const RemoteOptions& remote = {});
 
 #ifdef HURRAY_CLI_HAS_CONVERT
-/// The format of the file at `path`, told by hurray::formats::detect_format from its first
+/// The format of the file at `path`, told by hurray::convert::detect_format from its first
 /// bytes and its size; kUnknown for `-`, for what is not a regular file (a pipe is not
 /// read from) and for a file that cannot be read. A SafeTensors
 /// header whose length runs past the end of the file is kSafeTensors too (a truncated
 /// file: its reader then names the field and offset).
-formats::Format detect_file_format(const std::string& path);
+convert::Format detect_file_format(const std::string& path);
 
 /// True for the formats read through hurray::convert rather than the io library:
 /// SafeTensors, GGUF, .npy and .npz.
-bool is_foreign_format(formats::Format format) noexcept;
+bool is_foreign_format(convert::Format format) noexcept;
 
-/// A SafeTensors, GGUF, .npy or .npz file opened through hurray::formats::open_source.
+/// A SafeTensors, GGUF, .npy or .npz file opened through hurray::convert::open_source.
 struct ForeignInput {
-    formats::Format format = formats::Format::kUnknown;  ///< its format
+    convert::Format format = convert::Format::kUnknown;  ///< its format
     uint64_t file_size = 0;                               ///< its size in bytes
-    std::unique_ptr<formats::TensorSource> source;        ///< its tensors and metadata
+    std::unique_ptr<convert::TensorSource> source;        ///< its tensors and metadata
 };
 
-/// Opens `path` through hurray::formats::open_source (every check its reader makes at
+/// Opens `path` through hurray::convert::open_source (every check its reader makes at
 /// open) when it is a SafeTensors, GGUF, .npy or .npz file whose reader is in this build;
 /// nullopt for anything else (an HRRYFILE, a stream, `-`, an unknown format: the caller's
 /// Input path reports it). The error is the reader's: its code, the field and the byte
@@ -173,7 +173,7 @@ struct ForeignTensorBytes {
 /// auto bytes = hurray::cli::read_foreign_tensor(src, i, /*use_views=*/true, /*keep=*/true);
 /// if (bytes) { auto view = hurray::TensorView::make(src.tensor(i).descriptor, bytes->spans); }
 /// @endcode
-Result<ForeignTensorBytes> read_foreign_tensor(const formats::TensorSource& source, size_t i, bool use_views,
+Result<ForeignTensorBytes> read_foreign_tensor(const convert::TensorSource& source, size_t i, bool use_views,
                                                bool keep);
 #endif
 

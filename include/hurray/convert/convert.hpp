@@ -21,7 +21,7 @@
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 /// Called as a conversion proceeds with the bytes of tensor data written so far and in
 /// all, after each chunk. A callable that returns `bool` cancels the conversion by
@@ -105,9 +105,9 @@ struct HURRAY_CONVERT_EXPORT ConvertReport {
 /// format cannot hold, for unreadable input, or for a verification mismatch; the output
 /// is then not created (nor replaced).
 /// @code
-/// auto src = hurray::formats::open_source("model.safetensors");
+/// auto src = hurray::convert::open_source("model.safetensors");
 /// if (!src) return src.error();
-/// auto report = hurray::formats::write(**src, "model.hrry", {});
+/// auto report = hurray::convert::write(**src, "model.hrry", {});
 /// @endcode
 HURRAY_CONVERT_EXPORT Result<ConvertReport> write(const TensorSource& source,
                                                   const std::filesystem::path& path,
@@ -115,9 +115,9 @@ HURRAY_CONVERT_EXPORT Result<ConvertReport> write(const TensorSource& source,
 
 /// open_source(in) then write(): `hurray convert IN OUT`.
 /// @code
-/// hurray::formats::ConvertOptions opt;
+/// hurray::convert::ConvertOptions opt;
 /// opt.verify = true;
-/// auto report = hurray::formats::convert_file("model.gguf", "model.hrry", opt);
+/// auto report = hurray::convert::convert_file("model.gguf", "model.hrry", opt);
 /// @endcode
 HURRAY_CONVERT_EXPORT Result<ConvertReport> convert_file(const std::filesystem::path& in,
                                                          const std::filesystem::path& out,
@@ -142,11 +142,11 @@ HURRAY_CONVERT_EXPORT Result<ConvertReport> convert_file(const std::filesystem::
 /// sections are kept. `base` must outlive the result. Fails with kInvalidArgument for
 /// another `type`, kInvalidComposite for a composite whose members are missing.
 /// @code
-/// auto src = hurray::formats::open_source("model.hrry");
+/// auto src = hurray::convert::open_source("model.hrry");
 /// if (!src) return src.error();
-/// auto dense = hurray::formats::dequantized_source(**src, hurray::ElementType::kFloat16);
+/// auto dense = hurray::convert::dequantized_source(**src, hurray::ElementType::kFloat16);
 /// if (!dense) return dense.error();
-/// if (auto s = hurray::formats::write_hrryfile(**dense, "dense.hrry"); !s) return s;
+/// if (auto s = hurray::convert::write_hrryfile(**dense, "dense.hrry"); !s) return s;
 /// @endcode
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> dequantized_source(
     const TensorSource& base, ElementType type = ElementType::kFloat32);
@@ -159,13 +159,13 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> dequantized_source(
 /// every NaN). Fails with kInvalidData naming the tensor and the first differing element
 /// (its flat row-major index and both values).
 /// @code
-/// auto a = hurray::formats::open_source("model.safetensors");
-/// auto b = hurray::formats::open_source("model.hrry");
+/// auto a = hurray::convert::open_source("model.safetensors");
+/// auto b = hurray::convert::open_source("model.hrry");
 /// if (a && b) {
-///     if (auto s = hurray::formats::compare_sources(**a, **b); !s)
+///     if (auto s = hurray::convert::compare_sources(**a, **b); !s)
 ///     std::puts(s.error().message().c_str());
 /// }
 /// @endcode
 HURRAY_CONVERT_EXPORT Status compare_sources(const TensorSource& a, const TensorSource& b);
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -14,7 +14,7 @@
 #include "hurray/convert/export.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 /// A tensor file format.
 enum class Format : uint8_t {
@@ -44,8 +44,8 @@ HURRAY_CONVERT_EXPORT Result<Format> parse_format_name(std::string_view name);
 /// total size); kUnknown for anything else (a caller that reads streams treats that as
 /// a stream: a stream has no magic).
 /// @code
-/// std::array<uint8_t, hurray::formats::kDetectHeadBytes> head{};  // read from the file
-/// auto f = hurray::formats::detect_format(head, file_size);
+/// std::array<uint8_t, hurray::convert::kDetectHeadBytes> head{};  // read from the file
+/// auto f = hurray::convert::detect_format(head, file_size);
 /// @endcode
 HURRAY_CONVERT_EXPORT Format detect_format(std::span<const uint8_t> head,
                                            std::optional<uint64_t> total_size) noexcept;
@@ -56,4 +56,11 @@ HURRAY_CONVERT_EXPORT Format detect_format(std::span<const uint8_t> head,
 HURRAY_CONVERT_EXPORT std::optional<Format> format_from_extension(
     const std::filesystem::path& path);
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert
+
+namespace hurray {
+/// The former name of `hurray::convert` (before the namespace took the
+/// target's name), kept for one release so that code written for it
+/// compiles. It will be removed: write `hurray::convert`.
+namespace formats = convert;
+}  // namespace hurray

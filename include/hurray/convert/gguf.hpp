@@ -21,7 +21,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 /// The KV key under which open_gguf() records the GGUF type of every other key, and from
 /// which write_gguf() takes them back: an array of strings `"<gguf type>:<key>"`, one per
@@ -58,7 +58,7 @@ HURRAY_CONVERT_EXPORT std::string_view gguf_kv_type_name(uint32_t type) noexcept
 /// kGgufKvTypesKey. Fails with kInvalidFile / kTruncated / kSizeOverflow / kOverlap /
 /// kUnsupported naming the field and its byte offset.
 /// @code
-/// auto src = hurray::formats::open_gguf("model.gguf");
+/// auto src = hurray::convert::open_gguf("model.gguf");
 /// if (!src) return src.error();
 /// std::printf("%zu tensors\n", (*src)->tensor_count());
 /// @endcode
@@ -76,12 +76,12 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_gguf(
 /// `options.dequantize_type`). The tensor data is aligned to `general.alignment` (32 when
 /// absent).
 /// @code
-/// auto src = hurray::formats::open_source("model.hrry");
+/// auto src = hurray::convert::open_source("model.hrry");
 /// if (!src) return src.error();
-/// auto st = hurray::formats::write_gguf(**src, "model.gguf", {});
+/// auto st = hurray::convert::write_gguf(**src, "model.gguf", {});
 /// @endcode
 HURRAY_CONVERT_EXPORT Status write_gguf(const TensorSource& source,
                                         const std::filesystem::path& path,
                                         const ConvertOptions& options = {});
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -11,7 +11,7 @@
 #include "hurray/convert/tensor_source.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 /// Opens an HRRYFILE container (hurray::FileReader) as a TensorSource: every tensor as
 /// it is stored (any layout, quantization, private sections), composite heads and their
@@ -21,7 +21,7 @@ namespace hurray::formats {
 /// `options.validate`, every descriptor and composite is checked at open
 /// (FileReader::check_all); descriptors are decoded at open either way.
 /// @code
-/// auto src = hurray::formats::open_hrryfile("model.hrry");
+/// auto src = hurray::convert::open_hrryfile("model.hrry");
 /// if (!src) return src.error();
 /// std::printf("%zu tensors\n", (*src)->tensor_count());
 /// @endcode
@@ -37,12 +37,12 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_hrryfile(
 /// called after every chunk. `options.dequantize`, `options.verify` and `options.to` are
 /// handled by write(), not here.
 /// @code
-/// auto src = hurray::formats::open_source("model.gguf");
+/// auto src = hurray::convert::open_source("model.gguf");
 /// if (!src) return src.error();
-/// if (auto s = hurray::formats::write_hrryfile(**src, "model.hrry", {}); !s) return s;
+/// if (auto s = hurray::convert::write_hrryfile(**src, "model.hrry", {}); !s) return s;
 /// @endcode
 HURRAY_CONVERT_EXPORT Status write_hrryfile(const TensorSource& source,
                                             const std::filesystem::path& path,
                                             const ConvertOptions& options = {});
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -24,7 +24,7 @@
 #include "hurray/convert/tensor_source.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 /// Opens a .npy file as a TensorSource of one tensor, named after the file's stem
 /// (`weights.npy` -> `weights`), read with pread piece by piece (memory bounded by the
@@ -32,7 +32,7 @@ namespace hurray::formats {
 /// one is an error naming the field and its byte offset; data shorter than the shape
 /// declares is kTruncated.
 /// @code
-/// auto src = hurray::formats::open_npy("weights.npy");
+/// auto src = hurray::convert::open_npy("weights.npy");
 /// if (!src) return src.error();
 /// const auto& t = (*src)->tensor(0);   // t.descriptor.shape, t.descriptor.element_type
 /// @endcode
@@ -44,7 +44,7 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_npy(
 /// order. Stored members are read piece by piece; a deflated member is inflated in
 /// sequence (a read behind the last one restarts it). Every member must be a .npy.
 /// @code
-/// auto src = hurray::formats::open_npz("arrays.npz");
+/// auto src = hurray::convert::open_npz("arrays.npz");
 /// if (!src) return src.error();
 /// auto w = (*src)->find("w");
 /// @endcode
@@ -57,9 +57,9 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_npz(
 /// type NumPy has (quantized, sparse and composite tensors need options.dequantize).
 /// Column-major tensors are written with `fortran_order: True`.
 /// @code
-/// auto src = hurray::formats::open_source("w.hrry");
+/// auto src = hurray::convert::open_source("w.hrry");
 /// if (!src) return src.error();
-/// if (auto s = hurray::formats::write_npy(**src, "w.npy"); !s) return s;
+/// if (auto s = hurray::convert::write_npy(**src, "w.npy"); !s) return s;
 /// @endcode
 HURRAY_CONVERT_EXPORT Status write_npy(const TensorSource& source,
                                        const std::filesystem::path& path,
@@ -69,12 +69,12 @@ HURRAY_CONVERT_EXPORT Status write_npy(const TensorSource& source,
 /// numpy.savez does; zip64 where sizes need it), atomically, streaming each tensor's data
 /// in chunks. The KV metadata is not written (.npz has none). Same refusals as write_npy.
 /// @code
-/// auto src = hurray::formats::open_source("model.hrry");
+/// auto src = hurray::convert::open_source("model.hrry");
 /// if (!src) return src.error();
-/// if (auto s = hurray::formats::write_npz(**src, "model.npz"); !s) return s;
+/// if (auto s = hurray::convert::write_npz(**src, "model.npz"); !s) return s;
 /// @endcode
 HURRAY_CONVERT_EXPORT Status write_npz(const TensorSource& source,
                                        const std::filesystem::path& path,
                                        const ConvertOptions& options = {});
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -17,7 +17,7 @@
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/result.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 /// The largest JSON header the reader accepts (100 MiB), against headers that would
 /// exhaust memory.
@@ -27,7 +27,7 @@ inline constexpr uint64_t kSafeTensorsMaxHeaderBytes = uint64_t{100} << 20;
 /// "F4" -> kFloat4E2M1, ...); nullopt for a name Hurray has no type for (F8_E4M3FNUZ,
 /// F8_E5M2FNUZ) or that SafeTensors does not define.
 /// @code
-/// auto t = hurray::formats::safetensors_element_type("BF16");  // ElementType::kBFloat16
+/// auto t = hurray::convert::safetensors_element_type("BF16");  // ElementType::kBFloat16
 /// @endcode
 HURRAY_CONVERT_EXPORT std::optional<ElementType> safetensors_element_type(
     std::string_view dtype) noexcept;
@@ -35,7 +35,7 @@ HURRAY_CONVERT_EXPORT std::optional<ElementType> safetensors_element_type(
 /// The SafeTensors dtype name of an element type ("F32", "BOOL", "F4", ...); empty for a
 /// type SafeTensors cannot hold (int4, uint4, int2, uint2, float128, complex128).
 /// @code
-/// std::string_view n = hurray::formats::safetensors_dtype_name(hurray::ElementType::kFloat16);
+/// std::string_view n = hurray::convert::safetensors_dtype_name(hurray::ElementType::kFloat16);
 /// @endcode
 HURRAY_CONVERT_EXPORT std::string_view safetensors_dtype_name(ElementType type) noexcept;
 
@@ -49,7 +49,7 @@ HURRAY_CONVERT_EXPORT std::string_view safetensors_dtype_name(ElementType type) 
 /// Errors name the tensor and the field, with the byte offset in the file of the field's
 /// key in the header (8 + its position), or of the tensor's data.
 /// @code
-/// auto src = hurray::formats::open_safetensors("model.safetensors");
+/// auto src = hurray::convert::open_safetensors("model.safetensors");
 /// if (!src) return src.error();
 /// auto i = (*src)->find("lm_head.weight");
 /// @endcode
@@ -67,12 +67,12 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_safetensors(
 /// KV metadata goes into `__metadata__`: strings as they are, other values as their text
 /// form (docs/convert.md).
 /// @code
-/// auto src = hurray::formats::open_source("model.hrry");
+/// auto src = hurray::convert::open_source("model.hrry");
 /// if (!src) return src.error();
-/// if (auto s = hurray::formats::write_safetensors(**src, "model.safetensors"); !s) return s;
+/// if (auto s = hurray::convert::write_safetensors(**src, "model.safetensors"); !s) return s;
 /// @endcode
 HURRAY_CONVERT_EXPORT Status write_safetensors(const TensorSource& source,
                                                const std::filesystem::path& path,
                                                const ConvertOptions& options = {});
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

@@ -19,7 +19,7 @@
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/io/kv_metadata.hpp"
 
-namespace hurray::formats {
+namespace hurray::convert {
 
 /// One tensor of a source: its name and the descriptor it has (or would have) in an
 /// HRRYFILE. The sizes of its buffers are `descriptor.buffers[b].byte_size`.
@@ -45,7 +45,7 @@ struct HURRAY_CONVERT_EXPORT SourceOptions {
 /// transformation the format needs, documented by its reader); `read` and `view` give the
 /// same bytes.
 /// @code
-/// auto src = hurray::formats::open_source("model.safetensors");
+/// auto src = hurray::convert::open_source("model.safetensors");
 /// if (!src) return src.error();
 /// for (size_t i = 0; i < (*src)->tensor_count(); ++i) {
 ///     const auto& t = (*src)->tensor(i);
@@ -92,9 +92,9 @@ public:
 /// friends) naming the field and byte offset for a malformed file, kIoError when it
 /// cannot be read.
 /// @code
-/// auto src = hurray::formats::open_source("weights.npz");
+/// auto src = hurray::convert::open_source("weights.npz");
 /// @endcode
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_source(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
-}  // namespace hurray::formats
+}  // namespace hurray::convert

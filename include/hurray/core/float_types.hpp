@@ -114,23 +114,23 @@ static_assert(std::is_trivially_copyable_v<float16_t> && std::is_standard_layout
 ///
 /// @code
 /// std::vector<hurray::float16_t> h(w.size());
-/// if (auto st = hurray::convert(std::span<const float>(w), std::span<hurray::float16_t>(h)); !st) { ... }
+/// if (auto st = hurray::convert_floats(std::span<const float>(w), std::span<hurray::float16_t>(h)); !st) { ... }
 /// @endcode
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<float16_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const float> in, std::span<float16_t> out);
 /// Narrows `in` to bfloat16 into `out` (same length); bit-identical to `float_to_bfloat16`.
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<bfloat16_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const float> in, std::span<bfloat16_t> out);
 /// Narrows `in` to float8 E4M3 into `out` (same length); as `float_to_float8_e4m3`.
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<float8_e4m3_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const float> in, std::span<float8_e4m3_t> out);
 /// Narrows `in` to float8 E5M2 into `out` (same length); as `float_to_float8_e5m2`.
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float> in, std::span<float8_e5m2_t> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const float> in, std::span<float8_e5m2_t> out);
 /// Widens float16 `in` to float32 `out` (same length), exactly; vectorised.
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float16_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const float16_t> in, std::span<float> out);
 /// Widens bfloat16 `in` to float32 `out` (same length), exactly; vectorised.
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const bfloat16_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const bfloat16_t> in, std::span<float> out);
 /// Widens float8 E4M3 `in` to float32 `out` (same length), exactly (table lookup).
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float8_e4m3_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const float8_e4m3_t> in, std::span<float> out);
 /// Widens float8 E5M2 `in` to float32 `out` (same length), exactly (table lookup).
-[[nodiscard]] HURRAY_CORE_EXPORT Status convert(std::span<const float8_e5m2_t> in, std::span<float> out);
+[[nodiscard]] HURRAY_CORE_EXPORT Status convert_floats(std::span<const float8_e5m2_t> in, std::span<float> out);
 
 /// `in` narrowed to float16 (round to nearest even).
 ///
