@@ -99,6 +99,9 @@ else
     leaked="$(nm -DC --defined-only "$lib_dir/libhurray.so" | grep -c 'paged_token_starts' || true)"
     echo "libhurray.so exports $exported functions of namespace hurray"
     ((exported > 50 && leaked == 0)) || { echo "libhurray.so's exported symbols are wrong" >&2; exit 1; }
+    # Every installed C++ library: no detail symbol, none that the installed headers do
+    # not declare.
+    /usr/bin/python3 scripts/check_exports.py --quiet --lib-dir "$lib_dir" --include-dir build/install/include
 
     echo "--- CMake consumer: find_package(hurray), shared libraries"
     cmake -S examples/consumer -B build/consumer -G Ninja -DCMAKE_BUILD_TYPE=Release \

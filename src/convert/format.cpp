@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/byte_io.hpp"
+#include "hurray/core/byte_io.hpp"
 
 namespace hurray::convert {
 
@@ -72,7 +72,7 @@ Format detect_format(std::span<const uint8_t> head, std::optional<uint64_t> tota
     // SafeTensors: an 8-byte little-endian header length, then the JSON header, which
     // starts with '{' (the format allows leading spaces only as trailing padding).
     if (head.size() >= 9 && head[8] == '{') {
-        const uint64_t header_len = hurray::detail::ByteCursor(head).u64();
+        const uint64_t header_len = hurray::ByteCursor(head).u64();
         const bool fits = total_size
                               ? header_len <= *total_size - std::min<uint64_t>(*total_size, 8)
                               : header_len < (uint64_t{1} << 32);

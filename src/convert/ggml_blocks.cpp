@@ -14,7 +14,7 @@
 #include <array>
 #include <cstring>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/core/builder.hpp"
 
 namespace hurray::convert::detail {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "convert/gguf_format.hpp"
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/result.hpp"
 
 namespace hurray::convert::detail {
@@ -65,12 +66,10 @@ public:
     template <typename T>
     Result<T> le(const std::string& field) {
         HURRAY_RETURN_IF_ERROR(need(sizeof(T), field));
-        uint64_t v = 0;
-        for (size_t i = 0; i < sizeof(T); ++i) {
-            v |= static_cast<uint64_t>(b_[pos_ + i]) << (8 * i);
-        }
+        // SAFETY: need() proved sizeof(T) bytes at pos_.
+        const T v = load_le<T>(b_.data() + pos_);
         pos_ += sizeof(T);
-        return static_cast<T>(v);
+        return v;
     }
     /// A GGUF string: u64 length, bytes.
     Result<std::string_view> str(const std::string& field) {

@@ -13,15 +13,11 @@
 #include "convert/ggml_blocks.hpp"
 #include "convert/gguf_cursor.hpp"
 #include "convert/gguf_format.hpp"
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/convert/gguf.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/read_only_file.hpp"
 
-using hurray::detail::add_u64;
-using hurray::detail::ceil_div;
-using hurray::detail::is_pow2;
-using hurray::detail::mul_u64;
 
 namespace hurray::convert {
 

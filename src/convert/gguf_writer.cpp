@@ -16,7 +16,7 @@
 #include "convert/ggml_blocks.hpp"
 #include "convert/gguf_cursor.hpp"
 #include "convert/gguf_format.hpp"
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/convert/gguf.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/element_convert.hpp"
@@ -30,9 +30,6 @@ namespace {
 using detail::GgmlPresentation;
 using detail::GgufKvType;
 using detail::GgufType;
-using hurray::detail::add_u64;
-using hurray::detail::ceil_div;
-using hurray::detail::is_pow2;
 
 /// Little-endian appends.
 class Out {

@@ -7,14 +7,13 @@
 #include <utility>
 #include <variant>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/element_convert.hpp"
 
 namespace hurray::convert::detail {
 namespace {
 
-using hurray::detail::mul_u64;
 
 Error range_error(const std::string& name, uint64_t offset, size_t n, uint64_t size) {
     return {ErrorCode::kInvalidArgument, "tensor '" + name + "': bytes [" + std::to_string(offset) +

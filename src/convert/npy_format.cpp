@@ -7,14 +7,12 @@
 #include <memory>
 #include <utility>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/core/element_type.hpp"
 
 namespace hurray::convert::detail {
 namespace {
 
-using hurray::detail::add_u64;
-using hurray::detail::mul_u64;
 
 /// A value of the header's Python literal.
 struct PyValue {

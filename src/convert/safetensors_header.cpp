@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "convert/safetensors_internal.hpp"
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/convert/safetensors.hpp"
 
 namespace hurray::convert::detail {
@@ -235,7 +235,7 @@ Result<SafeTensorsEntry> parse_entry(const EntryContext& ctx, const json& value,
                              "dimension " + std::to_string(d) + " is 2^64-1 (not a size)");
         }
         e.shape.push_back(n);
-        if (const auto p = hurray::detail::mul_u64(count, n)) {
+        if (const auto p = hurray::mul_u64(count, n)) {
             count = *p;
         } else {
             overflow = true;  // still 0 if a later dimension is 0
@@ -276,7 +276,7 @@ Result<SafeTensorsEntry> parse_entry(const EntryContext& ctx, const json& value,
     // Size: SafeTensors stores BOOL as one byte per element, the others at their width;
     // a sub-byte tensor must fill whole bytes (as the format's reference reader demands).
     const uint32_t bits = e.type == ElementType::kBool ? 8 : bit_width(e.type);
-    const auto total_bits = hurray::detail::mul_u64(count, bits);
+    const auto total_bits = hurray::mul_u64(count, bits);
     if (!total_bits) {
         return ctx.error(ErrorCode::kSizeOverflow, "shape",
                          "the byte size of " + std::to_string(count) + " elements overflows");

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "convert/safetensors_internal.hpp"
-#include "core/byte_io.hpp"
-#include "core/checked_math.hpp"
+#include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/convert/safetensors.hpp"
 
 namespace hurray::convert {
@@ -123,7 +123,7 @@ private:
         }
         const SafeTensorsEntry& e = entries_[i];
         const uint64_t size = tensors_[i].descriptor.buffers[0].byte_size;
-        const auto stop = hurray::detail::add_u64(offset, out.size());
+        const auto stop = hurray::add_u64(offset, out.size());
         if (!stop || *stop > size) {
             return Error(ErrorCode::kInvalidArgument,
                          "tensor '" + e.name + "': read of [" + std::to_string(offset) + ", +" +
@@ -217,7 +217,7 @@ Result<std::unique_ptr<TensorSource>> open_safetensors_file(ReadOnlyFile file) {
     if (!length_bytes) {
         return length_bytes.error();
     }
-    const uint64_t header_len = hurray::detail::ByteCursor(length_bytes->span()).u64();
+    const uint64_t header_len = hurray::ByteCursor(length_bytes->span()).u64();
     if (header_len > size - kLengthBytes) {
         return Error(ErrorCode::kTruncated,
                      "SafeTensors header length: " + std::to_string(header_len) +

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "convert/safetensors_internal.hpp"
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/convert/safetensors.hpp"
 #include "hurray/io/byte_sink.hpp"
 
@@ -170,7 +170,7 @@ Result<std::string> header_json(const TensorSource& source, const std::vector<Pl
             }
             s += std::to_string(t.descriptor.shape[k]);
         }
-        const auto end = hurray::detail::add_u64(offset, p.file_bytes);
+        const auto end = hurray::add_u64(offset, p.file_bytes);
         if (!end) {
             return Error(ErrorCode::kSizeOverflow, "SafeTensors data size overflows 64 bits");
         }

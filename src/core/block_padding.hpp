@@ -10,7 +10,7 @@
 #include <optional>
 #include <variant>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 
 namespace hurray::detail {

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 namespace {
@@ -44,13 +44,12 @@ std::string_view device_name(DeviceTag d) noexcept {
 }
 
 Status check_buffer_handle(const BufferHandle& h, uint32_t index, uint64_t offset) {
-    using detail::hex;
     // Built only when a check fails: this runs for every handle decoded.
     auto name = [index] { return "buffer[" + std::to_string(index) + "]."; };
     auto at = [&](uint64_t field_offset) {
         return offset == Error::kNoOffset ? Error::kNoOffset : offset + field_offset;
     };
-    if (!detail::is_pow2(h.alignment)) {
+    if (!is_pow2(h.alignment)) {
         return Error(ErrorCode::kInvalidBufferHandle,
                      name() + "alignment: " + std::to_string(h.alignment) + " is not a power of two",
                      at(8));

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 
@@ -12,7 +12,7 @@ Result<TensorDescriptor> size_buffers(TensorDescriptor d, const BufferPlacement&
     if (classify_type_tag(type_tag(d.element_type)) == TypeTagClass::kReserved && d.element_bits() == 0 &&
         !std::holds_alternative<CompositeLayout>(d.layout)) {
         return Error(ErrorCode::kUnknownElementType,
-                     "size_buffers: type_tag " + detail::hex(type_tag(d.element_type)) +
+                     "size_buffers: type_tag " + hex(type_tag(d.element_type)) +
                          " has no known size; buffer sizes cannot be computed");
     }
     HURRAY_ASSIGN_OR_RETURN(std::vector<BufferRequirement> req, required_buffer_sizes(d));
@@ -24,7 +24,7 @@ Result<TensorDescriptor> size_buffers(TensorDescriptor d, const BufferPlacement&
         if (req[i].data_dependent || !req[i].min_size) {
             if (next >= data_dependent_sizes.size()) {
                 return Error(ErrorCode::kInvalidArgument,
-                             "size_buffers: buffer " + detail::dec(i) +
+                             "size_buffers: buffer " + dec(i) +
                                  " depends on the data or on a dynamic dimension; pass its size in "
                                  "data_dependent_sizes");
             }
@@ -42,8 +42,8 @@ Result<TensorDescriptor> size_buffers(TensorDescriptor d, const BufferPlacement&
     }
     if (next != data_dependent_sizes.size()) {
         return Error(ErrorCode::kInvalidArgument,
-                     "size_buffers: " + detail::dec(data_dependent_sizes.size()) +
-                         " data-dependent sizes given, " + detail::dec(next) + " used");
+                     "size_buffers: " + dec(data_dependent_sizes.size()) +
+                         " data-dependent sizes given, " + dec(next) + " used");
     }
     HURRAY_RETURN_IF_ERROR(check_descriptor(d));
     return d;

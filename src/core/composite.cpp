@@ -10,16 +10,14 @@
 #include <utility>
 #include <variant>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 namespace {
 
 __extension__ typedef unsigned __int128 u128;  // NOLINT(modernize-use-using): __extension__ needs typedef
 
-using detail::dec;
-using detail::hex;
 
 constexpr uint8_t kPartition = static_cast<uint8_t>(CompositionRule::kPartition);
 constexpr uint8_t kOverlay = static_cast<uint8_t>(CompositionRule::kOverlay);
@@ -222,7 +220,7 @@ Status CompositeAssembler::check_member(Scope& s, const TensorDescriptor& d) con
                    dec(shard.shard_offset.size()) + " entries) must match the head's rank " + dec(rank));
     }
     for (size_t k = 0; k < rank; ++k) {
-        const std::optional<uint64_t> end = detail::add_u64(shard.shard_offset[k], d.shape[k]);
+        const std::optional<uint64_t> end = add_u64(shard.shard_offset[k], d.shape[k]);
         if (d.shape[k] == kDynamicDim || !end || *end > s.shape[k]) {
             return bad("its box along dimension " + dec(k) + ", offset " + dec(shard.shard_offset[k]) + " + extent " +
                        dec(d.shape[k]) + ", exceeds the head's shape[" + dec(k) + "] = " + dec(s.shape[k]));

@@ -10,7 +10,7 @@
 
 #include "core/element_combine.hpp"
 #include "core/sparse_walk.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/composite.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/element_convert.hpp"
@@ -19,7 +19,6 @@
 namespace hurray {
 namespace {
 
-using detail::dec;
 
 enum class Combine { kReplace, kAdd };
 

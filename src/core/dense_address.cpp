@@ -8,8 +8,8 @@
 #include <variant>
 
 #include "core/block_padding.hpp"
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/space_filling_curve.hpp"
 
 namespace hurray::detail {

@@ -31,20 +31,18 @@
 #include <variant>
 #include <vector>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "core/float16_widen.hpp"
 #include "core/quant_storage.hpp"
 #include "core/float_vector.hpp"
 #include "core/ggml_blocks_rules.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/element_convert.hpp"
 
 namespace hurray {
 namespace {
 
-using detail::dec;
-using detail::hex;
 
 // Elements per unpacked run: the int32 scratch (8 KiB) and the parameter
 // vectors stay in L1.
@@ -644,7 +642,7 @@ Status run_row_major(const Plan& p, std::span<const uint8_t> data, const Geometr
                 const uint64_t blk = c0 / k;
                 const uint64_t run = std::min<uint64_t>(k, step);
                 HURRAY_RETURN_IF_ERROR(
-                    load_params(p, o1 * g.blocks_per_axis + blk, 1, static_cast<size_t>(detail::ceil_div(m, run)), sc));
+                    load_params(p, o1 * g.blocks_per_axis + blk, 1, static_cast<size_t>(ceil_div(m, run)), sc));
                 run_blocks(p, data, o1 * g.ext + c0, m, run, sc, o + o1 * g.len + c0);
             }
         }
@@ -883,7 +881,7 @@ Status check_axis_block(const Plan& p, const TensorDescriptor& d, const ParamFie
         return Error(ErrorCode::kInvalidQuantization,
                      std::string(p.scheme) + ".axis: " + dec(f.axis) + " must be < rank " + dec(d.rank()));
     }
-    if (f.block != 0 && !detail::is_pow2(f.block)) {
+    if (f.block != 0 && !is_pow2(f.block)) {
         return Error(ErrorCode::kInvalidQuantization,
                      std::string(p.scheme) + ".block_size: " + dec(f.block) + " must be a power of two");
     }
@@ -896,14 +894,14 @@ Result<uint64_t> entry_count(const Plan& p, const TensorDescriptor& d, const Geo
         return g.len;
     }
     if (const auto* b = std::get_if<BlockPagedLayout>(&d.layout)) {
-        auto n = detail::mul_u64(b->num_pages, b->page_size);
+        auto n = mul_u64(b->num_pages, b->page_size);
         if (!n) {
             return Error(ErrorCode::kSizeOverflow, std::string(p.scheme) + ": num_pages * page_size overflows");
         }
         return *n;
     }
-    auto n = detail::mul_u64(g.outer, g.inner);
-    n = n ? detail::mul_u64(*n, g.blocks_per_axis) : n;
+    auto n = mul_u64(g.outer, g.inner);
+    n = n ? mul_u64(*n, g.blocks_per_axis) : n;
     if (!n) {
         return Error(ErrorCode::kSizeOverflow, std::string(p.scheme) + ": block count overflows 64 bits");
     }
@@ -931,8 +929,8 @@ Status bind_buffers(Plan& p, const TensorView& view, const ParamFields& f, uint3
     };
     HURRAY_RETURN_IF_ERROR(check_index(f.scale_index, "scale_buffer_index"));
     p.scale_buffer = f.scale_index;
-    const auto scale_bytes = detail::mul_u64(p.entries, scale_width);
-    const auto zp_bytes = detail::mul_u64(p.entries, 4);
+    const auto scale_bytes = mul_u64(p.entries, scale_width);
+    const auto zp_bytes = mul_u64(p.entries, 4);
     if (!scale_bytes || !zp_bytes) {
         return Error(ErrorCode::kSizeOverflow, std::string(p.scheme) + ": parameter buffer size overflows");
     }
@@ -974,7 +972,7 @@ Geometry geometry(const Plan& p, std::span<const uint64_t> shape, uint64_t count
     }
     g.len = shape[p.axis];
     const uint64_t k = p.granularity == Granularity::kBlock ? p.block : 1;
-    g.blocks_per_axis = detail::ceil_div(g.len, k);
+    g.blocks_per_axis = ceil_div(g.len, k);
     // len + k - 1 cannot overflow: count > 0 bounds len, k <= 2^31.
     g.ext = p.pad_axis ? g.blocks_per_axis * k : g.len;
     return g;
@@ -1097,8 +1095,8 @@ Result<Plan> make_plan(const TensorView& view, uint64_t count, Geometry& g) {
 // (padded) storage element.
 Result<std::span<const uint8_t>> dense_data(const Plan& p, const TensorView& view, const Geometry& g) {
     const TensorDescriptor& d = view.descriptor();
-    auto padded = detail::mul_u64(g.outer, g.ext);
-    padded = padded ? detail::mul_u64(*padded, g.inner) : padded;
+    auto padded = mul_u64(g.outer, g.ext);
+    padded = padded ? mul_u64(*padded, g.inner) : padded;
     if (!padded) {
         return Error(ErrorCode::kSizeOverflow, std::string(p.scheme) + ": padded element count overflows");
     }

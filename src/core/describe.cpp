@@ -7,13 +7,11 @@
 #include <type_traits>
 #include <variant>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 namespace {
 
-using detail::dec;
-using detail::hex;
 
 std::string type_text(const TensorDescriptor& d) {
     const std::string_view n = type_name(d.element_type);

@@ -11,12 +11,12 @@
 #include <type_traits>
 
 #include "core/block_padding.hpp"
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "core/descriptor_internal.hpp"
 #include "core/ggml_blocks_rules.hpp"
 #include "core/quant_storage.hpp"
-#include "core/text.hpp"
-#include "core/byte_io.hpp"
+#include "hurray/core/text.hpp"
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 
@@ -1444,8 +1444,8 @@ Result<std::vector<BufferRequirement>> required_buffer_sizes(const TensorDescrip
         for (uint64_t idx : {p.scale_index, p.zero_point_index}) {
             if (p.known && idx != detail::kNoParam && (idx < base || idx >= 255)) {
                 return Error(ErrorCode::kInvalidQuantizationBuffer,
-                             "quantization: parameter buffer index " + detail::dec(idx) +
-                                 " must be in [" + detail::dec(base) + ", 255)",
+                             "quantization: parameter buffer index " + dec(idx) +
+                                 " must be in [" + dec(base) + ", 255)",
                              off.quant_payload());
             }
         }

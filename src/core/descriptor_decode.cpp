@@ -8,17 +8,14 @@
 // same function the encoder runs, so that decode and encode agree.
 #include <string>
 
-#include "core/byte_io.hpp"
+#include "hurray/core/byte_io.hpp"
 #include "core/descriptor_internal.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 
 namespace hurray {
 namespace {
 
-using detail::ByteReader;
-using detail::dec;
-using detail::hex;
 
 constexpr uint32_t kSymmetricFlag = 0x0001;
 constexpr uint32_t kNoZeroPoint = 0xFFFFFFFF;
@@ -369,7 +366,6 @@ Result<ExtensionTypeDescriptor> parse_extension_type(ByteReader& r, bool strict)
 // every error still comes from it. `length` (from peek_length) is at most
 // bytes.size() and at least the fixed header.
 bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDescriptor& d) {
-    using detail::load_le;
     // SAFETY: length >= 20 (peek_length) and length <= bytes.size() (the
     // caller), so the 20 header bytes are readable; everything after them is
     // read only once `length` is proved to equal the exact extent of the

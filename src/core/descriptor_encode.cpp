@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "core/byte_io.hpp"
+#include "hurray/core/byte_io.hpp"
 #include "core/descriptor_internal.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 

@@ -2,8 +2,6 @@
 // Internal: what the descriptor encoder, decoder and checker share.
 #pragma once
 
-#include "hurray/core/export.hpp"
-
 #include <cstdint>
 #include <span>
 
@@ -35,21 +33,20 @@ struct SectionOffsets {
 };
 
 /// Encoded size of the layout-specific fields.
-// Exported (HURRAY_CORE_EXPORT) for the property tests; not public API.
-HURRAY_CORE_EXPORT uint64_t layout_fields_size(const LayoutDescriptor& layout) noexcept;
+uint64_t layout_fields_size(const LayoutDescriptor& layout) noexcept;
 
 /// Offsets of every section of `d`'s encoding.
-HURRAY_CORE_EXPORT SectionOffsets section_offsets(const TensorDescriptor& d) noexcept;
+SectionOffsets section_offsets(const TensorDescriptor& d) noexcept;
 
 /// `check_descriptor`, with error offsets taken from `off`: the fast check
 /// below, then (unless it accepted) every rule (`check_descriptor_full`).
-HURRAY_CORE_EXPORT Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& options,
+Status check_descriptor_at(const TensorDescriptor& d, const DecodeOptions& options,
                            const SectionOffsets& off);
 
 /// Every descriptor-level rule, in the order that decides which error is
-/// reported. Exported for the differential tests; not public API.
-HURRAY_CORE_EXPORT Status check_descriptor_full(const TensorDescriptor& d, const DecodeOptions& options,
-                                                const SectionOffsets& off);
+/// reported. The core tests call it on hurray::core's objects (not exported).
+Status check_descriptor_full(const TensorDescriptor& d, const DecodeOptions& options,
+                             const SectionOffsets& off);
 
 /// The common case in one pass, without building anything: true only when
 /// `d` has no optional section but (optionally) a per-block affine
@@ -60,11 +57,10 @@ HURRAY_CORE_EXPORT Status check_descriptor_full(const TensorDescriptor& d, const
 /// `byte_offset` plus the data and parameter buffers of the exact size. Everything it accepts,
 /// `check_descriptor_full` accepts too (the differential tests hold it to
 /// that); false says nothing (the full check decides). Allocates nothing.
-HURRAY_CORE_EXPORT bool plain_dense_valid(const TensorDescriptor& d) noexcept;
+bool plain_dense_valid(const TensorDescriptor& d) noexcept;
 
 /// `decode` without its fast path for plain dense descriptors: the general
 /// parser, then `check_descriptor_at`. For the differential tests.
-HURRAY_CORE_EXPORT Result<TensorDescriptor> decode_general(std::span<const uint8_t> bytes,
-                                                           const DecodeOptions& options);
+Result<TensorDescriptor> decode_general(std::span<const uint8_t> bytes, const DecodeOptions& options);
 
 }  // namespace hurray::detail

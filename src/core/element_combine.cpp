@@ -5,7 +5,7 @@
 #include <bit>
 #include <cstring>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/element_convert.hpp"
 
 namespace hurray::detail {

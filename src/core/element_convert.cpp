@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/float16_widen.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 namespace {
@@ -152,8 +152,8 @@ I saturate(double v) {
 
 Error out_of_range(ElementType type, uint64_t index, size_t size) {
     return {ErrorCode::kInvalidArgument,
-            "element " + detail::dec(index) + " of " + std::string(type_name(type)) +
-                " lies outside the " + detail::dec(size) + "-byte buffer"};
+            "element " + dec(index) + " of " + std::string(type_name(type)) +
+                " lies outside the " + dec(size) + "-byte buffer"};
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 #include <array>
 #include <string>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 namespace {
@@ -124,15 +124,15 @@ Result<uint64_t> storage_bytes_for_bits(uint32_t bit_width, uint64_t count) {
     const uint32_t bits = bit_width;
     if (bits == 1 || bits == 2 || bits == 4) {
         const uint64_t per_byte = 8 / bits;
-        return detail::ceil_div(count, per_byte);
+        return ceil_div(count, per_byte);
     }
     if (bits == 6) {
         // Four 6-bit elements pack into three bytes (element-types.md § 6-bit packing).
-        if (auto r = detail::mul_u64(detail::ceil_div(count, 4), 3)) {
+        if (auto r = mul_u64(ceil_div(count, 4), 3)) {
             return *r;
         }
     } else if (bits >= 8 && bits % 8 == 0) {
-        if (auto r = detail::mul_u64(count, bits / 8)) {
+        if (auto r = mul_u64(count, bits / 8)) {
             return *r;
         }
     } else {
@@ -148,7 +148,7 @@ Result<uint64_t> storage_bytes(ElementType t, uint64_t count) {
     const uint32_t bits = bit_width(t);
     if (bits == 0) {
         return Error(ErrorCode::kUnknownElementType,
-                     "type_tag: " + detail::hex(type_tag(t)) + " has no known size");
+                     "type_tag: " + hex(type_tag(t)) + " has no known size");
     }
     return storage_bytes_for_bits(bits, count);
 }

@@ -11,14 +11,14 @@
 #include <string>
 
 #include "core/float16_widen.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 namespace {
 
 Status length_mismatch(size_t in, size_t out) {
-    return Error(ErrorCode::kSizeMismatch, "convert: the input holds " + detail::dec(in) +
-                                               " values and the output has room for " + detail::dec(out));
+    return Error(ErrorCode::kSizeMismatch, "convert: the input holds " + dec(in) +
+                                               " values and the output has room for " + dec(out));
 }
 
 /// float32 bits to float16 bits, round to nearest even, without branches.

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/core/result.hpp"
 
 namespace hurray::detail {

@@ -10,7 +10,7 @@
 
 #include "core/float16_widen.hpp"
 #include "core/float_vector.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 
 #if defined(__clang__)
@@ -23,7 +23,6 @@ namespace hurray {
 
 namespace {
 
-using hurray::detail::dec;
 using hurray::detail::widen_bfloat16;
 using hurray::detail::widen_float16;
 

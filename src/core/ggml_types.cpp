@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "core/byte_io.hpp"
-#include "core/checked_math.hpp"
+#include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "core/ggml_blocks_rules.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 
@@ -60,9 +60,9 @@ std::vector<uint8_t> ggml_blocks_payload(uint32_t type) {
     }
     std::vector<uint8_t> p(kPayloadBytes);
     std::copy(kGgmlMagic.begin(), kGgmlMagic.end(), p.begin());
-    detail::store_le<uint32_t>(p.data() + 4, type);
-    detail::store_le<uint32_t>(p.data() + 8, info->elements);
-    detail::store_le<uint32_t>(p.data() + 12, info->bytes);
+    store_le<uint32_t>(p.data() + 4, type);
+    store_le<uint32_t>(p.data() + 8, info->elements);
+    store_le<uint32_t>(p.data() + 12, info->bytes);
     return p;
 }
 

@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/result.hpp"
 
 namespace hurray::detail {

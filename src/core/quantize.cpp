@@ -15,9 +15,9 @@
 #include <utility>
 #include <variant>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "core/quant_storage.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/element_convert.hpp"
@@ -35,7 +35,6 @@ std::vector<std::span<const uint8_t>> QuantizedTensor::spans() const {
 
 namespace {
 
-using detail::dec;
 
 // How an element's parameter index follows from its position.
 enum class ParamKind : uint8_t { kTensor, kChannel, kBlock };
@@ -70,7 +69,7 @@ Walk make_walk(ParamKind kind, const Shape& shape, uint64_t count, uint32_t axis
     }
     w.len = shape[axis];
     w.block = kind == ParamKind::kBlock ? block : 1;
-    w.blocks_per_axis = detail::ceil_div(w.len, w.block);
+    w.blocks_per_axis = ceil_div(w.len, w.block);
     w.ext = pad ? w.blocks_per_axis * w.block : w.len;
     w.entries = kind == ParamKind::kChannel ? w.len : w.outer * w.inner * w.blocks_per_axis;
     return w;

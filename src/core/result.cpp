@@ -167,8 +167,6 @@ Error Error::without_file() const {
     return copy;
 }
 
-namespace detail {
-
 namespace {
 
 // Writes `to_string()` of `e` to stderr without allocating (the process is about
@@ -185,7 +183,7 @@ void write_error(const Error& e) noexcept {
 
 }  // namespace
 
-void result_value_of_error(const char* accessor, const Error& error) noexcept {
+void ResultMisuse::value_of_error(const char* accessor, const Error& error) noexcept {
     std::fprintf(stderr, "hurray: %s called on an error Result: ", accessor);
     write_error(error);
     std::fputc('\n', stderr);
@@ -193,20 +191,18 @@ void result_value_of_error(const char* accessor, const Error& error) noexcept {
     std::abort();
 }
 
-void result_error_of_success(const char* kind) noexcept {
+void ResultMisuse::error_of_success(const char* kind) noexcept {
     std::fprintf(stderr, "hurray: error() called on a successful %s\n", kind);
     std::fflush(stderr);
     std::abort();
 }
 
-void result_from_ok_error(const char* kind, const Error& error) noexcept {
+void ResultMisuse::from_ok_error(const char* kind, const Error& error) noexcept {
     std::fprintf(stderr, "hurray: %s constructed from an Error with code ok (not an error): ", kind);
     write_error(error);
     std::fputc('\n', stderr);
     std::fflush(stderr);
     std::abort();
 }
-
-}  // namespace detail
 
 }  // namespace hurray

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/checked_math.hpp"
+#include "hurray/core/checked_math.hpp"
 
 namespace hurray {
 
@@ -22,7 +22,7 @@ Result<uint64_t> element_count(std::span<const uint64_t> shape) {
     }
     uint64_t n = 1;
     for (size_t k = 0; k < shape.size(); ++k) {
-        auto r = detail::mul_u64(n, shape[k]);
+        auto r = mul_u64(n, shape[k]);
         if (!r) {
             return Error(ErrorCode::kSizeOverflow,
                          "shape: element count overflows 64 bits at dimension " + std::to_string(k));

@@ -12,7 +12,7 @@
 
 #include "core/element_slot.hpp"
 #include "core/index_array.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray::detail {
 namespace {

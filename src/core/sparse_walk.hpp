@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/le_array.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_view.hpp"
 

@@ -6,12 +6,11 @@
 #include <string>
 #include <utility>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/builder.hpp"
 
 namespace hurray {
 
-using detail::dec;
 
 namespace {
 
@@ -19,7 +18,7 @@ namespace {
 std::string type_and_shape(ElementType type, std::span<const uint64_t> shape) {
     std::string s(type_name(type));
     if (s.empty()) {
-        s = "type " + detail::hex(type_tag(type));
+        s = "type " + hex(type_tag(type));
     }
     s += '[';
     for (size_t i = 0; i < shape.size(); ++i) {

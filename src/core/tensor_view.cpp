@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/block_paged_lookup.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 
 namespace hurray {
@@ -35,7 +35,7 @@ Status check_morton_extent(const TensorDescriptor& d, const MortonLayout& m, std
     auto too_small = [&](const std::string& code) {
         return Error(ErrorCode::kBufferTooSmall,
                      "morton: element [shape - 1] has Morton code " + code + ", past the " +
-                         detail::dec(data.size() - d.byte_offset) +
+                         dec(data.size() - d.byte_offset) +
                          " bytes of buffer 0 after byte_offset (with unequal morton_bits the codes of morton.md "
                          "exceed 2^sum(morton_bits); the buffer must hold code + 1 elements)");
     };
@@ -52,7 +52,7 @@ Status check_morton_extent(const TensorDescriptor& d, const MortonLayout& m, std
     const u128 need_bits = (static_cast<u128>(code) + 1) * d.element_bits();
     const u128 have_bits = static_cast<u128>(data.size() - d.byte_offset) * 8;
     if (need_bits > have_bits) {
-        return too_small(detail::dec(code));
+        return too_small(dec(code));
     }
     return Status::success();
 }
@@ -68,7 +68,6 @@ Result<TensorView> TensorView::make(const TensorDescriptor& d, std::span<const s
 }
 
 Result<TensorView> TensorView::build(const TensorDescriptor& d, std::span<const std::span<const uint8_t>> buffers) {
-    using detail::dec;
     if (std::holds_alternative<CompositeLayout>(d.layout)) {
         return Error(ErrorCode::kUnsupported, "view: a composite head has no data; view its members (composite.hpp)");
     }

@@ -7,7 +7,7 @@
 #include "core/dense_address.hpp"
 #include "core/element_slot.hpp"
 #include "core/sparse_lookup.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
 
@@ -15,7 +15,6 @@ namespace hurray {
 namespace {
 
 Status check_index(const TensorDescriptor& d, std::span<const uint64_t> index) {
-    using detail::dec;
     if (index.size() != d.shape.size()) {
         return Error(ErrorCode::kInvalidArgument,
                      "index: has " + dec(index.size()) + " coordinates, the tensor's rank is " + dec(d.shape.size()));
@@ -57,7 +56,7 @@ Result<uint64_t> TensorView::read_bits(std::span<const uint64_t> index) const {
     const detail::ElementGeometry g = detail::ElementGeometry::of(*desc_);
     const std::span<const uint8_t> bytes = buffers_[loc.buffer];
     if (!detail::location_fits(g, bytes, loc)) {
-        return Error(ErrorCode::kInvalidData, "view: element location lies outside buffer " + detail::dec(loc.buffer));
+        return Error(ErrorCode::kInvalidData, "view: element location lies outside buffer " + dec(loc.buffer));
     }
     return detail::load_element_bits(g, bytes, loc);
 }
@@ -65,7 +64,7 @@ Result<uint64_t> TensorView::read_bits(std::span<const uint64_t> index) const {
 Result<double> TensorView::read_double(std::span<const uint64_t> index) const {
     if (!is_builtin(desc_->element_type)) {
         return Error(ErrorCode::kUnsupported,
-                     "read_double: private element type " + detail::hex(type_tag(desc_->element_type)) +
+                     "read_double: private element type " + hex(type_tag(desc_->element_type)) +
                          " has no known value encoding; use read_bits");
     }
     HURRAY_ASSIGN_OR_RETURN(ElementLocation loc, locate(index));
@@ -74,7 +73,7 @@ Result<double> TensorView::read_double(std::span<const uint64_t> index) const {
     }
     const std::span<const uint8_t> bytes = buffers_[loc.buffer];
     if (loc.byte_base > bytes.size()) {
-        return Error(ErrorCode::kInvalidData, "view: element location lies outside buffer " + detail::dec(loc.buffer));
+        return Error(ErrorCode::kInvalidData, "view: element location lies outside buffer " + dec(loc.buffer));
     }
     return element_as_double(desc_->element_type, bytes.subspan(static_cast<size_t>(loc.byte_base)), loc.element);
 }

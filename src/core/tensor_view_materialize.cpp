@@ -13,7 +13,7 @@
 #include "core/element_slot.hpp"
 #include "core/sparse_lookup.hpp"
 #include "core/strided_copy.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/tensor_view.hpp"
 
 namespace hurray {
@@ -73,9 +73,9 @@ Status TensorView::materialize(std::span<uint8_t> out) const {
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, element_count(d.shape));
     HURRAY_ASSIGN_OR_RETURN(uint64_t bytes, d.element_storage_bytes(count));
     if (out.size() != bytes) {
-        return Error(ErrorCode::kInvalidArgument, "materialize: out holds " + detail::dec(out.size()) +
-                                                      " bytes; the " + detail::dec(count) +
-                                                      " elements need exactly " + detail::dec(bytes));
+        return Error(ErrorCode::kInvalidArgument, "materialize: out holds " + dec(out.size()) +
+                                                      " bytes; the " + dec(count) +
+                                                      " elements need exactly " + dec(bytes));
     }
     if (count == 0) {
         return Status::success();

@@ -6,8 +6,8 @@
 #include <utility>
 #include <variant>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "core/validate_internal.hpp"
 
 namespace hurray {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/block_padding.hpp"
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "core/validate_internal.hpp"
 
 namespace hurray::detail {

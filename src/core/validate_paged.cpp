@@ -3,8 +3,8 @@
 // pointers (layouts/block-paged.md § Buffer Table, § Storage Invariants).
 #include <string>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "core/validate_internal.hpp"
 
 namespace hurray::detail {

@@ -11,7 +11,7 @@
 #include <variant>
 
 #include "core/quant_storage.hpp"
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "core/validate_internal.hpp"
 #include "hurray/core/element_convert.hpp"
 

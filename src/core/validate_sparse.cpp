@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "core/validate_internal.hpp"
 
 namespace hurray::detail {

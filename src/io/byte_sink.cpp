@@ -4,7 +4,7 @@
 // a SAFETY comment.
 #include "hurray/io/byte_sink.hpp"
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
 #include <cerrno>
 #include <cstdint>
@@ -24,7 +24,6 @@ namespace hurray {
 
 namespace {
 
-using detail::dec;
 
 /// The OS error `err` as text ("No space left on device").
 std::string os_error(int err) {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "core/byte_io.hpp"
+#include "hurray/core/byte_io.hpp"
 
 namespace hurray {
 
@@ -13,17 +13,17 @@ void append_descriptor_table_header(std::vector<uint8_t>& out, uint64_t entry_co
     const size_t at = out.size();
     out.resize(at + kDescriptorTableHeaderSize, 0);
     std::copy(kDescriptorTableMagic.begin(), kDescriptorTableMagic.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
-    detail::store_le<uint16_t>(out.data() + at + 4, kDescriptorTableVersion);
-    detail::store_le<uint64_t>(out.data() + at + 8, entry_count);
+    store_le<uint16_t>(out.data() + at + 4, kDescriptorTableVersion);
+    store_le<uint64_t>(out.data() + at + 8, entry_count);
 }
 
 std::optional<std::vector<uint64_t>> locate_descriptor_table(std::span<const uint8_t> value,
                                                              std::span<const IndexEntry> entries) {
     if (value.size() < kDescriptorTableHeaderSize ||
         !std::equal(kDescriptorTableMagic.begin(), kDescriptorTableMagic.end(), value.begin()) ||
-        detail::load_le<uint16_t>(value.data() + 4) != kDescriptorTableVersion ||
-        detail::load_le<uint16_t>(value.data() + 6) != 0 ||
-        detail::load_le<uint64_t>(value.data() + 8) != entries.size()) {
+        load_le<uint16_t>(value.data() + 4) != kDescriptorTableVersion ||
+        load_le<uint16_t>(value.data() + 6) != 0 ||
+        load_le<uint64_t>(value.data() + 8) != entries.size()) {
         return std::nullopt;
     }
     std::vector<uint64_t> at(entries.size());

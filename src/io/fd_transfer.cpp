@@ -4,7 +4,7 @@
 // system call that reads or writes caller memory carries a SAFETY comment.
 #include "io/fd_transfer.hpp"
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
 #include <cerrno>
 #include <climits>

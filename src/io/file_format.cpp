@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/io/file_format.hpp"
 
-#include "core/byte_io.hpp"
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/describe.hpp"
 
 #include <algorithm>
@@ -13,10 +13,6 @@ namespace hurray {
 
 namespace {
 
-using detail::ByteReader;
-using detail::ByteWriter;
-using detail::dec;
-using detail::hex;
 
 // The header's reserved tail runs from kReserved1 to its end.
 constexpr uint64_t kReservedHeaderSize = kFileHeaderSize - header_field::kReserved1;
@@ -50,7 +46,7 @@ Status check_file_header(const FileHeader& header) {
                      header_field::kFlags);
     }
     const uint32_t a = header.data_buffer_alignment;
-    if (!detail::is_pow2(a) || a < kMinDataBufferAlignment || a > kMaxDataBufferAlignment) {
+    if (!is_pow2(a) || a < kMinDataBufferAlignment || a > kMaxDataBufferAlignment) {
         return Error(ErrorCode::kInvalidFile,
                      "data_buffer_alignment: " + dec(a) +
                          " must be a power of two from 4096 to 2097152",
@@ -192,14 +188,14 @@ Status check_name(std::string_view name, std::string_view what) {
 }
 
 Result<uint64_t> align_up(uint64_t offset, uint64_t alignment) {
-    if (!detail::is_pow2(alignment)) {
+    if (!is_pow2(alignment)) {
         return Error(ErrorCode::kInvalidArgument, "alignment: " + dec(alignment) + " is not a power of two");
     }
     const uint64_t rem = offset & (alignment - 1);
     if (rem == 0) {
         return offset;
     }
-    auto up = detail::add_u64(offset, alignment - rem);
+    auto up = add_u64(offset, alignment - rem);
     if (!up) {
         return Error(ErrorCode::kSizeOverflow,
                      "offset " + dec(offset) + " aligned to " + dec(alignment) + " overflows 64 bits");

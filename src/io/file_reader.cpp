@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/descriptor_table.hpp"
@@ -40,10 +40,7 @@ namespace hurray {
 
 namespace {
 
-using detail::add_u64;
 using detail::char_view;
-using detail::dec;
-using detail::hex;
 
 /// Range sources: the most bytes between the KV section and the index that
 /// are read along with them rather than costing a second request.
@@ -382,7 +379,9 @@ std::optional<uint64_t> buffers_end(const TensorDescriptor& d, uint64_t data_off
 // Impl
 // ---------------------------------------------------------------------------
 
-struct FileReader::Impl {
+// Hidden although FileReader is exported: a nested class takes its visibility
+// from the enclosing one, and nothing outside libhurray_io may call it.
+struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     FileReadOptions options;
     // Owned copies of the spans in options.descriptor (they point here).
     std::vector<uint64_t> known_layouts;

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray::detail {
 

@@ -25,7 +25,7 @@
 namespace hurray::detail {
 
 /// Random access to the bytes of one file. Copying shares the backing store.
-class HURRAY_IO_EXPORT FileSource {
+class FileSource {
 public:
     /// How the bytes are held.
     enum class Kind : uint8_t {

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/composite_materialize.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/element_convert.hpp"
@@ -17,7 +17,6 @@
 
 namespace hurray {
 
-using detail::dec;
 
 namespace {
 
@@ -50,7 +49,7 @@ bool row_major_contiguous(const TensorDescriptor& d) {
 
 std::string type_text(ElementType t) {
     const std::string_view name = type_name(t);
-    return name.empty() ? "private type " + detail::hex(type_tag(t)) : std::string(name);
+    return name.empty() ? "private type " + hex(type_tag(t)) : std::string(name);
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 // of zeros, so no allocation ever depends on an alignment or a data size.
 #include "hurray/io/file_writer.hpp"
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/descriptor_table.hpp"
@@ -25,7 +25,6 @@ namespace hurray {
 
 namespace {
 
-using detail::dec;
 
 /// Size of the coalescing buffer, and the size from which a data span
 /// bypasses it.
@@ -58,7 +57,7 @@ struct TensorPlan {
 
 Status check_options(const FileWriterOptions& o) {
     const uint32_t a = o.data_buffer_alignment;
-    if (!detail::is_pow2(a) || a < kMinDataBufferAlignment || a > kMaxDataBufferAlignment) {
+    if (!is_pow2(a) || a < kMinDataBufferAlignment || a > kMaxDataBufferAlignment) {
         return Error(ErrorCode::kInvalidArgument, "data_buffer_alignment: " + dec(a) +
                                                       " must be a power of two from 4096 to 2097152");
     }
@@ -123,7 +122,7 @@ public:
 
     /// Appends `bytes` at the current offset.
     Status put(std::span<const uint8_t> bytes) {
-        auto next = detail::add_u64(offset_, bytes.size());
+        auto next = add_u64(offset_, bytes.size());
         if (!next) {
             return fail_on(overflow("write"));
         }
@@ -226,7 +225,7 @@ struct Planner {
         HURRAY_ASSIGN_OR_RETURN(p.descriptor, encode(desc));
         const uint64_t align = s.options.data_buffer_alignment;
         p.descriptor_offset = at;
-        auto pos = detail::add_u64(at, p.descriptor.size());
+        auto pos = add_u64(at, p.descriptor.size());
         if (!pos) {
             return overflow("tensor \"" + std::string(name) + "\"");
         }
@@ -245,8 +244,8 @@ struct Planner {
                 if (i > 0) {
                     HURRAY_ASSIGN_OR_RETURN(cur, align_up(cur, align));
                 }
-                auto end = detail::add_u64(cur, size);
-                auto tot = detail::add_u64(p.total, size);
+                auto end = add_u64(cur, size);
+                auto tot = add_u64(p.total, size);
                 if (!end || !tot) {
                     return overflow("tensor \"" + std::string(name) + "\" buffer " + dec(i));
                 }
@@ -385,7 +384,7 @@ Result<uint64_t> FileWriter::write_data_from(ByteSource& source, uint64_t n) {
                                                    " bytes exceed the " + dec(s.remaining) +
                                                    " bytes its buffers still expect");
     }
-    if (!detail::add_u64(offset_, n)) {
+    if (!add_u64(offset_, n)) {
         return Out(offset_, s).fail_on(overflow("write")).error();
     }
     Out out(offset_, s);
@@ -576,15 +575,15 @@ Status FileWriter::finish() {
     FileTrailer trailer;
     trailer.kv_offset = offset_;
     trailer.kv_length = static_cast<uint32_t>(kv_bytes.size());  // encode_kv_section bounds it
-    auto kv_end = detail::add_u64(offset_, kv_bytes.size());
+    auto kv_end = add_u64(offset_, kv_bytes.size());
     if (!kv_end) {
         return overflow("KV section");
     }
     HURRAY_ASSIGN_OR_RETURN(trailer.index_offset, align_up(*kv_end, kDescriptorAlignment));
     trailer.index_length = index_bytes.size();
     trailer.index_crc32c = crc32c(index_bytes);
-    auto index_end = detail::add_u64(trailer.index_offset, index_bytes.size());
-    if (!index_end || !detail::add_u64(*index_end, kFileTrailerSize)) {
+    auto index_end = add_u64(trailer.index_offset, index_bytes.size());
+    if (!index_end || !add_u64(*index_end, kFileTrailerSize)) {
         return overflow("index section");
     }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/io/index_codec.hpp"
 
-#include "core/byte_io.hpp"
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "io/byte_view.hpp"
 #include "io/huge_pages.hpp"
 
@@ -15,13 +15,8 @@
 
 namespace hurray {
 
-using detail::add_u64;
 using detail::byte_view;
-using detail::ByteReader;
-using detail::ByteWriter;
 using detail::char_view;
-using detail::dec;
-using detail::hex;
 
 namespace {
 
@@ -41,7 +36,7 @@ bool all_ascii(const uint8_t* p, size_t n) noexcept {
     uint64_t any = 0;
     size_t k = 0;
     for (; k + 8 <= n; k += 8) {
-        any |= detail::load_le<uint64_t>(p + k);
+        any |= load_le<uint64_t>(p + k);
     }
     for (; k < n; ++k) {
         any |= p[k];
@@ -121,15 +116,15 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
             // and the 32 bytes of fixed fields after it are proved to lie
             // inside `bytes` before any of them is read.
             const uint8_t* p = bytes.data() + pos;
-            const size_t name_length = detail::load_le<uint16_t>(p);
+            const size_t name_length = load_le<uint16_t>(p);
             if (name_length != 0 && left - 2 >= name_length + (kIndexEntryFixedSize - 2)) {
                 const uint8_t* f = p + 2 + name_length;
                 IndexEntry e;
-                e.descriptor_offset = detail::load_le<uint64_t>(f);
-                e.descriptor_length = detail::load_le<uint32_t>(f + 8);
-                e.data_offset = detail::load_le<uint64_t>(f + 12);
-                e.data_length = detail::load_le<uint64_t>(f + 20);
-                e.flags = detail::load_le<uint32_t>(f + 28);
+                e.descriptor_offset = load_le<uint64_t>(f);
+                e.descriptor_length = load_le<uint32_t>(f + 8);
+                e.data_offset = load_le<uint64_t>(f + 12);
+                e.data_length = load_le<uint64_t>(f + 20);
+                e.flags = load_le<uint32_t>(f + 28);
                 if (e.flags == 0 && all_ascii(p + 2, name_length)) {
                     e.name = char_view(bytes.subspan(pos + 2, name_length));  // a view into `bytes`
                     pos += 2 + name_length + (kIndexEntryFixedSize - 2);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/io/kv_metadata.hpp"
 
-#include "core/byte_io.hpp"
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/io/file_format.hpp"
 #include "io/byte_view.hpp"
 #include "io/kv_section.hpp"
@@ -17,10 +17,7 @@ namespace hurray {
 namespace {
 
 using detail::byte_view;
-using detail::ByteReader;
 using detail::char_view;
-using detail::dec;
-using detail::hex;
 
 constexpr uint8_t kFirstPrivateTag = 0xF0;
 constexpr uint8_t kLastPrivateTag = 0xFE;

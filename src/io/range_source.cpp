@@ -11,13 +11,11 @@
 #include <cstring>
 #include <system_error>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray {
 
-using detail::add_u64;
-using detail::dec;
 
 namespace {
 

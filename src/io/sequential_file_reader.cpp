@@ -37,8 +37,8 @@
 #include <utility>
 #include <variant>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/io/crc32c.hpp"
 #include "hurray/io/index_codec.hpp"
 #include "io/kv_section.hpp"
@@ -47,8 +47,6 @@ namespace hurray {
 
 namespace {
 
-using detail::dec;
-using detail::hex;
 
 /// Bytes read per step when padding is checked or the tail is gathered.
 constexpr size_t kScratchSize = 4096;
@@ -360,7 +358,7 @@ struct SequentialFileReader::Impl {
         uint64_t end = offset;  // end of the descriptor
         for (size_t b = 0; b < t.descriptor.buffers.size(); ++b) {
             auto start = align_up(end, header.data_buffer_alignment);
-            auto stop = start ? detail::add_u64(*start, t.descriptor.buffers[b].byte_size) : std::nullopt;
+            auto stop = start ? add_u64(*start, t.descriptor.buffers[b].byte_size) : std::nullopt;
             if (!stop) {
                 return Error(ErrorCode::kSizeOverflow,
                              label + ": buffer " + dec(b) + " would end beyond 2^64 bytes", at);
@@ -577,7 +575,7 @@ struct SequentialFileReader::Impl {
         const auto local = [&](uint64_t abs) { return static_cast<size_t>(abs - tail_start); };
 
         // Where the sections lie.
-        const auto index_end = detail::add_u64(trailer.index_offset, trailer.index_length);
+        const auto index_end = add_u64(trailer.index_offset, trailer.index_length);
         if (!index_end || trailer.index_offset < tail_start || *index_end > trailer_offset) {
             return Error(ErrorCode::kInvalidFile,
                          "index_offset " + dec(trailer.index_offset) + " / index_length " +

@@ -8,8 +8,8 @@
 
 #include <sys/uio.h>
 
-#include "core/text.hpp"
-#include "hurray/io/detail/stream_steps.hpp"
+#include "hurray/core/text.hpp"
+#include "hurray/io/stream_steps.hpp"
 #include "hurray/io/stream_reader.hpp"
 #include "hurray/io/stream_writer.hpp"
 #include "io/fd_transfer.hpp"
@@ -108,7 +108,7 @@ Status file_to_stream(const FileReader& file, int fd, const StreamSendOptions& o
         for (const SharedBuffer& b : t.buffers()) {
             spans.push_back(b.span());
         }
-        HURRAY_RETURN_IF_ERROR(detail::check_given_buffers(encoder, t.descriptor(), spans));
+        HURRAY_RETURN_IF_ERROR(stream_steps::check_given_buffers(encoder, t.descriptor(), spans));
         HURRAY_ASSIGN_OR_RETURN(const std::vector<uint8_t> desc, encoder.begin_tensor(t.descriptor()));
         batch.add_staged(desc);
         for (const std::span<const uint8_t> b : spans) {
@@ -179,7 +179,7 @@ Result<uint64_t> stream_to_file(ByteSource& source, FileWriter& writer, std::spa
         }
         std::string generated;
         if (t->index >= names.size()) {
-            generated = "tensor_" + detail::dec(t->index);
+            generated = "tensor_" + dec(t->index);
         }
         const std::string& name = t->index < names.size() ? names[t->index] : generated;
         HURRAY_RETURN_IF_ERROR(writer.begin_tensor(name, t->descriptor));

@@ -16,17 +16,16 @@
 #include <string>
 #include <utility>
 
-#include "core/checked_math.hpp"
-#include "core/text.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/describe.hpp"
 #include "hurray/core/layout.hpp"
-#include "hurray/io/detail/stream_steps.hpp"
+#include "hurray/io/stream_steps.hpp"
 
 namespace hurray {
 
 namespace {
 
-using detail::dec;
 
 /// First size of the descriptor buffer; it doubles as bytes arrive.
 constexpr uint32_t kFirstDescriptorChunk = 4096;
@@ -265,7 +264,7 @@ Status StreamDecoder::on_descriptor() {
     desc_have_ = 0;
     uint64_t total = 0;
     for (const BufferHandle& h : tensor_.descriptor.buffers) {
-        const auto sum = detail::add_u64(total, h.byte_size);
+        const auto sum = add_u64(total, h.byte_size);
         if (!sum) {
             return set_failure(Error(ErrorCode::kSizeOverflow, label + ": total data size overflows 64 bits",
                                      desc_offset_));
@@ -332,10 +331,10 @@ Status StreamDecoder::end_of_input() {
 
 // ---------------------------------------------------------------------------
 // Steps shared by the blocking and the asynchronous readers and writers
-// (detail/stream_steps.hpp): only the public state of the decoder and the
+// (hurray/io/stream_steps.hpp): only the public state of the decoder and the
 // encoder, so that the rules stay in one place while the API stays small.
 
-namespace detail {
+namespace stream_steps {
 
 Result<bool> wants_descriptor(const StreamDecoder& d) {
     switch (d.need()) {
@@ -443,7 +442,7 @@ Status check_given_buffers(const StreamEncoder& e, const TensorDescriptor& desc,
     return Status::success();
 }
 
-}  // namespace detail
+}  // namespace stream_steps
 
 // ---------------------------------------------------------------------------
 // StreamEncoder
@@ -477,7 +476,7 @@ Result<std::vector<uint8_t>> StreamEncoder::begin_tensor(const TensorDescriptor&
     HURRAY_RETURN_IF_ERROR(check_tensor(desc, count_));
     uint64_t total = 0;
     for (const BufferHandle& h : desc.buffers) {
-        const auto sum = detail::add_u64(total, h.byte_size);
+        const auto sum = add_u64(total, h.byte_size);
         if (!sum) {
             return Error(ErrorCode::kSizeOverflow, label + ": total data size overflows 64 bits");
         }

@@ -11,16 +11,15 @@
 #include <string>
 #include <utility>
 
-#include "core/text.hpp"
-#include "hurray/io/detail/stream_steps.hpp"
+#include "hurray/core/text.hpp"
+#include "hurray/io/stream_steps.hpp"
 
 namespace hurray {
 
-using detail::dec;
 
 // Lives here rather than with the other steps (stream_decoder.cpp) because
 // it fills a StreamChunk, the reader's type.
-Result<std::span<uint8_t>> detail::start_chunk(const StreamDecoder& d, std::vector<uint8_t>& chunk,
+Result<std::span<uint8_t>> stream_steps::start_chunk(const StreamDecoder& d, std::vector<uint8_t>& chunk,
                                                StreamChunk& out) {
     if (d.failure()) {
         return *d.failure();
@@ -52,7 +51,7 @@ Result<size_t> StreamReader::pull(std::span<uint8_t> out) {
     return *n;
 }
 
-Status StreamReader::truncated() { return detail::input_ended_early(decoder_); }
+Status StreamReader::truncated() { return stream_steps::input_ended_early(decoder_); }
 
 Result<const StreamTensor*> StreamReader::next() {
     if (decoder_.failure()) {
@@ -61,7 +60,7 @@ Result<const StreamTensor*> StreamReader::next() {
     HURRAY_RETURN_IF_ERROR(skip_data());
     has_current_ = false;
     while (true) {
-        HURRAY_ASSIGN_OR_RETURN(const bool wanted, detail::wants_descriptor(decoder_));
+        HURRAY_ASSIGN_OR_RETURN(const bool wanted, stream_steps::wants_descriptor(decoder_));
         if (!wanted) {
             return static_cast<const StreamTensor*>(nullptr);
         }
@@ -82,7 +81,7 @@ Result<const StreamTensor*> StreamReader::next() {
 
 Result<StreamChunk> StreamReader::read_chunk() {
     StreamChunk chunk;
-    HURRAY_ASSIGN_OR_RETURN(const std::span<uint8_t> dst, detail::start_chunk(decoder_, chunk_, chunk));
+    HURRAY_ASSIGN_OR_RETURN(const std::span<uint8_t> dst, stream_steps::start_chunk(decoder_, chunk_, chunk));
     if (dst.empty()) {
         return chunk;
     }
@@ -101,7 +100,7 @@ Result<StreamChunk> StreamReader::read_chunk() {
 }
 
 Result<size_t> StreamReader::read_data(std::span<uint8_t> out) {
-    HURRAY_ASSIGN_OR_RETURN(const size_t want, detail::data_want(decoder_, out.size()));
+    HURRAY_ASSIGN_OR_RETURN(const size_t want, stream_steps::data_want(decoder_, out.size()));
     if (want == 0) {
         return size_t{0};
     }
@@ -114,7 +113,7 @@ Result<size_t> StreamReader::read_data(std::span<uint8_t> out) {
 }
 
 Status StreamReader::read_into(std::span<uint8_t> out) {
-    HURRAY_RETURN_IF_ERROR(detail::check_read_into(decoder_, out.size()));
+    HURRAY_RETURN_IF_ERROR(stream_steps::check_read_into(decoder_, out.size()));
     size_t have = 0;
     while (have < out.size()) {
         HURRAY_ASSIGN_OR_RETURN(const size_t n, pull(out.subspan(have)));
@@ -130,7 +129,7 @@ Status StreamReader::read_into(std::span<uint8_t> out) {
 
 Result<std::vector<SharedBuffer>> StreamReader::read_tensor() {
     const StreamTensor* current = tensor();
-    HURRAY_ASSIGN_OR_RETURN(const size_t size, detail::whole_tensor_size(decoder_, current, current_total_));
+    HURRAY_ASSIGN_OR_RETURN(const size_t size, stream_steps::whole_tensor_size(decoder_, current, current_total_));
     std::shared_ptr<uint8_t[]> block(new uint8_t[size == 0 ? 1 : size]);  // NOLINT(cppcoreguidelines-owning-memory): owned by the shared_ptr at once
     const std::span<uint8_t> all(block.get(), size);
     std::vector<SharedBuffer> out;

@@ -4,7 +4,7 @@
 // the encoder's sticky error.
 #include "hurray/io/stream_writer.hpp"
 
-#include "hurray/io/detail/stream_steps.hpp"
+#include "hurray/io/stream_steps.hpp"
 
 namespace hurray {
 
@@ -41,7 +41,7 @@ Status StreamWriter::write_checked(const TensorDescriptor& desc, std::span<const
 }
 
 Status StreamWriter::write_tensor(const TensorDescriptor& desc, std::span<const std::span<const uint8_t>> buffers) {
-    HURRAY_RETURN_IF_ERROR(detail::check_given_buffers(encoder_, desc, buffers));
+    HURRAY_RETURN_IF_ERROR(stream_steps::check_given_buffers(encoder_, desc, buffers));
     return write_checked(desc, buffers);
 }
 

@@ -4,7 +4,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/describe.hpp"
 #include "json/json_internal.hpp"
 

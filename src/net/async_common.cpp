@@ -14,11 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "core/text.hpp"
+#include "hurray/core/text.hpp"
 
-namespace hurray::net::detail {
+namespace hurray::net {
 
-using hurray::detail::dec;
 
 bool is_cancellation(const std::error_code& ec) noexcept {
     return ec == asio::error::operation_aborted;
@@ -93,4 +92,4 @@ asio::awaitable<Status> run_tensor_checks(const AsyncReadOptions& options, const
                                       asio::use_awaitable);
 }
 
-}  // namespace hurray::net::detail
+}  // namespace hurray::net

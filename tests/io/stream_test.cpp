@@ -13,7 +13,7 @@
 #include "file_test_support.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/shape.hpp"
-#include "hurray/io/detail/stream_steps.hpp"
+#include "hurray/io/stream_steps.hpp"
 #include "hurray/io/stream_decoder.hpp"
 #include "hurray/io/stream_reader.hpp"
 #include "stream_test_support.hpp"
@@ -656,50 +656,50 @@ TEST(StreamDecoder, ReaderStepsSharedByBlockingAndAsync) {
     o.chunk_size = 30;
     o.max_tensor_bytes = 50;
     StreamDecoder d(o);
-    EXPECT_TRUE(*detail::wants_descriptor(d));
-    EXPECT_EQ(detail::chunk_want(d), 0U);
+    EXPECT_TRUE(*stream_steps::wants_descriptor(d));
+    EXPECT_EQ(stream_steps::chunk_want(d), 0U);
     std::vector<uint8_t> chunk;
     StreamChunk where;
-    EXPECT_TRUE(detail::start_chunk(d, chunk, where)->empty());
-    EXPECT_EQ(*detail::data_want(d, 8), 0U);
-    EXPECT_TRUE(Fails(detail::data_want(d, 0), ErrorCode::kInvalidArgument));
-    EXPECT_TRUE(detail::check_read_into(d, 0).ok());
-    EXPECT_TRUE(Fails(detail::check_read_into(d, 1), ErrorCode::kSizeMismatch));
+    EXPECT_TRUE(stream_steps::start_chunk(d, chunk, where)->empty());
+    EXPECT_EQ(*stream_steps::data_want(d, 8), 0U);
+    EXPECT_TRUE(Fails(stream_steps::data_want(d, 0), ErrorCode::kInvalidArgument));
+    EXPECT_TRUE(stream_steps::check_read_into(d, 0).ok());
+    EXPECT_TRUE(Fails(stream_steps::check_read_into(d, 1), ErrorCode::kSizeMismatch));
     EXPECT_TRUE(
-        Fails(detail::whole_tensor_size(d, nullptr, 0), ErrorCode::kInvalidArgument, {"without a current tensor"}));
+        Fails(stream_steps::whole_tensor_size(d, nullptr, 0), ErrorCode::kInvalidArgument, {"without a current tensor"}));
     while (d.need() != StreamNeed::kData) {
         auto space = d.descriptor_space();
         std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(d.offset()), space.size(), space.begin());
         ASSERT_TRUE(d.commit(space.size()).ok());
     }
     EXPECT_EQ(d.offset(), len);
-    EXPECT_TRUE(Fails(detail::wants_descriptor(d), ErrorCode::kInvalidArgument, {"inside a tensor's data"}));
-    EXPECT_EQ(detail::chunk_want(d), 30U);
-    EXPECT_EQ(detail::chunk_space(d, chunk).size(), 30U);
-    EXPECT_EQ(detail::start_chunk(d, chunk, where)->size(), 30U);
+    EXPECT_TRUE(Fails(stream_steps::wants_descriptor(d), ErrorCode::kInvalidArgument, {"inside a tensor's data"}));
+    EXPECT_EQ(stream_steps::chunk_want(d), 30U);
+    EXPECT_EQ(stream_steps::chunk_space(d, chunk).size(), 30U);
+    EXPECT_EQ(stream_steps::start_chunk(d, chunk, where)->size(), 30U);
     EXPECT_EQ(where.buffer, 0U);
     EXPECT_EQ(where.offset, 0U);
     EXPECT_EQ(chunk.size(), 30U);
-    EXPECT_EQ(*detail::data_want(d, 1000), 100U);
-    EXPECT_EQ(*detail::data_want(d, 8), 8U);
-    EXPECT_TRUE(detail::check_read_into(d, 100).ok());
-    EXPECT_TRUE(Fails(detail::check_read_into(d, 99), ErrorCode::kSizeMismatch, {"99 bytes", "100 left"}));
+    EXPECT_EQ(*stream_steps::data_want(d, 1000), 100U);
+    EXPECT_EQ(*stream_steps::data_want(d, 8), 8U);
+    EXPECT_TRUE(stream_steps::check_read_into(d, 100).ok());
+    EXPECT_TRUE(Fails(stream_steps::check_read_into(d, 99), ErrorCode::kSizeMismatch, {"99 bytes", "100 left"}));
     EXPECT_TRUE(
-        Fails(detail::whole_tensor_size(d, d.tensor(), 100), ErrorCode::kInvalidArgument, {"max_tensor_bytes 50"}));
-    EXPECT_TRUE(Fails(detail::whole_tensor_size(d, d.tensor(), 101), ErrorCode::kInvalidArgument, {"after part"}));
+        Fails(stream_steps::whole_tensor_size(d, d.tensor(), 100), ErrorCode::kInvalidArgument, {"max_tensor_bytes 50"}));
+    EXPECT_TRUE(Fails(stream_steps::whole_tensor_size(d, d.tensor(), 101), ErrorCode::kInvalidArgument, {"after part"}));
     ASSERT_TRUE(d.commit(90).ok());
-    EXPECT_EQ(detail::chunk_want(d), 10U);
-    EXPECT_EQ(detail::chunk_space(d, chunk).size(), 10U);
-    EXPECT_EQ(detail::start_chunk(d, chunk, where)->size(), 10U);
+    EXPECT_EQ(stream_steps::chunk_want(d), 10U);
+    EXPECT_EQ(stream_steps::chunk_space(d, chunk).size(), 10U);
+    EXPECT_EQ(stream_steps::start_chunk(d, chunk, where)->size(), 10U);
     EXPECT_EQ(where.offset, 90U);
     EXPECT_EQ(chunk.size(), 30U);  // never shrinks
-    EXPECT_TRUE(Fails(detail::input_ended_early(d), ErrorCode::kTruncated, {"inside buffer 0 (90 of 100"}));
-    EXPECT_TRUE(Fails(detail::wants_descriptor(d), ErrorCode::kTruncated));  // sticky
-    EXPECT_TRUE(Fails(detail::data_want(d, 8), ErrorCode::kTruncated));
-    EXPECT_TRUE(Fails(detail::start_chunk(d, chunk, where), ErrorCode::kTruncated));
+    EXPECT_TRUE(Fails(stream_steps::input_ended_early(d), ErrorCode::kTruncated, {"inside buffer 0 (90 of 100"}));
+    EXPECT_TRUE(Fails(stream_steps::wants_descriptor(d), ErrorCode::kTruncated));  // sticky
+    EXPECT_TRUE(Fails(stream_steps::data_want(d, 8), ErrorCode::kTruncated));
+    EXPECT_TRUE(Fails(stream_steps::start_chunk(d, chunk, where), ErrorCode::kTruncated));
     StreamDecoder ended;
     EXPECT_TRUE(ended.end_of_input().ok());
-    EXPECT_FALSE(*detail::wants_descriptor(ended));
+    EXPECT_FALSE(*stream_steps::wants_descriptor(ended));
 }
 
 TEST(StreamEncoder, ChecksGivenBuffers) {
@@ -709,13 +709,13 @@ TEST(StreamEncoder, ChecksGivenBuffers) {
     const std::vector<uint8_t> wrong(15);
     const std::span<const uint8_t> ok_spans[] = {right};
     const std::span<const uint8_t> short_spans[] = {wrong};
-    EXPECT_TRUE(detail::check_given_buffers(e, d, ok_spans).ok());
-    EXPECT_TRUE(Fails(detail::check_given_buffers(e, d, {}), ErrorCode::kSizeMismatch,
+    EXPECT_TRUE(stream_steps::check_given_buffers(e, d, ok_spans).ok());
+    EXPECT_TRUE(Fails(stream_steps::check_given_buffers(e, d, {}), ErrorCode::kSizeMismatch,
                       {"stream tensor #0", "0 buffers given"}));
     EXPECT_TRUE(
-        Fails(detail::check_given_buffers(e, d, short_spans), ErrorCode::kSizeMismatch, {"buffer 0 has 15 bytes"}));
+        Fails(stream_steps::check_given_buffers(e, d, short_spans), ErrorCode::kSizeMismatch, {"buffer 0 has 15 bytes"}));
     (void)e.fail(Error(ErrorCode::kIoError, "gone"));
-    EXPECT_TRUE(Fails(detail::check_given_buffers(e, d, ok_spans), ErrorCode::kIoError));
+    EXPECT_TRUE(Fails(stream_steps::check_given_buffers(e, d, ok_spans), ErrorCode::kIoError));
 }
 
 TEST(StreamEncoder, AdmitsBytesBufferByBuffer) {

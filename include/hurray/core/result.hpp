@@ -191,23 +191,21 @@ private:
     std::unique_ptr<Where, WhereDeleter> where_;
 };
 
-namespace detail {
+/// What `Result` and `Status` do when misused: print one line to stderr, then
+/// call `std::abort()`, in release builds too. Public because the inline
+/// templates below call it; a program has no reason to call it directly.
+struct HURRAY_CORE_EXPORT ResultMisuse {
+    /// A checked accessor (`accessor`, e.g. `"value()"`) used on an error
+    /// `Result`; the line carries the error's `to_string()`.
+    [[noreturn]] static void value_of_error(const char* accessor, const Error& error) noexcept;
 
-/// Reports a checked accessor (`accessor`, e.g. `"value()"`) used on an error
-/// `Result`: prints one line with the error's `to_string()` to stderr, then
-/// calls `std::abort()`. Called only from the misuse paths of `Result`.
-[[noreturn]] HURRAY_CORE_EXPORT void result_value_of_error(const char* accessor, const Error& error) noexcept;
+    /// `error()` called on a successful `Result` or `Status` (`kind`).
+    [[noreturn]] static void error_of_success(const char* kind) noexcept;
 
-/// Reports `error()` called on a successful `Result` (`kind` is `"Result"` or
-/// `"Status"`): prints one line to stderr, then calls `std::abort()`.
-[[noreturn]] HURRAY_CORE_EXPORT void result_error_of_success(const char* kind) noexcept;
-
-/// Reports a `Result` or `Status` (`kind`) constructed from an `Error` whose
-/// code is `ErrorCode::kOk`: prints one line with the error's message to
-/// stderr, then calls `std::abort()`.
-[[noreturn]] HURRAY_CORE_EXPORT void result_from_ok_error(const char* kind, const Error& error) noexcept;
-
-}  // namespace detail
+    /// A `Result` or `Status` (`kind`) constructed from an `Error` whose code is
+    /// `ErrorCode::kOk`; the line carries the error's message.
+    [[noreturn]] static void from_ok_error(const char* kind, const Error& error) noexcept;
+};
 
 /// Either a value of type `T` or an `Error`.
 ///
@@ -246,7 +244,7 @@ public:
     /// `ErrorCode::kOk`: an error that is no error is a bug at the call site.
     Result(Error error) noexcept : has_value_(false) {  // NOLINT
         if (error.code() == ErrorCode::kOk) [[unlikely]] {
-            detail::result_from_ok_error("Result", error);
+            ResultMisuse::from_ok_error("Result", error);
         }
         ::new (&storage_.error) Error(std::move(error));
     }
@@ -368,12 +366,12 @@ public:
 private:
     void check_value(const char* accessor) const noexcept {
         if (!has_value_) [[unlikely]] {
-            detail::result_value_of_error(accessor, storage_.error);
+            ResultMisuse::value_of_error(accessor, storage_.error);
         }
     }
     void check_error() const noexcept {
         if (has_value_) [[unlikely]] {
-            detail::result_error_of_success("Result");
+            ResultMisuse::error_of_success("Result");
         }
     }
     void destroy() noexcept {
@@ -413,7 +411,7 @@ public:
     /// `ErrorCode::kOk`: an error that is no error is a bug at the call site.
     Result(Error error) noexcept : error_(std::move(error)), failed_(true) {  // NOLINT
         if (error_.code() == ErrorCode::kOk) [[unlikely]] {
-            detail::result_from_ok_error("Status", error_);
+            ResultMisuse::from_ok_error("Status", error_);
         }
     }
     /// A successful status (reads better at call sites than `{}`).
@@ -437,7 +435,7 @@ public:
 private:
     void check_error() const noexcept {
         if (!failed_) [[unlikely]] {
-            detail::result_error_of_success("Status");
+            ResultMisuse::error_of_success("Status");
         }
     }
     // Holds `kOk` and an empty message while the status is a success; never

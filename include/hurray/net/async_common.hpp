@@ -63,8 +63,6 @@ struct HURRAY_NET_EXPORT AsyncReadOptions {
     asio::any_io_executor compute{};
 };
 
-namespace detail {
-
 /// An `Error` for a failed Asio operation (`kIoError`). `op` says what was
 /// being done ("read", "write"); `offset` is the stream offset. A cancelled
 /// operation (`operation_aborted`) says "cancelled" in the message.
@@ -76,6 +74,17 @@ namespace detail {
 /// `std::exception` with its `what()`, anything else as "unknown exception".
 /// If building the message throws in turn, the message is empty.
 [[nodiscard]] HURRAY_NET_EXPORT Error exception_error(const std::exception_ptr& e, std::string_view op, uint64_t offset) noexcept;
+
+/// Whether `ec` means the operation was cancelled.
+[[nodiscard]] HURRAY_NET_EXPORT bool is_cancellation(const std::error_code& ec) noexcept;
+
+/// Runs `validate_data` (when asked) and `check` (when set) on `tensor` and
+/// `buffers`, on `options.compute`, and resumes the caller on its own
+/// executor. Success when neither is asked.
+HURRAY_NET_EXPORT asio::awaitable<Status> run_tensor_checks(const AsyncReadOptions& options, const StreamTensor& tensor,
+                                          std::span<const SharedBuffer> buffers);
+
+namespace detail {
 
 /// Awaits `body` and returns its result; if it throws, returns
 /// `on_exception(the exception)` instead, so that no exception leaves the async API.
@@ -89,15 +98,6 @@ asio::awaitable<T> guarded(asio::awaitable<T> body, OnException on_exception) {
     }
     co_return on_exception(caught);
 }
-
-/// Whether `ec` means the operation was cancelled.
-[[nodiscard]] HURRAY_NET_EXPORT bool is_cancellation(const std::error_code& ec) noexcept;
-
-/// Runs `validate_data` (when asked) and `check` (when set) on `tensor` and
-/// `buffers`, on `options.compute`, and resumes the caller on its own
-/// executor. Success when neither is asked.
-HURRAY_NET_EXPORT asio::awaitable<Status> run_tensor_checks(const AsyncReadOptions& options, const StreamTensor& tensor,
-                                          std::span<const SharedBuffer> buffers);
 
 }  // namespace detail
 

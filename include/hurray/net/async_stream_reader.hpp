@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "hurray/core/result.hpp"
-#include "hurray/io/detail/stream_steps.hpp"
+#include "hurray/io/stream_steps.hpp"
 #include "hurray/io/shared_buffer.hpp"
 #include "hurray/io/stream_decoder.hpp"
 #include "hurray/io/stream_reader.hpp"
@@ -156,11 +156,11 @@ private:
     template <typename T>
     asio::awaitable<T> guarded(asio::awaitable<T> body) {
         return detail::guarded(std::move(body), [this](const std::exception_ptr& e) {
-            return T(sticky(detail::exception_error(e, "read", decoder_.offset())));
+            return T(sticky(net::exception_error(e, "read", decoder_.offset())));
         });
     }
 
-    Status truncated() { return hurray::detail::input_ended_early(decoder_); }
+    Status truncated() { return hurray::stream_steps::input_ended_early(decoder_); }
 
     // One read_some: 0 at the end of input. A transport error is sticky,
     // except a cancellation when `resumable` (nothing of the call was lost).
@@ -172,8 +172,8 @@ private:
             co_return size_t{0};
         }
         if (ec) {
-            Error e = detail::transport_error(ec, "read", decoder_.offset());
-            if (resumable && n == 0 && detail::is_cancellation(ec)) {
+            Error e = net::transport_error(ec, "read", decoder_.offset());
+            if (resumable && n == 0 && net::is_cancellation(ec)) {
                 co_return e;
             }
             co_return decoder_.fail(std::move(e)).error();
@@ -202,7 +202,7 @@ private:
                 break;
             }
             if (ec) {
-                co_return decoder_.fail(detail::transport_error(ec, "read", decoder_.offset() + have)).error();
+                co_return decoder_.fail(net::transport_error(ec, "read", decoder_.offset() + have)).error();
             }
         }
         co_return have;
@@ -217,7 +217,7 @@ private:
         has_current_ = false;
         const uint64_t start = decoder_.offset();
         while (true) {
-            HURRAY_NET_CO_ASSIGN(const bool wanted, hurray::detail::wants_descriptor(decoder_));
+            HURRAY_NET_CO_ASSIGN(const bool wanted, hurray::stream_steps::wants_descriptor(decoder_));
             if (!wanted) {
                 co_return static_cast<const StreamTensor*>(nullptr);
             }
@@ -253,7 +253,7 @@ private:
 
     asio::awaitable<Result<StreamChunk>> read_chunk_impl() {
         StreamChunk chunk;
-        HURRAY_NET_CO_ASSIGN(const std::span<uint8_t> dst, hurray::detail::start_chunk(decoder_, chunk_, chunk));
+        HURRAY_NET_CO_ASSIGN(const std::span<uint8_t> dst, hurray::stream_steps::start_chunk(decoder_, chunk_, chunk));
         if (dst.empty()) {
             co_return chunk;
         }
@@ -264,7 +264,7 @@ private:
     }
 
     asio::awaitable<Result<size_t>> read_data_impl(std::span<uint8_t> out) {
-        HURRAY_NET_CO_ASSIGN(const size_t want, hurray::detail::data_want(decoder_, out.size()));
+        HURRAY_NET_CO_ASSIGN(const size_t want, hurray::stream_steps::data_want(decoder_, out.size()));
         if (want == 0) {
             co_return size_t{0};
         }
@@ -278,7 +278,7 @@ private:
     }
 
     asio::awaitable<Status> read_into_impl(std::span<uint8_t> out) {
-        HURRAY_NET_CO_TRY(hurray::detail::check_read_into(decoder_, out.size()));
+        HURRAY_NET_CO_TRY(hurray::stream_steps::check_read_into(decoder_, out.size()));
         if (out.empty()) {
             co_return Status::success();
         }
@@ -287,7 +287,7 @@ private:
 
     asio::awaitable<Result<std::vector<SharedBuffer>>> read_tensor_impl() {
         const StreamTensor* current = tensor();
-        HURRAY_NET_CO_ASSIGN(const size_t size, hurray::detail::whole_tensor_size(decoder_, current, current_total_));
+        HURRAY_NET_CO_ASSIGN(const size_t size, hurray::stream_steps::whole_tensor_size(decoder_, current, current_total_));
         if ((options_.validate_data || options_.check) && !options_.compute) {
             co_return Error(ErrorCode::kInvalidArgument,
                             "stream: validate_data or check asked without a compute executor");
@@ -306,7 +306,7 @@ private:
             out.emplace_back(std::span<const uint8_t>(all.subspan(pos, n)), block);
             pos += n;
         }
-        const Status checked = co_await detail::run_tensor_checks(options_, *current, out);
+        const Status checked = co_await net::run_tensor_checks(options_, *current, out);
         HURRAY_NET_CO_TRY(checked);
         co_return out;
     }
@@ -317,7 +317,7 @@ private:
         }
         const uint32_t b = decoder_.buffer_index();
         while (in_data() && decoder_.buffer_index() == b) {
-            const Status s = co_await fill(hurray::detail::chunk_space(decoder_, chunk_));
+            const Status s = co_await fill(hurray::stream_steps::chunk_space(decoder_, chunk_));
             HURRAY_NET_CO_TRY(s);
         }
         co_return Status::success();

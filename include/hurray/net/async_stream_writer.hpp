@@ -22,7 +22,7 @@
 
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
-#include "hurray/io/detail/stream_steps.hpp"
+#include "hurray/io/stream_steps.hpp"
 #include "hurray/io/stream_decoder.hpp"
 #include "hurray/net/async_common.hpp"
 
@@ -134,13 +134,13 @@ private:
     // Awaits `body`; whatever it throws becomes the writer's sticky error.
     asio::awaitable<Status> guarded(asio::awaitable<Status> body) {
         return detail::guarded(std::move(body), [this](const std::exception_ptr& e) {
-            return Status(sticky(detail::exception_error(e, "write", encoder_.offset())));
+            return Status(sticky(net::exception_error(e, "write", encoder_.offset())));
         });
     }
 
     asio::awaitable<Status> write_tensor_impl(const TensorDescriptor& desc,
                                               std::span<const std::span<const uint8_t>> buffers) {
-        HURRAY_NET_CO_TRY(hurray::detail::check_given_buffers(encoder_, desc, buffers));
+        HURRAY_NET_CO_TRY(hurray::stream_steps::check_given_buffers(encoder_, desc, buffers));
         co_return co_await write_checked(desc, buffers);
     }
 
@@ -178,7 +178,7 @@ private:
         std::error_code ec;
         const size_t n = co_await asio::async_write(*stream_, bufs, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
-            co_return encoder_.fail(detail::transport_error(ec, "write", start + n));
+            co_return encoder_.fail(net::transport_error(ec, "write", start + n));
         }
         co_return Status::success();
     }

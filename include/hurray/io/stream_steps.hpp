@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Not part of the public API: the steps that the blocking `StreamReader` /
-/// `StreamWriter` and the asynchronous `hurray::net` reader and writer share
-/// on top of `StreamDecoder` / `StreamEncoder` (they differ only in how bytes
-/// arrive). Installed because the asynchronous classes are header-only
-/// templates that call them; they may change in any release.
+/// The building blocks of a stream transport: the steps that the blocking
+/// `StreamReader` / `StreamWriter` and the asynchronous `hurray::net` reader
+/// and writer share on top of `StreamDecoder` / `StreamEncoder`; they differ
+/// only in how bytes arrive. A transport of another kind (another event loop,
+/// RDMA completions) drives the decoder and encoder with the same steps.
 #pragma once
 
 #include "hurray/io/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -18,7 +19,7 @@
 #include "hurray/io/stream_decoder.hpp"
 #include "hurray/io/stream_reader.hpp"
 
-namespace hurray::detail {
+namespace hurray::stream_steps {
 
 /// Before a reader's `next` reads descriptor bytes: true while `d` waits for
 /// a prefix or descriptor; false at the clean end; the sticky error when
@@ -69,4 +70,4 @@ HURRAY_IO_EXPORT Status input_ended_early(StreamDecoder& d);
 [[nodiscard]] HURRAY_IO_EXPORT Status check_given_buffers(const StreamEncoder& e, const TensorDescriptor& desc,
                                          std::span<const std::span<const uint8_t>> buffers);
 
-}  // namespace hurray::detail
+}  // namespace hurray::stream_steps

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: bounds-checked little-endian reading and writing of raw bytes.
-// This file and byte_io.cpp are the only places in hurray::core that touch
-// untrusted bytes directly; everything else goes through ByteReader.
+/// @file
+/// Bounds-checked little-endian reading and writing of raw bytes: the one
+/// byte reader and the one little-endian load and store of every hurray
+/// library (the descriptor codec, the container's sections, the converters).
+/// Header-only. With the parsers that use it, the only code that touches
+/// untrusted bytes directly.
 #pragma once
-
-#include "hurray/core/export.hpp"
 
 #include <bit>
 #include <cstddef>
@@ -14,8 +15,9 @@
 #include <string>
 
 #include "hurray/core/result.hpp"
+#include "hurray/core/text.hpp"
 
-namespace hurray::detail {
+namespace hurray {
 
 // Little-endian loads and stores at a raw position, for the one-pass
 // descriptor fast paths that prove the whole extent first (one length
@@ -57,37 +59,48 @@ inline void store_le(uint8_t* p, T v) noexcept {
 /// Reads little-endian fields from a byte span, never past its end.
 /// Every read either succeeds or returns `kTruncated` naming the field and
 /// the offset at which it starts (relative to `base`).
-// Exported (HURRAY_CORE_EXPORT) for hurray::io, which parses its sections with it;
-// not public API: the header is not installed.
-class HURRAY_CORE_EXPORT ByteReader {
+class ByteReader {
 public:
+    /// Reads `bytes`, whose first byte is at offset `base` of the input that
+    /// error offsets count in.
     ByteReader(std::span<const uint8_t> bytes, uint64_t base = 0) : bytes_(bytes), base_(base) {}
 
+    /// Bytes read so far.
     [[nodiscard]] size_t pos() const noexcept { return pos_; }
+    /// The offset of the next byte in the input (`base + pos()`).
     [[nodiscard]] uint64_t abs_pos() const noexcept { return base_ + pos_; }
+    /// Bytes left to read.
     [[nodiscard]] size_t remaining() const noexcept { return bytes_.size() - pos_; }
 
+    /// The next byte; `field` names it in the error.
     Result<uint8_t> u8(const char* field) {
         HURRAY_RETURN_IF_ERROR(need(1, field));
         return bytes_[pos_++];
     }
+    /// The next little-endian `uint16_t`.
     Result<uint16_t> u16(const char* field) { return read_le<uint16_t>(field); }
+    /// The next little-endian `uint32_t`.
     Result<uint32_t> u32(const char* field) { return read_le<uint32_t>(field); }
+    /// The next little-endian `uint64_t`.
     Result<uint64_t> u64(const char* field) { return read_le<uint64_t>(field); }
+    /// The next little-endian two's-complement `int32_t`.
     Result<int32_t> i32(const char* field) {
         HURRAY_ASSIGN_OR_RETURN(uint32_t v, read_le<uint32_t>(field));
         return static_cast<int32_t>(v);
     }
+    /// The next little-endian two's-complement `int64_t`.
     Result<int64_t> i64(const char* field) {
         HURRAY_ASSIGN_OR_RETURN(uint64_t v, read_le<uint64_t>(field));
         return static_cast<int64_t>(v);
     }
+    /// The next little-endian IEEE 754 binary32.
     Result<float> f32(const char* field) {
         HURRAY_ASSIGN_OR_RETURN(uint32_t v, read_le<uint32_t>(field));
         float f = 0;
         std::memcpy(&f, &v, sizeof f);
         return f;
     }
+    /// The next little-endian IEEE 754 binary64.
     Result<double> f64(const char* field) {
         HURRAY_ASSIGN_OR_RETURN(uint64_t v, read_le<uint64_t>(field));
         double d = 0;
@@ -104,7 +117,16 @@ public:
     }
 
     /// Reads `n` reserved bytes and fails with `kReservedBytesNonZero` unless all are zero.
-    Status reserved(uint64_t n, const char* field);
+    Status reserved(uint64_t n, const char* field) {
+        const uint64_t at = abs_pos();
+        HURRAY_ASSIGN_OR_RETURN(auto b, bytes(n, field));
+        for (size_t i = 0; i < b.size(); ++i) {
+            if (b[i] != 0) [[unlikely]] {
+                return nonzero_reserved(b[i], at + i, i, field);
+            }
+        }
+        return Status::success();
+    }
 
     /// Fails with `kTruncated` unless `n` more bytes are available.
     Status need(uint64_t n, const char* field) const {
@@ -116,7 +138,20 @@ public:
 
 private:
     /// The `kTruncated` error for a read of `n` bytes (kept out of line).
-    [[nodiscard]] Error truncated(uint64_t n, const char* field) const;
+    [[nodiscard, gnu::cold, gnu::noinline]] Error truncated(uint64_t n, const char* field) const {
+        return {ErrorCode::kTruncated,
+                std::string(field) + ": needs " + std::to_string(n) + " bytes, only " +
+                    std::to_string(remaining()) + " remain",
+                abs_pos()};
+    }
+
+    /// The `kReservedBytesNonZero` error for byte `i` (`value`, at `at`).
+    [[nodiscard, gnu::cold, gnu::noinline]] static Error nonzero_reserved(uint8_t value, uint64_t at, size_t i,
+                                                                          const char* field) {
+        return {ErrorCode::kReservedBytesNonZero,
+                std::string(field) + ": reserved byte " + std::to_string(i) + " is " + hex(value) + ", must be 0",
+                at};
+    }
 
     template <typename T>
     Result<T> read_le(const char* field) {
@@ -144,6 +179,7 @@ private:
 /// give a wrong value but never an out-of-bounds read.
 class ByteCursor {
 public:
+    /// Reads `bytes` from their start.
     explicit ByteCursor(std::span<const uint8_t> bytes) noexcept : bytes_(bytes) {}
 
     /// Whether every read so far was inside the span.
@@ -151,8 +187,11 @@ public:
     /// Bytes read (or skipped) so far.
     [[nodiscard]] size_t pos() const noexcept { return pos_; }
 
+    /// The next byte (0 past the end).
     uint8_t u8() noexcept { return le<uint8_t>(); }
+    /// The next little-endian `uint32_t` (0 past the end).
     uint32_t u32() noexcept { return le<uint32_t>(); }
+    /// The next little-endian `uint64_t` (0 past the end).
     uint64_t u64() noexcept { return le<uint64_t>(); }
     /// Moves past `n` bytes.
     void skip(size_t n) noexcept {
@@ -191,26 +230,36 @@ private:
 /// bounds-checked: a write that does not fit is dropped and marks the writer
 /// as overflowed, which the encoder reports as an internal error. The encoder
 /// sizes the span exactly beforehand, so this never happens in practice.
-class HURRAY_CORE_EXPORT ByteWriter {
+class ByteWriter {
 public:
+    /// Writes into `out` from its start.
     explicit ByteWriter(std::span<uint8_t> out) : out_(out) {}
 
+    /// Writes one byte.
     void u8(uint8_t v) { le(v); }
+    /// Writes a little-endian `uint16_t`.
     void u16(uint16_t v) { le(v); }
+    /// Writes a little-endian `uint32_t`.
     void u32(uint32_t v) { le(v); }
+    /// Writes a little-endian `uint64_t`.
     void u64(uint64_t v) { le(v); }
+    /// Writes a little-endian two's-complement `int32_t`.
     void i32(int32_t v) { le(static_cast<uint32_t>(v)); }
+    /// Writes a little-endian two's-complement `int64_t`.
     void i64(int64_t v) { le(static_cast<uint64_t>(v)); }
+    /// Writes a little-endian IEEE 754 binary32.
     void f32(float f) {
         uint32_t v = 0;
         std::memcpy(&v, &f, sizeof v);
         le(v);
     }
+    /// Writes a little-endian IEEE 754 binary64.
     void f64(double d) {
         uint64_t v = 0;
         std::memcpy(&v, &d, sizeof v);
         le(v);
     }
+    /// Writes `n` zero bytes.
     void zeros(size_t n) {
         if (!fits(n)) {
             return;
@@ -218,6 +267,7 @@ public:
         std::memset(out_.data() + pos_, 0, n);
         pos_ += n;
     }
+    /// Writes the bytes of `b`.
     void bytes(std::span<const uint8_t> b) {
         if (!fits(b.size())) {
             return;
@@ -229,7 +279,9 @@ public:
         }
         pos_ += b.size();
     }
+    /// Bytes written so far.
     [[nodiscard]] size_t pos() const noexcept { return pos_; }
+    /// Whether a write did not fit (and was dropped).
     [[nodiscard]] bool overflowed() const noexcept { return overflowed_; }
 
 private:
@@ -255,4 +307,4 @@ private:
     bool overflowed_ = false;
 };
 
-}  // namespace hurray::detail
+}  // namespace hurray

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: small formatting helpers for error messages and tool output.
+/// @file
+/// How numbers are written in hurray's error messages and tool output.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-namespace hurray::detail {
+namespace hurray {
 
 /// "0x" followed by `digits` upper-case hex digits of v.
 inline std::string hex(uint64_t v, int digits = 2) {
@@ -20,4 +21,4 @@ inline std::string hex(uint64_t v, int digits = 2) {
 /// Decimal text of v.
 inline std::string dec(uint64_t v) { return std::to_string(v); }
 
-}  // namespace hurray::detail
+}  // namespace hurray

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: overflow-checked arithmetic for sizes computed from untrusted fields.
+/// @file
+/// Overflow-checked arithmetic for sizes computed from untrusted fields: what
+/// every parser of hurray uses before it trusts a product of dimensions or a
+/// sum of offsets.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
-namespace hurray::detail {
+namespace hurray {
 
 /// a + b, or nullopt on overflow.
 inline std::optional<uint64_t> add_u64(uint64_t a, uint64_t b) noexcept {
@@ -49,4 +52,4 @@ inline uint64_t ceil_div(uint64_t a, uint64_t b) noexcept { return a / b + (a % 
 /// Whether v is a power of two (0 is not).
 inline bool is_pow2(uint64_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
 
-}  // namespace hurray::detail
+}  // namespace hurray
