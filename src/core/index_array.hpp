@@ -1,47 +1,72 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: an array of little-endian unsigned integers (uint32 or uint64)
-// inside a buffer of untrusted bytes — the index, pointer and coordinate
-// arrays of the sparse and block-paged layouts. Reads are bounds-checked
-// against the buffer's span; an entry outside it is kInvalidData naming the
-// array, the buffer and the position.
+// Internal: the one view of an array of little-endian unsigned integers (1, 2,
+// 4 or 8 bytes each) inside a buffer of untrusted bytes: the index, pointer and
+// coordinate arrays of the sparse and block-paged layouts, block tables, raw
+// quantization parameters. Validation and lookup read them through it alike:
+// `operator[]` never reads outside the span (an entry past the end reads as 0,
+// for loops whose bounds were checked once), and `at` reports such an entry as
+// kInvalidData naming the array, its buffer and the position.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
-#include "hurray/core/text.hpp"
 #include "hurray/core/result.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray::detail {
 
 class IndexArray {
 public:
-    /// `bytes` is buffer `buffer`'s span; `width` is 4 or 8; `name` (a string
-    /// literal) is used in error messages, e.g. "row_ptr".
-    /// `level`, when not negative, is appended to the name (CSF's "pos_2").
-    IndexArray(std::span<const uint8_t> bytes, uint32_t width, const char* name, uint32_t buffer,
+    /// An empty array.
+    IndexArray() = default;
+
+    /// Every whole entry of `bytes` (buffer `buffer`'s span; a trailing partial
+    /// entry is ignored); `width` is 1, 2, 4 or 8 (another reads as 8). `name`
+    /// (a string literal, e.g. "row_ptr") names it in errors; `level`, when
+    /// not negative, is appended to the name (CSF's "pos_2").
+    IndexArray(std::span<const uint8_t> bytes, uint32_t width, const char* name = "array", uint32_t buffer = 0,
                int level = -1) noexcept
-        : bytes_(bytes), width_(width), name_(name), buffer_(buffer), level_(level) {}
+        : width_(valid_width(width) ? width : 8),
+          count_(bytes.size() / width_),
+          bytes_(bytes.first(static_cast<size_t>(count_ * width_))),
+          name_(name),
+          buffer_(buffer),
+          level_(level) {}
 
-    /// Number of whole entries in the buffer.
-    [[nodiscard]] uint64_t size() const noexcept { return bytes_.size() / width_; }
-
-    /// Entry `i`, or kInvalidData when it lies outside the buffer.
-    [[nodiscard]] Result<uint64_t> at(uint64_t i) const {
-        if (i >= size()) [[unlikely]] {
-            return outside(i);
+    /// The first `count` entries of `bytes`, or nullopt when `bytes` is
+    /// shorter than `count * width` (or that product overflows) or `width`
+    /// is not 1, 2, 4 or 8.
+    static std::optional<IndexArray> make(std::span<const uint8_t> bytes, uint32_t width, uint64_t count) {
+        if (!valid_width(width) || count > bytes.size() / width) {
+            return std::nullopt;
         }
-        return (*this)[i];
+        return IndexArray(bytes.first(static_cast<size_t>(count * width)), width);
     }
 
-    /// Entry `i`, unchecked. Precondition: `i < size()` (callers check a
-    /// whole range once with `check_range` or `at`).
+    /// Every whole entry of `bytes`; a width other than 1, 2, 4 or 8 reads as 8.
+    static IndexArray whole(std::span<const uint8_t> bytes, uint32_t width) { return {bytes, width}; }
+
+    /// Number of entries.
+    [[nodiscard]] uint64_t size() const noexcept { return count_; }
+    /// Bytes per entry.
+    [[nodiscard]] uint32_t width() const noexcept { return width_; }
+    /// Byte offset of entry `i` in the buffer.
+    [[nodiscard]] uint64_t byte_of(uint64_t i) const noexcept { return i * width_; }
+
+    /// Entry `i`; 0 when `i >= size()` (callers loop below a bound they
+    /// checked once, with `check_range` or `at`; the check only guarantees
+    /// that a miscounting caller never reads outside the span).
     [[nodiscard]] uint64_t operator[](uint64_t i) const noexcept {
-        // SAFETY: the precondition i < size() puts bytes [i*width, i*width + width)
-        // inside bytes_; the value is assembled byte by byte (little-endian,
-        // independent of host byte order and alignment).
+        if (i >= count_) [[unlikely]] {
+            return 0;
+        }
+        // SAFETY: i < count_, and the constructor sized bytes_ to count_ * width_
+        // bytes, so the width_ bytes at i * width_ lie inside bytes_. The value is
+        // assembled byte by byte: no alignment or host byte-order assumption.
         const uint8_t* p = bytes_.data() + static_cast<size_t>(i) * width_;
         uint64_t v = 0;
         for (uint32_t k = 0; k < width_; ++k) {
@@ -50,10 +75,18 @@ public:
         return v;
     }
 
+    /// Entry `i`, or kInvalidData when it lies outside the buffer.
+    [[nodiscard]] Result<uint64_t> at(uint64_t i) const {
+        if (i >= count_) [[unlikely]] {
+            return outside(i);
+        }
+        return (*this)[i];
+    }
+
     /// Checks that entries `[first, first + count)` lie inside the buffer.
     [[nodiscard]] Status check_range(uint64_t first, uint64_t count) const {
-        if (first > size() || count > size() - first) [[unlikely]] {
-            return outside(first > size() ? first : first + count - 1);
+        if (first > count_ || count > count_ - first) [[unlikely]] {
+            return outside(first > count_ ? first : first + count - 1);
         }
         return Status::success();
     }
@@ -68,16 +101,19 @@ public:
     [[nodiscard]] uint32_t buffer() const noexcept { return buffer_; }
 
 private:
+    static bool valid_width(uint32_t w) noexcept { return w == 1 || w == 2 || w == 4 || w == 8; }
+
     [[nodiscard]] Error outside(uint64_t i) const {
         return {ErrorCode::kInvalidData, entry(i) + " lies outside buffer " + dec(buffer_) + " (" + name() +
-                                             ", " + dec(size()) + " entries of " + dec(width_) + " bytes)"};
+                                             ", " + dec(count_) + " entries of " + dec(width_) + " bytes)"};
     }
 
+    uint32_t width_ = 8;
+    uint64_t count_ = 0;
     std::span<const uint8_t> bytes_;
-    uint32_t width_;
-    const char* name_;
-    uint32_t buffer_;
-    int level_;
+    const char* name_ = "array";
+    uint32_t buffer_ = 0;
+    int level_ = -1;
 };
 
 }  // namespace hurray::detail

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/le_array.hpp"
+#include "core/index_array.hpp"
 #include "hurray/core/text.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_view.hpp"
@@ -50,7 +50,7 @@ Status for_each_stored(const TensorView& view, Fn&& fn) {
     if (const auto* coo = std::get_if<CooLayout>(&d.layout)) {
         const uint64_t nnz = coo->nnz;
         const auto idx = rank == 0 || nnz > UINT64_MAX / rank ? std::nullopt
-                                                              : LeArray::make(buffer(1), 8, nnz * rank);
+                                                              : IndexArray::make(buffer(1), 8, nnz * rank);
         if (!idx) {
             return bad("coo.indices (buffer 1): too small for nnz = " + dec(nnz));
         }
@@ -72,8 +72,8 @@ Status for_each_stored(const TensorView& view, Fn&& fn) {
             return bad("compressed sparse layout: needs rank 2 and a static outer dimension");
         }
         const uint64_t n = d.shape[csr ? 0 : 1];
-        const auto ptr = LeArray::make(buffer(2), 8, n + 1);
-        const auto idx = LeArray::make(buffer(1), 8, nnz);
+        const auto ptr = IndexArray::make(buffer(2), 8, n + 1);
+        const auto idx = IndexArray::make(buffer(1), 8, nnz);
         if (!ptr || !idx) {
             return bad("compressed sparse layout: the pointer or index buffer is too small");
         }
@@ -99,14 +99,14 @@ Status for_each_stored(const TensorView& view, Fn&& fn) {
         if (rank < 3 || csf->mode_order.size() != rank) {
             return bad("csf: needs rank >= 3 and one mode_order entry per dimension");
         }
-        std::vector<LeArray> pos(rank);
-        std::vector<LeArray> crd(rank);
+        std::vector<IndexArray> pos(rank);
+        std::vector<IndexArray> crd(rank);
         for (uint32_t l = 0; l < rank; ++l) {
             if (csf->mode_order[l] >= rank) {
                 return bad("csf.mode_order: entry " + dec(l) + " is not a dimension");
             }
-            pos[l] = LeArray::whole(buffer(2 * size_t{l} + 1), 8);
-            crd[l] = LeArray::whole(buffer(2 * size_t{l} + 2), 8);
+            pos[l] = IndexArray::whole(buffer(2 * size_t{l} + 1), 8);
+            crd[l] = IndexArray::whole(buffer(2 * size_t{l} + 2), 8);
         }
         // Depth-first, leaf order: one [next, end) range of crd_L per level.
         std::vector<uint64_t> next(rank, 0);

@@ -28,10 +28,10 @@ Result<std::span<const uint8_t>> data_buffer(const DataCtx& c, size_t b, const c
     return c.view.buffer(b);
 }
 
-Result<LeArray> index_buffer(const DataCtx& c, size_t b, const char* field, uint32_t width,
+Result<IndexArray> index_buffer(const DataCtx& c, size_t b, const char* field, uint32_t width,
                                 uint64_t count) {
     HURRAY_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, data_buffer(c, b, field));
-    if (auto a = LeArray::make(bytes, width, count)) {
+    if (auto a = IndexArray::make(bytes, width, count)) {
         return *a;
     }
     const std::optional<uint64_t> need = mul_u64(count, width);

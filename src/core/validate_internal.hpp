@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "core/le_array.hpp"
+#include "core/index_array.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/core/validate.hpp"
@@ -38,7 +38,7 @@ Result<std::span<const uint8_t>> data_buffer(const DataCtx& c, size_t b, const c
 
 /// `count` little-endian entries of `width` bytes at the start of buffer `b`,
 /// or a `kInvalidData` error when the buffer is too small for them.
-Result<LeArray> index_buffer(const DataCtx& c, size_t b, const char* field, uint32_t width,
+Result<IndexArray> index_buffer(const DataCtx& c, size_t b, const char* field, uint32_t width,
                                 uint64_t count);
 
 /// Validation of each layout family and of the quantization parameters.

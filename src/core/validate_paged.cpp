@@ -21,9 +21,9 @@ Status validate_block_paged(const DataCtx& c, const BlockPagedLayout& layout) {
         return data_error("block_paged.block_table (buffer 1): " + dec(table_bytes.size()) +
                           " bytes is not a whole number of " + type + " entries");
     }
-    const LeArray table = LeArray::whole(table_bytes, width);
+    const IndexArray table = IndexArray::whole(table_bytes, width);
     const uint64_t entries = table.size();
-    HURRAY_ASSIGN_OR_RETURN(LeArray seq,
+    HURRAY_ASSIGN_OR_RETURN(IndexArray seq,
                             index_buffer(c, 2, "block_paged.seq_ptr", width, uint64_t{layout.num_seqs} + 1));
     if (!c.opt.strict) {
         return Status::success();

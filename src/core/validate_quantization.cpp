@@ -38,7 +38,7 @@ std::string value_text(float v) {
 }
 
 /// Decodes scale entry `i` of a scale buffer of `type` (float16, bfloat16 or float32).
-float scale_at(const LeArray& raw, uint64_t i, ElementType type) {
+float scale_at(const IndexArray& raw, uint64_t i, ElementType type) {
     const uint64_t bits = raw[i];
     switch (type) {
         case ElementType::kFloat16: return float16_to_float(static_cast<uint16_t>(bits));
@@ -71,7 +71,7 @@ Status check_affine(const DataCtx& c, const ParamBuffers& p) {
     // sized it as the concatenation).
     const bool shared = p.has_zero_points && p.zero_point_buffer == p.scale_buffer;
     const uint64_t entries = scale_bytes.size() / (shared ? w + 4 : w);
-    const LeArray scales = LeArray::whole(scale_bytes.first(static_cast<size_t>(entries * w)), w);
+    const IndexArray scales = IndexArray::whole(scale_bytes.first(static_cast<size_t>(entries * w)), w);
     for (uint64_t i = 0; i < entries; ++i) {
         const float s = scale_at(scales, i, p.scale_type);
         if (!std::isfinite(s) || s == 0.0F) {
@@ -90,7 +90,7 @@ Status check_affine(const DataCtx& c, const ParamBuffers& p) {
     } else {
         HURRAY_ASSIGN_OR_RETURN(zp_bytes, data_buffer(c, p.zero_point_buffer, zp_field.c_str()));
     }
-    const LeArray zps = LeArray::whole(zp_bytes, 4);
+    const IndexArray zps = IndexArray::whole(zp_bytes, 4);
     // check_descriptor accepted the storage type, so it has a range; an int32
     // zero point is never outside the fallback.
     const CodeRange range = affine_code_range(c.d.element_type).value_or(CodeRange{INT32_MIN, INT32_MAX});
@@ -110,7 +110,7 @@ Status check_affine(const DataCtx& c, const ParamBuffers& p) {
 
 Status check_nf4(const DataCtx& c, const Nf4Quantization& q) {
     HURRAY_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, data_buffer(c, q.scale_buffer_index, "nf4.absmax"));
-    const LeArray absmax = LeArray::whole(bytes, 4);
+    const IndexArray absmax = IndexArray::whole(bytes, 4);
     for (uint64_t i = 0; i < absmax.size(); ++i) {
         const auto s = std::bit_cast<float>(static_cast<uint32_t>(absmax[i]));
         if (!std::isfinite(s) || s < 0.0F) {

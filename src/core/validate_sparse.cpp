@@ -15,7 +15,7 @@ namespace hurray::detail {
 namespace {
 
 /// "(c0, c1, ...)": the coordinates of COO entry `i`.
-std::string tuple_text(const LeArray& idx, uint64_t i, uint32_t rank) {
+std::string tuple_text(const IndexArray& idx, uint64_t i, uint32_t rank) {
     std::string s = "(";
     for (uint32_t k = 0; k < rank; ++k) {
         s += (k == 0 ? "" : ", ") + dec(idx[i * rank + k]);
@@ -24,7 +24,7 @@ std::string tuple_text(const LeArray& idx, uint64_t i, uint32_t rank) {
 }
 
 /// -1, 0 or 1: lexicographic comparison of the tuples of entries `a` and `b`.
-int compare_tuples(const LeArray& idx, uint64_t a, uint64_t b, uint32_t rank) {
+int compare_tuples(const IndexArray& idx, uint64_t a, uint64_t b, uint32_t rank) {
     for (uint32_t k = 0; k < rank; ++k) {
         const uint64_t x = idx[a * rank + k];
         const uint64_t y = idx[b * rank + k];
@@ -39,7 +39,7 @@ int compare_tuples(const LeArray& idx, uint64_t a, uint64_t b, uint32_t rank) {
 /// numbers (of type I, uint32_t when nnz < 2^32) by (tuple, entry number).
 /// Reports the duplicate whose second occurrence has the smallest entry number.
 template <typename I>
-Status find_duplicates(const LeArray& idx, uint64_t nnz, uint32_t rank) {
+Status find_duplicates(const IndexArray& idx, uint64_t nnz, uint32_t rank) {
     std::vector<I> order(static_cast<size_t>(nnz));
     std::iota(order.begin(), order.end(), I{0});
     std::sort(order.begin(), order.end(), [&](I a, I b) {
@@ -79,7 +79,7 @@ Status validate_coo(const DataCtx& c, const CooLayout& layout) {
     if (!count) {
         return data_error("coo.indices (buffer 1): nnz * rank overflows 64 bits");
     }
-    HURRAY_ASSIGN_OR_RETURN(LeArray idx, index_buffer(c, 1, "coo.indices", 8, *count));
+    HURRAY_ASSIGN_OR_RETURN(IndexArray idx, index_buffer(c, 1, "coo.indices", 8, *count));
     if (!c.opt.strict) {
         return Status::success();
     }
@@ -141,8 +141,8 @@ Status validate_compressed(const DataCtx& c, bool csr, uint64_t nnz) {
         }
         n = p.size() / 8 - 1;
     }
-    HURRAY_ASSIGN_OR_RETURN(LeArray ptr, index_buffer(c, 2, ptr_name, 8, n + 1));
-    HURRAY_ASSIGN_OR_RETURN(LeArray idx, index_buffer(c, 1, idx_name, 8, nnz));
+    HURRAY_ASSIGN_OR_RETURN(IndexArray ptr, index_buffer(c, 2, ptr_name, 8, n + 1));
+    HURRAY_ASSIGN_OR_RETURN(IndexArray idx, index_buffer(c, 1, idx_name, 8, nnz));
     if (!c.opt.strict) {
         return Status::success();
     }
@@ -194,8 +194,8 @@ Status validate_csf(const DataCtx& c, const CsfLayout& layout) {
     }
     // Buffer sizes: n_L = crd_L.byte_size / 8 nodes at level L; pos_L holds
     // n_{L-1} + 1 entries (n_{-1} = 1); the leaf level holds nnz nodes.
-    std::vector<LeArray> pos(rank);
-    std::vector<LeArray> crd(rank);
+    std::vector<IndexArray> pos(rank);
+    std::vector<IndexArray> crd(rank);
     uint64_t parents = 1;
     for (uint32_t l = 0; l < rank; ++l) {
         const std::string crd_name = "csf.crd_" + dec(l);
@@ -219,8 +219,8 @@ Status validate_csf(const DataCtx& c, const CsfLayout& layout) {
                               " bytes, but level " + dec(l) + " has " + dec(parents) + " parent nodes, so it needs " +
                               dec(parents + 1) + " uint64 entries");
         }
-        crd[l] = LeArray::whole(crd_bytes, 8);
-        pos[l] = LeArray::whole(pos_bytes, 8);
+        crd[l] = IndexArray::whole(crd_bytes, 8);
+        pos[l] = IndexArray::whole(pos_bytes, 8);
         parents = nodes;
     }
     if (!c.opt.strict) {
@@ -239,8 +239,8 @@ Status validate_csf(const DataCtx& c, const CsfLayout& layout) {
         const std::string crd_name = "csf.crd_" + dec(l);
         const size_t pos_b = 2 * size_t{l} + 1;
         const size_t crd_b = 2 * size_t{l} + 2;
-        const LeArray& p = pos[l];
-        const LeArray& k = crd[l];
+        const IndexArray& p = pos[l];
+        const IndexArray& k = crd[l];
         const uint64_t np = p.size() - 1;  // parent nodes
         // (1)-(3): pos_L starts at 0, never decreases, ends at n_L.
         if (p[0] != 0) {
