@@ -11,8 +11,8 @@ namespace {
 
 hurray::Status run(const std::string& url) {
     // readme:begin remote
-    hurray::HttpOptions http;                              // timeouts, retries, extra headers
-    auto file = hurray::load_url(url, http);               // 2-3 requests: tail, header + index + KV, descriptors
+    hurray::http::HttpOptions http;                              // timeouts, retries, extra headers
+    auto file = hurray::http::load_url(url, http);               // 2-3 requests: tail, header + index + KV, descriptors
     if (!file) return file.error();                        // names the URL (no credentials) and the range
     const hurray::FileReader& r = file->reader();
     for (size_t i = 0; i < r.tensor_count(); ++i) {        // names, types, shapes: fetched at open

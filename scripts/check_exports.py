@@ -8,8 +8,10 @@ For every libhurray*.so in DIR but the C ABI's libhurray_c (tests/c/check_export
 checks that one against hurray.h), lists the dynamic symbols it defines and checks each
 one of namespace hurray (functions, variables, vtables, typeinfo):
 
-  * none lies in a `detail` namespace or an anonymous one: what a library exports is
-    public API, and public API is what its headers declare;
+  * none lies in a `detail` namespace or an anonymous one, and none is a member of a
+    private implementation (`X::Impl`, whose members no header declares, although it
+    takes its visibility from the exported `X`): what a library exports is public API,
+    and public API is what its headers declare;
   * every name that makes up its qualified name (namespaces, classes, the function),
     template arguments and parameters left out, is a word of the headers under the
     include directories: an exported symbol that no installed header declares is an
@@ -121,6 +123,10 @@ def main() -> int:
             components = [c for c in name.split("::") if c]
             if "detail" in components or "{anonymous}" in name or "(anonymous namespace)" in symbol:
                 failures.append(f"{library.name}: {symbol}: internal namespace")
+                continue
+            if "Impl" in components[:-1]:
+                # A pimpl's members: the header names the class, never what it holds.
+                failures.append(f"{library.name}: {symbol}: a member of a private implementation")
                 continue
             missing = [c.lstrip("~") for c in components if c.lstrip("~") not in words and c != "operator"]
             if missing:

@@ -98,8 +98,8 @@ int make_big(const std::string& out, uint64_t mib) {
     return 0;
 }
 
-hurray::HttpOptions http_options() {
-    hurray::HttpOptions o;
+hurray::http::HttpOptions http_options() {
+    hurray::http::HttpOptions o;
     if (const char* budget = std::getenv("HURRAY_BENCH_RANGE_HEADER_BYTES")) {
         o.max_range_header_bytes = std::strtoull(budget, nullptr, 10);
     }
@@ -111,7 +111,7 @@ hurray::HttpOptions http_options() {
 
 int list(const std::string& url) {
     const double t0 = now_s();
-    auto src = hurray::HttpRangeSource::open(url, http_options());
+    auto src = hurray::http::HttpRangeSource::open(url, http_options());
     if (!src.ok()) {
         return fail(src.error().to_string());
     }
@@ -137,7 +137,7 @@ int list(const std::string& url) {
 
 int tensor(const std::string& url, const std::string& name) {
     const double t_open = now_s();
-    auto src = hurray::HttpRangeSource::open(url, http_options());
+    auto src = hurray::http::HttpRangeSource::open(url, http_options());
     if (!src.ok()) {
         return fail(src.error().to_string());
     }

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <memory>
@@ -22,7 +23,7 @@
 #include <thread>
 #include <utility>
 
-namespace hurray {
+namespace hurray::http {
 
 namespace {
 
@@ -186,8 +187,103 @@ void global_init() {
 
 }  // namespace
 
+/// Everything HttpRangeSource holds: the options, what the open learned,
+/// and libcurl's handles, which the public header does not name.
+// Hidden although HttpRangeSource is exported (a nested class takes the enclosing
+// one's visibility).
+struct HURRAY_HTTP_NO_EXPORT HttpRangeSource::Impl {
+    /// State for `source` (which `check_range` and `count_request` reach).
+    Impl(HttpRangeSource* source, std::string url, HttpOptions options);
+    /// Frees the pooled handles.
+    ~Impl();
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
+    Impl(Impl&&) = delete;
+    Impl& operator=(Impl&&) = delete;
+
+    /// HttpRangeSource::read and read_ranges.
+    Status read(uint64_t offset, std::span<uint8_t> out);
+    Status read_ranges(std::span<const ByteRange> ranges);
+
+    struct Response;
+    struct Multipart;
+    /// One range of a request made by `read_ranges`: bytes [first, last]
+    /// holding the sorted pieces [piece_begin, piece_end).
+    struct Wire {
+        uint64_t first = 0;
+        uint64_t last = 0;
+        size_t piece_begin = 0;
+        size_t piece_end = 0;
+    };
+    /// What one multi-range request came to.
+    enum class MultiOutcome { kDone, kTooLarge, kNoMulti, kPartial, kError };
+    /// One request of `fetch_parallel`: the single range `range` when
+    /// `wires` is empty, else a multi-range request for `wires`, which gets
+    /// its outcome and one covered flag per wire.
+    struct Job {
+        ByteRange range;
+        std::span<const Wire> wires;
+        MultiOutcome outcome = MultiOutcome::kError;
+        std::vector<uint8_t> covered;
+    };
+    /// Runs `jobs` at once (`parallel` connections, libcurl multi
+    /// interface), each retried on its own; `pieces` are the buffers of the
+    /// multi-range jobs' wires.
+    Status fetch_parallel(std::span<Job> jobs, std::span<const ByteRange> pieces);
+    /// One multi-range request for `wires` (retried whole); `covered` gets
+    /// one flag per wire.
+    MultiOutcome fetch_multi(std::span<const Wire> wires, std::span<const ByteRange> pieces,
+                             std::vector<uint8_t>& covered, Status& error);
+    /// The checks after a multi-range transfer ended with `rc`: the outcome,
+    /// and for kError the error and whether it is worth repeating.
+    MultiOutcome judge_multi(int rc, Response& resp, Multipart& mp, const std::string& where,
+                             std::vector<uint8_t>& covered, Status& error, bool& retry);
+    /// "GET <url> N ranges in bytes [a, b)".
+    [[nodiscard]] std::string multi_where(std::span<const Wire> wires) const;
+    /// Sets up `easy` for one request; `headers` gets the list to free.
+    Status setup(void* easy, Response& resp, const std::string& range, void** headers, const std::string& where);
+    /// The checks after a single-range transfer ended with `rc`.
+    Status conclude(int rc, Response& resp, const std::string& where, uint64_t offset);
+    /// Copies the part of [offset, offset + out.size()) that the bytes read at
+    /// open hold, when the range ends inside them, into the end of `out`;
+    /// returns how many of its first bytes are left to fetch (out.size()
+    /// when none were held).
+    [[nodiscard]] size_t held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept;
+    /// "GET <url> bytes [a, b)".
+    [[nodiscard]] std::string where(uint64_t offset, uint64_t length) const;
+    void* take_multi();
+    void give_back_multi(void* multi);
+    /// One range request with retries; `suffix` asks for the last
+    /// out.size() bytes (at open, size unknown).
+    Status fetch(uint64_t offset, std::span<uint8_t> out, bool suffix, Response* at_open);
+    /// One attempt.
+    Status attempt(void* easy, uint64_t offset, std::span<uint8_t> out, bool suffix, Response& resp);
+    /// libcurl callbacks: one header line; body bytes (checked at the first).
+    static size_t on_header(char* data, size_t size, size_t count, void* user);
+    static size_t on_body(char* data, size_t size, size_t count, void* user);
+    void* take_handle();
+    void give_back(void* easy);
+
+    HttpRangeSource* owner;
+    std::string url_;
+    std::string display_url_;
+    HttpOptions options_;
+    uint64_t size_ = 0;
+    std::string etag_;           // pinned at open (empty: none)
+    std::string last_modified_;  // pinned at open (empty: none)
+    std::string identity_;
+    std::vector<uint8_t> tail_;  // the last bytes of the file, read at open
+    uint64_t tail_offset_ = 0;
+    std::mutex pool_mutex_;
+    std::vector<void*> pool_;  // idle CURL easy handles
+    std::vector<void*> multi_pool_;  // idle CURLM handles (each keeps its connections)
+    std::atomic<size_t> range_budget_{0};  // max_range_header_bytes, halved on refusals
+    std::atomic<bool> no_multi_{false};    // the server does not answer multi-range requests
+    std::atomic<bool> budget_confirmed_{false};  // a request within range_budget_ passed: send them at once
+};
+
 /// What one response said (headers of the last response after redirects).
-struct HttpRangeSource::Response {
+struct HttpRangeSource::Impl::Response {
     long status = 0;
     std::string etag;
     std::string last_modified;
@@ -202,7 +298,7 @@ struct HttpRangeSource::Response {
     uint64_t received = 0;     // body bytes written to out
     bool too_long = false;     // the body went past out
     // What was asked and where it goes.
-    HttpRangeSource* self = nullptr;
+    HttpRangeSource::Impl* self = nullptr;
     uint64_t offset = 0;
     std::span<uint8_t> out;
     bool suffix = false;
@@ -227,7 +323,7 @@ struct HttpRangeSource::Response {
 /// dropped) only once its Content-Range has been checked. Framing lines are
 /// bounded; a part's length comes from its Content-Range, never from a
 /// search for the boundary.
-struct HttpRangeSource::Multipart {
+struct HttpRangeSource::Impl::Multipart {
     enum class State { kPreamble, kHeaders, kBody, kAfterBody, kDelimiter, kEnd };
     static constexpr size_t kMaxLine = 4096;      // one framing line
     static constexpr size_t kMaxFraming = 16384;  // framing bytes between two part bodies
@@ -508,15 +604,15 @@ std::string HttpRangeSource::display_url(const std::string& url) {
     return u;
 }
 
-HttpRangeSource::HttpRangeSource(std::string url, HttpOptions options)
-    : url_(std::move(url)), display_url_(display_url(url_)), options_(std::move(options)) {
+HttpRangeSource::Impl::Impl(HttpRangeSource* source, std::string url, HttpOptions options)
+    : owner(source), url_(std::move(url)), display_url_(display_url(url_)), options_(std::move(options)) {
     options_.max_retries = std::min(options_.max_retries, kMaxRetries);
     options_.max_redirects = std::clamp(options_.max_redirects, 0L, kMaxRedirects);  // -1 would be unlimited
     options_.parallel = std::clamp(options_.parallel, 1U, kMaxParallel);
     range_budget_.store(std::max<size_t>(options_.max_range_header_bytes, 1), std::memory_order_relaxed);
 }
 
-HttpRangeSource::~HttpRangeSource() {
+HttpRangeSource::Impl::~Impl() {
     for (void* m : multi_pool_) {
         curl_multi_cleanup(static_cast<CURLM*>(m));
     }
@@ -525,7 +621,7 @@ HttpRangeSource::~HttpRangeSource() {
     }
 }
 
-void* HttpRangeSource::take_multi() {
+void* HttpRangeSource::Impl::take_multi() {
     {
         const std::lock_guard<std::mutex> lock(pool_mutex_);
         if (!multi_pool_.empty()) {
@@ -543,7 +639,7 @@ void* HttpRangeSource::take_multi() {
     return m;
 }
 
-void HttpRangeSource::give_back_multi(void* multi) {
+void HttpRangeSource::Impl::give_back_multi(void* multi) {
     const std::lock_guard<std::mutex> lock(pool_mutex_);
     if (multi_pool_.size() < 4) {
         multi_pool_.push_back(multi);
@@ -552,7 +648,7 @@ void HttpRangeSource::give_back_multi(void* multi) {
     curl_multi_cleanup(static_cast<CURLM*>(multi));
 }
 
-void* HttpRangeSource::take_handle() {
+void* HttpRangeSource::Impl::take_handle() {
     {
         const std::lock_guard<std::mutex> lock(pool_mutex_);
         if (!pool_.empty()) {
@@ -564,7 +660,7 @@ void* HttpRangeSource::take_handle() {
     return curl_easy_init();
 }
 
-void HttpRangeSource::give_back(void* easy) {
+void HttpRangeSource::Impl::give_back(void* easy) {
     const std::lock_guard<std::mutex> lock(pool_mutex_);
     if (pool_.size() < 8) {
         pool_.push_back(easy);
@@ -572,6 +668,21 @@ void HttpRangeSource::give_back(void* easy) {
     }
     curl_easy_cleanup(static_cast<CURL*>(easy));
 }
+
+HttpRangeSource::HttpRangeSource(std::string url, HttpOptions options)
+    : impl_(std::make_unique<Impl>(this, std::move(url), std::move(options))) {}
+
+HttpRangeSource::~HttpRangeSource() = default;
+
+uint64_t HttpRangeSource::size() const noexcept { return impl_->size_; }
+
+std::string HttpRangeSource::identity() const { return impl_->identity_; }
+
+std::string HttpRangeSource::name() const { return impl_->display_url_; }
+
+Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) { return impl_->read(offset, out); }
+
+Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) { return impl_->read_ranges(ranges); }
 
 Result<std::shared_ptr<HttpRangeSource>> HttpRangeSource::open(const std::string& url, HttpOptions options) {
     global_init();
@@ -586,23 +697,24 @@ Result<std::shared_ptr<HttpRangeSource>> HttpRangeSource::open(const std::string
         }
     }
     auto src = std::make_shared<HttpRangeSource>(url, std::move(options));
-    const uint64_t want = std::max<uint64_t>(1, std::min<uint64_t>(src->options_.tail_bytes, uint64_t{1} << 30U));
+    Impl& impl = *src->impl_;
+    const uint64_t want = std::max<uint64_t>(1, std::min<uint64_t>(impl.options_.tail_bytes, uint64_t{1} << 30U));
     std::vector<uint8_t> tail(static_cast<size_t>(want));
-    Response at_open;
-    HURRAY_RETURN_IF_ERROR(src->fetch(0, tail, true, &at_open));
+    Impl::Response at_open;
+    HURRAY_RETURN_IF_ERROR(impl.fetch(0, tail, true, &at_open));
     // fetch checked: a Content-Range with a total, ending at total - 1.
     const ContentRange& cr = *at_open.range;
-    src->size_ = *cr.total;
-    src->tail_offset_ = cr.first;
+    impl.size_ = *cr.total;
+    impl.tail_offset_ = cr.first;
     tail.resize(static_cast<size_t>(cr.last - cr.first + 1));  // <= want
-    src->tail_ = std::move(tail);
-    src->etag_ = at_open.etag;
-    src->last_modified_ = at_open.last_modified;
-    src->identity_ = !src->etag_.empty() ? src->etag_ : src->last_modified_;
+    impl.tail_ = std::move(tail);
+    impl.etag_ = at_open.etag;
+    impl.last_modified_ = at_open.last_modified;
+    impl.identity_ = !impl.etag_.empty() ? impl.etag_ : impl.last_modified_;
     return src;
 }
 
-size_t HttpRangeSource::held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept {
+size_t HttpRangeSource::Impl::held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept {
     // tail_ holds [tail_offset_, size_): a range that ends inside it reaches
     // it with its last bytes. The caller checked offset + out.size() <= size_.
     if (tail_.empty() || offset >= tail_offset_ || offset + out.size() <= tail_offset_) {
@@ -615,8 +727,8 @@ size_t HttpRangeSource::held_from_tail(uint64_t offset, std::span<uint8_t> out) 
     return before;
 }
 
-Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
-    HURRAY_RETURN_IF_ERROR(check_range(offset, out.size()));
+Status HttpRangeSource::Impl::read(uint64_t offset, std::span<uint8_t> out) {
+    HURRAY_RETURN_IF_ERROR(owner->check_range(offset, out.size()));
     if (out.empty()) {
         return Status::success();
     }
@@ -641,8 +753,8 @@ Status HttpRangeSource::read(uint64_t offset, std::span<uint8_t> out) {
 }
 
 /// libcurl's header callback: one header line per call (status lines too).
-size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* user) {
-    auto* resp = static_cast<HttpRangeSource::Response*>(user);  // NOLINT
+size_t HttpRangeSource::Impl::on_header(char* data, size_t size, size_t count, void* user) {
+    auto* resp = static_cast<HttpRangeSource::Impl::Response*>(user);  // NOLINT
     const size_t n = size * count;  // libcurl guarantees size == 1
     // SAFETY: libcurl passes n readable bytes at data; not NUL-terminated.
     const std::string_view line = trim(std::string_view(data, n));
@@ -695,13 +807,13 @@ size_t HttpRangeSource::on_header(char* data, size_t size, size_t count, void* u
     return n;
 }
 
-std::string HttpRangeSource::where(uint64_t offset, uint64_t length) const {
+std::string HttpRangeSource::Impl::where(uint64_t offset, uint64_t length) const {
     std::string w = "GET ";
     w.append(display_url_).append(" bytes [").append(dec(offset)).append(", ").append(dec(offset + length)).append(")");
     return w;
 }
 
-Status HttpRangeSource::setup(void* easy_v, Response& resp, const std::string& range, void** headers_out,
+Status HttpRangeSource::Impl::setup(void* easy_v, Response& resp, const std::string& range, void** headers_out,
                               const std::string& where) {
     auto* easy = static_cast<CURL*>(easy_v);
     curl_easy_reset(easy);
@@ -748,16 +860,16 @@ Status HttpRangeSource::setup(void* easy_v, Response& resp, const std::string& r
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, secs(options_.idle_timeout));
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &HttpRangeSource::on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &HttpRangeSource::Impl::on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, &resp);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &HttpRangeSource::on_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &HttpRangeSource::Impl::on_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &resp);
     // NOLINTEND(cppcoreguidelines-pro-type-vararg)
     *headers_out = headers;
     return Status::success();
 }
 
-Status HttpRangeSource::attempt(void* easy, uint64_t offset, std::span<uint8_t> out, bool suffix, Response& resp) {
+Status HttpRangeSource::Impl::attempt(void* easy, uint64_t offset, std::span<uint8_t> out, bool suffix, Response& resp) {
     resp = Response{};
     resp.self = this;
     resp.offset = offset;
@@ -778,13 +890,13 @@ Status HttpRangeSource::attempt(void* easy, uint64_t offset, std::span<uint8_t> 
     return conclude(rc, resp, w, offset);
 }
 
-Status HttpRangeSource::conclude(int rc, Response& resp, const std::string& where, uint64_t offset) {
+Status HttpRangeSource::Impl::conclude(int rc, Response& resp, const std::string& where, uint64_t offset) {
     if (past_curl_limit(rc, resp.status, resp.checked)) {
         // Not sent, not counted; the same request would fail the same way.
         resp.past_limit = true;
         return Error(ErrorCode::kIoError, where + ": " + past_limit_message(rc, resp.request_bytes), offset);
     }
-    count_request(resp.received);
+    owner->count_request(resp.received);
     if (resp.refused) {
         return Error(resp.refused->code(), where + ": " + resp.refused->message(), offset);
     }
@@ -809,7 +921,7 @@ Status HttpRangeSource::conclude(int rc, Response& resp, const std::string& wher
     return Status::success();
 }
 
-Status HttpRangeSource::fetch(uint64_t offset, std::span<uint8_t> out, bool suffix, Response* at_open) {
+Status HttpRangeSource::Impl::fetch(uint64_t offset, std::span<uint8_t> out, bool suffix, Response* at_open) {
     void* easy = take_handle();
     if (easy == nullptr) {
         return Error(ErrorCode::kOutOfMemory, "GET " + display_url_ + ": curl_easy_init failed");
@@ -848,8 +960,8 @@ Status HttpRangeSource::fetch(uint64_t offset, std::span<uint8_t> out, bool suff
 /// libcurl's write callback: checks the headers at the first body byte,
 /// then copies into the caller's buffer, refusing any byte past the range.
 /// Returning less than given aborts the transfer.
-size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* user) {
-    auto* resp = static_cast<HttpRangeSource::Response*>(user);  // NOLINT
+size_t HttpRangeSource::Impl::on_body(char* data, size_t size, size_t count, void* user) {
+    auto* resp = static_cast<HttpRangeSource::Impl::Response*>(user);  // NOLINT
     const size_t n = size * count;
     if (resp->mp != nullptr) {
         resp->received += n;  // every body byte, multipart framing included
@@ -892,7 +1004,7 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
             // it costs no further request.
             if (resp->status == 200) {
                 resp->no_multi = true;
-                const HttpRangeSource& src = *resp->self;
+                const HttpRangeSource::Impl& src = *resp->self;
                 const bool same = (src.etag_.empty() || resp->etag == src.etag_) &&
                                   (!src.etag_.empty() || src.last_modified_.empty() ||
                                    resp->last_modified == src.last_modified_);
@@ -932,7 +1044,7 @@ size_t HttpRangeSource::on_body(char* data, size_t size, size_t count, void* use
             return refuse(ErrorCode::kIoError,
                           "the body is encoded (Content-Encoding: " + resp->content_encoding + "), not the file's bytes");
         }
-        const HttpRangeSource& src = *resp->self;
+        const HttpRangeSource::Impl& src = *resp->self;
         const bool changed = (!src.etag_.empty() && resp->etag != src.etag_) ||
                              (src.etag_.empty() && !src.last_modified_.empty() &&
                               resp->last_modified != src.last_modified_);
@@ -1025,7 +1137,7 @@ Status after_attempts(const Status& status, unsigned attempts) {
 
 }  // namespace
 
-Status HttpRangeSource::fetch_parallel(std::span<Job> jobs, std::span<const ByteRange> pieces) {
+Status HttpRangeSource::Impl::fetch_parallel(std::span<Job> jobs, std::span<const ByteRange> pieces) {
     if (jobs.empty()) {
         return Status::success();
     }
@@ -1189,7 +1301,7 @@ Status HttpRangeSource::fetch_parallel(std::span<Job> jobs, std::span<const Byte
         if (slot.busy) {
             curl_multi_remove_handle(multi, static_cast<CURL*>(slot.easy));
             curl_slist_free_all(static_cast<curl_slist*>(slot.headers));
-            count_request(slot.resp.received);
+            owner->count_request(slot.resp.received);
         }
         if (slot.easy != nullptr) {
             give_back(slot.easy);
@@ -1199,7 +1311,7 @@ Status HttpRangeSource::fetch_parallel(std::span<Job> jobs, std::span<const Byte
     return failure;
 }
 
-std::string HttpRangeSource::multi_where(std::span<const Wire> wires) const {
+std::string HttpRangeSource::Impl::multi_where(std::span<const Wire> wires) const {
     std::string w = "GET ";
     w.append(display_url_)
         .append(" ")
@@ -1212,7 +1324,7 @@ std::string HttpRangeSource::multi_where(std::span<const Wire> wires) const {
     return w;
 }
 
-HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& resp, Multipart& mp,
+HttpRangeSource::Impl::MultiOutcome HttpRangeSource::Impl::judge_multi(int rc, Response& resp, Multipart& mp,
                                                            const std::string& where, std::vector<uint8_t>& covered,
                                                            Status& error, bool& retry) {
     if (rc == CURLE_OK && !resp.checked) {
@@ -1225,7 +1337,7 @@ HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& res
         resp.past_limit = true;
         return MultiOutcome::kTooLarge;
     }
-    count_request(resp.received);
+    owner->count_request(resp.received);
     if (resp.no_multi) {
         covered = std::move(mp.covered);  // the first range, when the 200's first bytes brought it
         return MultiOutcome::kNoMulti;
@@ -1269,7 +1381,7 @@ HttpRangeSource::MultiOutcome HttpRangeSource::judge_multi(int rc, Response& res
     return MultiOutcome::kDone;
 }
 
-HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire> wires,
+HttpRangeSource::Impl::MultiOutcome HttpRangeSource::Impl::fetch_multi(std::span<const Wire> wires,
                                                            std::span<const ByteRange> pieces,
                                                            std::vector<uint8_t>& covered, Status& error) {
     const std::string range = range_list(wires);
@@ -1309,11 +1421,11 @@ HttpRangeSource::MultiOutcome HttpRangeSource::fetch_multi(std::span<const Wire>
     return outcome;
 }
 
-Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
+Status HttpRangeSource::Impl::read_ranges(std::span<const ByteRange> ranges) {
     std::vector<ByteRange> pieces;
     pieces.reserve(ranges.size());
     for (const ByteRange& r : ranges) {
-        HURRAY_RETURN_IF_ERROR(check_range(r.offset, r.out.size()));
+        HURRAY_RETURN_IF_ERROR(owner->check_range(r.offset, r.out.size()));
         if (r.out.empty()) {
             continue;
         }
@@ -1503,4 +1615,4 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) {
     return Status::success();
 }
 
-}  // namespace hurray
+}  // namespace hurray::http

@@ -4,7 +4,7 @@
 #include <memory>
 #include <utility>
 
-namespace hurray {
+namespace hurray::http {
 
 Result<TensorFile> load_url(const std::string& url, const HttpOptions& http, const FileReadOptions& options) {
     HURRAY_ASSIGN_OR_RETURN(std::shared_ptr<HttpRangeSource> source, HttpRangeSource::open(url, http));
@@ -12,4 +12,4 @@ Result<TensorFile> load_url(const std::string& url, const HttpOptions& http, con
     return TensorFile(std::move(reader));
 }
 
-}  // namespace hurray
+}  // namespace hurray::http

@@ -93,7 +93,9 @@ struct MetTensor {
 
 }  // namespace
 
-struct SequentialFileReader::Impl {
+// Hidden although SequentialFileReader is exported (a nested class takes the
+// enclosing one's visibility).
+struct HURRAY_IO_NO_EXPORT SequentialFileReader::Impl {
     ByteSource* src = nullptr;
     SequentialReadOptions options;
     DecodeOptions descriptor_options;

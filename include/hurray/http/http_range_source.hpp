@@ -6,12 +6,10 @@
 /// downloading it (docs/remote.md).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,7 +18,7 @@
 #include "hurray/http/export.hpp"
 #include "hurray/io/range_source.hpp"
 
-namespace hurray {
+namespace hurray::http {
 
 /// How an `HttpRangeSource` talks to the server.
 struct HURRAY_HTTP_EXPORT HttpOptions {
@@ -106,9 +104,9 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
 /// kept in a small pool and reused.
 ///
 /// @code
-/// hurray::HttpOptions http;
-/// http.headers.push_back("Authorization: Bearer " + token);
-/// auto src = hurray::HttpRangeSource::open("https://example.com/model.hrry", http);
+/// hurray::http::HttpOptions options;
+/// options.headers.push_back("Authorization: Bearer " + token);
+/// auto src = hurray::http::HttpRangeSource::open("https://example.com/model.hrry", options);
 /// if (!src) return src.error();
 /// auto file = hurray::FileReader::open(*src);        // 1-3 requests
 /// auto w = file->tensor("w");                          // 1-2 more
@@ -125,7 +123,7 @@ public:
     ~HttpRangeSource() override;
 
     /// Size of the remote file, from the `Content-Range` at open.
-    [[nodiscard]] uint64_t size() const noexcept override { return size_; }
+    [[nodiscard]] uint64_t size() const noexcept override;
     /// One range request (retried as `HttpOptions` says), or none when the
     /// range lies in the bytes read at open; a range of at least
     /// `HttpOptions::parallel_min_bytes` is split into `parallel` parts
@@ -157,9 +155,9 @@ public:
     [[nodiscard]] Status read_ranges(std::span<const ByteRange> ranges) override;
     /// The pinned `ETag` (as sent, quotes included), else `Last-Modified`,
     /// else empty (the server sent neither: a replacement cannot be detected).
-    [[nodiscard]] std::string identity() const override { return identity_; }
+    [[nodiscard]] std::string identity() const override;
     /// The URL without user, password or query string.
-    [[nodiscard]] std::string name() const override { return display_url_; }
+    [[nodiscard]] std::string name() const override;
 
     /// `url` with any `user:password@` and `?query` removed (for messages).
     static std::string display_url(const std::string& url);
@@ -177,80 +175,18 @@ public:
     HttpRangeSource(std::string url, HttpOptions options);
 
 private:
-    struct Response;
-    struct Multipart;
-    /// One range of a request made by `read_ranges`: bytes [first, last]
-    /// holding the sorted pieces [piece_begin, piece_end).
-    struct Wire {
-        uint64_t first = 0;
-        uint64_t last = 0;
-        size_t piece_begin = 0;
-        size_t piece_end = 0;
-    };
-    /// What one multi-range request came to.
-    enum class MultiOutcome { kDone, kTooLarge, kNoMulti, kPartial, kError };
-    /// One request of `fetch_parallel`: the single range `range` when
-    /// `wires` is empty, else a multi-range request for `wires`, which gets
-    /// its outcome and one covered flag per wire.
-    struct Job {
-        ByteRange range;
-        std::span<const Wire> wires;
-        MultiOutcome outcome = MultiOutcome::kError;
-        std::vector<uint8_t> covered;
-    };
-    /// Runs `jobs` at once (`parallel` connections, libcurl multi
-    /// interface), each retried on its own; `pieces` are the buffers of the
-    /// multi-range jobs' wires.
-    Status fetch_parallel(std::span<Job> jobs, std::span<const ByteRange> pieces);
-    /// One multi-range request for `wires` (retried whole); `covered` gets
-    /// one flag per wire.
-    MultiOutcome fetch_multi(std::span<const Wire> wires, std::span<const ByteRange> pieces,
-                             std::vector<uint8_t>& covered, Status& error);
-    /// The checks after a multi-range transfer ended with `rc`: the outcome,
-    /// and for kError the error and whether it is worth repeating.
-    MultiOutcome judge_multi(int rc, Response& resp, Multipart& mp, const std::string& where,
-                             std::vector<uint8_t>& covered, Status& error, bool& retry);
-    /// "GET <url> N ranges in bytes [a, b)".
-    [[nodiscard]] std::string multi_where(std::span<const Wire> wires) const;
-    /// Sets up `easy` for one request; `headers` gets the list to free.
-    Status setup(void* easy, Response& resp, const std::string& range, void** headers, const std::string& where);
-    /// The checks after a single-range transfer ended with `rc`.
-    Status conclude(int rc, Response& resp, const std::string& where, uint64_t offset);
-    /// Copies the part of [offset, offset + out.size()) that the bytes read at
-    /// open hold, when the range ends inside them, into the end of `out`;
-    /// returns how many of its first bytes are left to fetch (out.size()
-    /// when none were held).
-    [[nodiscard]] size_t held_from_tail(uint64_t offset, std::span<uint8_t> out) const noexcept;
-    /// "GET <url> bytes [a, b)".
-    [[nodiscard]] std::string where(uint64_t offset, uint64_t length) const;
-    void* take_multi();
-    void give_back_multi(void* multi);
-    /// One range request with retries; `suffix` asks for the last
-    /// out.size() bytes (at open, size unknown).
-    Status fetch(uint64_t offset, std::span<uint8_t> out, bool suffix, Response* at_open);
-    /// One attempt.
-    Status attempt(void* easy, uint64_t offset, std::span<uint8_t> out, bool suffix, Response& resp);
-    /// libcurl callbacks: one header line; body bytes (checked at the first).
-    static size_t on_header(char* data, size_t size, size_t count, void* user);
-    static size_t on_body(char* data, size_t size, size_t count, void* user);
-    void* take_handle();
-    void give_back(void* easy);
-
-    std::string url_;
-    std::string display_url_;
-    HttpOptions options_;
-    uint64_t size_ = 0;
-    std::string etag_;           // pinned at open (empty: none)
-    std::string last_modified_;  // pinned at open (empty: none)
-    std::string identity_;
-    std::vector<uint8_t> tail_;  // the last bytes of the file, read at open
-    uint64_t tail_offset_ = 0;
-    std::mutex pool_mutex_;
-    std::vector<void*> pool_;  // idle CURL easy handles
-    std::vector<void*> multi_pool_;  // idle CURLM handles (each keeps its connections)
-    std::atomic<size_t> range_budget_{0};  // max_range_header_bytes, halved on refusals
-    std::atomic<bool> no_multi_{false};    // the server does not answer multi-range requests
-    std::atomic<bool> budget_confirmed_{false};  // a request within range_budget_ passed: send them at once
+    /// libcurl's handles and the state of the open file (src/http/http_range_source.cpp).
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
 };
+
+}  // namespace hurray::http
+
+namespace hurray {
+
+/// Former name of `hurray::http::HttpOptions`, kept for one release.
+using HttpOptions = http::HttpOptions;
+/// Former name of `hurray::http::HttpRangeSource`, kept for one release.
+using HttpRangeSource = http::HttpRangeSource;
 
 }  // namespace hurray
