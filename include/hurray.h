@@ -1552,7 +1552,7 @@ HURRAY_C_API HurrayStatus hurray_convert_file_cancellable(const char* in_path, c
 /**
  * Any supported file opened read-only: its tensors in Hurray's terms (names,
  * descriptors, data) and its metadata (`hurray_source_open`,
- * `hurray_source_close`).
+ * `hurray_source_free`).
  */
 typedef struct HurraySource HurraySource;
 
@@ -1561,7 +1561,7 @@ typedef struct HurraySource HurraySource;
  * bytes: an HRRYFILE, SafeTensors, GGUF, `.npy` or `.npz` file, validated as
  * its reader does (data spans inside the file, no overlaps, ...). `flags`
  * must be 0 (other bits: `HURRAY_ERR_INVALID_ARGUMENT`). On success `*out` is
- * a new handle released with `hurray_source_close`; on failure `*out` is set
+ * a new handle released with `hurray_source_free`; on failure `*out` is set
  * to NULL: `HURRAY_ERR_UNSUPPORTED` for an unknown format or a stream, the
  * reader's status naming the field and byte offset for a malformed file,
  * `HURRAY_ERR_IO` when it cannot be read.
@@ -1576,7 +1576,7 @@ typedef struct HurraySource HurraySource;
  *         hurray_source_tensor_descriptor(src, i, &d);  // the descriptor accessors apply
  *         hurray_descriptor_destroy(d);
  *     }
- *     hurray_source_close(src);
+ *     hurray_source_free(src);
  * }
  * @endcode
  */
@@ -1585,6 +1585,14 @@ HURRAY_C_API HurrayStatus hurray_source_open(const char* path, uint32_t flags, H
 /**
  * Releases a source (NULL is a no-op). Buffers from `hurray_source_tensor_buffer`
  * and KV handles from `hurray_source_kv` stay valid: each holds its own share.
+ * Every handle that libhurray adds to the reference ABI is released this way,
+ * by a `hurray_<handle>_free(T*)` that takes NULL as a no-op.
+ */
+HURRAY_C_API void hurray_source_free(HurraySource* source);
+
+/**
+ * Former name of `hurray_source_free`, which it calls; kept for one release of
+ * the C ABI.
  */
 HURRAY_C_API void hurray_source_close(HurraySource* source);
 
@@ -1634,7 +1642,7 @@ HURRAY_C_API HurrayStatus hurray_source_read(const HurraySource* source, uint64_
  * bytes in memory as presented (a mapped file; `hurray_source_read` otherwise):
  * a new buffer handle owned by the caller (`hurray_buffer_destroy`) with the
  * metadata of the descriptor's buffer table, holding a share of the source,
- * so valid after `hurray_source_close`. Read-only: never write through
+ * so valid after `hurray_source_free`. Read-only: never write through
  * `hurray_buffer_data_ptr`. `HURRAY_ERR_UNSUPPORTED` when the bytes have no
  * zero-copy view; `HURRAY_ERR_INDEX_OUT_OF_BOUNDS` for an index out of range.
  */

@@ -269,8 +269,10 @@ HURRAY_C_API HurrayStatus hurray_source_open(const char* path, uint32_t flags, H
     });
 }
 
-HURRAY_C_API void hurray_source_close(HurraySource* source) {
-    if (source == nullptr || hurray::c::retire_handle("hurray_source_close", "source", source) != HURRAY_OK) {
+HURRAY_C_API void hurray_source_close(HurraySource* source) { hurray_source_free(source); }
+
+HURRAY_C_API void hurray_source_free(HurraySource* source) {
+    if (source == nullptr || hurray::c::retire_handle("hurray_source_free", "source", source) != HURRAY_OK) {
         return;  // a handle that is not live (handle checks): the message is recorded
     }
     // SAFETY: `source` is a live handle from hurray_source_open, released once

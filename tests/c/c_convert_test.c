@@ -196,7 +196,7 @@ static void test_npy_round_trip(const char* npy, const char* dir) {
     for (k = 0; k < 6; ++k) {
         CHECK(values[k] == (float)k * 0.5F - 1.0F);
     }
-    hurray_source_close(src);
+    hurray_source_free(src);
 }
 
 // .safetensors -> .hrry -> .safetensors, and the source API over the original.
@@ -265,7 +265,7 @@ static void test_safetensors(const char* st, const char* dir) {
 
     // KV metadata through the file KV getters.
     CHECK_STATUS(hurray_source_kv(src, &kv), HURRAY_OK);
-    hurray_source_close(src);
+    hurray_source_free(src);
     CHECK_STATUS(hurray_file_kv_count(kv, &n), HURRAY_OK);
     CHECK(n == 1);
     CHECK_STATUS(hurray_file_kv_get_string(kv, "format", 6, &value, &len), HURRAY_OK);
@@ -279,7 +279,7 @@ static void test_safetensors(const char* st, const char* dir) {
     CHECK_STATUS(hurray_source_open(back, 0, &src), HURRAY_OK);
     CHECK_STATUS(hurray_source_find(src, "w", 1, &index), HURRAY_OK);
     CHECK_STATUS(hurray_source_tensor_buffer(src, index, 0, &b), HURRAY_OK);
-    hurray_source_close(src);
+    hurray_source_close(src);  // the former name of hurray_source_free
     CHECK_STATUS(hurray_buffer_byte_size(b, &size), HURRAY_OK);
     CHECK(size == 16);
     CHECK_STATUS(hurray_buffer_data_ptr(b, &data), HURRAY_OK);
@@ -326,6 +326,7 @@ static void test_bad_input(const char* st, const char* dir) {
     CHECK_NULL_ARG(hurray_source_tensor_count(NULL, NULL));
     CHECK_NULL_ARG(hurray_source_kv(NULL, &kv));
     CHECK(kv == NULL);
+    hurray_source_free(NULL);
     hurray_source_close(NULL);
 
     // Options: a wrong struct_size, an unknown format, a bad dequantize type, no format.
