@@ -21,8 +21,6 @@
 /// FileError; messages carry the absolute stream offset.
 
 #include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pybind11/numpy.h>
@@ -151,16 +149,16 @@ int open_path(const std::filesystem::path& path, int flags) {
 
 /// Lets a blocking read or write on a descriptor be interrupted by Ctrl-C:
 /// Python's handlers are installed without SA_RESTART, so a signal makes the
-/// system call fail with EINTR; the GIL is then taken to run the handlers,
-/// and when one raised (KeyboardInterrupt) the call fails and the exception
-/// stays pending for the caller to raise. Other signals, and every signal on
-/// threads other than the main one, just retry the call.
+/// system call fail with EINTR, and the descriptor's `InterruptHook` (io's
+/// FdSource and FdSink) calls `handler_raised`, which takes the GIL to run
+/// the handlers; when one raised (KeyboardInterrupt) the call fails and the
+/// exception stays pending for the caller to raise. Other signals, and every
+/// signal on threads other than the main one, just retry the call.
 class SignalAware {
 public:
     /// Whether a handler raised since the last call (and forget it).
     bool take_interrupted() noexcept { return std::exchange(interrupted_, false); }
 
-protected:
     /// Runs Python's signal handlers (without the GIL on entry); true when one raised.
     bool handler_raised() {
         const py::gil_scoped_acquire acquire;
@@ -171,99 +169,13 @@ protected:
         return false;
     }
 
+    /// The hook that asks `signals`, which must outlive the descriptor's source or sink.
+    static InterruptHook hook(SignalAware* signals) {
+        return [signals] { return signals->handler_raised(); };
+    }
+
 private:
     bool interrupted_ = false;
-};
-
-Error interrupted_error(std::string_view what) {
-    return {ErrorCode::kIoError, std::string(what) + ": interrupted by a signal"};
-}
-
-/// Reads an owned descriptor (closed on destruction); see `SignalAware`.
-class InterruptibleFdSource final : public ByteSource, public SignalAware {
-public:
-    explicit InterruptibleFdSource(int fd) noexcept : fd_(fd) {}
-    ~InterruptibleFdSource() override { ::close(fd_); }
-    InterruptibleFdSource(const InterruptibleFdSource&) = delete;
-    InterruptibleFdSource& operator=(const InterruptibleFdSource&) = delete;
-    InterruptibleFdSource(InterruptibleFdSource&&) = delete;
-    InterruptibleFdSource& operator=(InterruptibleFdSource&&) = delete;
-
-    Result<size_t> read_some(std::span<uint8_t> out) override {
-        while (true) {
-            // SAFETY: `out` is writable memory of out.size() bytes; read(2)
-            // writes at most that many into it.
-            const ssize_t n = ::read(fd_, out.data(), out.size());
-            if (n >= 0) {
-                return static_cast<size_t>(n);
-            }
-            const int err = errno;
-            if (err != EINTR) {
-                return errno_error("read", err);
-            }
-            if (handler_raised()) {
-                return interrupted_error("read");
-            }
-        }
-    }
-
-private:
-    int fd_;
-};
-
-/// Writes an owned descriptor (closed on destruction), all of every piece;
-/// send(MSG_NOSIGNAL) on a socket, so a closed peer is EPIPE, not SIGPIPE.
-/// See `SignalAware`.
-class InterruptibleFdSink final : public ByteSink, public SignalAware {
-public:
-    explicit InterruptibleFdSink(int fd) noexcept : fd_(fd) {}
-    ~InterruptibleFdSink() override { ::close(fd_); }
-    InterruptibleFdSink(const InterruptibleFdSink&) = delete;
-    InterruptibleFdSink& operator=(const InterruptibleFdSink&) = delete;
-    InterruptibleFdSink(InterruptibleFdSink&&) = delete;
-    InterruptibleFdSink& operator=(InterruptibleFdSink&&) = delete;
-
-    Status write(std::span<const uint8_t> bytes) override {
-        if (socket_ < 0) {
-            struct stat st {};
-            // SAFETY: st is a local struct that fstat fills.
-            socket_ = ::fstat(fd_, &st) == 0 && S_ISSOCK(st.st_mode) ? 1 : 0;
-        }
-        while (!bytes.empty()) {
-            // Linux transfers at most 0x7ffff000 bytes per call; ask for no more.
-            const size_t want = std::min<size_t>(bytes.size(), 0x7ffff000);
-            // SAFETY: the first `want` bytes of `bytes` are readable; send and
-            // write only read them.
-            const ssize_t n = socket_ == 1 ? ::send(fd_, bytes.data(), want, MSG_NOSIGNAL)
-                                           : ::write(fd_, bytes.data(), want);
-            if (n < 0) {
-                const int err = errno;
-                if (err != EINTR) {
-                    return errno_error("write", err);
-                }
-                if (handler_raised()) {
-                    return interrupted_error("write");
-                }
-                continue;
-            }
-            if (n == 0) {
-                return Error(ErrorCode::kIoError, "write: the system wrote 0 of " + std::to_string(bytes.size()) +
-                                                      " bytes");
-            }
-            // A blocking descriptor writes everything unless a signal came
-            // after part of it went out: then the call returns short rather
-            // than fail with EINTR, so run the handlers on a short write too.
-            if (static_cast<size_t>(n) < want && handler_raised()) {
-                return interrupted_error("write");
-            }
-            bytes = bytes.subspan(static_cast<size_t>(n));
-        }
-        return Status::success();
-    }
-
-private:
-    int fd_;
-    int socket_ = -1;  // unknown until the first write
 };
 
 // ---------------------------------------------------------------------------
@@ -456,11 +368,12 @@ public:
 private:
     /// A reader that owns `fd`.
     static std::unique_ptr<WireReader> with_fd(int fd, std::string context, uint64_t max_tensor_bytes) {
-        auto source = std::make_unique<InterruptibleFdSource>(fd);
-        SignalAware* signals = source.get();
+        auto signals = std::make_unique<SignalAware>();
+        auto source = std::make_unique<FdSource>(fd, /*owns=*/true);
+        source->set_interrupt_hook(SignalAware::hook(signals.get()));
         auto reader = std::unique_ptr<WireReader>(new WireReader(  // NOLINT(*-owning-memory): private constructor
             std::move(source), std::move(context), {}, max_tensor_bytes));
-        reader->signals_ = signals;
+        reader->signals_ = std::move(signals);
         return reader;
     }
 
@@ -675,7 +588,7 @@ private:
 
     std::unique_ptr<TapSource> source_;
     std::unique_ptr<StreamReader> reader_;
-    SignalAware* signals_ = nullptr;                // descriptor sources: inside `source_`
+    std::unique_ptr<SignalAware> signals_;          // descriptor sources: what their hook asks
     std::string context_;
     py::object owner_;                              // bytes sources: the capsule holding the Py_buffer
     std::optional<std::span<const uint8_t>> memory_;  // bytes sources: the bytes
@@ -846,11 +759,12 @@ public:
 private:
     /// A writer that owns `fd`.
     static std::unique_ptr<WireWriter> with_fd(int fd, std::string context) {
-        auto sink = std::make_unique<InterruptibleFdSink>(fd);
-        SignalAware* signals = sink.get();
+        auto signals = std::make_unique<SignalAware>();
+        auto sink = std::make_unique<FdSink>(fd, /*owns=*/true);
+        sink->set_interrupt_hook(SignalAware::hook(signals.get()));
         auto writer = std::unique_ptr<WireWriter>(  // NOLINT(*-owning-memory): private constructor
             new WireWriter(std::move(sink), std::move(context), false));
-        writer->signals_ = signals;
+        writer->signals_ = std::move(signals);
         return writer;
     }
 
@@ -903,7 +817,7 @@ private:
 
     std::unique_ptr<ByteSink> sink_;
     std::unique_ptr<StreamWriter> writer_;
-    SignalAware* signals_ = nullptr;  // descriptor sinks: inside `sink_`
+    std::unique_ptr<SignalAware> signals_;  // descriptor sinks: what their hook asks
     std::string context_;
     bool memory_;
     std::vector<uint8_t> value_;  // memory writers, once finished

@@ -41,7 +41,10 @@ Error io_error(std::string_view what, int err) {
 
 /// Writes all of `bytes` to `fd`, retrying EINTR and short writes. With
 /// `socket`, uses send(MSG_NOSIGNAL) so a closed peer is EPIPE, not SIGPIPE.
-Status write_all(int fd, bool socket, std::span<const uint8_t> bytes, std::string_view what) {
+/// Writes all of `bytes`, retrying short writes and EINTR; `interrupt`, when
+/// set, is asked after each (InterruptHook) and stops the write with kCancelled.
+Status write_all(int fd, bool socket, std::span<const uint8_t> bytes, std::string_view what,
+                 const InterruptHook* interrupt = nullptr) {
     const uint8_t* p = bytes.data();
     size_t left = bytes.size();
     while (left > 0) {
@@ -56,14 +59,23 @@ Status write_all(int fd, bool socket, std::span<const uint8_t> bytes, std::strin
             n = ::write(fd, p, want);
         }
         if (n < 0) {
-            if (errno == EINTR) {
-                continue;
+            if (errno != EINTR) {
+                return io_error(what, errno);
             }
-            return io_error(what, errno);
+            if (interrupt != nullptr && *interrupt && (*interrupt)()) {
+                return Error(ErrorCode::kCancelled, std::string(what) + ": interrupted by a signal");
+            }
+            continue;
         }
         if (n == 0) {
             return Error(ErrorCode::kIoError, std::string(what) + ": the system wrote 0 of " +
                                                   dec(left) + " bytes");
+        }
+        // A blocking descriptor writes everything unless a signal came after
+        // part of it went out: the call then returns short instead of failing
+        // with EINTR, so the hook is asked on a short write too.
+        if (static_cast<size_t>(n) < want && interrupt != nullptr && *interrupt && (*interrupt)()) {
+            return Error(ErrorCode::kCancelled, std::string(what) + ": interrupted by a signal");
         }
         p += n;
         left -= static_cast<size_t>(n);
@@ -338,7 +350,7 @@ Status FdSink::write(std::span<const uint8_t> bytes) {
         }
         is_socket_ = S_ISSOCK(st.st_mode) ? 1 : 0;
     }
-    return write_all(fd_, is_socket_ == 1, bytes, "write to fd " + std::to_string(fd_));
+    return write_all(fd_, is_socket_ == 1, bytes, "write to fd " + std::to_string(fd_), &interrupt_);
 }
 
 // ---------------------------------------------------------------------------

@@ -70,6 +70,13 @@ Result<uint64_t> ByteSource::skip_by_reading(uint64_t n) {
 
 // --- FdSource ---------------------------------------------------------------
 
+namespace {
+
+/// The error of a call that an `InterruptHook` stopped.
+Error interrupted(const char* what) { return {ErrorCode::kCancelled, std::string(what) + ": interrupted by a signal"}; }
+
+}  // namespace
+
 FdSource::~FdSource() {
     if (owns_ && fd_ >= 0) {
         // Errors from close on a descriptor only read from cannot lose data.
@@ -118,6 +125,9 @@ Status FdSource::wait_readable() {
         if (rc < 0 && errno != EINTR) {
             return io_error("poll", errno);
         }
+        if (rc < 0 && interrupt_ && interrupt_()) {
+            return interrupted("read");
+        }
         // rc == 0 (the wait ran out) or EINTR: the loop re-checks the clock.
     }
 }
@@ -145,6 +155,9 @@ Result<size_t> FdSource::read_some(std::span<uint8_t> out) {
         }
         if (errno != EINTR) {
             return io_error("read", errno);
+        }
+        if (interrupt_ && interrupt_()) {
+            return interrupted("read");
         }
     }
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hurray/core/result.hpp"
+#include "hurray/io/interrupt_hook.hpp"
 
 namespace hurray {
 
@@ -67,6 +68,9 @@ public:
     [[nodiscard]] int fd() const noexcept { return fd_; }
     /// The descriptor (nothing is buffered).
     [[nodiscard]] int splice_fd() const noexcept override { return fd_; }
+    /// Asks `hook` whether to stop when a signal interrupts a write, or cuts
+    /// one short (see `InterruptHook`); an empty hook (the default) goes on.
+    void set_interrupt_hook(InterruptHook hook) { interrupt_ = std::move(hook); }
 
     FdSink(const FdSink&) = delete;
     FdSink& operator=(const FdSink&) = delete;
@@ -77,6 +81,7 @@ private:
     int fd_;
     bool owns_;
     int is_socket_ = -1;  // -1: not yet known
+    InterruptHook interrupt_;
 };
 
 /// Writes to a C stream; `flush` calls `fflush`. Does not close it.

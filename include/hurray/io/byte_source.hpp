@@ -13,6 +13,7 @@
 #include <span>
 
 #include "hurray/core/result.hpp"
+#include "hurray/io/interrupt_hook.hpp"
 
 namespace hurray {
 
@@ -95,6 +96,9 @@ public:
     void set_timeouts(FdReadTimeouts timeouts) noexcept;
     /// The timeouts in effect.
     [[nodiscard]] FdReadTimeouts timeouts() const noexcept { return timeouts_; }
+    /// Asks `hook` whether to stop when a signal interrupts a read or a wait
+    /// (see `InterruptHook`); an empty hook (the default) retries.
+    void set_interrupt_hook(InterruptHook hook) { interrupt_ = std::move(hook); }
     /// Skips by moving the file offset when `fd` is a regular file (never
     /// past its end), by reading otherwise (pipes, sockets, terminals).
     Result<uint64_t> skip(uint64_t n) override;
@@ -118,6 +122,7 @@ private:
     FdReadTimeouts timeouts_{};
     /// When the total budget runs out; set by the first read after `set_timeouts`.
     std::optional<std::chrono::steady_clock::time_point> deadline_;
+    InterruptHook interrupt_;
 };
 
 /// Reads from a C stream (not owned, not closed).
