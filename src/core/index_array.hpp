@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/text.hpp"
 
@@ -65,14 +66,18 @@ public:
             return 0;
         }
         // SAFETY: i < count_, and the constructor sized bytes_ to count_ * width_
-        // bytes, so the width_ bytes at i * width_ lie inside bytes_. The value is
-        // assembled byte by byte: no alignment or host byte-order assumption.
+        // bytes, so the width_ bytes at i * width_ lie inside bytes_.
         const uint8_t* p = bytes_.data() + static_cast<size_t>(i) * width_;
-        uint64_t v = 0;
-        for (uint32_t k = 0; k < width_; ++k) {
-            v |= static_cast<uint64_t>(p[k]) << (8 * k);
+        switch (width_) {
+            case 1:
+                return *p;
+            case 2:
+                return load_le<uint16_t>(p);
+            case 4:
+                return load_le<uint32_t>(p);
+            default:
+                return load_le<uint64_t>(p);
         }
-        return v;
     }
 
     /// Entry `i`, or kInvalidData when it lies outside the buffer.

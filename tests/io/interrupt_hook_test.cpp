@@ -61,13 +61,39 @@ struct Pipe {
     std::array<int, 2> fds{-1, -1};
 };
 
-/// Signals `thread` every 20 ms until `done`, so that the signal also lands
-/// when the thread was not yet blocked at the first one.
-void signal_until(pthread_t thread, const std::atomic<bool>& done) {
-    while (!done.load()) {
-        pthread_kill(thread, SIGUSR1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+/// Runs `call` on a thread that is sent SIGUSR1 every 20 ms until `call`
+/// returns (so that a signal also lands when the thread was not yet blocked
+/// at the first one), while this thread runs `meanwhile`; returns what `call`
+/// returned.
+template <typename Call, typename Meanwhile>
+auto signalled(Call call, Meanwhile meanwhile) {
+    std::atomic<bool> done{false};
+    std::optional<decltype(call())> result;
+    std::thread worker([&] {
+        result.emplace(call());
+        done = true;
+    });
+    std::thread signaller([&] {
+        while (!done.load()) {
+            pthread_kill(worker.native_handle(), SIGUSR1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    });
+    meanwhile();
+    worker.join();
+    signaller.join();
+    return std::move(*result);
+}
+
+template <typename Call>
+auto signalled(Call call) {
+    return signalled(call, [] {});
+}
+
+/// A read of up to 16 bytes from `src`.
+Result<size_t> read16(FdSource& src) {
+    std::array<uint8_t, 16> buf{};
+    return src.read_some(buf);
 }
 
 TEST(InterruptHook, TrueStopsABlockedReadWithCancelled) {
@@ -76,49 +102,32 @@ TEST(InterruptHook, TrueStopsABlockedReadWithCancelled) {
     FdSource src(p.fds[0]);
     std::atomic<int> asked{0};
     src.set_interrupt_hook([&] { return ++asked >= 1; });
-    std::atomic<bool> done{false};
-    std::optional<Result<size_t>> got;
-    std::thread reader([&] {
-        std::array<uint8_t, 16> buf{};
-        got = src.read_some(buf);
-        done = true;
-    });
-    signal_until(reader.native_handle(), done);
-    reader.join();
-    ASSERT_TRUE(got.has_value());
-    ASSERT_FALSE(got->ok());
-    EXPECT_EQ(got->error().code(), ErrorCode::kCancelled);
-    EXPECT_EQ(got->error().message(), "read: interrupted by a signal");
+    const Result<size_t> got = signalled([&] { return read16(src); });
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code(), ErrorCode::kCancelled);
+    EXPECT_EQ(got.error().message(), "read: interrupted by a signal");
     EXPECT_GE(asked.load(), 1);
 }
 
 TEST(InterruptHook, FalseRetriesTheReadUntilBytesCome) {
     const Sigusr1 handler;
-    Pipe p;
+    const Pipe p;
     FdSource src(p.fds[0]);
     std::atomic<int> asked{0};
     src.set_interrupt_hook([&] {
         ++asked;
         return false;
     });
-    std::atomic<bool> done{false};
-    std::optional<Result<size_t>> got;
-    std::thread reader([&] {
-        std::array<uint8_t, 16> buf{};
-        got = src.read_some(buf);
-        done = true;
-    });
-    std::thread signaller([&] { signal_until(reader.native_handle(), done); });
-    while (asked.load() < 2) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    const uint8_t byte = 42;
-    ASSERT_EQ(::write(p.fds[1], &byte, 1), 1);
-    reader.join();
-    signaller.join();
-    ASSERT_TRUE(got.has_value());
-    ASSERT_TRUE(got->ok()) << got->error().to_string();
-    EXPECT_EQ(**got, 1U);
+    const Result<size_t> got = signalled([&] { return read16(src); },
+                                         [&] {
+                                             while (asked.load() < 2) {
+                                                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                                             }
+                                             const uint8_t byte = 42;
+                                             ASSERT_EQ(::write(p.fds[1], &byte, 1), 1);
+                                         });
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    EXPECT_EQ(*got, 1U);
 }
 
 TEST(InterruptHook, TrueStopsAWaitWithinTimeouts) {
@@ -127,18 +136,9 @@ TEST(InterruptHook, TrueStopsAWaitWithinTimeouts) {
     FdSource src(p.fds[0]);
     src.set_timeouts({.idle = std::chrono::seconds(30), .total = std::chrono::seconds(60)});
     src.set_interrupt_hook([] { return true; });
-    std::atomic<bool> done{false};
-    std::optional<Result<size_t>> got;
-    std::thread reader([&] {
-        std::array<uint8_t, 16> buf{};
-        got = src.read_some(buf);  // waits in poll(2)
-        done = true;
-    });
-    signal_until(reader.native_handle(), done);
-    reader.join();
-    ASSERT_TRUE(got.has_value());
-    ASSERT_FALSE(got->ok());
-    EXPECT_EQ(got->error().code(), ErrorCode::kCancelled);
+    const Result<size_t> got = signalled([&] { return read16(src); });  // waits in poll(2)
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code(), ErrorCode::kCancelled);
 }
 
 TEST(InterruptHook, TrueStopsAWriteToAFullPipe) {
@@ -148,47 +148,32 @@ TEST(InterruptHook, TrueStopsAWriteToAFullPipe) {
     sink.set_interrupt_hook([] { return true; });
     // More than the pipe holds (64 KiB by default): the write blocks.
     const std::vector<uint8_t> bytes(std::size_t{4} << 20U, 7);
-    std::atomic<bool> done{false};
-    std::optional<Status> st;
-    std::thread writer([&] {
-        st = sink.write(bytes);
-        done = true;
-    });
-    signal_until(writer.native_handle(), done);
-    writer.join();
-    ASSERT_TRUE(st.has_value());
-    ASSERT_FALSE(st->ok());
-    EXPECT_EQ(st->error().code(), ErrorCode::kCancelled);
-    EXPECT_NE(st->error().message().find("interrupted by a signal"), std::string::npos) << st->error().message();
+    const Status st = signalled([&] { return sink.write(bytes); });
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code(), ErrorCode::kCancelled);
+    EXPECT_NE(st.error().message().find("interrupted by a signal"), std::string::npos) << st.error().message();
 }
 
 TEST(InterruptHook, WithoutAHookAnInterruptedWriteGoesOn) {
     const Sigusr1 handler;
-    Pipe p;
+    const Pipe p;
     FdSink sink(p.fds[1]);
     const std::vector<uint8_t> bytes(std::size_t{1} << 20U, 7);
-    std::atomic<bool> done{false};
-    std::optional<Status> st;
-    std::thread writer([&] {
-        st = sink.write(bytes);
-        done = true;
-    });
-    std::thread signaller([&] { signal_until(writer.native_handle(), done); });
     std::vector<uint8_t> drained;
-    std::array<uint8_t, 65536> buf{};
-    while (drained.size() < bytes.size()) {
-        const ssize_t n = ::read(p.fds[0], buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        ASSERT_GT(n, 0);
-        drained.insert(drained.end(), buf.begin(), buf.begin() + n);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    writer.join();
-    signaller.join();
-    ASSERT_TRUE(st.has_value());
-    EXPECT_TRUE(st->ok()) << st->error().to_string();
+    const Status st = signalled([&] { return sink.write(bytes); },
+                                [&] {
+                                    std::array<uint8_t, 65536> buf{};
+                                    while (drained.size() < bytes.size()) {
+                                        const ssize_t n = ::read(p.fds[0], buf.data(), buf.size());
+                                        if (n < 0 && errno == EINTR) {
+                                            continue;
+                                        }
+                                        ASSERT_GT(n, 0);
+                                        drained.insert(drained.end(), buf.begin(), buf.begin() + n);
+                                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                                    }
+                                });
+    EXPECT_TRUE(st.ok()) << st.error().to_string();
     EXPECT_EQ(drained, bytes);
 }
 

@@ -156,13 +156,8 @@ private:
     template <typename T>
     Result<T> read_le(const char* field) {
         HURRAY_RETURN_IF_ERROR(need(sizeof(T), field));
-        T v = 0;
-        // SAFETY: need() proved that sizeof(T) bytes exist at pos_; the loop
-        // assembles the little-endian value byte by byte, independent of the
-        // host's byte order and alignment.
-        for (size_t i = 0; i < sizeof(T); ++i) {
-            v = static_cast<T>(v | (static_cast<T>(bytes_[pos_ + i]) << (8 * i)));
-        }
+        // SAFETY: need() proved that sizeof(T) bytes exist at pos_.
+        const T v = load_le<T>(bytes_.data() + pos_);
         pos_ += sizeof(T);
         return v;
     }
@@ -210,13 +205,8 @@ private:
             ok_ = false;
             return 0;
         }
-        T v = 0;
-        // SAFETY: checked just above that sizeof(T) bytes exist at pos_; the
-        // loop assembles the little-endian value byte by byte, independent of
-        // the host's byte order and alignment (compilers fuse it into a load).
-        for (size_t i = 0; i < sizeof(T); ++i) {
-            v = static_cast<T>(v | (static_cast<T>(bytes_[pos_ + i]) << (8 * i)));
-        }
+        // SAFETY: checked just above that sizeof(T) bytes exist at pos_.
+        const T v = load_le<T>(bytes_.data() + pos_);
         pos_ += sizeof(T);
         return v;
     }
@@ -297,9 +287,8 @@ private:
         if (!fits(sizeof(T))) {
             return;
         }
-        for (size_t i = 0; i < sizeof(T); ++i) {
-            out_[pos_ + i] = static_cast<uint8_t>(v >> (8 * i));
-        }
+        // SAFETY: fits() proved sizeof(T) writable bytes at pos_.
+        store_le<T>(out_.data() + pos_, v);
         pos_ += sizeof(T);
     }
     std::span<uint8_t> out_;
