@@ -44,62 +44,24 @@ inline uint64_t min_value_bytes(GgufType t) noexcept {
     return 1;
 }
 
-/// A bounds-checked little-endian reader over the mapped file; errors name the field and
-/// its byte offset.
-class Cursor {
-public:
-    explicit Cursor(std::span<const uint8_t> bytes) noexcept : b_(bytes) {}
+/// The GGUF reader's cursor over the mapped header: hurray's one bounds-checked
+/// reader (hurray/core/byte_io.hpp), its errors prefixed "gguf: ".
+inline ByteReader gguf_cursor(std::span<const uint8_t> bytes) noexcept { return {bytes, 0, "gguf: "}; }
 
-    [[nodiscard]] uint64_t pos() const noexcept { return pos_; }
-    [[nodiscard]] uint64_t left() const noexcept { return b_.size() - pos_; }
-
-    [[nodiscard]] Status need(uint64_t n, const std::string& field) const {
-        if (n > left()) {
-            return Error(ErrorCode::kTruncated,
-                         "gguf: " + field + ": needs " + std::to_string(n) + " bytes at offset " +
-                             std::to_string(pos_) + ", the file ends at " +
-                             std::to_string(b_.size()),
-                         pos_);
-        }
-        return Status::success();
+/// A GGUF string at the cursor: u64 length, bytes.
+inline Result<std::string_view> read_string(ByteReader& c, const std::string& field) {
+    const uint64_t at = c.pos();
+    HURRAY_ASSIGN_OR_RETURN(uint64_t n, c.u64(field + " length"));
+    if (n > c.remaining()) {
+        return Error(ErrorCode::kTruncated,
+                     "gguf: " + field + ": length " + std::to_string(n) + " at offset " + std::to_string(at) +
+                         " runs past the end of the file (" + std::to_string(c.remaining()) + " bytes left)",
+                     at);
     }
-    template <typename T>
-    Result<T> le(const std::string& field) {
-        HURRAY_RETURN_IF_ERROR(need(sizeof(T), field));
-        // SAFETY: need() proved sizeof(T) bytes at pos_.
-        const T v = load_le<T>(b_.data() + pos_);
-        pos_ += sizeof(T);
-        return v;
-    }
-    /// A GGUF string: u64 length, bytes.
-    Result<std::string_view> str(const std::string& field) {
-        const uint64_t at = pos_;
-        HURRAY_ASSIGN_OR_RETURN(uint64_t n, le<uint64_t>(field + " length"));
-        if (n > left()) {
-            return Error(ErrorCode::kTruncated,
-                         "gguf: " + field + ": length " + std::to_string(n) + " at offset " +
-                             std::to_string(at) + " runs past the end of the file (" +
-                             std::to_string(left()) + " bytes left)",
-                         at);
-        }
-        // SAFETY: [pos_, pos_ + n) lies inside the mapping (checked above).
-        std::string_view s(reinterpret_cast<const char*>(b_.data() + pos_), n);
-        pos_ += n;
-        return s;
-    }
-    Status skip(uint64_t n, const std::string& field) {
-        HURRAY_RETURN_IF_ERROR(need(n, field));
-        pos_ += n;
-        return Status::success();
-    }
-    [[nodiscard]] std::span<const uint8_t> slice(uint64_t from, uint64_t to) const noexcept {
-        return b_.subspan(from, to - from);
-    }
-
-private:
-    std::span<const uint8_t> b_;
-    uint64_t pos_ = 0;
-};
+    HURRAY_ASSIGN_OR_RETURN(const std::span<const uint8_t> bytes, c.bytes(n, field));
+    // SAFETY: `bytes` lies inside the mapping (ByteReader checked it).
+    return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
 
 inline Error invalid(const std::string& msg, uint64_t at) {
     return {ErrorCode::kInvalidFile, "gguf: " + msg, at};
@@ -107,7 +69,7 @@ inline Error invalid(const std::string& msg, uint64_t at) {
 
 /// Walks the body of an array of arrays (element type, count, elements; the bytes the
 /// reader keeps raw), checking every nested header, without recursion.
-inline Status skip_nested_array(Cursor& c, const std::string& field) {
+inline Status skip_nested_array(ByteReader& c, const std::string& field) {
     struct Level {
         GgufType type;
         uint64_t left;
@@ -121,17 +83,17 @@ inline Status skip_nested_array(Cursor& c, const std::string& field) {
                 "gguf: " + field + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth),
                 at);
         }
-        HURRAY_ASSIGN_OR_RETURN(uint32_t et, c.le<uint32_t>(field + " element type"));
+        HURRAY_ASSIGN_OR_RETURN(uint32_t et, c.u32(field + " element type"));
         if (et >= detail::kGgufTypeCount) {
             return invalid(field + ": unknown array element type " + std::to_string(et), at);
         }
         const uint64_t count_at = c.pos();
-        HURRAY_ASSIGN_OR_RETURN(uint64_t count, c.le<uint64_t>(field + " count"));
+        HURRAY_ASSIGN_OR_RETURN(uint64_t count, c.u64(field + " count"));
         const auto e = static_cast<GgufType>(et);
-        if (count > c.left() / min_value_bytes(e)) {
+        if (count > c.remaining() / min_value_bytes(e)) {
             return Error(ErrorCode::kTruncated,
                          "gguf: " + field + ": " + std::to_string(count) +
-                             " elements cannot fit in the " + std::to_string(c.left()) +
+                             " elements cannot fit in the " + std::to_string(c.remaining()) +
                              " bytes left",
                          count_at);
         }
@@ -149,7 +111,7 @@ inline Status skip_nested_array(Cursor& c, const std::string& field) {
         if (t == GgufType::kArray) {
             HURRAY_RETURN_IF_ERROR(open_array());
         } else if (t == GgufType::kString) {
-            auto str = c.str(field);
+            auto str = read_string(c, field);
             if (!str) {
                 return str.error();
             }

@@ -23,7 +23,8 @@ namespace hurray::convert {
 
 namespace {
 
-using detail::Cursor;
+using Cursor = ByteReader;
+using detail::read_string;
 using detail::GgmlPresentation;
 using detail::GgufKvType;
 using detail::GgufType;
@@ -131,7 +132,7 @@ Result<KvValue> read_value(Cursor& c, GgufKvType& type, const std::string& field
             return KvValue::boolean(b);
         }
         case GgufType::kString: {
-            HURRAY_ASSIGN_OR_RETURN(std::string_view s, c.str(field));
+            HURRAY_ASSIGN_OR_RETURN(std::string_view s, read_string(c, field));
             if (is_valid_utf8(s)) {
                 return KvValue::string(std::string(s));
             }
@@ -158,10 +159,10 @@ Result<KvValue> read_value(Cursor& c, GgufKvType& type, const std::string& field
     }
     const uint64_t count_at = c.pos();
     HURRAY_ASSIGN_OR_RETURN(uint64_t count, c.le<uint64_t>(field + " count"));
-    if (count > c.left() / min_value_bytes(e)) {
+    if (count > c.remaining() / min_value_bytes(e)) {
         return Error(ErrorCode::kTruncated,
                      "gguf: " + field + ": " + std::to_string(count) +
-                         " elements cannot fit in the " + std::to_string(c.left()) + " bytes left",
+                         " elements cannot fit in the " + std::to_string(c.remaining()) + " bytes left",
                      count_at);
     }
     switch (e) {
@@ -199,7 +200,7 @@ Result<KvValue> read_value(Cursor& c, GgufKvType& type, const std::string& field
             bool utf8 = true;
             for (uint64_t i = 0; i < count; ++i) {
                 HURRAY_ASSIGN_OR_RETURN(std::string_view s,
-                                        c.str(field + "[" + std::to_string(i) + "]"));
+                                        read_string(c, field + "[" + std::to_string(i) + "]"));
                 utf8 = utf8 && is_valid_utf8(s);
                 v.emplace_back(s);
             }
@@ -323,7 +324,7 @@ Status read_kv(Cursor& c, uint64_t kv_count, KvMetadata& kv, uint32_t& alignment
     for (uint64_t i = 0; i < kv_count; ++i) {
         const uint64_t entry_at = c.pos();
         const std::string where = "kv[" + std::to_string(i) + "]";
-        HURRAY_ASSIGN_OR_RETURN(std::string_view key, c.str(where + " key"));
+        HURRAY_ASSIGN_OR_RETURN(std::string_view key, read_string(c, where + " key"));
         const std::string field = where + " '" + std::string(key) + "'";
         const uint64_t type_at = c.pos();
         HURRAY_ASSIGN_OR_RETURN(uint32_t t, c.le<uint32_t>(field + " value type"));
@@ -379,7 +380,7 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
             .with_context({.prefix = path.string(), .file = path.string()});
     }
     const std::span<const uint8_t> bytes = all.span();
-    Cursor c(bytes);
+    Cursor c = detail::gguf_cursor(bytes);
     HURRAY_ASSIGN_OR_RETURN(uint32_t magic, c.le<uint32_t>("magic"));
     if (magic != detail::kGgufMagic) {
         return Error(ErrorCode::kInvalidMagic, "gguf: magic: not \"GGUF\"", 0);
@@ -404,25 +405,25 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
     HURRAY_ASSIGN_OR_RETURN(uint64_t tensor_count, c.le<uint64_t>("tensor_count"));
     const uint64_t kc_at = c.pos();
     HURRAY_ASSIGN_OR_RETURN(uint64_t kv_count, c.le<uint64_t>("kv_count"));
-    if (kv_count > c.left() / kMinKvBytes) {
+    if (kv_count > c.remaining() / kMinKvBytes) {
         return Error(ErrorCode::kTruncated,
                      "gguf: kv_count: " + std::to_string(kv_count) + " entries cannot fit in the " +
-                         std::to_string(c.left()) + " bytes left",
+                         std::to_string(c.remaining()) + " bytes left",
                      kc_at);
     }
-    if (tensor_count > c.left() / kMinTensorInfoBytes) {
+    if (tensor_count > c.remaining() / kMinTensorInfoBytes) {
         return Error(ErrorCode::kTruncated,
                      "gguf: tensor_count: " + std::to_string(tensor_count) +
-                         " tensors cannot fit in the " + std::to_string(c.left()) + " bytes left",
+                         " tensors cannot fit in the " + std::to_string(c.remaining()) + " bytes left",
                      tc_at);
     }
     KvMetadata kv;
     uint32_t alignment = detail::kGgufDefaultAlignment;
     HURRAY_RETURN_IF_ERROR(read_kv(c, kv_count, kv, alignment));
-    if (tensor_count > c.left() / kMinTensorInfoBytes) {
+    if (tensor_count > c.remaining() / kMinTensorInfoBytes) {
         return Error(ErrorCode::kTruncated,
                      "gguf: tensor_count: " + std::to_string(tensor_count) +
-                         " tensors cannot fit in the " + std::to_string(c.left()) +
+                         " tensors cannot fit in the " + std::to_string(c.remaining()) +
                          " bytes left after the KV section",
                      tc_at);
     }
@@ -442,7 +443,7 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
         Info info;
         info.at = c.pos();
         const std::string where = "tensor_info[" + std::to_string(i) + "]";
-        HURRAY_ASSIGN_OR_RETURN(std::string_view name, c.str(where + " name"));
+        HURRAY_ASSIGN_OR_RETURN(std::string_view name, read_string(c, where + " name"));
         info.name = std::string(name);
         const std::string field = where + " '" + info.name + "'";
         const uint64_t nd_at = c.pos();

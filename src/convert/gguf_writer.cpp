@@ -180,8 +180,8 @@ Status put_array(Out& out, GgufType e, const KvValue& v, std::string_view key) {
             (*b)[3] != 0) {
             return kv_error(key, "an array of arrays needs the bytes open_gguf() kept for it");
         }
-        detail::Cursor c(*b);
-        if (auto st = detail::skip_nested_array(c, "value"); !st || c.left() != 0) {
+        ByteReader c = detail::gguf_cursor(*b);
+        if (auto st = detail::skip_nested_array(c, "value"); !st || c.remaining() != 0) {
             return kv_error(key, "the bytes of an array of arrays are not one GGUF array (" +
                                      (st ? std::string("bytes left over") : st.error().message()) +
                                      ")");

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "hurray/core/result.hpp"
 #include "hurray/core/text.hpp"
@@ -62,8 +64,10 @@ inline void store_le(uint8_t* p, T v) noexcept {
 class ByteReader {
 public:
     /// Reads `bytes`, whose first byte is at offset `base` of the input that
-    /// error offsets count in.
-    ByteReader(std::span<const uint8_t> bytes, uint64_t base = 0) : bytes_(bytes), base_(base) {}
+    /// error offsets count in. `prefix` (a string that outlives the reader,
+    /// e.g. "gguf: ") starts every error message.
+    ByteReader(std::span<const uint8_t> bytes, uint64_t base = 0, std::string_view prefix = {})
+        : bytes_(bytes), base_(base), prefix_(prefix) {}
 
     /// Bytes read so far.
     [[nodiscard]] size_t pos() const noexcept { return pos_; }
@@ -73,43 +77,63 @@ public:
     [[nodiscard]] size_t remaining() const noexcept { return bytes_.size() - pos_; }
 
     /// The next byte; `field` names it in the error.
-    Result<uint8_t> u8(const char* field) {
+    Result<uint8_t> u8(std::string_view field) {
         HURRAY_RETURN_IF_ERROR(need(1, field));
         return bytes_[pos_++];
     }
     /// The next little-endian `uint16_t`.
-    Result<uint16_t> u16(const char* field) { return read_le<uint16_t>(field); }
+    Result<uint16_t> u16(std::string_view field) { return read_le<uint16_t>(field); }
     /// The next little-endian `uint32_t`.
-    Result<uint32_t> u32(const char* field) { return read_le<uint32_t>(field); }
+    Result<uint32_t> u32(std::string_view field) { return read_le<uint32_t>(field); }
     /// The next little-endian `uint64_t`.
-    Result<uint64_t> u64(const char* field) { return read_le<uint64_t>(field); }
+    Result<uint64_t> u64(std::string_view field) { return read_le<uint64_t>(field); }
     /// The next little-endian two's-complement `int32_t`.
-    Result<int32_t> i32(const char* field) {
+    Result<int32_t> i32(std::string_view field) {
         HURRAY_ASSIGN_OR_RETURN(uint32_t v, read_le<uint32_t>(field));
         return static_cast<int32_t>(v);
     }
     /// The next little-endian two's-complement `int64_t`.
-    Result<int64_t> i64(const char* field) {
+    Result<int64_t> i64(std::string_view field) {
         HURRAY_ASSIGN_OR_RETURN(uint64_t v, read_le<uint64_t>(field));
         return static_cast<int64_t>(v);
     }
     /// The next little-endian IEEE 754 binary32.
-    Result<float> f32(const char* field) {
+    Result<float> f32(std::string_view field) {
         HURRAY_ASSIGN_OR_RETURN(uint32_t v, read_le<uint32_t>(field));
         float f = 0;
         std::memcpy(&f, &v, sizeof f);
         return f;
     }
     /// The next little-endian IEEE 754 binary64.
-    Result<double> f64(const char* field) {
+    Result<double> f64(std::string_view field) {
         HURRAY_ASSIGN_OR_RETURN(uint64_t v, read_le<uint64_t>(field));
         double d = 0;
         std::memcpy(&d, &v, sizeof d);
         return d;
     }
 
+    /// The next little-endian integer of type `T` (any integral type).
+    template <typename T>
+    Result<T> le(std::string_view field) {
+        static_assert(std::is_integral_v<T>, "ByteReader::le reads integers");
+        return read_le<T>(field);
+    }
+
+    /// Moves past the next `n` bytes.
+    Status skip(uint64_t n, std::string_view field) {
+        HURRAY_RETURN_IF_ERROR(need(n, field));
+        pos_ += static_cast<size_t>(n);
+        return Status::success();
+    }
+
+    /// The bytes `[from, to)` of the input (positions as `pos()` counts them;
+    /// `from <= to <= ` the input's size), e.g. what was read since `from`.
+    [[nodiscard]] std::span<const uint8_t> slice(size_t from, size_t to) const noexcept {
+        return bytes_.subspan(from, to - from);
+    }
+
     /// A view of the next `n` bytes.
-    Result<std::span<const uint8_t>> bytes(uint64_t n, const char* field) {
+    Result<std::span<const uint8_t>> bytes(uint64_t n, std::string_view field) {
         HURRAY_RETURN_IF_ERROR(need(n, field));
         auto s = bytes_.subspan(pos_, static_cast<size_t>(n));
         pos_ += static_cast<size_t>(n);
@@ -117,7 +141,7 @@ public:
     }
 
     /// Reads `n` reserved bytes and fails with `kReservedBytesNonZero` unless all are zero.
-    Status reserved(uint64_t n, const char* field) {
+    Status reserved(uint64_t n, std::string_view field) {
         const uint64_t at = abs_pos();
         HURRAY_ASSIGN_OR_RETURN(auto b, bytes(n, field));
         for (size_t i = 0; i < b.size(); ++i) {
@@ -129,7 +153,7 @@ public:
     }
 
     /// Fails with `kTruncated` unless `n` more bytes are available.
-    Status need(uint64_t n, const char* field) const {
+    Status need(uint64_t n, std::string_view field) const {
         if (n <= remaining()) [[likely]] {
             return Status::success();
         }
@@ -138,23 +162,24 @@ public:
 
 private:
     /// The `kTruncated` error for a read of `n` bytes (kept out of line).
-    [[nodiscard, gnu::cold, gnu::noinline]] Error truncated(uint64_t n, const char* field) const {
+    [[nodiscard, gnu::cold, gnu::noinline]] Error truncated(uint64_t n, std::string_view field) const {
         return {ErrorCode::kTruncated,
-                std::string(field) + ": needs " + std::to_string(n) + " bytes, only " +
+                std::string(prefix_).append(field) + ": needs " + std::to_string(n) + " bytes, only " +
                     std::to_string(remaining()) + " remain",
                 abs_pos()};
     }
 
     /// The `kReservedBytesNonZero` error for byte `i` (`value`, at `at`).
-    [[nodiscard, gnu::cold, gnu::noinline]] static Error nonzero_reserved(uint8_t value, uint64_t at, size_t i,
-                                                                          const char* field) {
+    [[nodiscard, gnu::cold, gnu::noinline]] Error nonzero_reserved(uint8_t value, uint64_t at, size_t i,
+                                                                   std::string_view field) const {
         return {ErrorCode::kReservedBytesNonZero,
-                std::string(field) + ": reserved byte " + std::to_string(i) + " is " + hex(value) + ", must be 0",
+                std::string(prefix_).append(field) + ": reserved byte " + std::to_string(i) + " is " + hex(value) +
+                    ", must be 0",
                 at};
     }
 
     template <typename T>
-    Result<T> read_le(const char* field) {
+    Result<T> read_le(std::string_view field) {
         HURRAY_RETURN_IF_ERROR(need(sizeof(T), field));
         // SAFETY: need() proved that sizeof(T) bytes exist at pos_.
         const T v = load_le<T>(bytes_.data() + pos_);
@@ -164,6 +189,7 @@ private:
 
     std::span<const uint8_t> bytes_;
     uint64_t base_;
+    std::string_view prefix_;
     size_t pos_ = 0;
 };
 
