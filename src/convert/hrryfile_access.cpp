@@ -56,6 +56,13 @@ private:
     std::vector<Tensor> tensors_;
 };
 
+/// `file` decoded (and checked when `validate`) as an OpenedFile.
+Result<std::unique_ptr<OpenedFile>> load(FileReader file, bool validate) {
+    auto opened = std::make_unique<FileReaderFile>(std::move(file));
+    HURRAY_RETURN_IF_ERROR(opened->load(validate));
+    return std::unique_ptr<OpenedFile>(std::move(opened));
+}
+
 }  // namespace
 
 OpenedFile::~OpenedFile() = default;
@@ -68,9 +75,15 @@ Result<std::unique_ptr<OpenedFile>> OpenedFile::open(const std::filesystem::path
     if (!file) {
         return file.error();
     }
-    auto opened = std::make_unique<FileReaderFile>(std::move(file).value());
-    HURRAY_RETURN_IF_ERROR(opened->load(validate));
-    return std::unique_ptr<OpenedFile>(std::move(opened));
+    return load(std::move(file).value(), validate);
+}
+
+Result<std::unique_ptr<OpenedFile>> OpenedFile::open(std::shared_ptr<RangeSource> source, bool validate) {
+    auto file = FileReader::open(std::move(source));
+    if (!file) {
+        return file.error();
+    }
+    return load(std::move(file).value(), validate);
 }
 
 }  // namespace hurray::hrryfile_access

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hurray/core/result.hpp"
+#include "hurray/io/range_source.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/io/kv_metadata.hpp"
 
@@ -39,6 +40,8 @@ public:
     /// `validate`.
     static Result<std::unique_ptr<OpenedFile>> open(const std::filesystem::path& path,
                                                     bool validate);
+    /// The same for the file behind `source` (FileReader::open(source)).
+    static Result<std::unique_ptr<OpenedFile>> open(std::shared_ptr<RangeSource> source, bool validate);
     virtual ~OpenedFile();
     OpenedFile() = default;
     OpenedFile(const OpenedFile&) = delete;

@@ -109,4 +109,19 @@ Result<std::unique_ptr<TensorSource>> open_hrryfile(const std::filesystem::path&
     });
 }
 
+Result<std::unique_ptr<TensorSource>> open_hrryfile(std::shared_ptr<RangeSource> source,
+                                                    const SourceOptions& options) {
+    if (!source) {
+        return Error(ErrorCode::kInvalidArgument, "open_hrryfile: no source");
+    }
+    const std::string name = source->name();
+    return detail::guarded(name, [&]() -> Result<std::unique_ptr<TensorSource>> {
+        auto file = hrryfile_access::OpenedFile::open(std::move(source), options.validate);
+        if (!file) {
+            return file.error().with_context({.file = name});
+        }
+        return std::unique_ptr<TensorSource>(std::make_unique<HrryFileSource>(std::move(file).value()));
+    });
+}
+
 }  // namespace hurray::convert

@@ -12,9 +12,9 @@
 namespace hurray::convert {
 namespace {
 
-Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path& path) {
-    HURRAY_ASSIGN_OR_RETURN(const ReadOnlyFile file, ReadOnlyFile::open(path, /*use_mmap=*/false));
-    const std::string what = path.string();
+/// The .npy file `file`, named `what` in errors, its tensor `name`.
+Result<std::unique_ptr<TensorSource>> open_npy_file(const ReadOnlyFile& file, const std::string& what,
+                                                    const std::string& name) {
     std::vector<uint8_t> prefix(static_cast<size_t>(std::min<uint64_t>(file.size(), 12)));
     HURRAY_RETURN_IF_ERROR(file.read_into(0, prefix, "magic"));
     HURRAY_ASSIGN_OR_RETURN(const uint64_t data_offset, detail::npy_data_offset(prefix, what));
@@ -34,7 +34,7 @@ Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path&
                          std::to_string(file.size() - data_offset),
                      data_offset);
     }
-    HURRAY_ASSIGN_OR_RETURN(SourceTensor tensor, detail::npy_tensor(path.stem().string(), header));
+    HURRAY_ASSIGN_OR_RETURN(SourceTensor tensor, detail::npy_tensor(name, header));
     detail::NpyArray array;
     array.tensor = std::move(tensor);
     array.header = header;
@@ -52,7 +52,23 @@ Result<std::unique_ptr<TensorSource>> open_npy_impl(const std::filesystem::path&
 
 Result<std::unique_ptr<TensorSource>> open_npy(const std::filesystem::path& path,
                                                const SourceOptions& /*options*/) {
-    return detail::guarded(path.string(), [&]() { return open_npy_impl(path); });
+    return detail::guarded(path.string(), [&]() -> Result<std::unique_ptr<TensorSource>> {
+        HURRAY_ASSIGN_OR_RETURN(const ReadOnlyFile file, ReadOnlyFile::open(path, /*use_mmap=*/false));
+        return open_npy_file(file, path.string(), path.stem().string());
+    });
+}
+
+Result<std::unique_ptr<TensorSource>> open_npy(std::shared_ptr<RangeSource> source,
+                                               const SourceOptions& /*options*/) {
+    if (!source) {
+        return Error(ErrorCode::kInvalidArgument, "open_npy: no source");
+    }
+    const std::string what = source->name();
+    return detail::guarded(what, [&]() -> Result<std::unique_ptr<TensorSource>> {
+        // The stem of the URL's path ("https://host/dir/w.npy" -> "w").
+        const std::string stem = std::filesystem::path(what.substr(what.find_last_of('/') + 1)).stem().string();
+        return open_npy_file(ReadOnlyFile::range(std::move(source)), what, stem);
+    });
 }
 
 }  // namespace hurray::convert

@@ -256,25 +256,42 @@ Result<std::unique_ptr<TensorSource>> open_safetensors_file(ReadOnlyFile file) {
 
 }  // namespace detail
 
-Result<std::unique_ptr<TensorSource>> open_safetensors(const std::filesystem::path& path,
-                                                       const SourceOptions& /*options*/) {
+namespace {
+
+/// `open_safetensors_file(open())` with the errors named after `name`; no exception
+/// escapes (nlohmann/json parses the header by throwing).
+template <typename Open>
+Result<std::unique_ptr<TensorSource>> open_named(const std::string& name, Open open) noexcept {
     try {
-        auto file = ReadOnlyFile::open(path);
+        Result<ReadOnlyFile> file = open();
         if (!file) {
             return file.error();
         }
         auto source = detail::open_safetensors_file(std::move(*file));
         if (!source) {
-            const Error& e = source.error();
-            return e.with_context({.prefix = path.string(), .file = path.string()});
+            return source.error().with_context({.prefix = name, .file = name});
         }
         return source;
     } catch (const std::bad_alloc&) {
-        return Error(ErrorCode::kOutOfMemory,
-                     path.string() + ": out of memory opening SafeTensors");
+        return Error(ErrorCode::kOutOfMemory, name + ": out of memory opening SafeTensors");
     } catch (const std::exception& e) {
-        return Error(ErrorCode::kInvalidFile, path.string() + ": " + e.what());
+        return Error(ErrorCode::kInvalidFile, name + ": " + e.what());
     }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TensorSource>> open_safetensors(const std::filesystem::path& path,
+                                                       const SourceOptions& /*options*/) {
+    return open_named(path.string(), [&] { return ReadOnlyFile::open(path); });
+}
+
+Result<std::unique_ptr<TensorSource>> open_safetensors(std::shared_ptr<RangeSource> source,
+                                                       const SourceOptions& /*options*/) {
+    if (!source) {
+        return Error(ErrorCode::kInvalidArgument, "open_safetensors: no source");
+    }
+    return open_named(source->name(), [&] { return Result<ReadOnlyFile>(ReadOnlyFile::range(std::move(source))); });
 }
 
 }  // namespace hurray::convert

@@ -79,4 +79,40 @@ Result<std::unique_ptr<TensorSource>> open_source(const std::filesystem::path& p
                  0);
 }
 
+Result<std::unique_ptr<TensorSource>> open_source(std::shared_ptr<RangeSource> source,
+                                                  const SourceOptions& options) {
+    if (!source) {
+        return Error(ErrorCode::kInvalidArgument, "open_source: no source");
+    }
+    const std::string name = source->name();
+    std::array<uint8_t, kDetectHeadBytes> head{};
+    const auto n = static_cast<size_t>(std::min<uint64_t>(source->size(), head.size()));
+    if (auto st = source->read(0, std::span<uint8_t>(head.data(), n)); !st) {
+        return st.error().with_context({.file = name});
+    }
+    const Format format = detect_format(std::span<const uint8_t>(head.data(), n), source->size());
+    switch (format) {
+        case Format::kHrryFile:
+            return open_hrryfile(std::move(source), options);
+        case Format::kNpy:
+            return open_npy(std::move(source), options);
+        case Format::kSafeTensors:
+            return open_safetensors(std::move(source), options);
+        case Format::kGguf:
+        case Format::kNpz:
+            return Error(ErrorCode::kUnsupported,
+                         name + ": a " + std::string(format_name(format)) +
+                             " file is read from a local path only (its reader maps or unzips the whole "
+                             "file); download it first",
+                         0)
+                .with_context({.file = name});
+        case Format::kStream:
+        case Format::kUnknown:
+            break;
+    }
+    return Error(ErrorCode::kUnsupported,
+                 name + ": not an HRRYFILE, SafeTensors or .npy file", 0)
+        .with_context({.file = name});
+}
+
 }  // namespace hurray::convert

@@ -24,6 +24,10 @@ ReadOnlyFile ReadOnlyFile::memory(std::span<const uint8_t> bytes, std::shared_pt
     return ReadOnlyFile(std::make_shared<const detail::FileSource>(detail::FileSource::memory(bytes, std::move(owner))));
 }
 
+ReadOnlyFile ReadOnlyFile::range(std::shared_ptr<RangeSource> source) {
+    return ReadOnlyFile(std::make_shared<const detail::FileSource>(detail::FileSource::range(std::move(source))));
+}
+
 uint64_t ReadOnlyFile::size() const noexcept { return source_->size(); }
 
 bool ReadOnlyFile::contiguous() const noexcept { return source_->contiguous(); }

@@ -28,6 +28,13 @@ namespace hurray::convert {
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_hrryfile(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
+/// `open_hrryfile` for the file behind `source` (an HTTP file: see
+/// `hurray::http::HttpRangeSource`), through `FileReader::open(source)`: its sections
+/// and descriptors are fetched at open, each tensor's bytes when read (`view()` gives
+/// nullopt: nothing is mapped). Errors name the source.
+HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_hrryfile(
+    std::shared_ptr<RangeSource> source, const SourceOptions& options = {});
+
 /// Writes `source` as an HRRYFILE container at `path` (hurray::FileWriter): every
 /// tensor's descriptor as the source presents it and its buffers, `options.chunk_bytes`
 /// at a time (zero-copy from `view()` where the source has one, otherwise through one

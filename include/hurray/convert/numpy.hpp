@@ -39,6 +39,12 @@ namespace hurray::convert {
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_npy(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
+/// `open_npy` for the file behind `source` (an HTTP file: see
+/// `hurray::http::HttpRangeSource`), the tensor named after the stem of
+/// `source->name()`: two range reads at open, then one per `read()`.
+HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_npy(
+    std::shared_ptr<RangeSource> source, const SourceOptions& options = {});
+
 /// Opens a .npz file (numpy.savez: stored members; numpy.savez_compressed: deflated;
 /// zip64 included) as a TensorSource: member `x.npy` is tensor `x`, in the archive's
 /// order. Stored members are read piece by piece; a deflated member is inflated in

@@ -56,6 +56,18 @@ HURRAY_CONVERT_EXPORT std::string_view safetensors_dtype_name(ElementType type) 
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_safetensors(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
+/// `open_safetensors` for the file behind `source` (an HTTP file: see
+/// `hurray::http::HttpRangeSource`): two range reads at open (the length, then the
+/// header), then one per `read()` of a tensor's bytes; `view()` gives nullopt. The
+/// same checks and errors, naming the source.
+/// @code
+/// auto url = hurray::http::HttpRangeSource::open("https://example.com/model.safetensors");
+/// if (!url) return url.error();
+/// auto src = hurray::convert::open_safetensors(*url);
+/// @endcode
+HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_safetensors(
+    std::shared_ptr<RangeSource> source, const SourceOptions& options = {});
+
 /// Writes every tensor of `source` to a SafeTensors file at `path`, in the source's order,
 /// atomically (a temporary file beside `path`, fsynced when `options.durable`, renamed
 /// when complete; on an error `path` is untouched). Dense row-major tensors of the types SafeTensors has are

@@ -18,6 +18,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/io/kv_metadata.hpp"
+#include "hurray/io/range_source.hpp"
 
 namespace hurray::convert {
 
@@ -96,5 +97,19 @@ public:
 /// @endcode
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_source(
     const std::filesystem::path& path, const SourceOptions& options = {});
+
+/// `open_source` for the file behind `source` (an HTTP file, a local file, memory: see
+/// `RangeSource`), its format detected from its first bytes (one range read): an
+/// HRRYFILE, SafeTensors or .npy file is read through range reads (`open_hrryfile`,
+/// `open_safetensors`, `open_npy` over a RangeSource). A GGUF file (its reader maps the
+/// whole file) and a .npz archive (libzip reads a path) are kUnsupported over a
+/// RangeSource; open them from a local path.
+/// @code
+/// auto url = hurray::http::HttpRangeSource::open("https://example.com/model.safetensors");
+/// if (!url) return url.error();
+/// auto src = hurray::convert::open_source(*url);   // 3 requests: the head, the length, the header
+/// @endcode
+HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_source(
+    std::shared_ptr<RangeSource> source, const SourceOptions& options = {});
 
 }  // namespace hurray::convert

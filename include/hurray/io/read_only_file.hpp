@@ -16,6 +16,7 @@
 #include "hurray/core/result.hpp"
 #include "hurray/io/export.hpp"
 #include "hurray/io/file_reader.hpp"
+#include "hurray/io/range_source.hpp"
 #include "hurray/io/shared_buffer.hpp"
 
 namespace hurray {
@@ -48,6 +49,11 @@ public:
     /// Wraps `bytes` in memory; `owner` (may be null) keeps them alive for
     /// every copy and every slice.
     static ReadOnlyFile memory(std::span<const uint8_t> bytes, std::shared_ptr<const void> owner = nullptr);
+    /// The bytes of `source` (an HTTP file, a local file, memory: see
+    /// `RangeSource`), read on demand: every `read` is a range of the source
+    /// copied into owned memory, so the file is never `contiguous()`. Errors
+    /// name the source as its own reads do.
+    static ReadOnlyFile range(std::shared_ptr<RangeSource> source);
 
     /// The file's size in bytes, fixed at open.
     [[nodiscard]] uint64_t size() const noexcept;

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// The formats read over a RangeSource (open_source(std::shared_ptr<RangeSource>)):
+// HRRYFILE, SafeTensors and .npy read as from their paths, in a few range reads; GGUF
+// and .npz are refused with a clear kUnsupported; a corrupt file fails as from its path.
+// tests/http/ runs the same over HTTP (nginx).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "convert_test_support.hpp"
+#include "hurray/convert/convert.hpp"
+#include "hurray/convert/gguf.hpp"
+#include "hurray/convert/hrryfile.hpp"
+#include "hurray/convert/numpy.hpp"
+#include "hurray/convert/safetensors.hpp"
+#include "hurray/convert/tensor_source.hpp"
+#include "hurray/io/range_source.hpp"
+#include "io_test_util.hpp"
+
+namespace hurray::convert::test {
+namespace {
+
+using hurray::test::TempDir;
+
+std::vector<MemTensor> two_tensors() {
+    std::vector<MemTensor> out;
+    {
+        MemTensor t{"w", *make_dense(ElementType::kFloat32, {3, 4}), {}};
+        std::vector<float> v(12);
+        for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k) * 0.25F - 1.0F;
+        t.buffers.push_back(f32_bytes(v));
+        out.push_back(std::move(t));
+    }
+    {
+        MemTensor t{"b", *make_dense(ElementType::kInt64, {2}), {}};
+        t.buffers.push_back(i64_bytes({7, -9}));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::shared_ptr<RangeSource> file_range(const std::string& path) {
+    auto r = FileRangeSource::open(path);
+    EXPECT_TRUE(r.ok()) << r.error().to_string();
+    return std::move(r).value();
+}
+
+TEST(RangeSourceFormats, EachFormatReadsAsFromItsPath) {
+    const TempDir dir;
+    const MemorySource two(two_tensors());
+    std::vector<MemTensor> one_tensor = two_tensors();
+    one_tensor.resize(1);
+    const MemorySource one(std::move(one_tensor));
+    struct Case {
+        std::string file;
+        Format format;
+        const MemorySource* source;
+    };
+    for (const Case& c : {Case{"m.hrry", Format::kHrryFile, &two}, Case{"m.safetensors", Format::kSafeTensors, &two},
+                          Case{"w.npy", Format::kNpy, &one}}) {
+        SCOPED_TRACE(c.file);
+        const std::string path = dir.file(c.file);
+        ConvertOptions options;
+        options.to = c.format;
+        ASSERT_TRUE(write(*c.source, path, options).ok());
+        auto by_path = open_source(path);
+        ASSERT_TRUE(by_path.ok()) << by_path.error().to_string();
+        auto by_range = open_source(file_range(path));
+        ASSERT_TRUE(by_range.ok()) << by_range.error().to_string();
+        EXPECT_EQ((*by_range)->format(), c.format);
+        const Status same = compare_sources(**by_path, **by_range);
+        EXPECT_TRUE(same.ok()) << same.error().to_string();
+        EXPECT_TRUE(compare_sources(*c.source, **by_range).ok());
+        // A view, where the reader offers one (the HRRYFILE reader keeps what it fetched),
+        // shows the bytes read() gives.
+        if (const auto v = (*by_range)->view(0, 0)) {
+            std::vector<uint8_t> bytes(v->size());
+            ASSERT_TRUE((*by_range)->read(0, 0, 0, bytes).ok());
+            EXPECT_TRUE(std::equal(v->begin(), v->end(), bytes.begin(), bytes.end()));
+        } else {
+            EXPECT_NE(c.format, Format::kHrryFile);
+        }
+    }
+}
+
+TEST(RangeSourceFormats, SafeTensorsOpensInThreeReadsAndReadsATensorInOne) {
+    const TempDir dir;
+    const std::string path = dir.file("m.safetensors");
+    ASSERT_TRUE(write_safetensors(MemorySource(two_tensors()), path).ok());
+    const auto range = file_range(path);
+    auto src = open_source(range);
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    // The head (format detection), the header's length, the header.
+    EXPECT_EQ(range->request_count(), 3U);
+    std::vector<uint8_t> w(48);
+    ASSERT_TRUE((*src)->read(0, 0, 0, w).ok());
+    EXPECT_EQ(range->request_count(), 4U);
+    EXPECT_EQ(w, two_tensors()[0].buffers[0]);
+    // A part of a tensor is a range of its bytes.
+    std::vector<uint8_t> part(8);
+    ASSERT_TRUE((*src)->read(0, 0, 40, part).ok());
+    EXPECT_EQ(range->request_count(), 5U);
+    EXPECT_EQ(part, std::vector<uint8_t>(w.begin() + 40, w.end()));
+}
+
+TEST(RangeSourceFormats, GgufAndNpzAreRefusedOverARangeSource) {
+    const TempDir dir;
+    const MemorySource two(two_tensors());
+    for (const auto& [file, format] : {std::pair{std::string("m.gguf"), Format::kGguf},
+                                       std::pair{std::string("m.npz"), Format::kNpz}}) {
+        SCOPED_TRACE(file);
+        const std::string path = dir.file(file);
+        ConvertOptions options;
+        options.to = format;
+        const auto written = write(two, path, options);
+        ASSERT_TRUE(written.ok()) << written.error().to_string();
+        auto src = open_source(file_range(path));
+        ASSERT_FALSE(src.ok());
+        EXPECT_EQ(src.error().code(), ErrorCode::kUnsupported);
+        EXPECT_NE(src.error().message().find("read from a local path only"), std::string::npos)
+            << src.error().message();
+        EXPECT_EQ(src.error().file(), path);
+        EXPECT_TRUE(open_source(path).ok());  // from its path it opens
+    }
+}
+
+TEST(RangeSourceFormats, ACorruptFileFailsAsFromItsPath) {
+    const TempDir dir;
+    const std::string path = dir.file("m.safetensors");
+    ASSERT_TRUE(write_safetensors(MemorySource(two_tensors()), path).ok());
+    std::vector<uint8_t> bytes = hurray::test::read_all(path);
+    ASSERT_GT(bytes.size(), 20U);
+    bytes[12] = '[';  // the header is no longer a JSON object
+    const std::string bad = dir.write("bad.safetensors", bytes);
+    auto by_path = open_safetensors(bad);
+    auto by_memory = open_safetensors(std::make_shared<MemoryRangeSource>(bytes));
+    auto by_file = open_safetensors(file_range(bad));
+    ASSERT_FALSE(by_path.ok());
+    ASSERT_FALSE(by_memory.ok());
+    ASSERT_FALSE(by_file.ok());
+    EXPECT_EQ(by_memory.error().code(), by_path.error().code());
+    EXPECT_EQ(by_memory.error().offset(), by_path.error().offset());
+    EXPECT_EQ(by_file.error().message(), by_path.error().message());
+    // A null source is an argument error, not a crash.
+    EXPECT_EQ(open_source(std::shared_ptr<RangeSource>()).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(open_safetensors(std::shared_ptr<RangeSource>()).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(open_npy(std::shared_ptr<RangeSource>()).error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(open_hrryfile(std::shared_ptr<RangeSource>()).error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(RangeSourceFormats, AnNpyTensorIsNamedAfterTheStemOfTheSourceName) {
+    const TempDir dir;
+    std::vector<MemTensor> one = two_tensors();
+    one.resize(1);
+    const std::string path = dir.file("weights.npy");
+    ASSERT_TRUE(write_npy(MemorySource(std::move(one)), path).ok());
+    auto src = open_npy(file_range(path));
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    EXPECT_EQ((*src)->tensor(0).name, "weights");
+}
+
+}  // namespace
+}  // namespace hurray::convert::test

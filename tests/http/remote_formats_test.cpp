@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// SafeTensors, .npy and HRRYFILE files served by nginx, read over HTTP through
+// hurray::convert::open_source(HttpRangeSource): the same tensors as from the local
+// file, in a few requests (tests/convert/range_source_formats_test.cpp runs the same
+// over local range sources). Skips when nginx is missing.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#ifdef HURRAY_TEST_HAVE_CONVERT
+
+#include "convert/convert_test_support.hpp"
+#include "hurray/convert/convert.hpp"
+#include "hurray/convert/tensor_source.hpp"
+#include "hurray/http/http_range_source.hpp"
+#include "http/quick_options.hpp"
+#include "http/test_servers.hpp"
+#include "io/io_test_util.hpp"
+
+namespace hurray {
+namespace {
+
+using convert::test::MemorySource;
+using convert::test::MemTensor;
+
+std::vector<MemTensor> tensors() {
+    std::vector<MemTensor> out;
+    MemTensor w{"w", *make_dense(ElementType::kFloat32, {64, 32}), {}};
+    std::vector<float> v(64 * 32);
+    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k % 97) * 0.5F;
+    w.buffers.push_back(convert::test::f32_bytes(v));
+    out.push_back(std::move(w));
+    MemTensor b{"b", *make_dense(ElementType::kInt64, {3}), {}};
+    b.buffers.push_back(convert::test::i64_bytes({1, -2, 3}));
+    out.push_back(std::move(b));
+    return out;
+}
+
+TEST(RemoteFormats, SafeTensorsNpyAndHrryFileReadOverHttpAsLocally) {
+    test::no_proxies();
+    const test::TempDir dir;
+    const std::filesystem::path www = dir.path() / "www";
+    std::filesystem::create_directories(www);
+    const MemorySource two(tensors());
+    std::vector<MemTensor> first = tensors();
+    first.resize(1);
+    const MemorySource one(std::move(first));
+    struct Case {
+        std::string name;
+        convert::Format format;
+        const MemorySource* source;
+    };
+    const std::vector<Case> cases = {{"m.safetensors", convert::Format::kSafeTensors, &two},
+                                     {"w.npy", convert::Format::kNpy, &one},
+                                     {"m.hrry", convert::Format::kHrryFile, &two}};
+    for (const Case& c : cases) {
+        convert::ConvertOptions options;
+        options.to = c.format;
+        ASSERT_TRUE(convert::write(*c.source, www / c.name, options).ok()) << c.name;
+    }
+    test::NginxServer nginx;
+    const std::string why = nginx.start(www);
+    if (!why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        auto http = http::HttpRangeSource::open(nginx.url(c.name), test::quick());
+        ASSERT_TRUE(http.ok()) << http.error().to_string();
+        const std::shared_ptr<http::HttpRangeSource> source = *http;
+        auto remote = convert::open_source(source);
+        ASSERT_TRUE(remote.ok()) << remote.error().to_string();
+        EXPECT_EQ((*remote)->format(), c.format);
+        const uint64_t at_open = source->request_count();
+        auto local = convert::open_source(www / c.name);
+        ASSERT_TRUE(local.ok()) << local.error().to_string();
+        const Status same = convert::compare_sources(**local, **remote);
+        EXPECT_TRUE(same.ok()) << same.error().to_string();
+        if (c.format == convert::Format::kSafeTensors) {
+            // The tail at open, then the head, the header's length, the header; then
+            // one request per tensor read by the comparison.
+            EXPECT_LE(at_open, 4U);
+            EXPECT_LE(source->request_count() - at_open, (*remote)->tensor_count());
+        }
+    }
+    // GGUF is read from a local path only: refused, naming the URL.
+    ASSERT_TRUE(convert::write(two, www / "m.gguf", [] {
+                    convert::ConvertOptions o;
+                    o.to = convert::Format::kGguf;
+                    return o;
+                }()).ok());
+    auto gguf = http::HttpRangeSource::open(nginx.url("m.gguf"), test::quick());
+    ASSERT_TRUE(gguf.ok()) << gguf.error().to_string();
+    auto refused = convert::open_source(*gguf);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code(), ErrorCode::kUnsupported);
+    EXPECT_NE(refused.error().message().find(nginx.url("m.gguf")), std::string::npos) << refused.error().message();
+}
+
+}  // namespace
+}  // namespace hurray
+
+#endif  // HURRAY_TEST_HAVE_CONVERT
