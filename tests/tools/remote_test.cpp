@@ -13,6 +13,7 @@
 
 #include "cli_support.hpp"
 #include "http/test_servers.hpp"
+#include "test_paths.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/demo_model.hpp"
 #include "hurray/io/file_reader.hpp"
@@ -144,6 +145,48 @@ TEST_F(RemoteCli, LsInfoVerifyGiveWhatTheyGiveLocally) {
         }
     }
 }
+
+#ifdef HURRAY_CLI_HAS_CONVERT
+TEST_F(RemoteCli, SafeTensorsUrlsReadAsTheirLocalFilesAndNpzUrlsAreRefused) {
+    const std::string basic = std::string(HURRAY_CONFORMANCE_DIR) + "/files/basic.hrry";
+    ASSERT_EQ(run_cli({"convert", basic, local("basic.safetensors")}).rc, 0);
+    ASSERT_EQ(run_cli({"convert", basic, local("basic.npz")}).rc, 0);
+    for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+             {"ls"}, {"ls", "--json"}, {"info"}, {"verify"}, {"cat", "weights"}}) {
+        std::vector<std::string> a = {cmd[0]};
+        std::vector<std::string> b = {cmd[0]};
+        for (size_t k = 1; k < cmd.size(); ++k) {
+            if (cmd[k] != "weights") {
+                a.push_back(cmd[k]);
+                b.push_back(cmd[k]);
+            }
+        }
+        a.push_back(local("basic.safetensors"));
+        b.push_back(url("basic.safetensors"));
+        if (cmd.back() == "weights") {
+            a.push_back("weights");
+            b.push_back("weights");
+        }
+        const Ran l = run_cli(a);
+        const Ran r = run_cli(b);
+        ASSERT_EQ(l.rc, 0) << cmd[0] << ": " << l.err;
+        EXPECT_EQ(r.rc, 0) << cmd[0] << ": " << r.err;
+        EXPECT_EQ(replaced(r.out, url("basic.safetensors"), local("basic.safetensors")), l.out) << cmd[0];
+    }
+    // A .npz is read from a local path only: a clear error naming the URL; `get`
+    // downloads it (and a SafeTensors file), checked by its reader before it is kept.
+    const Ran npz = run_cli({"ls", url("basic.npz")});
+    EXPECT_EQ(npz.rc, 1) << npz.err;  // an input that cannot be read
+    EXPECT_NE(npz.err.find("read from a local path only"), std::string::npos) << npz.err;
+    EXPECT_NE(npz.err.find(url("basic.npz")), std::string::npos) << npz.err;
+    for (const std::string name : {"basic.npz", "basic.safetensors"}) {
+        const Ran got = run_cli({"get", url(name), "-o", out(name)});
+        ASSERT_EQ(got.rc, 0) << got.err;
+        EXPECT_TRUE(read_all(out(name)) == read_all(local(name))) << name;
+    }
+    EXPECT_EQ(run_cli({"ls", out("basic.npz")}).rc, 0);
+}
+#endif
 
 TEST_F(RemoteCli, CatOfEveryTensorIsByteIdentical) {
     for (const std::string& t : demo_names(local("model.hrry"))) {

@@ -239,7 +239,7 @@ int cat(const CatOptions& opt, const Console& console) {
     Loaded loaded;
     std::optional<Failure> failed;
 #ifdef HURRAY_CLI_HAS_CONVERT
-    auto foreign = open_foreign(opt.path);
+    auto foreign = open_foreign(opt.path, opt.remote);
     if (foreign) {
         failed = load_foreign(*foreign, opt, loaded);
     }

@@ -12,6 +12,7 @@
 // source's alignment and index order.
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <memory>
@@ -24,6 +25,7 @@
 
 #include "hurray/commands.hpp"
 #include "hurray/core/layout.hpp"
+#include "hurray/input.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
@@ -194,8 +196,22 @@ Status copy_selected(RangeSource& source, const FileReader& file, const std::set
     return writer.finish();
 }
 
-/// Opens the written file as an HRRYFILE, every descriptor and composite checked.
+/// Opens the written file as an HRRYFILE, every descriptor and composite checked; a
+/// SafeTensors, GGUF or NumPy file (a whole download) with the checks its reader makes
+/// at open.
 Status check_written(const std::string& path, uint64_t expected_size) {
+#ifdef HURRAY_CLI_HAS_CONVERT
+    if (is_foreign_format(detect_file_format(path))) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path, ec);
+        if (ec || size != expected_size) {
+            return Error(ErrorCode::kIoError, "wrote " + std::to_string(expected_size) + " bytes, the file has " +
+                                                  (ec ? ec.message() : std::to_string(size)));
+        }
+        auto opened = convert::open_source(path);
+        return opened ? Status::success() : Status(opened.error());
+    }
+#endif
     FileReadOptions ro;
     ro.descriptors = DescriptorCheck::kFull;
     HURRAY_ASSIGN_OR_RETURN(FileReader file, FileReader::open(path, ro));

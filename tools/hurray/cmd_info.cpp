@@ -328,7 +328,8 @@ std::string gguf_type_of(const std::vector<std::pair<std::string, std::string>>&
 /// members of a .npz.
 int info_foreign(const InfoOptions& o, const Result<ForeignInput>& in, const Console& console) {
     if (!in) {
-        console.err << "hurray info: " << o.path << ": " << unprefixed(o.path, in.error()).to_string() << '\n';
+        const std::string shown = display_path(o.path);  // a URL without credentials or query
+        console.err << "hurray info: " << shown << ": " << unprefixed(shown, in.error()).to_string() << '\n';
         return kExitInvalid;
     }
     const convert::TensorSource& src = *in->source;
@@ -369,7 +370,7 @@ int info_foreign(const InfoOptions& o, const Result<ForeignInput>& in, const Con
         return kExitOk;
     }
     std::ostream& out = console.out;
-    out << o.path << ": " << format_title(in->format) << ", " << bytes_text(in->file_size) << " (" << in->file_size
+    out << display_path(o.path) << ": " << format_title(in->format) << ", " << bytes_text(in->file_size) << " (" << in->file_size
         << " bytes), read through hurray::convert\n";
     out << "  tensors:                 " << t.tensors << " (" << t.composite_heads << " composite heads, "
         << t.quantized << " quantized)\n";
@@ -399,7 +400,7 @@ int info_foreign(const InfoOptions& o, const Result<ForeignInput>& in, const Con
 
 int run_info(const InfoOptions& o, const Console& console) {
 #ifdef HURRAY_CLI_HAS_CONVERT
-    if (auto foreign = open_foreign(o.path)) {
+    if (auto foreign = open_foreign(o.path, o.remote)) {
         return info_foreign(o, *foreign, console);
     }
 #endif

@@ -50,7 +50,8 @@ void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
 /// `ls` of a SafeTensors, GGUF, .npy or .npz file, read through hurray::convert.
 int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Console& console) {
     if (!in) {
-        console.err << "hurray ls: " << o.path << ": " << unprefixed(o.path, in.error()).to_string() << '\n';
+        const std::string shown = display_path(o.path);  // a URL without credentials or query
+        console.err << "hurray ls: " << shown << ": " << unprefixed(shown, in.error()).to_string() << '\n';
         return kExitInvalid;
     }
     const convert::TensorSource& src = *in->source;
@@ -80,7 +81,7 @@ int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Con
 
 int run_ls(const LsOptions& o, const Console& console) {
 #ifdef HURRAY_CLI_HAS_CONVERT
-    if (auto foreign = open_foreign(o.path)) {
+    if (auto foreign = open_foreign(o.path, o.remote)) {
         return run_ls_foreign(o, *foreign, console);
     }
 #endif

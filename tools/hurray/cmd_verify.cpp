@@ -241,9 +241,10 @@ void print_verdict(const VerifyOptions& o, const Report& r, const std::string& n
 int run_verify(const VerifyOptions& o, const Console& console) {
     Report r;
 #ifdef HURRAY_CLI_HAS_CONVERT
-    if (auto foreign = open_foreign(o.path)) {
-        verify_foreign(o.path, *foreign, console.spec_only, r);
-        print_verdict(o, r, o.path, *foreign ? std::string(convert::format_name((*foreign)->format)) : "", console);
+    if (auto foreign = open_foreign(o.path, o.remote)) {
+        const std::string shown = display_path(o.path);  // a URL without credentials or query
+        verify_foreign(shown, *foreign, console.spec_only, r);
+        print_verdict(o, r, shown, *foreign ? std::string(convert::format_name((*foreign)->format)) : "", console);
         return r.problems.empty() ? kExitOk : kExitInvalid;
     }
 #endif

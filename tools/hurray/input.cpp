@@ -238,7 +238,38 @@ bool is_foreign_format(convert::Format f) noexcept {
            f == convert::Format::kNpz;
 }
 
-std::optional<Result<ForeignInput>> open_foreign(const std::string& path) {
+namespace {
+
+/// `open_foreign` for a URL: its format told by the extension of its path (no request
+/// for a URL left to the caller), then its bytes read through range requests.
+std::optional<Result<ForeignInput>> open_foreign_url(const std::string& url, const RemoteOptions& remote) {
+    std::string path = url.substr(0, url.find_first_of("?#"));
+    const std::optional<convert::Format> f = convert::format_from_extension(path);
+    if (!f || !is_foreign_format(*f)) {
+        return std::nullopt;
+    }
+    auto opened = open_url(url, remote);
+    if (!opened) {
+        return std::optional<Result<ForeignInput>>(std::in_place, opened.error());
+    }
+    const uint64_t size = (*opened)->size();
+    auto src = convert::open_source(std::move(*opened));
+    if (!src) {
+        return std::optional<Result<ForeignInput>>(std::in_place, src.error());
+    }
+    ForeignInput in;
+    in.format = (*src)->format();
+    in.file_size = size;
+    in.source = std::move(*src);
+    return Result<ForeignInput>(std::move(in));
+}
+
+}  // namespace
+
+std::optional<Result<ForeignInput>> open_foreign(const std::string& path, const RemoteOptions& remote) {
+    if (is_url(path)) {
+        return open_foreign_url(path, remote);
+    }
     const convert::Format f = detect_file_format(path);
     if (!is_foreign_format(f)) {
         return std::nullopt;

@@ -144,14 +144,17 @@ struct ForeignInput {
 /// open) when it is a SafeTensors, GGUF, .npy or .npz file whose reader is in this build;
 /// nullopt for anything else (an HRRYFILE, a stream, `-`, an unknown format: the caller's
 /// Input path reports it). The error is the reader's: its code, the field and the byte
-/// offset (callers print the path before it).
+/// offset (callers print the path before it). A URL (`remote` gives its HTTP options)
+/// is taken for such a file when its path ends in .safetensors, .npy, .gguf or .npz, and
+/// read with range requests (GGUF and .npz are refused: their readers need a local
+/// file); any other URL is left to the caller, which opens it once.
 /// @code
 /// if (auto foreign = hurray::cli::open_foreign(path)) {
 ///     if (!*foreign) { console.err << path << ": " << foreign->error().to_string() << '\n'; return 1; }
 ///     const auto& src = *(*foreign)->source;   // src.tensor_count(), src.kv(), src.read(...)
 /// }
 /// @endcode
-std::optional<Result<ForeignInput>> open_foreign(const std::string& path);
+std::optional<Result<ForeignInput>> open_foreign(const std::string& path, const RemoteOptions& remote = {});
 
 /// `e` without its file when that file is `path` (Error::without_file), so that a
 /// command prints the path once: `path + ": " + unprefixed(path, e).to_string()`.
