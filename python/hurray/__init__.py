@@ -74,6 +74,7 @@ __all__ = [
     "UnsupportedError",
     "load",
     "open",
+    "open_url",
     "safe_open",
     "save",
 ]
@@ -112,8 +113,31 @@ def open(path, writable=False, spec_only=False):  # noqa: A001 - the package's n
     specification alone, as another implementation does: such a tensor raises
     ``UnsupportedError`` naming the private scheme when it is first described
     or read (opening decodes no descriptor).
+
+    An ``http://`` or ``https://`` URL is opened as ``open_url(path)`` does.
     """
+    if isinstance(path, str) and path.startswith(("http://", "https://")):
+        if writable:
+            raise ValueError("hurray.open: writable=True needs a local file, not a URL")
+        return open_url(path, spec_only=spec_only)
     return _hurray.open(_os.fspath(path), writable=writable, spec_only=spec_only)
+
+
+def open_url(url, headers=None, timeout=0.0, spec_only=False):
+    """Opens an HRRYFILE over HTTP(S) with range requests; returns a lazy ``hurray.File``.
+
+    A web server, a CDN or an S3-compatible store that answers range requests
+    serves it: the open reads the file's trailer, then its header, index and KV
+    section (with a descriptor table, the descriptors come with them), and each
+    tensor's bytes are fetched when first read, then kept while the handle is
+    open. ``headers`` is a list of extra request headers (``"Name: value"``,
+    e.g. an ``Authorization`` for a private bucket); ``timeout``, when not 0,
+    the seconds a request may go without progress. Errors are ``FileError``
+    naming the URL (without credentials or query string) and the byte range.
+    A file replaced on the server while it is read is an error, never a mix of
+    two versions.
+    """
+    return _hurray.open_url(url, headers=list(headers or []), timeout=float(timeout), spec_only=spec_only)
 
 
 def load(path, names=None, spec_only=False):

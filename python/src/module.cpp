@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -36,6 +37,9 @@
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/save.hpp"
+#ifdef HURRAY_PY_HAVE_HTTP
+#include "hurray/http/http_range_source.hpp"
+#endif
 
 namespace hurray::python {
 
@@ -173,6 +177,52 @@ public:
             raise_error(opened->error(), Where::kOpen, Site{.label = path.string(), .file = path.string()});
         }
         return {std::move(opened->value()), path.string(), writable};
+    }
+
+    /// Opens the HRRYFILE at `url` (http or https) with range requests
+    /// (HttpRangeSource): the sections and descriptors at open, each tensor's
+    /// bytes when first read. `headers`: extra request headers ("Name: value",
+    /// e.g. an Authorization); `timeout`: seconds without progress before a
+    /// request fails (0: libhurray's default).
+    static File open_url(const std::string& url, const std::vector<std::string>& headers, double timeout,
+                         bool spec_only) {
+#ifdef HURRAY_PY_HAVE_HTTP
+        http::HttpOptions http;
+        http.headers = headers;
+        if (timeout < 0) {
+            raise_kind(ErrorKind::kInvalidArgument, "open_url: timeout must not be negative");
+        }
+        if (timeout > 0) {
+            http.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000.0));
+        }
+        FileReadOptions options;
+        options.descriptor.libhurray_schemes = !spec_only;
+        const std::string shown = http::HttpRangeSource::display_url(url);
+        std::optional<Result<FileReader>> opened;
+        {
+            const py::gil_scoped_release release;
+            auto source = http::HttpRangeSource::open(url, http);
+            if (!source) {
+                opened.emplace(source.error());
+            } else {
+                opened.emplace(FileReader::open(std::move(*source), options));
+            }
+        }
+        if (!*opened) {
+            const Site site{.label = shown, .file = shown};
+            if (opened->error().code() == ErrorCode::kInvalidArgument) {
+                raise_error_as(ErrorKind::kInvalidArgument, opened->error(), site);  // a bad URL or header
+            }
+            raise_error(opened->error(), Where::kOpen, site);
+        }
+        return {std::move(opened->value()), shown};
+#else
+        static_cast<void>(url);
+        static_cast<void>(headers);
+        static_cast<void>(timeout);
+        static_cast<void>(spec_only);
+        raise_kind(ErrorKind::kUnsupported, "this hurray module was built without hurray::http (no URL support)");
+#endif
     }
 
     /// Whether get_tensor returns writable arrays (opened with writable=True).
@@ -829,6 +879,9 @@ PYBIND11_MODULE(_hurray, m) {
     m.def("open", &File::open, py::arg("path"), py::arg("writable") = false, py::arg("spec_only") = false,
           "Opens and validates an HRRYFILE; writable=True maps it copy-on-write (writable arrays, file untouched); "
           "spec_only=True refuses libhurray's own private schemes (GGML blocks) as another implementation does");
+    m.def("open_url", &File::open_url, py::arg("url"), py::arg("headers") = std::vector<std::string>{},
+          py::arg("timeout") = 0.0, py::arg("spec_only") = false,
+          "Opens an HRRYFILE over HTTP(S) with range requests (libhurray's HttpRangeSource)");
     m.def("open_bytes", &hurray::python::open_bytes, py::arg("data"), "Validates an HRRYFILE held in memory (copied)");
     m.def("save_bytes", &hurray::python::save_bytes, py::arg("names"), py::arg("arrays"), py::arg("kv") = py::none(),
           py::arg("types") = py::none(),
