@@ -149,6 +149,9 @@ if(TARGET hurray_c)
     else()
         set(HURRAY_C_PC_CONVERT_LIBS "")
     endif()
+    if(TARGET hurray_http)
+        string(APPEND HURRAY_C_PC_CONVERT_LIBS "-lhurray_http -lcurl ")
+    endif()
     configure_file("${PROJECT_SOURCE_DIR}/cmake/hurray-c.pc.in"
                    "${PROJECT_BINARY_DIR}/hurray-c.pc" @ONLY)
     install(FILES "${PROJECT_BINARY_DIR}/hurray-c.pc"

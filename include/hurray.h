@@ -396,6 +396,23 @@ HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t l
                                                   HurrayFile** out);
 
 /**
+ * Opens and validates the HRRYFILE at `url` (an NUL-terminated `http://` or
+ * `https://` URL: a web server, a CDN, an S3-compatible store) with HTTP range
+ * requests: its trailer, then its header, index and KV section at open, each
+ * tensor's bytes when first read, kept while the file is open. `headers` holds
+ * `header_count` extra request headers (NUL-terminated `"Name: value"` lines,
+ * e.g. an `Authorization`; NULL when `header_count` is 0). `flags` as for
+ * `hurray_file_open` (`HURRAY_FILE_NO_MMAP` has no effect here). A bad URL or
+ * header is `HURRAY_ERR_INVALID_ARGUMENT`; an unreachable server, an HTTP
+ * error or a file replaced on the server while it is read is
+ * `HURRAY_ERR_IO`, whose message (and `hurray_last_error_file()`) names the
+ * URL without credentials or query string. `HURRAY_ERR_UNSUPPORTED` in a
+ * build without HTTP support. Release with `hurray_file_close`.
+ */
+HURRAY_C_API HurrayStatus hurray_file_open_url(const char* url, const char* const* headers, size_t header_count,
+                                               uint32_t flags, HurrayFile** out);
+
+/**
  * Releases a file handle (NULL is a no-op). Buffers obtained from it stay
  * valid: each keeps the file's memory alive until it is destroyed.
  */

@@ -15,6 +15,9 @@
 #include "hurray/core/describe.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/io/file_format.hpp"
+#ifdef HURRAY_C_HAVE_HTTP
+#include "hurray/http/http_range_source.hpp"
+#endif
 
 using hurray::c::fail;
 using hurray::c::guarded;
@@ -187,6 +190,51 @@ HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t l
             return fail_open(opened.error(), input.first(std::min<size_t>(len, 8)), len);
         }
         return publish(std::move(opened), out);
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_open_url(const char* url, const char* const* headers, size_t header_count,
+                                               uint32_t flags, HurrayFile** out) {
+    static constexpr const char* kFn = "hurray_file_open_url";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
+            return s;
+        }
+        *out = nullptr;
+        if (const HurrayStatus s = require(kFn, {{url, "url"}}); s != HURRAY_OK) {
+            return s;
+        }
+        if (header_count > 0) {
+            if (const HurrayStatus s = require(kFn, {{headers, "headers"}}); s != HURRAY_OK) {
+                return s;
+            }
+        }
+        hurray::FileReadOptions options;
+        if (!options_from_flags(flags, options)) {
+            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "unknown bits in flags " + std::to_string(flags));
+        }
+#ifdef HURRAY_C_HAVE_HTTP
+        hurray::http::HttpOptions http;
+        for (size_t i = 0; i < header_count; ++i) {
+            // SAFETY: the caller passes `header_count` readable pointers at `headers`.
+            const char* h = headers[i];
+            if (h == nullptr) {
+                return fail(HURRAY_ERR_NULL_POINTER, kFn, "headers[" + std::to_string(i) + "] is NULL");
+            }
+            http.headers.emplace_back(h);
+        }
+        auto source = hurray::http::HttpRangeSource::open(url, http);
+        if (!source.ok()) {
+            return fail(source.error());
+        }
+        auto opened = hurray::FileReader::open(std::move(*source), options);
+        if (!opened.ok()) {
+            return fail(opened.error());
+        }
+        return publish(std::move(opened), out);
+#else
+        return fail(HURRAY_ERR_UNSUPPORTED, kFn, "this libhurray_c was built without hurray::http (no URL support)");
+#endif
     });
 }
 

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// hurray_file_open_url: the C ABI's HRRYFILE over HTTP (nginx on 127.0.0.1), the
+// same tensors as hurray_file_open of the local file; its argument checks and the
+// URL it names in errors, without credentials or query string. Skips when nginx
+// is missing.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#ifdef HURRAY_TEST_HAVE_C
+
+#include "http/test_servers.hpp"
+#include "hurray.h"
+#include "io/io_test_util.hpp"
+#include "test_paths.hpp"
+
+namespace hurray {
+namespace {
+
+std::vector<uint8_t> tensor_bytes(const HurrayFile* f, uint64_t i) {
+    HurrayBuffer* b = nullptr;
+    EXPECT_EQ(hurray_file_tensor_buffer(f, i, 0, &b), HURRAY_OK) << hurray_last_error_message();
+    void* data = nullptr;
+    uint64_t size = 0;
+    EXPECT_EQ(hurray_buffer_data_ptr(b, &data), HURRAY_OK);
+    EXPECT_EQ(hurray_buffer_byte_size(b, &size), HURRAY_OK);
+    std::vector<uint8_t> out(size);
+    if (size > 0) {
+        std::memcpy(out.data(), data, size);
+    }
+    hurray_buffer_destroy(b);
+    return out;
+}
+
+TEST(CFileOpenUrl, ReadsTheTensorsOfTheLocalFile) {
+    test::no_proxies();
+    const test::TempDir dir;
+    const std::filesystem::path www = dir.path() / "www";
+    std::filesystem::create_directories(www);
+    const std::string local = (www / "basic.hrry").string();
+    std::filesystem::copy_file(std::string(HURRAY_CONFORMANCE_DIR) + "/files/basic.hrry", local);
+    test::NginxServer nginx;
+    if (const std::string why = nginx.start(www); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    HurrayFile* l = nullptr;
+    ASSERT_EQ(hurray_file_open(local.c_str(), 0, &l), HURRAY_OK) << hurray_last_error_message();
+    HurrayFile* r = nullptr;
+    const char* headers[] = {"X-Test: 1"};
+    ASSERT_EQ(hurray_file_open_url(nginx.url("basic.hrry").c_str(), headers, 1, 0, &r), HURRAY_OK)
+        << hurray_last_error_message();
+    uint64_t nl = 0;
+    uint64_t nr = 0;
+    ASSERT_EQ(hurray_file_tensor_count(l, &nl), HURRAY_OK);
+    ASSERT_EQ(hurray_file_tensor_count(r, &nr), HURRAY_OK);
+    ASSERT_EQ(nl, nr);
+    ASSERT_GT(nl, 0U);
+    for (uint64_t i = 0; i < nl; ++i) {
+        EXPECT_EQ(tensor_bytes(r, i), tensor_bytes(l, i)) << i;
+    }
+    hurray_file_close(r);
+    hurray_file_close(l);
+
+    // Errors: arguments, a missing file named without its secrets.
+    HurrayFile* f = nullptr;
+    EXPECT_EQ(hurray_file_open_url(nullptr, nullptr, 0, 0, &f), HURRAY_ERR_NULL_POINTER);
+    EXPECT_EQ(hurray_file_open_url(nginx.url("basic.hrry").c_str(), nullptr, 1, 0, &f), HURRAY_ERR_NULL_POINTER);
+    const char* bad[] = {"no colon here"};
+    EXPECT_EQ(hurray_file_open_url(nginx.url("basic.hrry").c_str(), bad, 1, 0, &f), HURRAY_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(hurray_file_open_url(nginx.url("basic.hrry").c_str(), nullptr, 0, 0x80000000U, &f),
+              HURRAY_ERR_INVALID_ARGUMENT);
+    std::string secret = nginx.url("missing.hrry") + "?X-Amz-Signature=s3cret";
+    secret.insert(secret.find("://") + 3, "user:pw@");
+    EXPECT_EQ(hurray_file_open_url(secret.c_str(), nullptr, 0, 0, &f), HURRAY_ERR_IO);
+    EXPECT_EQ(f, nullptr);
+    const std::string message = hurray_last_error_message();
+    EXPECT_EQ(message.find("s3cret"), std::string::npos) << message;
+    EXPECT_EQ(message.find("pw@"), std::string::npos) << message;
+    EXPECT_NE(message.find(nginx.url("missing.hrry")), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace hurray
+
+#endif  // HURRAY_TEST_HAVE_C
