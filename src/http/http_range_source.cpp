@@ -237,13 +237,13 @@ struct HURRAY_HTTP_NO_EXPORT HttpRangeSource::Impl {
     /// The checks after a multi-range transfer ended with `rc`: the outcome,
     /// and for kError the error and whether it is worth repeating.
     MultiOutcome judge_multi(int rc, Response& resp, Multipart& mp, const std::string& where,
-                             std::vector<uint8_t>& covered, Status& error, bool& retry);
+                             std::vector<uint8_t>& covered, Status& error, bool& retry) const;
     /// "GET <url> N ranges in bytes [a, b)".
     [[nodiscard]] std::string multi_where(std::span<const Wire> wires) const;
     /// Sets up `easy` for one request; `headers` gets the list to free.
     Status setup(void* easy, Response& resp, const std::string& range, void** headers, const std::string& where);
     /// The checks after a single-range transfer ended with `rc`.
-    Status conclude(int rc, Response& resp, const std::string& where, uint64_t offset);
+    Status conclude(int rc, Response& resp, const std::string& where, uint64_t offset) const;
     /// Copies the part of [offset, offset + out.size()) that the bytes read at
     /// open hold, when the range ends inside them, into the end of `out`;
     /// returns how many of its first bytes are left to fetch (out.size()
@@ -890,7 +890,7 @@ Status HttpRangeSource::Impl::attempt(void* easy, uint64_t offset, std::span<uin
     return conclude(rc, resp, w, offset);
 }
 
-Status HttpRangeSource::Impl::conclude(int rc, Response& resp, const std::string& where, uint64_t offset) {
+Status HttpRangeSource::Impl::conclude(int rc, Response& resp, const std::string& where, uint64_t offset) const {
     if (past_curl_limit(rc, resp.status, resp.checked)) {
         // Not sent, not counted; the same request would fail the same way.
         resp.past_limit = true;
@@ -1326,7 +1326,7 @@ std::string HttpRangeSource::Impl::multi_where(std::span<const Wire> wires) cons
 
 HttpRangeSource::Impl::MultiOutcome HttpRangeSource::Impl::judge_multi(int rc, Response& resp, Multipart& mp,
                                                            const std::string& where, std::vector<uint8_t>& covered,
-                                                           Status& error, bool& retry) {
+                                                           Status& error, bool& retry) const {
     if (rc == CURLE_OK && !resp.checked) {
         static_cast<void>(on_body(nullptr, 1, 0, &resp));  // no body: check the headers now
     }

@@ -153,7 +153,7 @@ public:
     }
 
     /// Fails with `kTruncated` unless `n` more bytes are available.
-    Status need(uint64_t n, std::string_view field) const {
+    [[nodiscard]] Status need(uint64_t n, std::string_view field) const {
         if (n <= remaining()) [[likely]] {
             return Status::success();
         }
