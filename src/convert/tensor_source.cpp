@@ -5,11 +5,13 @@
 #include <array>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "hurray/convert/gguf.hpp"
 #include "hurray/convert/hrryfile.hpp"
 #include "hurray/convert/numpy.hpp"
 #include "hurray/convert/safetensors.hpp"
+#include "hurray/io/cached_head_source.hpp"
 #include "hurray/io/read_only_file.hpp"
 
 namespace hurray::convert {
@@ -85,12 +87,15 @@ Result<std::unique_ptr<TensorSource>> open_source(std::shared_ptr<RangeSource> s
         return Error(ErrorCode::kInvalidArgument, "open_source: no source");
     }
     const std::string name = source->name();
-    std::array<uint8_t, kDetectHeadBytes> head{};
-    const auto n = static_cast<size_t>(std::min<uint64_t>(source->size(), head.size()));
-    if (auto st = source->read(0, std::span<uint8_t>(head.data(), n)); !st) {
+    // One read for the format and, kept (CachedHeadSource), for what the reader reads
+    // first: a SafeTensors header or an HRRYFILE header inside it costs no request.
+    std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(source->size(), kRangeSourceHeadBytes)));
+    if (auto st = source->read(0, head); !st) {
         return st.error().with_context({.file = name});
     }
-    const Format format = detect_format(std::span<const uint8_t>(head.data(), n), source->size());
+    const Format format =
+        detect_format(std::span<const uint8_t>(head).first(std::min(head.size(), kDetectHeadBytes)), source->size());
+    source = std::make_shared<CachedHeadSource>(std::move(source), std::move(head));
     switch (format) {
         case Format::kHrryFile:
             return open_hrryfile(std::move(source), options);

@@ -87,24 +87,52 @@ TEST(RangeSourceFormats, EachFormatReadsAsFromItsPath) {
     }
 }
 
-TEST(RangeSourceFormats, SafeTensorsOpensInThreeReadsAndReadsATensorInOne) {
+/// `count` float32 tensors "t0", "t1", ... of `elements` elements each.
+std::vector<MemTensor> many_tensors(size_t count, uint64_t elements) {
+    std::vector<MemTensor> out;
+    for (size_t i = 0; i < count; ++i) {
+        std::string name = "t";
+        name.append(std::to_string(i));  // (not "t" + ...: GCC 12 warns on that inlined here)
+        MemTensor t{std::move(name), *make_dense(ElementType::kFloat32, {elements}), {}};
+        std::vector<float> v(elements);
+        for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(i * 7 + k);
+        t.buffers.push_back(f32_bytes(v));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+TEST(RangeSourceFormats, SafeTensorsOpensInOneRequestAndReadsATensorInOne) {
     const TempDir dir;
     const std::string path = dir.file("m.safetensors");
-    ASSERT_TRUE(write_safetensors(MemorySource(two_tensors()), path).ok());
+    const std::vector<MemTensor> tensors = many_tensors(2, 100000);  // 800 KB: past the 64 KiB head
+    ASSERT_TRUE(write_safetensors(MemorySource(tensors), path).ok());
     const auto range = file_range(path);
     auto src = open_source(range);
     ASSERT_TRUE(src.ok()) << src.error().to_string();
-    // The head (format detection), the header's length, the header.
-    EXPECT_EQ(range->request_count(), 3U);
-    std::vector<uint8_t> w(48);
-    ASSERT_TRUE((*src)->read(0, 0, 0, w).ok());
-    EXPECT_EQ(range->request_count(), 4U);
-    EXPECT_EQ(w, two_tensors()[0].buffers[0]);
-    // A part of a tensor is a range of its bytes.
+    // The head: the format, the header's length and the header, kept.
+    EXPECT_EQ(range->request_count(), 1U);
+    const std::vector<uint8_t>& expect = tensors[1].buffers[0];
+    std::vector<uint8_t> t1(expect.size());
+    ASSERT_TRUE((*src)->read(1, 0, 0, t1).ok());
+    EXPECT_EQ(range->request_count(), 2U);
+    EXPECT_EQ(t1, expect);
+    // A part of a tensor is one range of its bytes.
     std::vector<uint8_t> part(8);
-    ASSERT_TRUE((*src)->read(0, 0, 40, part).ok());
-    EXPECT_EQ(range->request_count(), 5U);
-    EXPECT_EQ(part, std::vector<uint8_t>(w.begin() + 40, w.end()));
+    ASSERT_TRUE((*src)->read(1, 0, 4000, part).ok());
+    EXPECT_EQ(range->request_count(), 3U);
+    EXPECT_TRUE(std::equal(part.begin(), part.end(), expect.begin() + 4000));
+}
+
+TEST(RangeSourceFormats, ASafeTensorsHeaderPastTheHeadCostsOneMoreRequest) {
+    const TempDir dir;
+    const std::string path = dir.file("m.safetensors");
+    ASSERT_TRUE(write_safetensors(MemorySource(many_tensors(2000, 1)), path).ok());  // a ~100 KB header
+    const auto range = file_range(path);
+    auto src = open_source(range);
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    EXPECT_EQ(range->request_count(), 2U);
+    EXPECT_EQ((*src)->tensor_count(), 2000U);
 }
 
 TEST(RangeSourceFormats, GgufAndNpzAreRefusedOverARangeSource) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "hurray/io/cached_head_source.hpp"
 #include "hurray/io/file_format.hpp"
 
 #ifdef HURRAY_CLI_HAS_HTTP
@@ -53,39 +54,6 @@ Status check_header(const std::string& line, const std::string& where) {
     }
     return Status::success();
 }
-
-/// Serves the first bytes of a file from memory, forwards every other read.
-class CachedHeadSource final : public RangeSource {
-public:
-    CachedHeadSource(std::shared_ptr<RangeSource> inner, std::vector<uint8_t> head)
-        : inner_(std::move(inner)), head_(std::move(head)) {}
-    [[nodiscard]] uint64_t size() const noexcept override { return inner_->size(); }
-    [[nodiscard]] Status read(uint64_t offset, std::span<uint8_t> out) override {
-        if (offset <= head_.size() && out.size() <= head_.size() - offset) {
-            std::copy_n(head_.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
-            return Status::success();
-        }
-        return inner_->read(offset, out);
-    }
-    [[nodiscard]] Status read_ranges(std::span<const ByteRange> ranges) override {
-        std::vector<ByteRange> rest;  // those not inside the head, read together by the inner source
-        for (const ByteRange& r : ranges) {
-            if (r.offset <= head_.size() && r.out.size() <= head_.size() - r.offset) {
-                std::copy_n(head_.begin() + static_cast<std::ptrdiff_t>(r.offset), r.out.size(), r.out.begin());
-            } else {
-                rest.push_back(r);
-            }
-        }
-        return rest.empty() ? Status::success() : inner_->read_ranges(rest);
-    }
-    [[nodiscard]] std::string identity() const override { return inner_->identity(); }
-    [[nodiscard]] std::string name() const override { return inner_->name(); }
-    [[nodiscard]] Status check_unchanged() const override { return inner_->check_unchanged(); }
-
-private:
-    std::shared_ptr<RangeSource> inner_;
-    std::vector<uint8_t> head_;
-};
 
 }  // namespace
 
@@ -176,7 +144,7 @@ Result<std::shared_ptr<RangeSource>> open_url(const std::string& url, const Remo
 }
 
 std::shared_ptr<RangeSource> with_cached_head(std::shared_ptr<RangeSource> inner, std::vector<uint8_t> head) {
-    return std::make_shared<CachedHeadSource>(std::move(inner), std::move(head));
+    return std::make_shared<CachedHeadSource>(std::move(inner), std::move(head));  // hurray::io's
 }
 
 RangeByteSource::RangeByteSource(std::shared_ptr<RangeSource> source, uint64_t from, size_t chunk)

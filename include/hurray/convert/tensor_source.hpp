@@ -98,8 +98,13 @@ public:
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_source(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
+/// Bytes that `open_source(std::shared_ptr<RangeSource>)` reads from the start of the
+/// file (64 KiB): to tell its format, and kept for the reader.
+inline constexpr uint64_t kRangeSourceHeadBytes = uint64_t{64} << 10U;
+
 /// `open_source` for the file behind `source` (an HTTP file, a local file, memory: see
-/// `RangeSource`), its format detected from its first bytes (one range read): an
+/// `RangeSource`), its format detected from its first bytes (one range read of up to
+/// `kRangeSourceHeadBytes`, kept: a SafeTensors header within them costs no more): an
 /// HRRYFILE, SafeTensors or .npy file is read through range reads (`open_hrryfile`,
 /// `open_safetensors`, `open_npy` over a RangeSource). A GGUF file (its reader maps the
 /// whole file) and a .npz archive (libzip reads a path) are kUnsupported over a
@@ -107,7 +112,7 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_source(
 /// @code
 /// auto url = hurray::http::HttpRangeSource::open("https://example.com/model.safetensors");
 /// if (!url) return url.error();
-/// auto src = hurray::convert::open_source(*url);   // 3 requests: the head, the length, the header
+/// auto src = hurray::convert::open_source(*url);   // 1 request (+1 for a header past 64 KiB)
 /// @endcode
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_source(
     std::shared_ptr<RangeSource> source, const SourceOptions& options = {});
