@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""hurray.open_url (and hurray.open of a URL): an HRRYFILE read over HTTP with
-range requests, served by the fault-injecting server of the C++ tests
+"""hurray.open_url (and hurray.open and hurray.load of a URL): an HRRYFILE
+read over HTTP with range requests, served by the fault-injecting server of the C++ tests
 (tests/http/fault_server.py, on 127.0.0.1): the same tensors and metadata as
 the local file, errors that name the URL without its secrets."""
 
@@ -53,6 +53,18 @@ def test_a_url_reads_as_the_local_file(served):
     # hurray.open takes a URL too.
     with hurray.open(f"{base}/ok/m.hrry") as f:
         np.testing.assert_array_equal(f.get_tensor("b"), [1, -2, 3])
+
+
+def test_load_of_a_url_gives_the_tensors_of_the_local_file(served):
+    base, directory = served
+    local = hurray.load(directory / "m.hrry")
+    remote = hurray.load(f"{base}/ok/m.hrry")
+    assert sorted(remote) == sorted(local)
+    for name, t in local.items():
+        np.testing.assert_array_equal(np.asarray(remote[name]), np.asarray(t))
+    only_b = hurray.load(f"{base}/ok/m.hrry", names=["b"])
+    assert list(only_b) == ["b"]
+    np.testing.assert_array_equal(np.asarray(only_b["b"]), [1, -2, 3])
 
 
 def test_extra_headers_and_a_timeout_are_accepted(served):
