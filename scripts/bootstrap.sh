@@ -55,10 +55,15 @@ for pkg in "${HURRAY_APT_PACKAGES[@]}"; do
     is_installed "$pkg" || missing+=("$pkg")
 done
 
-if ((${#missing[@]} == 0)); then
-    echo "bootstrap: all ${#HURRAY_APT_PACKAGES[@]} packages already installed"
-    exit 0
+# Node.js and npm run the npm test servers (below); a machine with its own Node.js
+# (e.g. NodeSource's, which bundles npm) keeps it: Debian's npm would conflict with it.
+if ! command -v npm >/dev/null 2>&1; then
+    for pkg in nodejs npm; do
+        is_installed "$pkg" || missing+=("$pkg")
+    done
 fi
+
+install_apt_packages() {
 
 SUDO=()
 if [[ "$(id -u)" -ne 0 ]]; then
@@ -81,4 +86,26 @@ for pkg in "${missing[@]}"; do
         exit 1
     fi
 done
+}
+
+if ((${#missing[@]} == 0)); then
+    echo "bootstrap: all ${#HURRAY_APT_PACKAGES[@]} packages already installed"
+else
+    install_apt_packages
+fi
+
+# Test servers from npm (tests/servers/package.json, its lock file pinning every
+# package): s3rver, an S3 emulator the hurray::http tests start on 127.0.0.1. Installed
+# into build/test-servers, again only when the lock file changed or the copy is missing.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+servers="$root/build/test-servers"
+if [[ -f "$servers/node_modules/s3rver/bin/s3rver.js" ]] &&
+    cmp -s "$root/tests/servers/package-lock.json" "$servers/package-lock.json"; then
+    echo "bootstrap: npm test servers already installed ($servers)"
+else
+    echo "bootstrap: installing the npm test servers into $servers"
+    mkdir -p "$servers"
+    cp "$root/tests/servers/package.json" "$root/tests/servers/package-lock.json" "$servers/"
+    (cd "$servers" && npm ci --no-audit --no-fund --loglevel=error)
+fi
 echo "bootstrap: done"

@@ -27,6 +27,8 @@ namespace hurray::http {
 
 namespace {
 
+/// Bytes of an error status's body kept for the message (an S3 error's XML).
+constexpr size_t kMaxErrorBody = 4096;
 constexpr size_t kMaxHeaderValue = 1024;  // ETag, Last-Modified, Content-Range, Content-Encoding
 constexpr unsigned kMaxRetries = 10;
 constexpr long kMaxRedirects = 20;
@@ -52,6 +54,39 @@ constexpr int kCurleTooLarge = 100;
 constexpr size_t kRequestSlack = 1024;
 
 std::string dec(uint64_t v) { return std::to_string(v); }
+
+/// SHA-256 of no bytes: the payload hash of a GET, as SigV4 signs it.
+constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// Credentials libcurl can sign with: a key and a secret, and a region and
+/// service of letters, digits and '-' (they go in "aws:amz:REGION:SERVICE").
+/// The messages name the field, never its value (but the region's).
+Status check_credentials(const AwsCredentials& aws, const std::string& url) {
+    const auto fail = [&url](const std::string& why) {
+        std::string m = "'";
+        m.append(url).append("': AWS credentials: ").append(why);
+        return Status(Error(ErrorCode::kInvalidArgument, m));
+    };
+    if (aws.access_key_id.empty() || aws.secret_access_key.empty()) {
+        return fail("the access key ID and the secret access key must both be set");
+    }
+    const auto one_line = [](const std::string& v) { return v.find_first_of("\r\n") == std::string::npos; };
+    if (!one_line(aws.access_key_id) || !one_line(aws.secret_access_key) || !one_line(aws.session_token)) {
+        return fail("a key, secret or session token holds a line break");
+    }
+    const auto word = [](const std::string& v) {
+        return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+        });
+    };
+    if (!word(aws.region)) {
+        return fail("the region '" + aws.region + "' is not letters, digits and '-'");
+    }
+    if (!word(aws.service)) {
+        return fail("the service is not letters, digits and '-'");
+    }
+    return Status::success();
+}
 
 /// `'s'`. Built by appending: GCC 12's -Wrestrict misfires on
 /// "literal" + std::string.
@@ -261,6 +296,11 @@ struct HURRAY_HTTP_NO_EXPORT HttpRangeSource::Impl {
     /// libcurl callbacks: one header line; body bytes (checked at the first).
     static size_t on_header(char* data, size_t size, size_t count, void* user);
     static size_t on_body(char* data, size_t size, size_t count, void* user);
+    /// Keeps the first bytes of an error status's body; 0 (stop) once enough.
+    static size_t keep_error_body(Response& resp, const char* data, size_t n);
+    /// Why `resp` was refused, with an S3 error's code and message when its
+    /// body had them.
+    static std::string refusal(const Response& resp);
     void* take_handle();
     void give_back(void* easy);
 
@@ -272,6 +312,7 @@ struct HURRAY_HTTP_NO_EXPORT HttpRangeSource::Impl {
     std::string etag_;           // pinned at open (empty: none)
     std::string last_modified_;  // pinned at open (empty: none)
     std::string identity_;
+    std::string sigv4_;  // CURLOPT_AWS_SIGV4's "aws:amz:REGION:SERVICE" (options_.aws set)
     std::vector<uint8_t> tail_;  // the last bytes of the file, read at open
     uint64_t tail_offset_ = 0;
     std::mutex pool_mutex_;
@@ -292,6 +333,9 @@ struct HttpRangeSource::Impl::Response {
     std::string content_type;
     std::string content_length;
     bool header_too_long = false;
+    // An error status's body, kept (its first kMaxErrorBody bytes) for the message.
+    bool error_body_wanted = false;
+    std::string error_body;
     // Body handling.
     bool checked = false;      // headers checked at the first body byte
     std::optional<Error> refused;  // why the body was refused
@@ -302,6 +346,10 @@ struct HttpRangeSource::Impl::Response {
     uint64_t offset = 0;
     std::span<uint8_t> out;
     bool suffix = false;
+    // A suffix range answered with another valid range of the file (s3rver
+    // answers "bytes=-N" with bytes 0-N): the size it gave, for `open` to
+    // ask for the tail again as an explicit range.
+    std::optional<uint64_t> misanswered_suffix_total;
     std::optional<ContentRange> range;  // parsed at the first body byte
     bool prefix = false;  // a 200 to a multi-range request: its first range read from the body's start
     bool stopped = false;  // a coalesced single part stopped after its first range (Multipart::cut)
@@ -337,6 +385,7 @@ struct HttpRangeSource::Impl::Multipart {
     State state = State::kPreamble;
     bool single = false;    // a single-part 206, not multipart
     bool cut = false;       // single: only its first range is read, then the transfer is stopped
+    bool foreign_single = false;  // single: a valid range of the file, but not ranges asked for
     std::string delimiter;  // "--" + boundary
     std::string line;
     size_t framing = 0;
@@ -401,6 +450,10 @@ struct HttpRangeSource::Impl::Multipart {
                                            [](const Wire& w, uint64_t v) { return w.last < v; });
         if (first == wires.end() || first->first != cr->first || last == wires.end() || last->last != cr->last ||
             last < first) {
+            // A single part of the file that is not ranges asked for (s3rver
+            // answers a multi-range request with the whole file as one
+            // range): the server does not do multi-range requests.
+            foreign_single = single && cr->first <= cr->last && cr->last < file_size;
             return fail("a part's Content-Range '" + value + "' is not ranges asked for");
         }
         first_wire = static_cast<size_t>(first - wires.begin());
@@ -610,6 +663,9 @@ HttpRangeSource::Impl::Impl(HttpRangeSource* source, std::string url, HttpOption
     options_.max_redirects = std::clamp(options_.max_redirects, 0L, kMaxRedirects);  // -1 would be unlimited
     options_.parallel = std::clamp(options_.parallel, 1U, kMaxParallel);
     range_budget_.store(std::max<size_t>(options_.max_range_header_bytes, 1), std::memory_order_relaxed);
+    if (options_.aws) {
+        sigv4_ = "aws:amz:" + options_.aws->region + ":" + options_.aws->service;
+    }
 }
 
 HttpRangeSource::Impl::~Impl() {
@@ -687,8 +743,9 @@ Status HttpRangeSource::read_ranges(std::span<const ByteRange> ranges) { return 
 Result<std::shared_ptr<HttpRangeSource>> HttpRangeSource::open(const std::string& url, HttpOptions options) {
     global_init();
     const std::string scheme = lower(url.substr(0, url.find("://")));
-    if (url.find("://") == std::string::npos || (scheme != "http" && scheme != "https")) {
-        return Error(ErrorCode::kInvalidArgument, quoted(display_url(url)) + ": not an http:// or https:// URL");
+    if (url.find("://") == std::string::npos || (scheme != "http" && scheme != "https" && scheme != "s3")) {
+        return Error(ErrorCode::kInvalidArgument,
+                     quoted(display_url(url)) + ": not an http://, https:// or s3:// URL");
     }
     for (const std::string& h : options.headers) {
         if (h.find_first_of("\r\n") != std::string::npos || h.find(':') == std::string::npos) {
@@ -696,12 +753,46 @@ Result<std::shared_ptr<HttpRangeSource>> HttpRangeSource::open(const std::string
                          quoted(display_url(url)) + ": an extra header must be one 'Name: value' line");
         }
     }
-    auto src = std::make_shared<HttpRangeSource>(url, std::move(options));
+    std::string target = url;
+    if (is_s3_url(url)) {
+        S3Location at;
+        if (options.s3) {
+            at = *options.s3;
+        } else {
+            HURRAY_ASSIGN_OR_RETURN(at, S3Location::from_environment());
+        }
+        HURRAY_ASSIGN_OR_RETURN(target, s3_http_url(url, at));
+        if (!options.aws) {
+            options.aws = AwsCredentials::from_environment();
+        }
+    }
+    if (options.aws) {
+        HURRAY_RETURN_IF_ERROR(check_credentials(*options.aws, display_url(url)));
+    }
+    auto src = std::make_shared<HttpRangeSource>(target, std::move(options));
     Impl& impl = *src->impl_;
+    impl.display_url_ = display_url(url);
     const uint64_t want = std::max<uint64_t>(1, std::min<uint64_t>(impl.options_.tail_bytes, uint64_t{1} << 30U));
     std::vector<uint8_t> tail(static_cast<size_t>(want));
     Impl::Response at_open;
-    HURRAY_RETURN_IF_ERROR(impl.fetch(0, tail, true, &at_open));
+    Status opened = impl.fetch(0, tail, true, &at_open);
+    if (!opened.ok() && at_open.misanswered_suffix_total) {
+        // The server answered the suffix range with another range of the
+        // file, whose Content-Range gave the size (s3rver answers
+        // "bytes=-N" with bytes 0-N): the tail is asked for again as an
+        // explicit range, checked like every other. One request more.
+        const uint64_t total = *at_open.misanswered_suffix_total;
+        const uint64_t len = std::min<uint64_t>(want, total);
+        tail.resize(static_cast<size_t>(len));
+        impl.size_ = total;  // what the explicit range's Content-Range must name
+        Status again = impl.fetch(total - len, tail, false, &at_open);
+        opened = again.ok() ? std::move(again)
+                            : Status(Error(again.error().code(),
+                                           opened.error().message() + "; asked again as an explicit range: " +
+                                               again.error().message(),
+                                           again.error().offset()));
+    }
+    HURRAY_RETURN_IF_ERROR(opened);
     // fetch checked: a Content-Range with a total, ending at total - 1.
     const ContentRange& cr = *at_open.range;
     impl.size_ = *cr.total;
@@ -841,6 +932,15 @@ Status HttpRangeSource::Impl::setup(void* easy_v, Response& resp, const std::str
     for (const std::string& h : options_.headers) {
         added = added && add(h);
     }
+    if (options_.aws) {
+        // S3 wants the payload's hash in a header (sha-256 of the empty
+        // body of a GET, as libcurl signs it), the token of temporary
+        // credentials in another; libcurl signs both with the rest.
+        added = added && add(std::string("x-amz-content-sha256: ") + kEmptySha256);
+        if (!options_.aws->session_token.empty()) {
+            added = added && add("x-amz-security-token: " + options_.aws->session_token);
+        }
+    }
     if (!added) {
         curl_slist_free_all(headers);
         return Error(ErrorCode::kOutOfMemory, where + ": out of memory building the request");
@@ -860,6 +960,11 @@ Status HttpRangeSource::Impl::setup(void* easy_v, Response& resp, const std::str
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, secs(options_.idle_timeout));
+    if (options_.aws) {
+        curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, sigv4_.c_str());
+        curl_easy_setopt(easy, CURLOPT_USERNAME, options_.aws->access_key_id.c_str());
+        curl_easy_setopt(easy, CURLOPT_PASSWORD, options_.aws->secret_access_key.c_str());
+    }
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &HttpRangeSource::Impl::on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, &resp);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &HttpRangeSource::Impl::on_body);
@@ -898,7 +1003,7 @@ Status HttpRangeSource::Impl::conclude(int rc, Response& resp, const std::string
     }
     owner->count_request(resp.received);
     if (resp.refused) {
-        return Error(resp.refused->code(), where + ": " + resp.refused->message(), offset);
+        return Error(resp.refused->code(), where + ": " + refusal(resp), offset);
     }
     if (rc != CURLE_OK) {
         return Error(ErrorCode::kIoError, where + ": " + curl_easy_strerror(static_cast<CURLcode>(rc)), offset);
@@ -951,7 +1056,7 @@ Status HttpRangeSource::Impl::fetch(uint64_t offset, std::span<uint8_t> out, boo
         }
     }
     give_back(easy);
-    if (last.ok() && at_open != nullptr) {
+    if (at_open != nullptr) {
         *at_open = std::move(resp);
     }
     return last;
@@ -963,6 +1068,9 @@ Status HttpRangeSource::Impl::fetch(uint64_t offset, std::span<uint8_t> out, boo
 size_t HttpRangeSource::Impl::on_body(char* data, size_t size, size_t count, void* user) {
     auto* resp = static_cast<HttpRangeSource::Impl::Response*>(user);  // NOLINT
     const size_t n = size * count;
+    if (resp->error_body_wanted) {
+        return keep_error_body(*resp, data, n);
+    }
     if (resp->mp != nullptr) {
         resp->received += n;  // every body byte, multipart framing included
     }
@@ -1034,8 +1142,13 @@ size_t HttpRangeSource::Impl::on_body(char* data, size_t size, size_t count, voi
                           "If-Match " + resp->self->etag_ + ")");
         }
         if (resp->status != 206) {
-            return refuse(ErrorCode::kIoError, "HTTP status " + dec(static_cast<uint64_t>(std::max(0L, resp->status))) +
-                                                   ", expected 206 Partial Content");
+            static_cast<void>(refuse(ErrorCode::kIoError, "HTTP status " +
+                                                              dec(static_cast<uint64_t>(std::max(0L, resp->status))) +
+                                                              ", expected 206 Partial Content"));
+            // An error's body may say why (S3: <Code> and <Message>): its
+            // first bytes are kept for the message, the rest is not read.
+            resp->error_body_wanted = resp->status >= 400;
+            return keep_error_body(*resp, data, n);
         }
         if (resp->header_too_long) {
             return refuse(ErrorCode::kIoError, "a response header is longer than " + dec(kMaxHeaderValue) + " bytes");
@@ -1055,6 +1168,7 @@ size_t HttpRangeSource::Impl::on_body(char* data, size_t size, size_t count, voi
                                   " at open, now " + (resp->etag.empty() ? resp->last_modified : resp->etag) + ")");
             }
             if (!resp->mp->begin(resp->content_type, resp->content_range)) {
+                resp->no_multi = resp->mp->foreign_single;  // fall back to single-range requests
                 return refuse(ErrorCode::kIoError, resp->mp->error);
             }
             return n == 0 ? 0 : feed();
@@ -1066,6 +1180,9 @@ size_t HttpRangeSource::Impl::on_body(char* data, size_t size, size_t count, voi
         const uint64_t len = resp->out.size();
         if (resp->suffix) {
             if (!cr->total || cr->last + 1 != *cr->total || cr->last - cr->first + 1 != std::min(len, *cr->total)) {
+                if (cr->total && cr->first <= cr->last && cr->last < *cr->total) {
+                    resp->misanswered_suffix_total = *cr->total;  // a valid range of the file, not the one asked
+                }
                 return refuse(ErrorCode::kIoError,
                               "Content-Range '" + resp->content_range + "' is not the last " + dec(len) + " bytes");
             }
@@ -1106,6 +1223,45 @@ size_t HttpRangeSource::Impl::on_body(char* data, size_t size, size_t count, voi
     std::memcpy(resp->out.data() + resp->received, data, n);
     resp->received += n;
     return n;
+}
+
+size_t HttpRangeSource::Impl::keep_error_body(Response& resp, const char* data, size_t n) {
+    const size_t room = kMaxErrorBody - std::min(kMaxErrorBody, resp.error_body.size());
+    // SAFETY: libcurl passes n readable bytes at data; at most room of them are copied.
+    resp.error_body.append(data, std::min(n, room));
+    return n <= room ? n : 0;  // 0: enough kept, the transfer stops
+}
+
+std::string HttpRangeSource::Impl::refusal(const Response& resp) {
+    std::string m = resp.refused ? resp.refused->message() : std::string();
+    const auto element = [&resp](std::string_view tag) {
+        const std::string open = "<" + std::string(tag) + ">";
+        const std::string close = "</" + std::string(tag) + ">";
+        const size_t a = resp.error_body.find(open);
+        const size_t b = a == std::string::npos ? a : resp.error_body.find(close, a + open.size());
+        if (b == std::string::npos) {
+            return std::string();
+        }
+        std::string v;
+        for (const char c : std::string_view(resp.error_body).substr(a + open.size(), b - a - open.size())) {
+            if (v.size() == 200) {
+                v.append("...");
+                break;
+            }
+            v.push_back(c >= 0x20 && c < 0x7f ? c : '?');  // printable ASCII only
+        }
+        return v;
+    };
+    const std::string code = element("Code");
+    if (!code.empty()) {
+        const std::string text = element("Message");
+        m.append(" (").append(code);
+        if (!text.empty()) {
+            m.append(": ").append(text);
+        }
+        m.append(")");
+    }
+    return m;
 }
 
 namespace {
@@ -1351,7 +1507,7 @@ HttpRangeSource::Impl::MultiOutcome HttpRangeSource::Impl::judge_multi(int rc, R
     }
     const uint64_t offset = mp.wires.front().first;
     if (resp.refused) {
-        error = Error(resp.refused->code(), where + ": " + resp.refused->message(), offset);
+        error = Error(resp.refused->code(), where + ": " + refusal(resp), offset);
         retry = resp.status >= 500 && resp.status <= 599;
         return MultiOutcome::kError;
     }

@@ -11,6 +11,8 @@ multipart/byteranges answer unless the mode says otherwise. Listens on a free po
 the first line of stdout. Stops on SIGTERM or when stdin reaches its end
 (the test that started it went away).
 """
+import hashlib
+import hmac
 import os
 import re
 import sys
@@ -50,7 +52,50 @@ MODES = {
     "flaky-part": "503 the first time a range starting at X is asked",
     "etag-part": "ETag \"v2\" for ranges starting at X (If-Match ignored)",
     "stall-part": "headers, then silence for 30 s, for ranges starting at X",
+    "s3-quirks": "as s3rver 3.7.1: a suffix range bytes=-N answered with bytes 0-N, a multi-range "
+                 "request with the whole file as one 206 range",
+    "sigv4": "correct answers to requests signed with AWS Signature Version 4 by SIGV4_KEYS for "
+             "region eu-west-3, service s3 (x-amz-content-sha256 signed too); else 403 with an S3 "
+             "error body (SignatureDoesNotMatch, AccessDenied, ...)",
 }
+# Access key -> (secret, session token or None) of the "sigv4" mode.
+SIGV4_KEYS = {
+    "AKIDHURRAYTEST": ("hurray+test/secret/K7MDENG", None),
+    "ASIAHURRAYTEST": ("hurray+temporary/secret", "hurray-session-token-1"),
+}
+SIGV4_REGION = "eu-west-3"
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def sigv4_signature(secret, method, path, query, headers, signed, amz_date, scope, payload_hash):
+    """AWS Signature Version 4 (docs.aws.amazon.com, "Create a signed AWS API request"):
+    `headers` maps lower-case names to values; `signed` is the SignedHeaders list."""
+    canon_q = "&".join(sorted(q for q in query.split("&") if q)) if query else ""
+    canon_h = "".join("%s:%s\n" % (n, " ".join(headers.get(n, "").split())) for n in signed)
+    creq = "\n".join([method, path, canon_q, canon_h, ";".join(signed), payload_hash])
+    sts = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(creq.encode()).hexdigest()])
+    date, region, service, _ = scope.split("/")
+    key = ("AWS4" + secret).encode()
+    for part in (date, region, service, "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return hmac.new(key, sts.encode(), hashlib.sha256).hexdigest()
+
+
+def sigv4_self_check():
+    """The verifier against AWS's published example (GET /test.txt, Range bytes=0-9)."""
+    got = sigv4_signature("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "GET", "/test.txt", "",
+                          {"host": "examplebucket.s3.amazonaws.com", "range": "bytes=0-9",
+                           "x-amz-content-sha256": EMPTY_SHA256, "x-amz-date": "20130524T000000Z"},
+                          ["host", "range", "x-amz-content-sha256", "x-amz-date"], "20130524T000000Z",
+                          "20130524/us-east-1/s3/aws4_request", EMPTY_SHA256)
+    want = "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+    if got != want:
+        sys.exit("fault_server.py: the SigV4 verifier gives %s for AWS's example, not %s" % (got, want))
+
+
+def s3_error(code, message):
+    return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s</Message>"
+            "<RequestId>0</RequestId></Error>" % (code, message)).encode()
 BOUNDARY = b"hurray-test-boundary-3f2a"
 
 
@@ -98,6 +143,47 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client stopped reading (as it should for some modes)
 
+    def sigv4_refusal(self):
+        """None when the request is signed as SIGV4_KEYS says, else (S3 code, message)."""
+        auth = self.headers.get("Authorization")
+        if auth is None:
+            return ("AccessDenied", "Access Denied")
+        m = re.fullmatch(r"AWS4-HMAC-SHA256 Credential=([^/,]+)/(\d{8}/[^/,]+/[^/,]+/aws4_request), *"
+                         r"SignedHeaders=([a-z0-9;-]+), *Signature=([0-9a-f]{64})", auth)
+        if not m:
+            return ("AuthorizationHeaderMalformed", "The authorization header is malformed")
+        key, scope, signed, signature = m.groups()
+        if key not in SIGV4_KEYS:
+            return ("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+        secret, token = SIGV4_KEYS[key]
+        _, region, service, _ = scope.split("/")
+        if region != SIGV4_REGION or service != "s3":
+            return ("AuthorizationHeaderMalformed", "the region '%s' is wrong; expecting '%s'" % (region, SIGV4_REGION))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        names = signed.split(";")
+        for need in ("host", "x-amz-date", "x-amz-content-sha256"):
+            if need not in names:
+                return ("AccessDenied", "%s is not signed" % need)
+        if headers.get("x-amz-content-sha256") != EMPTY_SHA256:
+            return ("XAmzContentSHA256Mismatch", "x-amz-content-sha256 is not the hash of an empty body")
+        if token is not None and (headers.get("x-amz-security-token") != token or
+                                  "x-amz-security-token" not in names):
+            return ("InvalidToken", "The provided token is malformed or otherwise invalid.")
+        amz_date = headers.get("x-amz-date", "")
+        try:
+            when = time.mktime(time.strptime(amz_date, "%Y%m%dT%H%M%SZ")) - time.timezone
+        except ValueError:
+            return ("AccessDenied", "x-amz-date is not a date")
+        if abs(when - time.time()) > 900 or not scope.startswith(amz_date[:8]):
+            return ("RequestTimeTooSkewed", "The difference between the request time and the current time "
+                    "is too large.")
+        path, _, query = self.path.partition("?")
+        want = sigv4_signature(secret, self.command, path, query, headers, names, amz_date, scope, EMPTY_SHA256)
+        if not hmac.compare_digest(want, signature):
+            return ("SignatureDoesNotMatch", "The request signature we calculated does not match the "
+                    "signature you provided. Check your key and signing method.")
+        return None
+
     def answer(self):
         m = re.fullmatch(r"/([a-z0-9-]+)(?:@(\d+))?/([A-Za-z0-9_.-]+)", self.path)
         if not m or m.group(1) not in MODES:
@@ -107,6 +193,10 @@ class Handler(BaseHTTPRequestHandler):
         path = os.path.join(ROOT, name)
         if not os.path.isfile(path):
             return self.send_plain(404, b"not found\n")
+        if mode == "sigv4":
+            why = self.sigv4_refusal()
+            if why is not None:
+                return self.send_plain(403, s3_error(*why), [("Content-Type", "application/xml")])
         n = self.count(mode + "/" + name)
         if mode == "delay":
             time.sleep(0.1)
@@ -132,7 +222,9 @@ class Handler(BaseHTTPRequestHandler):
         m2 = re.fullmatch(r"bytes=(\d*)-(\d*)", rng)
         if not m2 or (m2.group(1) == "" and m2.group(2) == ""):
             return self.send_plain(200, data, [("ETag", etag)])
-        if m2.group(1) == "":
+        if m2.group(1) == "" and mode == "s3-quirks":
+            first, last = 0, min(int(m2.group(2)), size - 1)  # s3rver's answer to bytes=-N
+        elif m2.group(1) == "":
             count = min(int(m2.group(2)), size)
             first, last = size - count, size - 1
         else:
@@ -192,6 +284,8 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "multi-ignore":
             body = data * (16 * 1024 * 1024 // max(1, size) + 1)
             return self.send_plain(200, body, [("ETag", etag)])
+        if mode == "s3-quirks":
+            return self.send_plain(206, data, [("ETag", etag), ("Content-Range", "bytes 0-%d/%d" % (size - 1, size))])
         if mode == "multi-200":
             return self.send_plain(200, data, [("ETag", etag), ("Accept-Ranges", "bytes")])
         if mode in ("multi-first", "multi-coalesce"):
@@ -244,6 +338,7 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
+    sigv4_self_check()
     server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

@@ -10,12 +10,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "hurray/core/result.hpp"
 #include "hurray/http/export.hpp"
+#include "hurray/http/s3.hpp"
 #include "hurray/io/range_source.hpp"
 
 namespace hurray::http {
@@ -83,6 +85,15 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     /// beside a request's round trip. Parts gain nothing on loopback, where
     /// copying is the limit (docs/remote.md has the measurements).
     uint64_t parallel_min_bytes = uint64_t{8} * 1024 * 1024;
+    /// Sign every request with AWS Signature Version 4 (S3, S3-compatible
+    /// stores). Unset: requests go unsigned, except for `s3://` URLs, which
+    /// take the environment's credentials (`AwsCredentials::
+    /// from_environment`) when it has some. The secret is never sent or
+    /// put in a message; libcurl does not sign a redirect to another host.
+    std::optional<AwsCredentials> aws;
+    /// Where `s3://bucket/key` URLs go (endpoint, region, addressing).
+    /// Unset: the environment's (`S3Location::from_environment`).
+    std::optional<S3Location> s3;
 };
 
 /// A remote file read with HTTP range requests (`Range: bytes=a-b`).
@@ -113,10 +124,14 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
 /// @endcode
 class HURRAY_HTTP_EXPORT HttpRangeSource final : public RangeSource {
 public:
-    /// Opens `url` (http or https): one request for the last
-    /// `options.tail_bytes` bytes, which gives the size and the identity.
-    /// `kIoError` when the server cannot be reached, refuses the range,
-    /// answers badly, or the file is empty.
+    /// Opens `url` (http, https, or `s3://bucket/key`, read at the endpoint
+    /// of `options.s3`): one request for the last `options.tail_bytes`
+    /// bytes, which gives the size and the identity (two when the server
+    /// answers that suffix range with another range, as s3rver does).
+    /// `kInvalidArgument` for a bad URL, header or credentials; `kIoError`
+    /// when the server cannot be reached, refuses the range (an S3 error's
+    /// code and message are quoted: "HTTP status 403 (SignatureDoesNotMatch:
+    /// ...)"), answers badly, or the file is empty.
     static Result<std::shared_ptr<HttpRangeSource>> open(const std::string& url, HttpOptions options = {});
 
     /// Closes the pooled connections.
@@ -156,7 +171,8 @@ public:
     /// The pinned `ETag` (as sent, quotes included), else `Last-Modified`,
     /// else empty (the server sent neither: a replacement cannot be detected).
     [[nodiscard]] std::string identity() const override;
-    /// The URL without user, password or query string.
+    /// The URL without user, password or query string (an `s3://` URL as
+    /// given).
     [[nodiscard]] std::string name() const override;
 
     /// `url` with any `user:password@` and `?query` removed (for messages).
