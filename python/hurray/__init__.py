@@ -114,17 +114,17 @@ def open(path, writable=False, spec_only=False):  # noqa: A001 - the package's n
     ``UnsupportedError`` naming the private scheme when it is first described
     or read (opening decodes no descriptor).
 
-    An ``http://`` or ``https://`` URL is opened as ``open_url(path)`` does.
+    An ``http://``, ``https://`` or ``s3://`` URL is opened as ``open_url(path)`` does.
     """
-    if isinstance(path, str) and path.startswith(("http://", "https://")):
+    if isinstance(path, str) and path.startswith(("http://", "https://", "s3://")):
         if writable:
             raise ValueError("hurray.open: writable=True needs a local file, not a URL")
         return open_url(path, spec_only=spec_only)
     return _hurray.open(_os.fspath(path), writable=writable, spec_only=spec_only)
 
 
-def open_url(url, headers=None, timeout=0.0, spec_only=False):
-    """Opens an HRRYFILE over HTTP(S) with range requests; returns a lazy ``hurray.File``.
+def open_url(url, headers=None, timeout=0.0, spec_only=False, aws=None, endpoint=None):
+    """Opens an HRRYFILE over HTTP(S) or S3 with range requests; returns a lazy ``hurray.File``.
 
     A web server, a CDN or an S3-compatible store that answers range requests
     serves it: the open reads the file's trailer, then its header, index and KV
@@ -136,8 +136,21 @@ def open_url(url, headers=None, timeout=0.0, spec_only=False):
     naming the URL (without credentials or query string) and the byte range.
     A file replaced on the server while it is read is an error, never a mix of
     two versions.
+
+    ``s3://bucket/key`` reads an object of S3 or of an S3-compatible store:
+    at ``endpoint`` (else ``$AWS_ENDPOINT_URL_S3``, ``$AWS_ENDPOINT_URL``, else
+    AWS), path-style on a custom endpoint, signed with AWS Signature Version 4
+    by ``aws`` (else the environment's ``AWS_ACCESS_KEY_ID``,
+    ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``; unsigned
+    without them). ``aws`` is a dict of ``access_key_id``,
+    ``secret_access_key``, and optionally ``session_token``, ``region``
+    (default ``us-east-1``) and ``service`` (``s3``); it signs http(s) URLs
+    too. A refused request names the server's error code (``HTTP status 403
+    (SignatureDoesNotMatch: ...)``), never the secret.
     """
-    return _hurray.open_url(url, headers=list(headers or []), timeout=float(timeout), spec_only=spec_only)
+    return _hurray.open_url(url, headers=list(headers or []), timeout=float(timeout), spec_only=spec_only,
+                            aws=None if aws is None else {str(k): str(v) for k, v in dict(aws).items()},
+                            endpoint=endpoint or "")
 
 
 def load(path, names=None, spec_only=False):

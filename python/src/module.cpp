@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -179,16 +180,51 @@ public:
         return {std::move(opened->value()), path.string(), writable};
     }
 
-    /// Opens the HRRYFILE at `url` (http or https) with range requests
+    /// Opens the HRRYFILE at `url` (http, https or s3://) with range requests
     /// (HttpRangeSource): the sections and descriptors at open, each tensor's
     /// bytes when first read. `headers`: extra request headers ("Name: value",
     /// e.g. an Authorization); `timeout`: seconds without progress before a
-    /// request fails (0: libhurray's default).
+    /// request fails (0: libhurray's default); `aws`: SigV4 credentials
+    /// (AwsCredentials' fields by name); `endpoint`: where s3:// URLs go.
     static File open_url(const std::string& url, const std::vector<std::string>& headers, double timeout,
-                         bool spec_only) {
+                         bool spec_only, const std::optional<std::map<std::string, std::string>>& aws,
+                         const std::string& endpoint) {
 #ifdef HURRAY_PY_HAVE_HTTP
         http::HttpOptions http;
         http.headers = headers;
+        if (aws) {
+            // AWS Signature Version 4: the keys of hurray::http::AwsCredentials.
+            http::AwsCredentials c;
+            for (const auto& [key, value] : *aws) {
+                if (key == "access_key_id") {
+                    c.access_key_id = value;
+                } else if (key == "secret_access_key") {
+                    c.secret_access_key = value;
+                } else if (key == "session_token") {
+                    c.session_token = value;
+                } else if (key == "region") {
+                    c.region = value;
+                } else if (key == "service") {
+                    c.service = value;
+                } else {
+                    raise_kind(ErrorKind::kInvalidArgument,
+                               "open_url: aws has an unknown key '" + key +
+                                   "' (access_key_id, secret_access_key, session_token, region, service)");
+                }
+            }
+            http.aws = std::move(c);
+        }
+        if (!endpoint.empty()) {
+            auto at = http::S3Location::from_environment();
+            if (!at) {
+                raise_kind(ErrorKind::kInvalidArgument, "open_url: " + at.error().message());
+            }
+            at->endpoint = endpoint;
+            if (http.aws) {
+                at->region = http.aws->region;
+            }
+            http.s3 = *at;
+        }
         if (timeout < 0) {
             raise_kind(ErrorKind::kInvalidArgument, "open_url: timeout must not be negative");
         }
@@ -221,6 +257,8 @@ public:
         static_cast<void>(headers);
         static_cast<void>(timeout);
         static_cast<void>(spec_only);
+        static_cast<void>(aws);
+        static_cast<void>(endpoint);
         raise_kind(ErrorKind::kUnsupported, "this hurray module was built without hurray::http (no URL support)");
 #endif
     }
@@ -880,8 +918,9 @@ PYBIND11_MODULE(_hurray, m) {
           "Opens and validates an HRRYFILE; writable=True maps it copy-on-write (writable arrays, file untouched); "
           "spec_only=True refuses libhurray's own private schemes (GGML blocks) as another implementation does");
     m.def("open_url", &File::open_url, py::arg("url"), py::arg("headers") = std::vector<std::string>{},
-          py::arg("timeout") = 0.0, py::arg("spec_only") = false,
-          "Opens an HRRYFILE over HTTP(S) with range requests (libhurray's HttpRangeSource)");
+          py::arg("timeout") = 0.0, py::arg("spec_only") = false, py::arg("aws") = py::none(),
+          py::arg("endpoint") = std::string(),
+          "Opens an HRRYFILE over HTTP(S) or s3:// with range requests (libhurray's HttpRangeSource)");
     m.def("open_bytes", &hurray::python::open_bytes, py::arg("data"), "Validates an HRRYFILE held in memory (copied)");
     m.def("save_bytes", &hurray::python::save_bytes, py::arg("names"), py::arg("arrays"), py::arg("kv") = py::none(),
           py::arg("types") = py::none(),

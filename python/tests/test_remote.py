@@ -95,3 +95,35 @@ def test_a_file_replaced_on_the_server_is_an_error(served):
         f = hurray.open_url(f"{base}/etag-change/m.hrry")  # its second request sees the change
         for name in f.keys():
             f.get_tensor(name)
+
+
+SIGV4 = {"access_key_id": "AKIDHURRAYTEST", "secret_access_key": "hurray+test/secret/K7MDENG",
+         "region": "eu-west-3"}  # tests/http/fault_server.py SIGV4_KEYS
+
+
+def test_s3_urls_are_signed_with_aws_credentials(served, monkeypatch):
+    base, directory = served
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "HURRAY_S3_ADDRESSING"):
+        monkeypatch.delenv(var, raising=False)
+    local = hurray.load(directory / "m.hrry")
+    # The "sigv4" mode verifies AWS Signature Version 4; the bucket of the
+    # s3:// URL is the mode (path-style on a custom endpoint).
+    with hurray.open_url("s3://sigv4/m.hrry", aws=SIGV4, endpoint=base) as f:
+        np.testing.assert_array_equal(f.get_tensor("w"), np.asarray(local["w"]))
+    # From the environment, as the AWS SDKs read it: hurray.load and hurray.open too.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", base)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", SIGV4["access_key_id"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SIGV4["secret_access_key"])
+    monkeypatch.setenv("AWS_REGION", SIGV4["region"])
+    remote = hurray.load("s3://sigv4/m.hrry")
+    assert sorted(remote) == sorted(local)
+    np.testing.assert_array_equal(np.asarray(remote["b"]), [1, -2, 3])
+    # A wrong secret: the server's 403 and its code, never the secret.
+    wrong = dict(SIGV4, secret_access_key="not-the-secret-at-all")
+    with pytest.raises(hurray.FileError) as e:
+        hurray.open_url("s3://sigv4/m.hrry", aws=wrong, endpoint=base)
+    assert "403" in str(e.value) and "SignatureDoesNotMatch" in str(e.value)
+    assert "not-the-secret-at-all" not in str(e.value) and SIGV4["secret_access_key"] not in str(e.value)
+    with pytest.raises(hurray.InvalidArgumentError):
+        hurray.open_url("s3://sigv4/m.hrry", aws={"access_key": "x"}, endpoint=base)

@@ -1,4 +1,4 @@
-// The `hurray` tool on http:// URLs (built only with hurray::http): ls, info, verify, cat and
+// The `hurray` tool on http:// and s3:// URLs (built only with hurray::http): ls, info, verify, cat and
 // convert over a local nginx give what they give for the same file read locally; `get`
 // downloads a whole file byte for byte, or some tensors into a new valid file; errors
 // (unknown name, unreachable server, 404, bad header) exit 1, name the URL without its
@@ -378,6 +378,50 @@ TEST_F(RemoteCli, GetReadsALocalPathTheSameWay) {
 TEST_F(RemoteCli, GetToStandardOutputIsAUsageError) {
     EXPECT_EQ(run_cli({"get", url("model.hrry"), "-o", "-"}).rc, 2);
     EXPECT_EQ(run_cli({"get", url("model.hrry")}).rc, 2);  // -o is required
+}
+
+/// `hurray` on s3:// URLs, against the fault server's "sigv4" mode (it verifies AWS
+/// Signature Version 4; tests/http/fault_server.py), with the credentials and the endpoint
+/// of the environment, as the AWS CLI reads them.
+TEST(RemoteCliS3, S3UrlsAreSignedWithTheEnvironmentsCredentials) {
+    test::no_proxies();
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "www");
+    const std::string model = (dir.path() / "www" / "model.hrry").string();
+    ASSERT_TRUE(cli::write_demo_model(model));
+    test::Child server;
+    std::string why;
+    const int port = test::start_fault_server(server, HURRAY_FAULT_SERVER, (dir.path() / "www").string(), why);
+    if (port == 0) {
+        GTEST_SKIP() << why;
+    }
+    ASSERT_GT(port, 0);
+    const std::string endpoint = "http://127.0.0.1:" + std::to_string(port);
+    const std::pair<const char*, std::string> vars[] = {
+        {"AWS_ENDPOINT_URL", endpoint},          {"AWS_ACCESS_KEY_ID", "AKIDHURRAYTEST"},
+        {"AWS_SECRET_ACCESS_KEY", "hurray+test/secret/K7MDENG"}, {"AWS_REGION", "eu-west-3"}};
+    for (const auto& [name, value] : vars) {
+        ::setenv(name, value.c_str(), 1);
+    }
+    ::unsetenv("AWS_SESSION_TOKEN");
+    ::unsetenv("AWS_ENDPOINT_URL_S3");
+    const std::string url = "s3://sigv4/model.hrry";
+    EXPECT_EQ(run_cli({"ls", url}).out, run_cli({"ls", model}).out);
+    EXPECT_EQ(run_cli({"cat", url, "blk.0.attn_mask"}).out, run_cli({"cat", model, "blk.0.attn_mask"}).out);
+    const std::string got = (dir.path() / "got.hrry").string();
+    const Ran r = run_cli({"get", url, "-o", got, "-q", "--no-fsync"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(read_all(got) == read_all(model));
+    // A wrong secret: the server's 403 and its code, and no secret in the message.
+    ::setenv("AWS_SECRET_ACCESS_KEY", "a-wrong-secret", 1);
+    const Ran wrong = run_cli({"ls", url});
+    EXPECT_EQ(wrong.rc, 1);
+    EXPECT_NE(wrong.err.find("HTTP status 403"), std::string::npos) << wrong.err;
+    EXPECT_NE(wrong.err.find("SignatureDoesNotMatch"), std::string::npos) << wrong.err;
+    EXPECT_EQ(wrong.err.find("a-wrong-secret"), std::string::npos) << wrong.err;
+    for (const char* name : {"AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"}) {
+        ::unsetenv(name);
+    }
 }
 
 }  // namespace

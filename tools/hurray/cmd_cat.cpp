@@ -388,7 +388,7 @@ void add_cat(CLI::App& app, const Console& console, int* status) {
     auto opt = std::make_shared<CatOptions>();
     CLI::App* cmd = app.add_subcommand("cat", "Print a tensor's values the way NumPy prints arrays");
     cmd->add_option("file", opt->path,
-                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy "
+                    "HRRYFILE, stream ('-': standard input), http(s):// or s3:// URL of either, SafeTensors, GGUF, .npy "
                     "or .npz file")
         ->required();
     cmd->add_option("name", opt->name, "tensor name (in a stream: tensor_0, tensor_1, ...)")->required();

@@ -573,7 +573,7 @@ void add_convert(CLI::App& app, const Console& console, int* status) {
                    ".hrry, .safetensors, .gguf, .npy, .npz) through hurray::convert (docs/convert.md). Output "
                    "files are replaced atomically; a failure leaves none.");
     cmd->add_option("input", opts->in,
-                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either (read with range "
+                    "HRRYFILE, stream ('-': standard input), http(s):// or s3:// URL of either (read with range "
                     "requests), SafeTensors, GGUF, .npy or .npz file")
         ->required();
     cmd->add_option("output", opts->out, "output path ('-': standard output)")->required();

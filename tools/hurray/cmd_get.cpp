@@ -1,5 +1,5 @@
 // `hurray get URL [NAME...] -o OUT`: downloads an HRRYFILE (or some of its tensors) from an
-// http(s):// URL with range requests, in bounded memory, into a temporary file next to OUT
+// http(s):// or s3:// URL with range requests, in bounded memory, into a temporary file next to OUT
 // that is checked (opened as an HRRYFILE: header, index CRC, every descriptor and composite)
 // and then renamed over OUT; a failure leaves nothing behind. A local path works too (read
 // with pread), which makes `get FILE NAME... -o OUT` a way to cut tensors out of a file.
@@ -300,13 +300,13 @@ int run_get(const GetOptions& o, const Console& console) {
 void add_get(CLI::App& app, const Console& console, int* status) {
     auto opts = std::make_shared<GetOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "get", "Download an HRRYFILE from an http(s):// URL with range requests, in bounded memory: the whole "
+        "get", "Download an HRRYFILE from an http(s):// or s3:// URL with range requests, in bounded memory: the whole "
                "file (byte for byte), or only the NAMEd tensors with the KV metadata (a new file; a composite "
                "head brings its members, a composite member its whole composite). The output is written to a "
                "temporary file next to OUT, checked (opened as an HRRYFILE, every descriptor and composite), "
                "then renamed over OUT (replaced, as 'convert' does); a failure leaves nothing. A local path "
                "is read the same way.");
-    cmd->add_option("url", opts->url, "http(s):// URL of an HRRYFILE (or a local path)")->required();
+    cmd->add_option("url", opts->url, "http(s):// or s3:// URL of an HRRYFILE (or a local path)")->required();
     cmd->add_option("names", opts->names, "tensors to keep (default: the whole file)");
     cmd->add_option("-o,--output", opts->out, "the output file (replaced atomically)")->required();
     cmd->add_flag("-q,--quiet", opts->quiet, "no progress bar and no summary on stderr");

@@ -422,7 +422,7 @@ void add_info(CLI::App& app, const Console& console, int* status) {
                 "with their GGUF types, .npz member names), then each NAME's element type, shape, layout, "
                 "quantization and buffer sizes.");
     cmd->add_option("input", opts->path,
-                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy or "
+                    "HRRYFILE, stream ('-': standard input), http(s):// or s3:// URL of either, SafeTensors, GGUF, .npy or "
                     ".npz file")
         ->required();
     cmd->add_option("names", opts->names, "tensors to describe (a stream's are tensor_0, tensor_1, ...)");

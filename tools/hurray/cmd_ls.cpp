@@ -140,7 +140,7 @@ void add_ls(CLI::App& app, const Console& console, int* status) {
               ".npy or .npz file (read through hurray::convert, as it would be converted): name, element type, "
               "shape, layout, quantization scheme, data bytes. Dynamic dimensions print as '?'.");
     cmd->add_option("input", opts->path,
-                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy or "
+                    "HRRYFILE, stream ('-': standard input), http(s):// or s3:// URL of either, SafeTensors, GGUF, .npy or "
                     ".npz file")
         ->required();
     cmd->add_flag("--json", opts->json,

@@ -274,7 +274,7 @@ void add_verify(CLI::App& app, const Console& console, int* status) {
                   "reader (hurray::convert), each tensor's descriptor, every data byte read, the data checks. "
                   "Problems are listed on stderr.");
     cmd->add_option("input", opts->path,
-                    "HRRYFILE, stream ('-': standard input), http(s):// URL of either, SafeTensors, GGUF, .npy or "
+                    "HRRYFILE, stream ('-': standard input), http(s):// or s3:// URL of either, SafeTensors, GGUF, .npy or "
                     ".npz file")
         ->required();
     cmd->add_flag("-q,--quiet", opts->quiet, "print nothing on stdout (problems still go to stderr)");

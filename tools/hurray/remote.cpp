@@ -58,7 +58,8 @@ Status check_header(const std::string& line, const std::string& where) {
 }  // namespace
 
 bool is_url(std::string_view path) noexcept {
-    return starts_with_nocase(path, "http://") || starts_with_nocase(path, "https://");
+    return starts_with_nocase(path, "http://") || starts_with_nocase(path, "https://") ||
+           starts_with_nocase(path, "s3://");
 }
 
 std::string display_path(const std::string& path) {
@@ -79,7 +80,10 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& options) {
     cmd->add_option("--header", options.headers,
                     "extra HTTP request header 'Name: value' for a URL input (repeatable; e.g. "
                     "'Authorization: Bearer ...'); also read, one per line, from $HURRAY_HTTP_HEADERS. "
-                    "Values are never printed")
+                    "Values are never printed. An s3://BUCKET/KEY URL is read at $AWS_ENDPOINT_URL_S3 or "
+                    "$AWS_ENDPOINT_URL (path-style; $HURRAY_S3_ADDRESSING=path|virtual), else at AWS in "
+                    "$AWS_REGION, and signed (AWS SigV4) with $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY and "
+                    "$AWS_SESSION_TOKEN when they are set")
         ->allow_extra_args(false);
     cmd->add_option("--http-timeout", options.timeout_s,
                     "seconds without a byte received (or to connect) before a request to a URL is retried")
@@ -88,6 +92,7 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& options) {
     cmd->add_option("--http-retries", options.retries, "retries of a failed request to a URL (0 .. 10)")
         ->check(CLI::Range(0U, 10U))
         ->capture_default_str();
+
 }
 
 Result<std::vector<std::string>> request_headers(const RemoteOptions& options) {

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Inputs given as URLs (http://, https://): the options every command that reads them
+/// Inputs given as URLs (http://, https://, s3://): the options every command that reads them
 /// shares (--header, HURRAY_HTTP_HEADERS, --http-timeout, --http-retries), opening a URL
 /// as a RangeSource through hurray::http (builds with HURRAY_CLI_HAS_HTTP), and reading a
 /// remote file's tensor data straight from its source in bounded pieces (a FileReader over
@@ -38,7 +38,10 @@ struct RemoteOptions {
     unsigned retries = 3;
 };
 
-/// True when `path` starts with `http://` or `https://` (scheme case-insensitive).
+/// True when `path` starts with `http://`, `https://` or `s3://` (scheme case-insensitive).
+/// An `s3://bucket/key` URL is read at the endpoint and with the credentials of the
+/// environment (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...: hurray::http::S3Location and
+/// AwsCredentials).
 bool is_url(std::string_view path) noexcept;
 
 /// `path` fit for messages: a URL without `user:password@`, `?query` or `#fragment`
