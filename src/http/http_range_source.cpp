@@ -58,6 +58,37 @@ std::string dec(uint64_t v) { return std::to_string(v); }
 /// SHA-256 of no bytes: the payload hash of a GET, as SigV4 signs it.
 constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
+using Clock = std::chrono::steady_clock;
+
+/// The deadline of the public call (open, read, read_ranges) running on this
+/// thread: libcurl's callbacks and the retry loops run on the caller's
+/// thread, so each request started during the call inherits it.
+thread_local Clock::time_point t_call_deadline = Clock::time_point::max();
+
+/// Sets this thread's call deadline to now + `limit` (none when 0) for its
+/// scope; a nested call keeps the earlier deadline.
+class CallDeadline {
+public:
+    explicit CallDeadline(std::chrono::milliseconds limit) : previous_(t_call_deadline) {
+        if (limit.count() > 0) {
+            t_call_deadline = std::min(t_call_deadline, Clock::now() + limit);
+        }
+    }
+    CallDeadline(const CallDeadline&) = delete;
+    CallDeadline& operator=(const CallDeadline&) = delete;
+    CallDeadline(CallDeadline&&) = delete;
+    CallDeadline& operator=(CallDeadline&&) = delete;
+    ~CallDeadline() { t_call_deadline = previous_; }
+
+private:
+    Clock::time_point previous_;
+};
+
+/// Whole seconds of `ms`, rounded up (for messages).
+std::string seconds(std::chrono::milliseconds ms) {
+    return std::to_string((ms.count() + 999) / 1000) + " s";
+}
+
 /// Credentials libcurl can sign with: a key and a secret, and a region and
 /// service of letters, digits and '-' (they go in "aws:amz:REGION:SERVICE").
 /// The messages name the field, never its value (but the region's).
@@ -296,6 +327,12 @@ struct HURRAY_HTTP_NO_EXPORT HttpRangeSource::Impl {
     /// libcurl callbacks: one header line; body bytes (checked at the first).
     static size_t on_header(char* data, size_t size, size_t count, void* user);
     static size_t on_body(char* data, size_t size, size_t count, void* user);
+    /// libcurl's progress callback: the idle timeout, the deadline and the
+    /// caller's progress callback; nonzero aborts the transfer.
+    static int on_progress(void* user, int64_t dltotal, int64_t dlnow, int64_t ultotal, int64_t ulnow);
+    /// The error of a transfer that libcurl ended with `rc` (not CURLE_OK),
+    /// marking `resp.final` when a repeat cannot change it.
+    [[nodiscard]] Error transfer_failure(int rc, Response& resp, const std::string& where, uint64_t offset) const;
     /// Keeps the first bytes of an error status's body; 0 (stop) once enough.
     static size_t keep_error_body(Response& resp, const char* data, size_t n);
     /// Why `resp` was refused, with an S3 error's code and message when its
@@ -320,7 +357,8 @@ struct HURRAY_HTTP_NO_EXPORT HttpRangeSource::Impl {
     std::vector<void*> multi_pool_;  // idle CURLM handles (each keeps its connections)
     std::atomic<size_t> range_budget_{0};  // max_range_header_bytes, halved on refusals
     std::atomic<bool> no_multi_{false};    // the server does not answer multi-range requests
-    std::atomic<bool> budget_confirmed_{false};  // a request within range_budget_ passed: send them at once
+    std::atomic<bool> budget_confirmed_{false};
+    std::atomic<uint64_t> progress_bytes_{0};  // body bytes received, transfers in progress included  // a request within range_budget_ passed: send them at once
 };
 
 /// What one response said (headers of the last response after redirects).
@@ -333,6 +371,15 @@ struct HttpRangeSource::Impl::Response {
     std::string content_type;
     std::string content_length;
     bool header_too_long = false;
+    // Progress (libcurl's progress callback): when the last body byte came,
+    // the call's deadline, and why the transfer was aborted from there.
+    Clock::time_point last_byte{};
+    Clock::time_point deadline = Clock::time_point::max();
+    int64_t last_dlnow = 0;
+    std::optional<Error> aborted;
+    // An outcome a repeat cannot change: a redirect loop, a response header
+    // past libcurl's limit, the deadline passed, a cancellation.
+    bool final = false;
     // An error status's body, kept (its first kMaxErrorBody bytes) for the message.
     bool error_body_wanted = false;
     std::string error_body;
@@ -775,6 +822,7 @@ Result<std::shared_ptr<HttpRangeSource>> HttpRangeSource::open(const std::string
     const uint64_t want = std::max<uint64_t>(1, std::min<uint64_t>(impl.options_.tail_bytes, uint64_t{1} << 30U));
     std::vector<uint8_t> tail(static_cast<size_t>(want));
     Impl::Response at_open;
+    const CallDeadline deadline(impl.options_.deadline);
     Status opened = impl.fetch(0, tail, true, &at_open);
     if (!opened.ok() && at_open.misanswered_suffix_total) {
         // The server answered the suffix range with another range of the
@@ -820,6 +868,7 @@ size_t HttpRangeSource::Impl::held_from_tail(uint64_t offset, std::span<uint8_t>
 
 Status HttpRangeSource::Impl::read(uint64_t offset, std::span<uint8_t> out) {
     HURRAY_RETURN_IF_ERROR(owner->check_range(offset, out.size()));
+    const CallDeadline deadline(options_.deadline);
     if (out.empty()) {
         return Status::success();
     }
@@ -946,9 +995,6 @@ Status HttpRangeSource::Impl::setup(void* easy_v, Response& resp, const std::str
         return Error(ErrorCode::kOutOfMemory, where + ": out of memory building the request");
     }
     resp.request_bytes = request_overhead(url_, options_.headers, etag_) + 9 + range.size();  // "Range: " CRLF
-    const auto secs = [](std::chrono::milliseconds ms) {
-        return static_cast<long>(std::max<int64_t>(1, (ms.count() + 999) / 1000));
-    };
     // NOLINTBEGIN(cppcoreguidelines-pro-type-vararg): libcurl's option setter is variadic
     curl_easy_setopt(easy, CURLOPT_URL, url_.c_str());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
@@ -958,8 +1004,14 @@ Status HttpRangeSource::Impl::setup(void* easy_v, Response& resp, const std::str
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, options_.max_redirects);
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, secs(options_.idle_timeout));
+    // The idle timeout, the deadline and the caller's progress callback are
+    // checked by on_progress, which libcurl calls as bytes arrive and about
+    // once a second when none do.
+    resp.last_byte = Clock::now();
+    resp.deadline = t_call_deadline;
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &HttpRangeSource::Impl::on_progress);
+    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &resp);
     if (options_.aws) {
         curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, sigv4_.c_str());
         curl_easy_setopt(easy, CURLOPT_USERNAME, options_.aws->access_key_id.c_str());
@@ -1006,7 +1058,7 @@ Status HttpRangeSource::Impl::conclude(int rc, Response& resp, const std::string
         return Error(resp.refused->code(), where + ": " + refusal(resp), offset);
     }
     if (rc != CURLE_OK) {
-        return Error(ErrorCode::kIoError, where + ": " + curl_easy_strerror(static_cast<CURLcode>(rc)), offset);
+        return transfer_failure(rc, resp, where, offset);
     }
     if (!resp.checked) {
         // No body at all: check the headers now (a 206 with an empty body is
@@ -1046,8 +1098,15 @@ Status HttpRangeSource::Impl::fetch(uint64_t offset, std::span<uint8_t> out, boo
         // Worth repeating: a 5xx, or a transfer that failed or ended early
         // (connection refused or reset, timeout); not a response refused
         // for what it said.
-        const bool retry = !resp.past_limit && (resp.refused ? (resp.status >= 500 && resp.status <= 599) : true);
+        const bool retry =
+            !resp.past_limit && !resp.final && (resp.refused ? (resp.status >= 500 && resp.status <= 599) : true);
         if (!retry) {
+            break;
+        }
+        if (attempt_no < options_.max_retries && Clock::now() + wait >= resp.deadline) {
+            last = Error(last.error().code(), last.error().message() + " (no retry: the deadline of " +
+                                                  seconds(options_.deadline) + " would pass)",
+                         last.error().offset());
             break;
         }
         if (attempt_no == options_.max_retries) {
@@ -1223,6 +1282,62 @@ size_t HttpRangeSource::Impl::on_body(char* data, size_t size, size_t count, voi
     std::memcpy(resp->out.data() + resp->received, data, n);
     resp->received += n;
     return n;
+}
+
+int HttpRangeSource::Impl::on_progress(void* user, int64_t /*dltotal*/, int64_t dlnow, int64_t /*ultotal*/,
+                                       int64_t /*ulnow*/) {
+    auto* resp = static_cast<HttpRangeSource::Impl::Response*>(user);  // NOLINT
+    const HttpRangeSource::Impl& src = *resp->self;
+    const Clock::time_point now = Clock::now();
+    uint64_t total = src.progress_bytes_.load(std::memory_order_relaxed);
+    if (dlnow > resp->last_dlnow) {
+        total = resp->self->progress_bytes_.fetch_add(static_cast<uint64_t>(dlnow - resp->last_dlnow),
+                                                      std::memory_order_relaxed) +
+                static_cast<uint64_t>(dlnow - resp->last_dlnow);
+        resp->last_dlnow = dlnow;
+        resp->last_byte = now;
+    }
+    if (now >= resp->deadline) {
+        resp->final = true;
+        resp->aborted = Error(ErrorCode::kIoError, "the deadline of " + seconds(src.options_.deadline) +
+                                                       " passed (HttpOptions::deadline)");
+        return 1;
+    }
+    if (now - resp->last_byte >= src.options_.idle_timeout) {
+        resp->aborted = Error(ErrorCode::kIoError, "no byte received for " + seconds(src.options_.idle_timeout) +
+                                                       " (HttpOptions::idle_timeout)");
+        return 1;
+    }
+    if (src.options_.progress && !src.options_.progress(total)) {
+        resp->final = true;
+        resp->aborted = Error(ErrorCode::kCancelled, "cancelled by the progress callback");
+        return 1;
+    }
+    return 0;
+}
+
+Error HttpRangeSource::Impl::transfer_failure(int rc, Response& resp, const std::string& where,
+                                               uint64_t offset) const {
+    if (rc == CURLE_ABORTED_BY_CALLBACK && resp.aborted) {
+        return {resp.aborted->code(), where + ": " + resp.aborted->message(), offset};
+    }
+    if (rc == CURLE_TOO_MANY_REDIRECTS) {
+        resp.final = true;  // the same redirects again
+        return {ErrorCode::kIoError,
+                where + ": more than " + dec(static_cast<uint64_t>(options_.max_redirects)) +
+                    " redirects (HttpOptions::max_redirects): a redirect loop?",
+                offset};
+    }
+    if ((rc == CURLE_OUT_OF_MEMORY || rc == kCurleTooLarge) && resp.status != 0) {
+        // A response has begun: libcurl refused one of its header lines (it
+        // keeps at most 100 KiB of them).
+        resp.final = true;
+        return {ErrorCode::kIoError,
+                where + ": the response's headers are larger than libcurl accepts (" +
+                    curl_easy_strerror(static_cast<CURLcode>(rc)) + ")",
+                offset};
+    }
+    return {ErrorCode::kIoError, where + ": " + curl_easy_strerror(static_cast<CURLcode>(rc)), offset};
 }
 
 size_t HttpRangeSource::Impl::keep_error_body(Response& resp, const char* data, size_t n) {
@@ -1421,10 +1536,11 @@ Status HttpRangeSource::Impl::fetch_parallel(std::span<Job> jobs, std::span<cons
                     continue;
                 }
                 // As in fetch: a 5xx, or a transfer that failed or ended early.
-                retry = !slot.resp.past_limit &&
+                retry = !slot.resp.past_limit && !slot.resp.final &&
                         (slot.resp.refused ? (slot.resp.status >= 500 && slot.resp.status <= 599) : true);
             }
-            if (retry && slot.attempt < options_.max_retries) {
+            if (retry && slot.attempt < options_.max_retries &&
+                Clock::now() + backoff(options_.retry_backoff, slot.attempt) < t_call_deadline) {
                 retries.push_back({slot.index, slot.attempt + 1,
                                    std::chrono::steady_clock::now() + backoff(options_.retry_backoff, slot.attempt)});
                 continue;
@@ -1512,7 +1628,8 @@ HttpRangeSource::Impl::MultiOutcome HttpRangeSource::Impl::judge_multi(int rc, R
         return MultiOutcome::kError;
     }
     if (rc != CURLE_OK) {
-        error = Error(ErrorCode::kIoError, where + ": " + curl_easy_strerror(static_cast<CURLcode>(rc)), offset);
+        error = transfer_failure(rc, resp, where, offset);
+        retry = !resp.final;
         return MultiOutcome::kError;
     }
     if (mp.state != Multipart::State::kEnd) {
@@ -1569,6 +1686,10 @@ HttpRangeSource::Impl::MultiOutcome HttpRangeSource::Impl::fetch_multi(std::span
         if (outcome != MultiOutcome::kError || !retry) {
             break;
         }
+        if (attempt_no < options_.max_retries &&
+            Clock::now() + backoff(options_.retry_backoff, attempt_no) >= t_call_deadline) {
+            break;  // the next attempt would start past the deadline
+        }
         if (attempt_no == options_.max_retries) {
             error = after_attempts(error, attempt_no + 1);
         }
@@ -1578,6 +1699,7 @@ HttpRangeSource::Impl::MultiOutcome HttpRangeSource::Impl::fetch_multi(std::span
 }
 
 Status HttpRangeSource::Impl::read_ranges(std::span<const ByteRange> ranges) {
+    const CallDeadline deadline(options_.deadline);
     std::vector<ByteRange> pieces;
     pieces.reserve(ranges.size());
     for (const ByteRange& r : ranges) {

@@ -52,6 +52,9 @@ MODES = {
     "flaky-part": "503 the first time a range starting at X is asked",
     "etag-part": "ETag \"v2\" for ranges starting at X (If-Match ignored)",
     "stall-part": "headers, then silence for 30 s, for ranges starting at X",
+    "redirect-loop": "302 to the same URL, forever",
+    "huge-header": "206 with a 10 MB header line before the body",
+    "trickle": "correct 206 headers, then the body at 16 bytes a second",
     "s3-quirks": "as s3rver 3.7.1: a suffix range bytes=-N answered with bytes 0-N, a multi-range "
                  "request with the whole file as one 206 range",
     "sigv4": "correct answers to requests signed with AWS Signature Version 4 by SIGV4_KEYS for "
@@ -207,6 +210,10 @@ class Handler(BaseHTTPRequestHandler):
             etag = '"v2"'
         if mode == "redirect":
             return self.send_plain(302, b"", [("Location", "/ok/" + name)])
+        if mode == "redirect-loop":
+            return self.send_plain(302, b"", [("Location", self.path)])
+        if mode == "huge-header":
+            return self.send_plain(206, b"", [("X-Big", "x" * (10 * 1000 * 1000))])
         if mode == "flaky" and n <= 2:
             return self.send_plain(503, b"try again\n", [("Retry-After", "0")])
         if mode == "ignore-range":
@@ -258,6 +265,17 @@ class Handler(BaseHTTPRequestHandler):
             return
         if mode == "truncate":
             return self.send_truncated(body, headers)
+        if mode == "trickle":
+            self.send_response(206)
+            for k, v in headers:
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for i in range(0, len(body), 16):
+                self.wfile.write(body[i:i + 16])
+                self.wfile.flush()
+                time.sleep(1)
+            return
         self.send_plain(206, body, headers)
 
     def send_truncated(self, body, headers):

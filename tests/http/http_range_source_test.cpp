@@ -370,5 +370,76 @@ TEST_F(FaultServerTest, RedirectIsFollowed) {
     EXPECT_EQ(*got, expected_big());
 }
 
+TEST_F(FaultServerTest, TheIdleTimeoutIsKeptToTheSecondAndNamed) {
+    HttpOptions o = quick();
+    o.max_retries = 0;
+    o.idle_timeout = 2s;
+    const auto start = std::chrono::steady_clock::now();
+    const auto got = read_big("stall", o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_TRUE(fails_with(got, "no byte received for 2 s (HttpOptions::idle_timeout)"));
+    // Checked about once a second: between 2 and 4 s (libcurl's low-speed
+    // check it replaces ran ~6 s late once bytes had flowed).
+    EXPECT_GE(took, 2s);
+    EXPECT_LT(took, 5s);
+}
+
+TEST_F(FaultServerTest, ATrickleEndsAtTheDeadline) {
+    // 16 bytes a second never trips the idle timeout; the deadline ends it,
+    // without a retry that would pass it.
+    HttpOptions o = quick();
+    o.idle_timeout = 3s;
+    o.deadline = 2s;
+    o.tail_bytes = 4096;  // the open's request trickles too
+    const auto start = std::chrono::steady_clock::now();
+    auto src = HttpRangeSource::open(url("trickle"), o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(src.ok());
+    EXPECT_NE(src.error().message().find("the deadline of 2 s passed (HttpOptions::deadline)"), std::string::npos)
+        << src.error().message();
+    EXPECT_EQ(src.error().message().find("attempts"), std::string::npos) << src.error().message();
+    EXPECT_LT(took, 5s);
+}
+
+TEST_F(FaultServerTest, TheProgressCallbackSeesTheBytesAndCanCancel) {
+    HttpOptions o = quick();
+    uint64_t seen = 0;
+    o.progress = [&seen](uint64_t bytes) {
+        seen = std::max(seen, bytes);
+        return true;
+    };
+    auto got = read_big("ok", o);
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    EXPECT_GE(seen, got->size());  // the data, and the trailer and sections before it
+    // Cancelled: kCancelled, at once, not retried.
+    o.progress = [](uint64_t) { return false; };
+    o.max_retries = 5;
+    o.retry_backoff = 1s;
+    const auto start = std::chrono::steady_clock::now();
+    auto cancelled = HttpRangeSource::open(url("ok"), o);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error().code(), ErrorCode::kCancelled) << cancelled.error().to_string();
+    EXPECT_NE(cancelled.error().message().find("cancelled by the progress callback"), std::string::npos);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+TEST_F(FaultServerTest, ARedirectLoopAndAnOversizedHeaderFailAtOnceSayingSo) {
+    HttpOptions o = quick();
+    o.max_retries = 3;
+    o.retry_backoff = 1s;  // a retry would show in the time
+    const auto start = std::chrono::steady_clock::now();
+    auto loop = HttpRangeSource::open(url("redirect-loop"), o);
+    ASSERT_FALSE(loop.ok());
+    EXPECT_NE(loop.error().message().find("more than 5 redirects (HttpOptions::max_redirects): a redirect loop?"),
+              std::string::npos)
+        << loop.error().message();
+    auto huge = HttpRangeSource::open(url("huge-header"), o);
+    ASSERT_FALSE(huge.ok());
+    EXPECT_NE(huge.error().message().find("headers are larger than libcurl accepts"), std::string::npos)
+        << huge.error().message();
+    EXPECT_EQ(huge.error().message().find("attempts"), std::string::npos) << huge.error().message();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);  // no retry
+}
+
 }  // namespace
 }  // namespace hurray

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -26,9 +27,23 @@ namespace hurray::http {
 struct HURRAY_HTTP_EXPORT HttpOptions {
     /// Longest wait for the connection (TCP and TLS) to be set up.
     std::chrono::milliseconds connect_timeout{10000};
-    /// Longest time without a byte received while a response is expected
-    /// (rounded up to whole seconds; at least one).
+    /// Longest time without a body byte received while a response is
+    /// expected (checked about once a second): the request is then aborted
+    /// ("no byte received for N s") and retried.
     std::chrono::milliseconds idle_timeout{30000};
+    /// Longest time one call (`open`, `read`, `read_ranges`) may take, its
+    /// retries and their waits included; 0 (default): no limit. A server
+    /// trickling bytes never trips `idle_timeout`; this ends it ("the
+    /// deadline of N s passed"), and no retry starts that would pass it.
+    std::chrono::milliseconds deadline{0};
+    /// Called during transfers (libcurl's progress callback: as bytes
+    /// arrive, and about once a second when none do) with the body bytes
+    /// this source has received so far, transfers in progress included;
+    /// returning false cancels the transfer: the call fails with
+    /// `kCancelled` ("cancelled by the progress callback") and is not
+    /// retried. Called on the thread of the call it serves (calls from
+    /// several threads call it at once); empty (default): none.
+    std::function<bool(uint64_t bytes_received)> progress;
     /// Attempts after the first for a request that failed in a way worth
     /// repeating: a 5xx status, a connection that failed, was reset or
     /// ended early, a timeout. At most 10.
@@ -36,7 +51,8 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     /// Wait before the first retry; doubled before each next one.
     std::chrono::milliseconds retry_backoff{200};
     /// Redirects followed per request (3xx with a Location), http and https
-    /// only; clamped to [0, 20].
+    /// only; clamped to [0, 20]. More is an error at once ("a redirect
+    /// loop?"), not retried.
     long max_redirects = 5;
     /// Extra request headers, each "Name: value" (e.g. "Authorization:
     /// Bearer ..."). Sent with every request; never put in error messages.
