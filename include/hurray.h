@@ -413,6 +413,96 @@ HURRAY_C_API HurrayStatus hurray_file_open_url(const char* url, const char* cons
                                                uint32_t flags, HurrayFile** out);
 
 /**
+ * Progress callback that can cancel (a conversion, a download): called with
+ * `context`, the bytes done and the total (0 when unknown), returning 0 to go
+ * on and nonzero to cancel. A cancelled conversion returns
+ * `HURRAY_ERR_CANCELLED` (`HURRAY_CODE_CANCELLED`) and leaves no output (an
+ * existing file keeps its content). See `hurray_convert_file_cancellable`.
+ */
+typedef int (*HurrayCancellableProgressFn)(void* context, uint64_t done_bytes, uint64_t total_bytes);
+
+/**
+ * How `hurray_file_open_url_ex` talks to the server. Fill it with
+ * `hurray_url_options_init`, which sets `struct_size` and the defaults, then
+ * change fields: a later version of this header may append fields, and the
+ * library reads only the first `struct_size` bytes (the fields after them keep
+ * their defaults). Strings are NUL-terminated and only read during the call.
+ */
+typedef struct HurrayUrlOptions {
+    /** `sizeof(HurrayUrlOptions)` as this header declares it (set by `hurray_url_options_init`). */
+    uint32_t struct_size;
+    /** Retries of a request that failed in a way worth repeating (5xx, connection, stall); default 3, at most 10. */
+    uint32_t max_retries;
+    /** Longest wait for a connection, in milliseconds; default 10000. */
+    uint32_t connect_timeout_ms;
+    /** Longest time without a body byte received, in milliseconds (checked about once a second); default 30000. */
+    uint32_t idle_timeout_ms;
+    /** Longest time one request may take, its retries included, in milliseconds; default 0: no limit. */
+    uint32_t deadline_ms;
+    /** Connections used at once by a large read; default 4, clamped to [1, 16]. */
+    uint32_t parallel;
+    /** Extra request headers, `"Name: value"` each (`header_count` of them; NULL when 0). Never in messages. */
+    const char* const* headers;
+    /** Number of `headers`. */
+    size_t header_count;
+    /**
+     * AWS Signature Version 4 credentials (S3 and S3-compatible stores): an
+     * access key ID and a secret access key, both or neither. NULL (default):
+     * unsigned requests, except for `s3://` URLs, which take the environment's
+     * (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
+     * `AWS_REGION`) when it has some. The secret is never sent or shown.
+     */
+    const char* aws_access_key_id;
+    /** The secret access key (with `aws_access_key_id`). */
+    const char* aws_secret_access_key;
+    /** The session token of temporary credentials; NULL or "" for none. */
+    const char* aws_session_token;
+    /** The signing region; NULL: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`. */
+    const char* aws_region;
+    /** Where `s3://` URLs go (`http://127.0.0.1:9000`); NULL: `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`, else AWS. */
+    const char* s3_endpoint;
+    /**
+     * Called during transfers with the body bytes received so far (`total` is
+     * 0: unknown); returning nonzero cancels: the call fails with
+     * `HURRAY_ERR_CANCELLED`, not retried. NULL (default): none. Called on
+     * the thread of the call, and may be called from several at once.
+     */
+    HurrayCancellableProgressFn progress;
+    /** First argument of `progress`; may be NULL. */
+    void* progress_context;
+} HurrayUrlOptions;
+
+/**
+ * Sets `*options` to the defaults (3 retries, 10 s to connect, 30 s idle, no
+ * deadline, 4 connections, no headers, no credentials: the environment's for
+ * `s3://`, no progress) and `options->struct_size` to `sizeof(HurrayUrlOptions)`.
+ */
+HURRAY_C_API HurrayStatus hurray_url_options_init(HurrayUrlOptions* options);
+
+/**
+ * As `hurray_file_open_url`, with `options` (NULL: the defaults), for
+ * `http://`, `https://` and `s3://bucket/key` URLs. A bad option
+ * (`struct_size` other than this library's, a key without a secret, a region
+ * that is not letters, digits and '-') is `HURRAY_ERR_INVALID_ARGUMENT`; a
+ * refused request is `HURRAY_ERR_IO` whose message quotes the store's error
+ * code (`HTTP status 403 ... (SignatureDoesNotMatch: ...)`) and never the
+ * secret; a cancellation from `progress` is `HURRAY_ERR_CANCELLED`.
+ * @code
+ * HurrayUrlOptions opt;
+ * hurray_url_options_init(&opt);
+ * opt.s3_endpoint = "http://127.0.0.1:9000";
+ * opt.aws_access_key_id = key_id;
+ * opt.aws_secret_access_key = secret;
+ * HurrayFile* file = NULL;
+ * if (hurray_file_open_url_ex("s3://models/q4.hrry", &opt, 0, &file) != HURRAY_OK) {
+ *     fprintf(stderr, "%s\n", hurray_last_error_message());
+ * }
+ * @endcode
+ */
+HURRAY_C_API HurrayStatus hurray_file_open_url_ex(const char* url, const HurrayUrlOptions* options, uint32_t flags,
+                                                  HurrayFile** out);
+
+/**
  * Releases a file handle (NULL is a no-op). Buffers obtained from it stay
  * valid: each keeps the file's memory alive until it is destroyed.
  */
@@ -1451,13 +1541,6 @@ HURRAY_C_API HurrayStatus hurray_detect_format(const char* path, uint8_t* out_fo
  */
 typedef void (*HurrayProgressFn)(void* context, uint64_t done_bytes, uint64_t total_bytes);
 
-/**
- * Progress callback of a conversion that can cancel it: as `HurrayProgressFn`,
- * returning 0 to go on and nonzero to cancel. A cancelled conversion returns
- * `HURRAY_ERR_CANCELLED` (`HURRAY_CODE_CANCELLED`) and leaves no output (an
- * existing file keeps its content). See `hurray_convert_file_cancellable`.
- */
-typedef int (*HurrayCancellableProgressFn)(void* context, uint64_t done_bytes, uint64_t total_bytes);
 
 /**
  * How `hurray_convert_file` converts. Fill it with

@@ -4,6 +4,7 @@
 #include "c/c_internal.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -119,6 +120,92 @@ HurrayStatus publish(hurray::Result<hurray::FileReader>&& opened, HurrayFile** o
     return HURRAY_OK;
 }
 
+// The first version of HurrayUrlOptions (this header's): the struct_size accepted.
+constexpr uint32_t kUrlOptionsSize = sizeof(HurrayUrlOptions);
+
+// hurray_file_open_url(_ex): `options` is not NULL.
+HurrayStatus open_url(const char* fn, const char* url, const HurrayUrlOptions* options, uint32_t flags,
+                      HurrayFile** out) {
+    if (const HurrayStatus s = require(fn, {{out, "out"}}); s != HURRAY_OK) {
+        return s;
+    }
+    *out = nullptr;
+    if (const HurrayStatus s = require(fn, {{url, "url"}}); s != HURRAY_OK) {
+        return s;
+    }
+    if (options->struct_size != kUrlOptionsSize) {
+        return fail(HURRAY_ERR_INVALID_ARGUMENT, fn,
+                    "options->struct_size is " + std::to_string(options->struct_size) + "; this library reads " +
+                        std::to_string(kUrlOptionsSize) + " (call hurray_url_options_init)");
+    }
+    if (options->header_count > 0) {
+        if (const HurrayStatus s = require(fn, {{options->headers, "headers"}}); s != HURRAY_OK) {
+            return s;
+        }
+    }
+    hurray::FileReadOptions read_options;
+    if (!options_from_flags(flags, read_options)) {
+        return fail(HURRAY_ERR_INVALID_ARGUMENT, fn, "unknown bits in flags " + std::to_string(flags));
+    }
+#ifdef HURRAY_C_HAVE_HTTP
+    namespace http = hurray::http;
+    http::HttpOptions o;
+    for (size_t i = 0; i < options->header_count; ++i) {
+        // SAFETY: the caller passes `header_count` readable pointers at `headers`.
+        const char* h = options->headers[i];
+        if (h == nullptr) {
+            return fail(HURRAY_ERR_NULL_POINTER, fn, "headers[" + std::to_string(i) + "] is NULL");
+        }
+        o.headers.emplace_back(h);
+    }
+    o.max_retries = std::min<uint32_t>(options->max_retries, 10);
+    o.connect_timeout = std::chrono::milliseconds(options->connect_timeout_ms);
+    o.idle_timeout = std::chrono::milliseconds(options->idle_timeout_ms);
+    o.deadline = std::chrono::milliseconds(options->deadline_ms);
+    o.parallel = options->parallel;
+    const auto text = [](const char* s) { return s == nullptr ? std::string() : std::string(s); };
+    if (options->aws_access_key_id != nullptr || options->aws_secret_access_key != nullptr) {
+        http::AwsCredentials c;
+        c.access_key_id = text(options->aws_access_key_id);
+        c.secret_access_key = text(options->aws_secret_access_key);
+        c.session_token = text(options->aws_session_token);
+        if (options->aws_region != nullptr) {
+            c.region = options->aws_region;
+        } else if (auto env = http::AwsCredentials::from_environment()) {
+            c.region = env->region;
+        }
+        o.aws = std::move(c);
+    }
+    if (options->s3_endpoint != nullptr) {
+        auto at = http::S3Location::from_environment();
+        if (!at.ok()) {
+            return fail(at.error());
+        }
+        at->endpoint = options->s3_endpoint;
+        if (o.aws) {
+            at->region = o.aws->region;
+        }
+        o.s3 = *at;
+    }
+    if (options->progress != nullptr) {
+        const HurrayCancellableProgressFn progress = options->progress;
+        void* const context = options->progress_context;
+        o.progress = [progress, context](uint64_t received) { return progress(context, received, 0) == 0; };
+    }
+    auto source = http::HttpRangeSource::open(url, o);
+    if (!source.ok()) {
+        return fail(source.error());
+    }
+    auto opened = hurray::FileReader::open(std::move(*source), read_options);
+    if (!opened.ok()) {
+        return fail(opened.error());
+    }
+    return publish(std::move(opened), out);
+#else
+    return fail(HURRAY_ERR_UNSUPPORTED, fn, "this libhurray_c was built without hurray::http (no URL support)");
+#endif
+}
+
 // A KV getter: checks the arguments, runs `get` on the file's KV metadata
 // and hands its value to `store`.
 template <typename Get, typename Store>
@@ -197,44 +284,44 @@ HURRAY_C_API HurrayStatus hurray_file_open_url(const char* url, const char* cons
                                                uint32_t flags, HurrayFile** out) {
     static constexpr const char* kFn = "hurray_file_open_url";
     return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
+        HurrayUrlOptions options{};
+        if (const HurrayStatus s = hurray_url_options_init(&options); s != HURRAY_OK) {
             return s;
         }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{url, "url"}}); s != HURRAY_OK) {
+        options.headers = headers;
+        options.header_count = header_count;
+        return open_url(kFn, url, &options, flags, out);
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_url_options_init(HurrayUrlOptions* options) {
+    static constexpr const char* kFn = "hurray_url_options_init";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(kFn, {{options, "options"}}); s != HURRAY_OK) {
             return s;
         }
-        if (header_count > 0) {
-            if (const HurrayStatus s = require(kFn, {{headers, "headers"}}); s != HURRAY_OK) {
+        *options = HurrayUrlOptions{};
+        options->struct_size = kUrlOptionsSize;
+        options->max_retries = 3;
+        options->connect_timeout_ms = 10000;
+        options->idle_timeout_ms = 30000;
+        options->parallel = 4;
+        return HURRAY_OK;
+    });
+}
+
+HURRAY_C_API HurrayStatus hurray_file_open_url_ex(const char* url, const HurrayUrlOptions* options, uint32_t flags,
+                                                  HurrayFile** out) {
+    static constexpr const char* kFn = "hurray_file_open_url_ex";
+    return guarded(kFn, [&]() -> HurrayStatus {
+        HurrayUrlOptions defaults{};
+        if (options == nullptr) {
+            if (const HurrayStatus s = hurray_url_options_init(&defaults); s != HURRAY_OK) {
                 return s;
             }
+            options = &defaults;
         }
-        hurray::FileReadOptions options;
-        if (!options_from_flags(flags, options)) {
-            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "unknown bits in flags " + std::to_string(flags));
-        }
-#ifdef HURRAY_C_HAVE_HTTP
-        hurray::http::HttpOptions http;
-        for (size_t i = 0; i < header_count; ++i) {
-            // SAFETY: the caller passes `header_count` readable pointers at `headers`.
-            const char* h = headers[i];
-            if (h == nullptr) {
-                return fail(HURRAY_ERR_NULL_POINTER, kFn, "headers[" + std::to_string(i) + "] is NULL");
-            }
-            http.headers.emplace_back(h);
-        }
-        auto source = hurray::http::HttpRangeSource::open(url, http);
-        if (!source.ok()) {
-            return fail(source.error());
-        }
-        auto opened = hurray::FileReader::open(std::move(*source), options);
-        if (!opened.ok()) {
-            return fail(opened.error());
-        }
-        return publish(std::move(opened), out);
-#else
-        return fail(HURRAY_ERR_UNSUPPORTED, kFn, "this libhurray_c was built without hurray::http (no URL support)");
-#endif
+        return open_url(kFn, url, options, flags, out);
     });
 }
 
