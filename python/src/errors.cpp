@@ -117,6 +117,11 @@ void raise_error(const Error& error, Where where, const Site& site) {
 }
 
 void raise_error_as(ErrorKind kind, const Error& error, const Site& site) {
+    if (error.code() == ErrorCode::kCancelled && PyErr_Occurred() != nullptr) {
+        // Cancelled because a signal handler raised (Ctrl-C during a transfer:
+        // KeyboardInterrupt): that exception is the one to see.
+        throw py::error_already_set();
+    }
     if (error.code() == ErrorCode::kOutOfMemory) {
         throw std::bad_alloc();  // pybind11 turns it into MemoryError
     }

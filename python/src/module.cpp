@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -214,6 +215,20 @@ public:
             }
             http.aws = std::move(c);
         }
+        // Ctrl-C during a transfer: Python's signal handlers run every 100 ms
+        // (the GIL taken); one that raises cancels the transfer, and its
+        // exception (KeyboardInterrupt) is what the call raises.
+        http.progress = [last = std::make_shared<std::atomic<int64_t>>(0)](uint64_t) {
+            const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now().time_since_epoch())
+                                    .count();
+            int64_t before = last->load(std::memory_order_relaxed);
+            if (now - before < 100 || !last->compare_exchange_strong(before, now, std::memory_order_relaxed)) {
+                return true;
+            }
+            const py::gil_scoped_acquire acquire;
+            return PyErr_CheckSignals() == 0;
+        };
         if (!endpoint.empty()) {
             auto at = http::S3Location::from_environment();
             if (!at) {

@@ -127,3 +127,32 @@ def test_s3_urls_are_signed_with_aws_credentials(served, monkeypatch):
     assert "not-the-secret-at-all" not in str(e.value) and SIGV4["secret_access_key"] not in str(e.value)
     with pytest.raises(hurray.InvalidArgumentError):
         hurray.open_url("s3://sigv4/m.hrry", aws={"access_key": "x"}, endpoint=base)
+
+
+def test_ctrl_c_interrupts_a_transfer_with_keyboard_interrupt(served):
+    base, _ = served
+    import os
+    import signal
+    import time
+    # The "stall" mode sends headers, then nothing for 30 s; the child waits in the
+    # transfer (GIL released) until SIGINT.
+    code = ("import sys, time, hurray\n"
+            "print('started', flush=True)\n"
+            "t0 = time.monotonic()\n"
+            "try:\n"
+            "    hurray.open_url(sys.argv[1], timeout=60)\n"
+            "    print('opened')\n"
+            "except KeyboardInterrupt:\n"
+            "    print('KeyboardInterrupt %.1f' % (time.monotonic() - t0), flush=True)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    child = subprocess.Popen([sys.executable, "-c", code, f"{base}/stall/m.hrry"], stdout=subprocess.PIPE,
+                             text=True, env=env)
+    try:
+        assert child.stdout.readline().strip() == "started"
+        time.sleep(1.0)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=10)
+    finally:
+        child.kill()
+    assert out.startswith("KeyboardInterrupt"), out
+    assert float(out.split()[1]) < 5.0, out  # not the 30 s stall nor the 60 s timeout

@@ -100,6 +100,27 @@ public:
         return true;
     }
 
+    /// The process id (-1 when not running).
+    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+
+    /// Waits at most `limit` for the child to exit; its exit status (128 + N when
+    /// killed by signal N), or -1 when it is still running (then stop() kills it).
+    int wait_exit(std::chrono::milliseconds limit) {
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (pid_ > 0) {
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            if (std::chrono::steady_clock::now() >= until) {
+                return -1;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return -1;
+    }
+
     /// SIGTERM, then SIGKILL after 5 s; always reaped.
     void stop() {
         if (stdin_ >= 0) {

@@ -5,10 +5,14 @@
 // query, never print a header value and leave no output file behind.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_support.hpp"
@@ -421,6 +425,48 @@ TEST(RemoteCliS3, S3UrlsAreSignedWithTheEnvironmentsCredentials) {
     EXPECT_EQ(wrong.err.find("a-wrong-secret"), std::string::npos) << wrong.err;
     for (const char* name : {"AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"}) {
         ::unsetenv(name);
+    }
+}
+
+/// `hurray get` killed by SIGINT or SIGTERM mid-download (the fault server's
+/// "stall-part@0" mode: the data's first range never comes): it exits 130 / 143 at once
+/// and leaves no file, temporary or not.
+TEST(RemoteCliSignals, GetInterruptedLeavesNoFileAndExits130Or143) {
+    test::no_proxies();
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "www");
+    const std::filesystem::path out = dir.path() / "out";
+    std::filesystem::create_directories(out);
+    ASSERT_TRUE(cli::write_demo_model((dir.path() / "www" / "model.hrry").string()));
+    test::Child server;
+    std::string why;
+    const int port = test::start_fault_server(server, HURRAY_FAULT_SERVER, (dir.path() / "www").string(), why);
+    if (port == 0) {
+        GTEST_SKIP() << why;
+    }
+    ASSERT_GT(port, 0);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/stall-part@0/model.hrry";
+    for (const int sig : {SIGINT, SIGTERM}) {
+        SCOPED_TRACE(sig);
+        test::Child get;
+        ASSERT_TRUE(get.start({HURRAY_CLI_PATH, "get", url, "-o", (out / "model.hrry").string(), "-q",
+                               "--http-timeout", "60"}));
+        // Wait until the temporary output exists: the download has begun.
+        bool started = false;
+        for (int i = 0; i < 500 && !started; ++i) {
+            started = std::filesystem::directory_iterator(out) != std::filesystem::directory_iterator();
+            if (!started) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+        }
+        ASSERT_TRUE(started) << "no temporary file appeared";
+        const auto t0 = std::chrono::steady_clock::now();
+        ASSERT_EQ(::kill(get.pid(), sig), 0);
+        const int rc = get.wait_exit(std::chrono::seconds(10));
+        EXPECT_EQ(rc, 128 + sig);
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));  // not the 60 s timeout
+        EXPECT_TRUE(std::filesystem::directory_iterator(out) == std::filesystem::directory_iterator())
+            << "a file was left in " << out;
     }
 }
 

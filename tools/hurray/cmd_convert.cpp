@@ -1,10 +1,8 @@
 // `hurray convert IN OUT`: re-packs tensors through our own reader and writer, streaming in
 // bounded memory: file -> file (alignment, index order), file -> stream, stream -> file,
 // stream -> stream. File and stream outputs named by a path are replaced atomically.
-#include <signal.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "hurray/commands.hpp"
+#include "hurray/interrupt.hpp"
 #include "hurray/input.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_writer.hpp"
@@ -253,39 +252,6 @@ int fail(const Console& console, const ConvertOptions& o, const Error& e) {
 #ifdef HURRAY_CLI_HAS_CONVERT
 namespace hc = hurray::convert;
 
-/// Set by SIGINT / SIGTERM while a conversion runs (InterruptGuard).
-volatile std::sig_atomic_t g_interrupted = 0;
-
-extern "C" void on_interrupt(int /*signal*/) { g_interrupted = 1; }
-
-/// While alive, SIGINT and SIGTERM set g_interrupted instead of killing the process,
-/// so that a conversion cancels at its next chunk and removes its temporary output;
-/// the previous handlers come back after.
-class InterruptGuard {
-public:
-    InterruptGuard() {
-        g_interrupted = 0;
-        struct sigaction sa {};
-        sa.sa_handler = on_interrupt;
-        sigemptyset(&sa.sa_mask);
-        installed_ = sigaction(SIGINT, &sa, &old_int_) == 0;
-        installed_ = (sigaction(SIGTERM, &sa, &old_term_) == 0) && installed_;
-    }
-    ~InterruptGuard() {
-        sigaction(SIGINT, &old_int_, nullptr);
-        sigaction(SIGTERM, &old_term_, nullptr);
-    }
-    InterruptGuard(const InterruptGuard&) = delete;
-    InterruptGuard& operator=(const InterruptGuard&) = delete;
-    InterruptGuard(InterruptGuard&&) = delete;
-    InterruptGuard& operator=(InterruptGuard&&) = delete;
-
-private:
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
-    bool installed_ = false;
-};
-
 /// The output format asked for, nullopt when neither --to nor the extension names one.
 std::optional<hc::Format> requested_output(const ConvertOptions& r) {
     if (r.to == "file") {
@@ -354,7 +320,7 @@ int run_format_convert(const ConvertOptions& r, const Console& console) {
             progress.emplace(console, total);
         }
         progress->update(done);
-        return g_interrupted == 0;
+        return interrupted_by() == 0;
     };
     auto report = hc::convert_file(r.in, r.out, options);
     if (progress) {
@@ -363,7 +329,7 @@ int run_format_convert(const ConvertOptions& r, const Console& console) {
     if (!report) {
         if (report.error().code() == ErrorCode::kCancelled) {
             console.err << "hurray convert: interrupted; " << r.out << " was not written\n";
-            return exit_code_of(report.error());  // 130
+            return interrupted_exit_code();  // 130 (SIGINT) or 143 (SIGTERM)
         }
         return fail(console, r, report.error());
     }

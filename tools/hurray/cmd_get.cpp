@@ -26,6 +26,7 @@
 #include "hurray/commands.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/input.hpp"
+#include "hurray/interrupt.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
@@ -112,6 +113,9 @@ Status copy_whole(RangeSource& source, ByteSink& sink) {
         const Status fetched = pending.valid() ? pending.get() : Status::success();  // always joined
         HURRAY_RETURN_IF_ERROR(written);
         HURRAY_RETURN_IF_ERROR(fetched);
+        if (interrupted_by() != 0) {
+            return Error(ErrorCode::kCancelled, "interrupted");  // a local source is not a transfer
+        }
         std::swap(current, next);
         at = next_at;
     }
@@ -191,6 +195,9 @@ Status copy_selected(RangeSource& source, const FileReader& file, const std::set
                                                     return writer.write_data(piece);
                                                 }));
         HURRAY_RETURN_IF_ERROR(writer.end_tensor());
+        if (interrupted_by() != 0) {
+            return Error(ErrorCode::kCancelled, "interrupted");
+        }
     }
     writer.kv() = file.kv();
     return writer.finish();
@@ -233,9 +240,16 @@ int run_get(const GetOptions& o, const Console& console) {
                        "standard output\n";
         return kExitUsage;
     }
+    // Ctrl-C / SIGTERM stop the download at once (a transfer's progress callback, or the
+    // next chunk) and remove the temporary file; the exit status is 130 / 143.
+    const InterruptGuard interrupts;
+    const auto interrupted = [&]() {
+        console.err << "hurray get: interrupted; " << o.out << " was not written\n";
+        return interrupted_exit_code();
+    };
     auto source = open_source(o);
     if (!source) {
-        return fail(source.error().to_string());
+        return interrupted_by() != 0 ? interrupted() : fail(source.error().to_string());
     }
     RangeSource& src = **source;
     std::optional<FileReader> file;
@@ -245,7 +259,7 @@ int run_get(const GetOptions& o, const Console& console) {
         ro.descriptors = DescriptorCheck::kLazy;  // only the named tensors' descriptors are read
         auto opened = FileReader::open(*source, ro);
         if (!opened) {
-            return fail(opened.error().to_string());
+            return interrupted_by() != 0 ? interrupted() : fail(opened.error().to_string());
         }
         file.emplace(std::move(*opened));
         std::vector<std::string> notes;
@@ -279,7 +293,8 @@ int run_get(const GetOptions& o, const Console& console) {
         progress->finish();
     }
     if (!copied) {
-        return fail(copied.error().to_string());  // the sink's destructor removes the temporary file
+        // The sink's destructor removes the temporary file.
+        return interrupted_by() != 0 ? interrupted() : fail(copied.error().to_string());
     }
     if (auto s = check_written((*sink)->temp_path(), counted.written()); !s) {
         return fail("the file written does not check: " + s.error().to_string());

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "hurray/interrupt.hpp"
 #include "hurray/io/cached_head_source.hpp"
 #include "hurray/io/file_format.hpp"
 
@@ -92,6 +93,11 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& options) {
     cmd->add_option("--http-retries", options.retries, "retries of a failed request to a URL (0 .. 10)")
         ->check(CLI::Range(0U, 10U))
         ->capture_default_str();
+    cmd->add_option("--http-deadline", options.deadline_s,
+                    "seconds one request to a URL may take, its retries included (0: no limit); ends a server "
+                    "that trickles bytes")
+        ->check(CLI::Range(0.0, 86400.0))
+        ->capture_default_str();
 
 }
 
@@ -135,6 +141,11 @@ Result<std::shared_ptr<RangeSource>> open_url(const std::string& url, const Remo
     http.idle_timeout = ms;
     http.connect_timeout = std::min(ms, std::chrono::milliseconds(10000));
     http.max_retries = std::min(options.retries, 10U);
+    if (options.deadline_s > 0) {
+        http.deadline = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(options.deadline_s * 1000.0)));
+    }
+    // Ctrl-C / SIGTERM under an InterruptGuard (get, convert) stop a transfer at once.
+    http.progress = [](uint64_t) { return interrupted_by() == 0; };
     auto src = HttpRangeSource::open(url, http);
     if (!src) {
         return src.error();

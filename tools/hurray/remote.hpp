@@ -36,6 +36,8 @@ struct RemoteOptions {
     double timeout_s = 30.0;
     /// Retries of a request that failed in a way worth repeating (5xx, connection, timeout).
     unsigned retries = 3;
+    /// Seconds one request may take, retries included (HttpOptions::deadline); 0: no limit.
+    double deadline_s = 0.0;
 };
 
 /// True when `path` starts with `http://`, `https://` or `s3://` (scheme case-insensitive).
@@ -48,7 +50,8 @@ bool is_url(std::string_view path) noexcept;
 /// (presigned URLs carry their signature in the query); anything else unchanged.
 std::string display_path(const std::string& path);
 
-/// Adds --header, --http-timeout and --http-retries to `cmd`, stored in `options`.
+/// Adds --header, --http-timeout, --http-retries and --http-deadline to `cmd`, stored in
+/// `options`.
 void add_remote_options(CLI::App* cmd, RemoteOptions& options);
 
 /// The request headers: every non-empty line of kHeadersEnv, then options.headers. Each
