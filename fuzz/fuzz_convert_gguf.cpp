@@ -4,6 +4,9 @@
 //
 // Properties:
 //  - every error carries a code and a message;
+//  - the same bytes behind a range source (open_gguf(RangeSource), for remote files)
+//    open exactly when the path does, failing with the same code and offset, with the
+//    same names and KV, and the same bytes wherever the descriptors agree;
 //  - whatever opens is read completely: every buffer of every tensor through read(), and
 //    view() gives the same bytes where it exists;
 //  - what opens is written back (write_gguf), and the copy opens again with the same KV,
@@ -15,12 +18,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "fuzz_support.hpp"
 #include "hurray/convert/gguf.hpp"
+#include "hurray/io/range_source.hpp"
 
 namespace {
 
@@ -58,16 +63,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     auto src = hurray::convert::open_gguf(in.path());
+    // The same bytes behind a range source (a remote file): it opens exactly when the
+    // path does, with the same error code and offset, and the same names and KV.
+    auto ranged = hurray::convert::open_gguf(std::make_shared<hurray::MemoryRangeSource>(
+        std::vector<uint8_t>(data, data + size)));
+    require(src.ok() == ranged.ok());
     if (!src) {
         require(src.error().code() != hurray::ErrorCode::kOk && !src.error().message().empty());
+        require(ranged.error().code() == src.error().code() && ranged.error().offset() == src.error().offset());
         return 0;
     }
     const auto& s = **src;
+    const auto& r = **ranged;
+    require(r.tensor_count() == s.tensor_count() && r.kv() == s.kv());
     for (size_t i = 0; i < s.tensor_count(); ++i) {
+        require(r.tensor(i).name == s.tensor(i).name);
         for (size_t b = 0; b < s.tensor(i).descriptor.buffers.size(); ++b) {
             const auto bytes = read_all(s, i, b);
             if (auto v = s.view(i, b)) {
                 require(std::vector<uint8_t>(v->begin(), v->end()) == bytes);
+            }
+            if (r.tensor(i).descriptor == s.tensor(i).descriptor) {
+                require(read_all(r, i, b) == bytes);
             }
         }
     }

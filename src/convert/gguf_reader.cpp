@@ -5,6 +5,8 @@
 // used, and every count is bounded by the bytes left before anything is reserved.
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <exception>
 #include <new>
 #include <string>
@@ -16,6 +18,7 @@
 #include "hurray/core/checked_math.hpp"
 #include "hurray/convert/gguf.hpp"
 #include "hurray/io/file_format.hpp"
+#include "hurray/io/range_source.hpp"
 #include "hurray/io/read_only_file.hpp"
 
 
@@ -269,6 +272,14 @@ public:
                              " bytes");
         }
         const TensorPlace& p = places_[i];
+        if (!file_.contiguous()) {
+            // A range source (remote): its tensors are dense or blocks, read as they lie.
+            if (auto s = file_.read_into(p.start + offset, out, "gguf tensor data"); !s) {
+                return std::move(s).error().with_context(
+                    {.prefix = "gguf: tensor '" + t.name + "'", .tensor = t.name});
+            }
+            return Status::success();
+        }
         const auto data = bytes_.span().subspan(p.start, p.size);  // inside the file (checked at open)
         if (p.presentation == GgmlPresentation::kDense ||
             p.presentation == GgmlPresentation::kBlocks) {
@@ -288,7 +299,7 @@ public:
 
     [[nodiscard]] std::optional<std::span<const uint8_t>> view(size_t i,
                                                                size_t buffer) const override {
-        if (i >= tensors_.size() || buffer != 0) {
+        if (i >= tensors_.size() || buffer != 0 || !file_.contiguous()) {
             return std::nullopt;
         }
         const TensorPlace& p = places_[i];
@@ -310,7 +321,7 @@ public:
 
 private:
     ReadOnlyFile file_;
-    SharedBuffer bytes_;  // the whole file: a slice of its guarded mapping
+    SharedBuffer bytes_;  // the whole file, a slice of its guarded mapping (empty: a range source)
     KvMetadata kv_;
     std::vector<SourceTensor> tensors_;
     std::vector<TensorPlace> places_;
@@ -365,22 +376,34 @@ Status read_kv(Cursor& c, uint64_t kv_count, KvMetadata& kv, uint32_t& alignment
     return Status::success();
 }
 
+/// The first bytes read of a GGUF file behind a range source, and the most read for its
+/// header (doubling from the first).
+constexpr uint64_t kFirstRemoteHeader = uint64_t{1} << 20;
+constexpr uint64_t kMaxRemoteHeader = uint64_t{256} << 20;
+
 /// The minimal size of one tensor info (empty name, no dimension).
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
 /// The minimal size of one KV entry (empty key, a uint8 value).
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;
 
-Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path& path) {
-    HURRAY_ASSIGN_OR_RETURN(ReadOnlyFile file, ReadOnlyFile::open(path));
-    // The whole file as one slice of its mapping, guarded against SIGBUS: a file
-    // truncated meanwhile reads as zeros, which check_unchanged reports.
-    HURRAY_ASSIGN_OR_RETURN(SharedBuffer all, file.read(0, file.size(), "gguf"));
-    if (!file.contiguous() && file.size() > 0) {
-        return Error(ErrorCode::kIoError, "gguf: the file could not be mapped (GGUF files are read through a mapping)")
-            .with_context({.prefix = path.string(), .file = path.string()});
-    }
-    const std::span<const uint8_t> bytes = all.span();
-    Cursor c = detail::gguf_cursor(bytes);
+/// What a GGUF file's header says: its KV section, its tensors and where they lie.
+struct GgufLayout {
+    KvMetadata kv;
+    std::vector<SourceTensor> tensors;
+    std::vector<TensorPlace> places;
+};
+
+/// Parses the header of a GGUF file of `total` bytes from `head`, its first bytes (the
+/// whole file, or a prefix when it is read by range: a header that runs past `head` is
+/// kTruncated, read again with more). `whole` is the whole file when it is at hand: then
+/// a Q8_0 / Q4_0 tensor whose every block scale is valid is presented per-block affine;
+/// without it (a range source: the scales are spread over the tensor's data) it keeps
+/// its blocks. `*header_read` is set once the whole header was in `head`.
+Result<GgufLayout> parse_gguf(std::span<const uint8_t> head, uint64_t total,
+                              std::optional<std::span<const uint8_t>> whole, bool* header_read = nullptr) {
+    Cursor c = detail::gguf_cursor(head);
+    // Counts are bounded by the bytes left in the file, whether or not `head` holds them.
+    const auto left = [&c, total] { return total - std::min(total, c.pos()); };
     HURRAY_ASSIGN_OR_RETURN(uint32_t magic, c.le<uint32_t>("magic"));
     if (magic != detail::kGgufMagic) {
         return Error(ErrorCode::kInvalidMagic, "gguf: magic: not \"GGUF\"", 0);
@@ -405,25 +428,25 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
     HURRAY_ASSIGN_OR_RETURN(uint64_t tensor_count, c.le<uint64_t>("tensor_count"));
     const uint64_t kc_at = c.pos();
     HURRAY_ASSIGN_OR_RETURN(uint64_t kv_count, c.le<uint64_t>("kv_count"));
-    if (kv_count > c.remaining() / kMinKvBytes) {
+    if (kv_count > left() / kMinKvBytes) {
         return Error(ErrorCode::kTruncated,
                      "gguf: kv_count: " + std::to_string(kv_count) + " entries cannot fit in the " +
-                         std::to_string(c.remaining()) + " bytes left",
+                         std::to_string(left()) + " bytes left",
                      kc_at);
     }
-    if (tensor_count > c.remaining() / kMinTensorInfoBytes) {
+    if (tensor_count > left() / kMinTensorInfoBytes) {
         return Error(ErrorCode::kTruncated,
                      "gguf: tensor_count: " + std::to_string(tensor_count) +
-                         " tensors cannot fit in the " + std::to_string(c.remaining()) + " bytes left",
+                         " tensors cannot fit in the " + std::to_string(left()) + " bytes left",
                      tc_at);
     }
     KvMetadata kv;
     uint32_t alignment = detail::kGgufDefaultAlignment;
     HURRAY_RETURN_IF_ERROR(read_kv(c, kv_count, kv, alignment));
-    if (tensor_count > c.remaining() / kMinTensorInfoBytes) {
+    if (tensor_count > left() / kMinTensorInfoBytes) {
         return Error(ErrorCode::kTruncated,
                      "gguf: tensor_count: " + std::to_string(tensor_count) +
-                         " tensors cannot fit in the " + std::to_string(c.remaining()) +
+                         " tensors cannot fit in the " + std::to_string(left()) +
                          " bytes left after the KV section",
                      tc_at);
     }
@@ -509,6 +532,9 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
         infos.push_back(std::move(info));
     }
     const uint64_t data_start = ceil_div(c.pos(), alignment) * alignment;
+    if (header_read != nullptr) {
+        *header_read = true;  // what fails from here is the file's, not a short `head`
+    }
 
     // Every tensor inside the file, none overlapping another, names unique.
     std::vector<size_t> order(infos.size());
@@ -518,12 +544,12 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
     for (const Info& info : infos) {
         auto start = add_u64(data_start, info.offset);
         auto end = start ? add_u64(*start, info.size) : std::nullopt;
-        if (!end || *end > bytes.size()) {
+        if (!end || *end > total) {
             return Error(ErrorCode::kTruncated,
                          "gguf: tensor '" + info.name + "': data [" + std::to_string(info.offset) +
                              ", +" + std::to_string(info.size) + ") after the data section at " +
                              std::to_string(data_start) + " runs past the end of the file (" +
-                             std::to_string(bytes.size()) + " bytes)",
+                             std::to_string(total) + " bytes)",
                          info.offset_at);
         }
     }
@@ -575,8 +601,8 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
         const auto type = static_cast<GgmlType>(info.type);
         if (detail::ggml_dense_element_type(info.type)) {
             p.presentation = GgmlPresentation::kDense;
-        } else if ((type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0) && !info.shape.empty() &&
-                   detail::ggml_scales_valid(bytes.subspan(p.start, p.size),
+        } else if ((type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0) && !info.shape.empty() && whole &&
+                   detail::ggml_scales_valid(whole->subspan(p.start, p.size),
                                              type == GgmlType::kQ8_0 ? 34 : 18)) {
             p.presentation =
                 type == GgmlType::kQ8_0 ? GgmlPresentation::kQ8_0 : GgmlPresentation::kQ4_0;
@@ -590,14 +616,77 @@ Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path
         tensors.push_back(SourceTensor{std::move(info.name), std::move(*d)});
         places.push_back(p);
     }
+    return GgufLayout{std::move(kv), std::move(tensors), std::move(places)};
+}
+
+Result<std::unique_ptr<TensorSource>> open_gguf_impl(const std::filesystem::path& path) {
+    HURRAY_ASSIGN_OR_RETURN(ReadOnlyFile file, ReadOnlyFile::open(path));
+    // The whole file as one slice of its mapping, guarded against SIGBUS: a file
+    // truncated meanwhile reads as zeros, which check_unchanged reports.
+    HURRAY_ASSIGN_OR_RETURN(SharedBuffer all, file.read(0, file.size(), "gguf"));
+    if (!file.contiguous() && file.size() > 0) {
+        return Error(ErrorCode::kIoError, "gguf: the file could not be mapped (GGUF files are read through a mapping)")
+            .with_context({.prefix = path.string(), .file = path.string()});
+    }
+    HURRAY_ASSIGN_OR_RETURN(GgufLayout layout, parse_gguf(all.span(), all.span().size(), all.span()));
     // Everything above was read from the mapping: it was the file's only if the
     // file did not shrink meanwhile.
     HURRAY_RETURN_IF_ERROR(file.check_unchanged());
-    return std::unique_ptr<TensorSource>(std::make_unique<GgufSource>(
-        std::move(file), std::move(all), std::move(kv), std::move(tensors), std::move(places)));
+    return std::unique_ptr<TensorSource>(std::make_unique<GgufSource>(std::move(file), std::move(all),
+                                                                      std::move(layout.kv), std::move(layout.tensors),
+                                                                      std::move(layout.places)));
+}
+
+Result<std::unique_ptr<TensorSource>> open_gguf_range(std::shared_ptr<RangeSource> source) {
+    const uint64_t total = source->size();
+    // The header in growing ranges: 1 MiB, then doubled while it runs past what was read
+    // (a vocabulary of 150k tokens takes a few MiB), at most kMaxRemoteHeader.
+    std::vector<uint8_t> head;
+    uint64_t want = std::min<uint64_t>(total, kFirstRemoteHeader);
+    for (;;) {
+        const size_t had = head.size();
+        head.resize(static_cast<size_t>(want));
+        if (auto st = source->read(had, std::span<uint8_t>(head).subspan(had)); !st) {
+            return st.error();
+        }
+        bool header_read = false;
+        auto layout = parse_gguf(head, total, std::nullopt, &header_read);
+        if (layout) {
+            ReadOnlyFile file = ReadOnlyFile::range(std::move(source));
+            return std::unique_ptr<TensorSource>(std::make_unique<GgufSource>(
+                std::move(file), SharedBuffer(), std::move(layout->kv), std::move(layout->tensors),
+                std::move(layout->places)));
+        }
+        if (layout.error().code() != ErrorCode::kTruncated || header_read || want == total) {
+            return layout.error();
+        }
+        if (want >= kMaxRemoteHeader) {
+            return Error(ErrorCode::kUnsupported,
+                         "gguf: the header (KV section and tensor infos) is longer than " +
+                             std::to_string(kMaxRemoteHeader >> 20U) +
+                             " MiB, which is read by range at most; download the file first",
+                         want);
+        }
+        want = std::min(total, want * 2);
+    }
 }
 
 }  // namespace
+
+Result<std::unique_ptr<TensorSource>> open_gguf(std::shared_ptr<RangeSource> source,
+                                                const SourceOptions& /*options*/) {
+    if (!source) {
+        return Error(ErrorCode::kInvalidArgument, "open_gguf: no source");
+    }
+    const std::string name = source->name();
+    try {
+        return open_gguf_range(std::move(source));
+    } catch (const std::bad_alloc&) {
+        return Error(ErrorCode::kOutOfMemory, "gguf: " + name + ": out of memory");
+    } catch (const std::exception& e) {
+        return Error(ErrorCode::kIoError, "gguf: " + name + ": " + e.what());
+    }
+}
 
 Result<std::unique_ptr<TensorSource>> open_gguf(const std::filesystem::path& path,
                                                 const SourceOptions& /*options*/) {

@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "convert/gguf_format.hpp"
+#include "convert_test_support.hpp"
 #include "hurray/convert/convert.hpp"
+#include "hurray/io/range_source.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/core/dequantize.hpp"
 #include "hurray/core/shape.hpp"
@@ -35,9 +37,9 @@
 namespace hurray::convert {
 namespace {
 
-using test::Bytes;
-using test::read_all;
-using test::TempDir;
+using hurray::test::Bytes;
+using hurray::test::read_all;
+using hurray::test::TempDir;
 
 using hurray::test::kPython;
 
@@ -257,6 +259,85 @@ TEST_F(GgufFiles, ZeroAndNonFiniteScalesKeepTheBlocks) {
     EXPECT_EQ(ggml_blocks_type((*src)->tensor(index_of(**src, "q4_k")).descriptor), 12U);
 }
 
+TEST_F(GgufFiles, OverARangeSourceTheSameFileAndValues) {
+    // open_gguf(RangeSource): every file of the independent writer lists and reads as
+    // from its path (open_source tells GGUF and routes it there): the same names, KV,
+    // descriptors and bytes, except Q8_0 / Q4_0 tensors presented per-block affine
+    // locally, which keep their blocks over a range source (their values compare equal).
+    for (const char* name : {"all.gguf", "v2.gguf", "k32.gguf", "legacy64.gguf", "many.gguf"}) {
+        SCOPED_TRACE(name);
+        auto local = open_gguf(file(name));
+        ASSERT_TRUE(local.ok()) << local.error().to_string();
+        auto range = FileRangeSource::open(file(name));
+        ASSERT_TRUE(range.ok());
+        const std::shared_ptr<FileRangeSource> counted = std::move(*range);
+        auto remote = open_source(std::shared_ptr<RangeSource>(counted));
+        ASSERT_TRUE(remote.ok()) << remote.error().to_string();
+        EXPECT_EQ((*remote)->format(), Format::kGguf);
+        EXPECT_LE(counted->request_count(), 2U);  // the 64 KiB head, then the rest of the first MiB
+        ASSERT_EQ((*remote)->tensor_count(), (*local)->tensor_count());
+        EXPECT_TRUE((*remote)->kv() == (*local)->kv());
+        for (size_t i = 0; i < (*local)->tensor_count(); ++i) {
+            const SourceTensor& l = (*local)->tensor(i);
+            const SourceTensor& r = (*remote)->tensor(i);
+            EXPECT_EQ(r.name, l.name);
+            if (r.descriptor != l.descriptor) {
+                EXPECT_TRUE(ggml_blocks_type(r.descriptor).has_value()) << l.name;
+            } else {
+                EXPECT_EQ(read_buffer(**remote, i, 0, 4099), read_buffer(**local, i, 0, 4099)) << l.name;
+            }
+            EXPECT_FALSE((*remote)->view(i, 0).has_value());
+        }
+        const Status same = compare_sources(**local, **remote);
+        EXPECT_TRUE(same.ok()) << same.error().to_string();
+    }
+}
+
+TEST(GgufRange, AHeaderPastTheFirstMebibyteIsReadInGrowingRanges) {
+    const TempDir dir;
+    using convert::test::MemTensor;
+    std::vector<MemTensor> tensors;
+    MemTensor w{"w", *make_dense(ElementType::kFloat32, {4}), {}};
+    w.buffers.push_back(convert::test::f32_bytes({1.0F, -2.0F, 3.5F, 0.25F}));
+    tensors.push_back(std::move(w));
+    convert::test::MemorySource src(std::move(tensors));
+    std::vector<std::string> vocab;
+    for (size_t k = 0; k < 120000; ++k) {  // 22 bytes each: a header of ~2.6 MB
+        std::string t("<token-");
+        t.append(std::to_string(k)).append(">");
+        vocab.push_back(std::move(t));
+    }
+    ASSERT_TRUE(src.metadata.set("tokenizer.ggml.tokens", KvValue::string_array(vocab)).ok());
+    const std::string path = dir.file("big-header.gguf");
+    ConvertOptions o;
+    o.to = Format::kGguf;
+    ASSERT_TRUE(write(src, path, o).ok());
+    ASSERT_GT(std::filesystem::file_size(path), uint64_t{2} << 20U);
+    ASSERT_LT(std::filesystem::file_size(path), uint64_t{4} << 20U);
+    auto range = FileRangeSource::open(path);
+    ASSERT_TRUE(range.ok());
+    const std::shared_ptr<FileRangeSource> counted = std::move(*range);
+    auto remote = open_source(std::shared_ptr<RangeSource>(counted));
+    ASSERT_TRUE(remote.ok()) << remote.error().to_string();
+    // The 64 KiB head, then [64 KiB, 1 MiB), [1, 2) and [2, 4) MiB.
+    EXPECT_EQ(counted->request_count(), 4U);
+    auto local = open_source(path);
+    ASSERT_TRUE(local.ok());
+    EXPECT_TRUE(compare_sources(**local, **remote).ok());
+    EXPECT_TRUE((*remote)->kv() == (*local)->kv());
+    // A file cut inside its header fails as from its path (kTruncated), after growing
+    // to the whole file.
+    std::vector<uint8_t> bytes = hurray::test::read_all(path);
+    bytes.resize(bytes.size() / 2);
+    const std::string cut = dir.write("cut.gguf", bytes);
+    auto cut_range = open_gguf(std::make_shared<MemoryRangeSource>(bytes));
+    auto cut_path = open_gguf(cut);
+    ASSERT_FALSE(cut_range.ok());
+    ASSERT_FALSE(cut_path.ok());
+    EXPECT_EQ(cut_range.error().code(), cut_path.error().code());
+    EXPECT_EQ(cut_range.error().offset(), cut_path.error().offset());
+}
+
 TEST_F(GgufFiles, VersionTwoDefaultAlignment) {
     auto src = open_source(file("v2.gguf"));
     ASSERT_TRUE(src) << src.error().to_string();
@@ -413,7 +494,7 @@ TEST_F(GgufFiles, GgmlLoadingRulesCheckerHasTeeth) {
     }
     ASSERT_LT(end, k32.size()) << "k32.gguf ends with padding";
     k32.resize(end);
-    test::write_all_file(out.file("short.gguf"), k32);
+    hurray::test::write_all_file(out.file("short.gguf"), k32);
     const auto [rc, text] = ggml_check(out.file("short.gguf"));
     EXPECT_EQ(rc, 1) << text;
     EXPECT_NE(text.find("no_alloc=true: ok; no_alloc=false:"), std::string::npos) << text;

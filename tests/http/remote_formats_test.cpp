@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SafeTensors, .npy and HRRYFILE files served by nginx, read over HTTP through
+// SafeTensors, .npy, GGUF and HRRYFILE files served by nginx, read over HTTP through
 // hurray::convert::open_source(HttpRangeSource): the same tensors as from the local
 // file, in a few requests (tests/convert/range_source_formats_test.cpp runs the same
 // over local range sources). Skips when nginx is missing.
@@ -87,7 +87,7 @@ TEST(RemoteFormats, SafeTensorsNpyAndHrryFileReadOverHttpAsLocally) {
             EXPECT_LE(source->request_count() - at_open, (*remote)->tensor_count());
         }
     }
-    // GGUF is read from a local path only: refused, naming the URL.
+    // GGUF over HTTP: its header in growing ranges (one 1 MiB read here), the same tensors.
     ASSERT_TRUE(convert::write(two, www / "m.gguf", [] {
                     convert::ConvertOptions o;
                     o.to = convert::Format::kGguf;
@@ -95,10 +95,25 @@ TEST(RemoteFormats, SafeTensorsNpyAndHrryFileReadOverHttpAsLocally) {
                 }()).ok());
     auto gguf = http::HttpRangeSource::open(nginx.url("m.gguf"), test::quick());
     ASSERT_TRUE(gguf.ok()) << gguf.error().to_string();
-    auto refused = convert::open_source(*gguf);
+    const std::shared_ptr<http::HttpRangeSource> g = *gguf;
+    auto remote = convert::open_source(g);
+    ASSERT_TRUE(remote.ok()) << remote.error().to_string();
+    EXPECT_LE(g->request_count(), 3U);  // the source's tail, the 64 KiB head, the rest of the header
+    auto local = convert::open_source(www / "m.gguf");
+    ASSERT_TRUE(local.ok());
+    EXPECT_TRUE(convert::compare_sources(**local, **remote).ok());
+    // .npz is read from a local path only: refused, naming the URL.
+    ASSERT_TRUE(convert::write(two, www / "m.npz", [] {
+                    convert::ConvertOptions o;
+                    o.to = convert::Format::kNpz;
+                    return o;
+                }()).ok());
+    auto npz = http::HttpRangeSource::open(nginx.url("m.npz"), test::quick());
+    ASSERT_TRUE(npz.ok()) << npz.error().to_string();
+    auto refused = convert::open_source(*npz);
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().code(), ErrorCode::kUnsupported);
-    EXPECT_NE(refused.error().message().find(nginx.url("m.gguf")), std::string::npos) << refused.error().message();
+    EXPECT_NE(refused.error().message().find(nginx.url("m.npz")), std::string::npos) << refused.error().message();
 }
 
 }  // namespace

@@ -65,6 +65,21 @@ HURRAY_CONVERT_EXPORT std::string_view gguf_kv_type_name(uint32_t type) noexcept
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_gguf(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
+/// Opens the GGUF file behind `source` (an `HttpRangeSource`, any RangeSource) with the
+/// same checks: its header is read in growing ranges (the first 1 MiB, then doubled
+/// while the KV section and tensor infos run past it; at most 256 MiB, else
+/// kUnsupported), and each read() is one range of the file. One difference from a local
+/// file: Q8_0 and Q4_0 tensors keep their blocks (kGgmlBlocksScheme), because telling
+/// whether every block scale suits the per-block affine presentation needs all of a
+/// tensor's data; convert a downloaded copy for that presentation. No view().
+/// @code
+/// auto url = hurray::http::HttpRangeSource::open("https://example.com/model.gguf");
+/// if (!url) return url.error();
+/// auto src = hurray::convert::open_gguf(*url);   // 1-2 requests for most headers
+/// @endcode
+HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_gguf(std::shared_ptr<RangeSource> source,
+                                                                      const SourceOptions& options = {});
+
 /// Writes `source` as a GGUF v3 file at `path`, atomically (a temporary file renamed when
 /// complete), `options.chunk_bytes` at a time. KV values take their GGUF types from
 /// kGgufKvTypesKey when present (the entry itself is not written), else int64 -> INT64,
