@@ -282,7 +282,12 @@ bool uses_converter(const ConvertOptions& r) {
         return true;
     }
     // A foreign input written to standard output stays on the HRRYFILE / stream path, which
-    // reports it as not a Hurray file or stream (a stream cannot be written from it).
+    // reports it as not a Hurray file or stream (a stream cannot be written from it). A
+    // URL's format is told by its extension (no request before the conversion's own).
+    if (is_url(r.in)) {
+        const auto in = url_format(r.in);
+        return r.out != "-" && in && is_foreign_format(*in);
+    }
     return r.out != "-" && is_foreign_format(detect_file_format(r.in));
 }
 
@@ -322,7 +327,16 @@ int run_format_convert(const ConvertOptions& r, const Console& console) {
         progress->update(done);
         return interrupted_by() == 0;
     };
-    auto report = hc::convert_file(r.in, r.out, options);
+    // A URL is converted while it downloads: each chunk of tensor data is one range
+    // request, in bounded memory (options.chunk_bytes).
+    const auto convert = [&]() -> Result<hc::ConvertReport> {
+        if (!is_url(r.in)) {
+            return hc::convert_file(r.in, r.out, options);
+        }
+        HURRAY_ASSIGN_OR_RETURN(std::unique_ptr<hc::TensorSource> src, open_url_source(r.in, r.remote));
+        return hc::write(*src, r.out, options);
+    };
+    auto report = convert();
     if (progress) {
         progress->finish();
     }
@@ -356,12 +370,6 @@ int run_format_convert(const ConvertOptions& /*request*/, const Console& console
 #endif
 
 int run_convert(const ConvertOptions& o, const Console& console) {
-    if (is_url(o.in) && uses_converter(o)) {
-        return usage(console,
-                     "a URL is read as an HRRYFILE or a stream, written to an HRRYFILE or a stream (not with "
-                     "SafeTensors, GGUF or NumPy outputs, --dequantize, --dtype or --verify); 'hurray get' it "
-                     "first");
-    }
     if (uses_converter(o)) {
         if (o.alignment || o.sorted_index || o.write_order || !o.names.empty() || !o.names_from.empty() ||
             !o.kv_from.empty() || o.no_fsync) {

@@ -238,23 +238,17 @@ bool is_foreign_format(convert::Format f) noexcept {
            f == convert::Format::kNpz;
 }
 
+std::optional<convert::Format> url_format(const std::string& url) {
+    return convert::format_from_extension(url.substr(0, url.find_first_of("?#")));
+}
+
 namespace {
 
-/// `open_foreign` for a URL: its format told by the extension of its path (no request
-/// for a URL left to the caller), then its bytes read through range requests.
-std::optional<Result<ForeignInput>> open_foreign_url(const std::string& url, const RemoteOptions& remote) {
-    std::string path = url.substr(0, url.find_first_of("?#"));
-    const std::optional<convert::Format> f = convert::format_from_extension(path);
-    if (!f || !is_foreign_format(*f)) {
-        return std::nullopt;
-    }
-    auto opened = open_url(url, remote);
-    if (!opened) {
-        return std::optional<Result<ForeignInput>>(std::in_place, opened.error());
-    }
-    const uint64_t size = (*opened)->size();
-    auto src = convert::open_source(std::move(*opened));
+/// A ForeignInput of `size` bytes from what open_source gave (its error, if any).
+std::optional<Result<ForeignInput>> foreign_input(Result<std::unique_ptr<convert::TensorSource>> src,
+                                                  uint64_t size) {
     if (!src) {
+        // Every detected foreign format has a reader: its error is the file's.
         return std::optional<Result<ForeignInput>>(std::in_place, src.error());
     }
     ForeignInput in;
@@ -266,27 +260,36 @@ std::optional<Result<ForeignInput>> open_foreign_url(const std::string& url, con
 
 }  // namespace
 
+Result<std::unique_ptr<convert::TensorSource>> open_url_source(const std::string& url, const RemoteOptions& remote) {
+    HURRAY_ASSIGN_OR_RETURN(std::shared_ptr<RangeSource> opened, open_url(url, remote));
+    return convert::open_source(std::move(opened));
+}
+
 std::optional<Result<ForeignInput>> open_foreign(const std::string& path, const RemoteOptions& remote) {
     if (is_url(path)) {
-        return open_foreign_url(path, remote);
+        // Told by the extension of the URL's path (no request for a URL left to the
+        // caller), then read through range requests.
+        const std::optional<convert::Format> f = url_format(path);
+        if (!f || !is_foreign_format(*f)) {
+            return std::nullopt;
+        }
+        auto opened = open_url(path, remote);
+        if (!opened) {
+            return std::optional<Result<ForeignInput>>(std::in_place, opened.error());
+        }
+        const uint64_t size = (*opened)->size();
+        return foreign_input(convert::open_source(std::move(*opened)), size);
     }
     const convert::Format f = detect_file_format(path);
     if (!is_foreign_format(f)) {
         return std::nullopt;
     }
-    // SafeTensors directly: detect_file_format also calls a truncated one SafeTensors.
-    auto src = f == convert::Format::kSafeTensors ? convert::open_safetensors(path) : convert::open_source(path);
-    if (!src) {
-        // Every detected foreign format has a reader: its error is the file's.
-        return std::optional<Result<ForeignInput>>(std::in_place, src.error());
-    }
-    ForeignInput in;
-    in.format = f;
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
-    in.file_size = ec ? 0 : static_cast<uint64_t>(size);
-    in.source = std::move(*src);
-    return Result<ForeignInput>(std::move(in));
+    // SafeTensors directly: detect_file_format also calls a truncated one SafeTensors.
+    return foreign_input(f == convert::Format::kSafeTensors ? convert::open_safetensors(path)
+                                                            : convert::open_source(path),
+                         ec ? 0 : static_cast<uint64_t>(size));
 }
 
 Error unprefixed(const std::string& path, const Error& e) {

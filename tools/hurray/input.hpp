@@ -133,6 +133,11 @@ convert::Format detect_file_format(const std::string& path);
 /// SafeTensors, GGUF, .npy and .npz.
 bool is_foreign_format(convert::Format format) noexcept;
 
+/// The format a URL's path names by its extension (`.safetensors`, `.gguf`, `.npy`,
+/// `.npz`, `.hrry`...; the query string and fragment ignored), without a request; nullopt
+/// when it names none.
+std::optional<convert::Format> url_format(const std::string& url);
+
 /// A SafeTensors, GGUF, .npy or .npz file opened through hurray::convert::open_source.
 struct ForeignInput {
     convert::Format format = convert::Format::kUnknown;  ///< its format
@@ -146,7 +151,7 @@ struct ForeignInput {
 /// Input path reports it). The error is the reader's: its code, the field and the byte
 /// offset (callers print the path before it). A URL (`remote` gives its HTTP options)
 /// is taken for such a file when its path ends in .safetensors, .npy, .gguf or .npz, and
-/// read with range requests (GGUF and .npz are refused: their readers need a local
+/// read with range requests (.npz is refused: libzip reads a local
 /// file); any other URL is left to the caller, which opens it once.
 /// @code
 /// if (auto foreign = hurray::cli::open_foreign(path)) {
@@ -155,6 +160,11 @@ struct ForeignInput {
 /// }
 /// @endcode
 std::optional<Result<ForeignInput>> open_foreign(const std::string& path, const RemoteOptions& remote = {});
+
+/// The file at `url` (any format hurray::convert reads over range requests: SafeTensors,
+/// .npy, HRRYFILE) as a TensorSource, its bytes fetched as they are read: what `convert
+/// URL OUT` converts while downloading, in bounded memory.
+Result<std::unique_ptr<convert::TensorSource>> open_url_source(const std::string& url, const RemoteOptions& remote);
 
 /// `e` without its file when that file is `path` (Error::without_file), so that a
 /// command prints the path once: `path + ": " + unprefixed(path, e).to_string()`.
