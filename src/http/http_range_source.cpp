@@ -357,8 +357,8 @@ struct HURRAY_HTTP_NO_EXPORT HttpRangeSource::Impl {
     std::vector<void*> multi_pool_;  // idle CURLM handles (each keeps its connections)
     std::atomic<size_t> range_budget_{0};  // max_range_header_bytes, halved on refusals
     std::atomic<bool> no_multi_{false};    // the server does not answer multi-range requests
-    std::atomic<bool> budget_confirmed_{false};
-    std::atomic<uint64_t> progress_bytes_{0};  // body bytes received, transfers in progress included  // a request within range_budget_ passed: send them at once
+    std::atomic<bool> budget_confirmed_{false};  // a request within range_budget_ passed: send them at once
+    std::atomic<uint64_t> progress_bytes_{0};    // body bytes received, transfers in progress included
 };
 
 /// What one response said (headers of the last response after redirects).
@@ -709,6 +709,7 @@ HttpRangeSource::Impl::Impl(HttpRangeSource* source, std::string url, HttpOption
     options_.max_retries = std::min(options_.max_retries, kMaxRetries);
     options_.max_redirects = std::clamp(options_.max_redirects, 0L, kMaxRedirects);  // -1 would be unlimited
     options_.parallel = std::clamp(options_.parallel, 1U, kMaxParallel);
+    options_.idle_timeout = std::max(options_.idle_timeout, std::chrono::milliseconds(1000));
     range_budget_.store(std::max<size_t>(options_.max_range_header_bytes, 1), std::memory_order_relaxed);
     if (options_.aws) {
         sigv4_ = "aws:amz:" + options_.aws->region + ":" + options_.aws->service;

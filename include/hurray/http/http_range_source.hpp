@@ -28,8 +28,8 @@ struct HURRAY_HTTP_EXPORT HttpOptions {
     /// Longest wait for the connection (TCP and TLS) to be set up.
     std::chrono::milliseconds connect_timeout{10000};
     /// Longest time without a body byte received while a response is
-    /// expected (checked about once a second): the request is then aborted
-    /// ("no byte received for N s") and retried.
+    /// expected (checked about once a second; at least 1 s): the request is
+    /// then aborted ("no byte received for N s") and retried.
     std::chrono::milliseconds idle_timeout{30000};
     /// Longest time one call (`open`, `read`, `read_ranges`) may take, its
     /// retries and their waits included; 0 (default): no limit. A server
