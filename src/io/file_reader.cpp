@@ -450,6 +450,10 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// `read_ranges` call (within kRangeDescriptorBudget bytes), for the
     /// entries whose descriptor lies plausibly in the tensor region.
     Status prefetch_descriptors(uint64_t tensor_region_end);
+    /// Range sources with a descriptor table: before every copy is compared with its
+    /// descriptor in place (check_all, `kFull`), those descriptors not compared yet in
+    /// one `read_ranges` call (within kRangeDescriptorBudget bytes), not one request each.
+    Status prefetch_in_place();
     /// Range sources: tensor `i`'s descriptor and data region in one read, the
     /// descriptor decoded from it and the data kept, when neither is yet.
     /// Errors are those of the read (the caller reports them).
@@ -531,6 +535,7 @@ Result<FileReader> FileReader::Impl::open(detail::FileSource source,
             HURRAY_RETURN_IF_ERROR(impl->source.check_unchanged());
             return std::move(all).error();
         }
+        HURRAY_RETURN_IF_ERROR(impl->prefetch_in_place());
         for (size_t k = 0; k < impl->entries.size(); ++k) {  // every copy against its descriptor in place
             HURRAY_RETURN_IF_ERROR(impl->check_in_place(impl->ordered(k)));
         }
@@ -800,6 +805,27 @@ Status FileReader::Impl::prefetch_descriptors(uint64_t tensor_region_end) {
         }
         budget -= length;
         ranges.emplace_back(e.descriptor_offset, length);
+    }
+    return source.prefetch_many(std::move(ranges), "descriptors");
+}
+
+Status FileReader::Impl::prefetch_in_place() {
+    if (source.kind() != detail::FileSource::Kind::kRange || !has_table()) {
+        return Status::success();
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    uint64_t budget = kRangeDescriptorBudget;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const IndexEntry& e = entries[i];
+        if (in_place[i].load(std::memory_order_acquire) != 0 || e.descriptor_length == 0 ||
+            source.prefetched(e.descriptor_offset, e.descriptor_length)) {
+            continue;
+        }
+        if (e.descriptor_length > budget) {
+            break;
+        }
+        budget -= e.descriptor_length;
+        ranges.emplace_back(e.descriptor_offset, e.descriptor_length);  // inside the file (check_entries)
     }
     return source.prefetch_many(std::move(ranges), "descriptors");
 }
@@ -1657,6 +1683,7 @@ Status FileReader::check_all() const {
     if (auto s = assembler.finish(); !s) {
         return s.error().with_context({.prefix = "composites (descriptors numbered in descriptor_offset order)"});
     }
+    HURRAY_RETURN_IF_ERROR(impl_->prefetch_in_place());
     for (size_t k = 0; k < n; ++k) {  // with a table: every copy against its descriptor
         HURRAY_RETURN_IF_ERROR(impl_->check_in_place(impl_->ordered(k)));
     }
