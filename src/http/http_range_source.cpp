@@ -39,6 +39,10 @@ constexpr uint64_t kMaxPrefix = uint64_t{64} * 1024;
 /// libcurl's buffer (CURLOPT_BUFFERSIZE, its smallest) for a multi-range
 /// request whose first range starts at byte 0.
 constexpr long kFirstRangeBuffer = 1024;
+/// libcurl's receive buffer for a range of at least kLargeReadBytes (its
+/// default is 16 KiB; the largest it takes, 10 MiB (CURL_MAX_READ_SIZE)).
+constexpr long kLargeReadBuffer = 512L * 1024;
+constexpr uint64_t kLargeReadBytes = uint64_t{1} << 20;
 /// A single-part answer to a multi-range request that coalesces several
 /// ranges is read whole unless the bytes between them pass both this and
 /// the bytes asked; then only its first range is read and the transfer
@@ -966,6 +970,10 @@ Status HttpRangeSource::Impl::setup(void* easy_v, Response& resp, const std::str
         // buffers of this size (16 KiB by default), so the smallest it allows
         // keeps what such an answer costs beyond that range under 1 KiB.
         static_cast<void>(curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kFirstRangeBuffer));
+    } else if (resp.mp == nullptr && resp.out.size() >= kLargeReadBytes) {
+        // A large range: libcurl receives it in buffers of kLargeReadBuffer
+        // (16 KiB by default), so each recv and write callback moves more.
+        static_cast<void>(curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kLargeReadBuffer));
     }
     curl_slist* headers = nullptr;
     const auto add = [&headers](const std::string& h) {
