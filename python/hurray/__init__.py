@@ -19,6 +19,7 @@ import os as _os
 import numpy as _np
 
 from . import _hurray
+from ._open import is_url as _is_url
 from ._errors import (
     BufferError,
     FileError,
@@ -116,14 +117,12 @@ def open(path, writable=False, spec_only=False):  # noqa: A001 - the package's n
 
     An ``http://``, ``https://`` or ``s3://`` URL is opened as ``open_url(path)`` does.
     """
-    if isinstance(path, str) and path.startswith(("http://", "https://", "s3://")):
-        if writable:
-            raise ValueError("hurray.open: writable=True needs a local file, not a URL")
-        return open_url(path, spec_only=spec_only)
+    if _is_url(path):
+        return open_url(path, spec_only=spec_only, writable=writable)
     return _hurray.open(_os.fspath(path), writable=writable, spec_only=spec_only)
 
 
-def open_url(url, headers=None, timeout=0.0, spec_only=False, aws=None, endpoint=None):
+def open_url(url, headers=None, timeout=0.0, spec_only=False, aws=None, endpoint=None, writable=False):
     """Opens an HRRYFILE over HTTP(S) or S3 with range requests; returns a lazy ``hurray.File``.
 
     A web server, a CDN or an S3-compatible store that answers range requests
@@ -146,11 +145,12 @@ def open_url(url, headers=None, timeout=0.0, spec_only=False, aws=None, endpoint
     ``secret_access_key``, and optionally ``session_token``, ``region``
     (default ``us-east-1``) and ``service`` (``s3``); it signs http(s) URLs
     too. A refused request names the server's error code (``HTTP status 403
-    (SignatureDoesNotMatch: ...)``), never the secret.
+    (SignatureDoesNotMatch: ...)``), never the secret. ``writable=True``:
+    ``get_tensor`` returns writable private copies of the downloaded bytes.
     """
     return _hurray.open_url(url, headers=list(headers or []), timeout=float(timeout), spec_only=spec_only,
                             aws=None if aws is None else {str(k): str(v) for k, v in dict(aws).items()},
-                            endpoint=endpoint or "")
+                            endpoint=endpoint or "", writable=writable)
 
 
 def load(path, names=None, spec_only=False):

@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """``hurray.safe_open``: safetensors' lazy reader API on HRRYFILE files."""
 
-import os
-
 from . import _hurray
 from ._errors import InvalidArgumentError, UnsupportedError
+from ._open import open_file
 
 _NUMPY_FRAMEWORKS = ("np", "numpy")
 _TORCH_FRAMEWORKS = ("pt", "torch")
@@ -74,7 +73,7 @@ class safe_open:  # noqa: N801 - safetensors' name
             from . import torch as _hurray_torch  # ImportError without PyTorch
             self._torch = _hurray_torch
             self._device = device
-            self._file = _hurray.open(os.fspath(filename), writable=True)
+            self._file = open_file(filename, writable=True)
             return
         if framework in _OTHER_FRAMEWORKS:
             raise UnsupportedError(f"safe_open: framework {framework!r} is not supported yet (use 'np' or 'pt')")
@@ -83,7 +82,7 @@ class safe_open:  # noqa: N801 - safetensors' name
         if device != "cpu":
             raise UnsupportedError(f"safe_open: device {device!r} is not supported (numpy arrays live on the cpu)")
         self._torch = None
-        self._file = _hurray.open(os.fspath(filename))
+        self._file = open_file(filename)
 
     def __enter__(self):
         return self

@@ -6,11 +6,10 @@
     tensors = load_file("model.hrry")
 """
 
-import os as _os
-
 from . import _hurray
 from . import _savable
 from . import save as _save
+from ._open import open_file as _open_file
 from ._safetensors import array_names as _array_names
 from ._safetensors import kv_from_metadata as _kv_from_metadata
 
@@ -34,7 +33,7 @@ def load_file(filename):
     head is its merged view (assembled, a copy); a head without one (a group,
     a composite of composites) is left out: its data is in its members.
     """
-    with _hurray.open(_os.fspath(filename)) as f:
+    with _open_file(filename) as f:
         return {name: f.get_tensor(name) for name in _array_names(f)}
 
 

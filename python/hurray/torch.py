@@ -27,6 +27,7 @@ except ImportError as _e:  # pragma: no cover - exercised where torch is absent
 
 from . import _hurray
 from ._errors import InvalidArgumentError, UnsupportedError
+from ._open import open_file as _open_file
 from ._safetensors import array_names as _array_names
 from ._safetensors import kv_from_metadata as _kv_from_metadata
 
@@ -207,7 +208,7 @@ def load_file(filename, device="cpu"):
     has them: members by name, merged views of partitions and overlays.
     """
     device = _device(device)
-    with _hurray.open(_os.fspath(filename), writable=True) as f:
+    with _open_file(filename, writable=True) as f:
         out = {name: _tensor(f, name) for name in _array_names(f)}
     if device.type != "cpu":
         out = {name: t.to(device) for name, t in out.items()}

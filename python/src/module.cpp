@@ -189,7 +189,7 @@ public:
     /// (AwsCredentials' fields by name); `endpoint`: where s3:// URLs go.
     static File open_url(const std::string& url, const std::vector<std::string>& headers, double timeout,
                          bool spec_only, const std::optional<std::map<std::string, std::string>>& aws,
-                         const std::string& endpoint) {
+                         const std::string& endpoint, bool writable) {
 #ifdef HURRAY_PY_HAVE_HTTP
         http::HttpOptions http;
         http.headers = headers;
@@ -266,7 +266,9 @@ public:
             }
             raise_error(opened->error(), Where::kOpen, site);
         }
-        return {std::move(opened->value()), shown};
+        // writable: get_tensor gives private copies of the downloaded bytes (the
+        // reader's cache is shared by every call), as for a file read without a mapping.
+        return {std::move(opened->value()), shown, writable};
 #else
         static_cast<void>(url);
         static_cast<void>(headers);
@@ -274,6 +276,7 @@ public:
         static_cast<void>(spec_only);
         static_cast<void>(aws);
         static_cast<void>(endpoint);
+        static_cast<void>(writable);
         raise_kind(ErrorKind::kUnsupported, "this hurray module was built without hurray::http (no URL support)");
 #endif
     }
@@ -934,7 +937,7 @@ PYBIND11_MODULE(_hurray, m) {
           "spec_only=True refuses libhurray's own private schemes (GGML blocks) as another implementation does");
     m.def("open_url", &File::open_url, py::arg("url"), py::arg("headers") = std::vector<std::string>{},
           py::arg("timeout") = 0.0, py::arg("spec_only") = false, py::arg("aws") = py::none(),
-          py::arg("endpoint") = std::string(),
+          py::arg("endpoint") = std::string(), py::arg("writable") = false,
           "Opens an HRRYFILE over HTTP(S) or s3:// with range requests (libhurray's HttpRangeSource)");
     m.def("open_bytes", &hurray::python::open_bytes, py::arg("data"), "Validates an HRRYFILE held in memory (copied)");
     m.def("save_bytes", &hurray::python::save_bytes, py::arg("names"), py::arg("arrays"), py::arg("kv") = py::none(),

@@ -85,8 +85,39 @@ def test_errors_name_the_url_without_its_secrets(served):
     assert f"{base}/ok/missing.hrry" in str(e.value)
     assert "s3cret" not in str(e.value) and "pw@" not in str(e.value)
     assert e.value.file == f"{base}/ok/missing.hrry"
-    with pytest.raises(ValueError):
-        hurray.open(f"{base}/ok/m.hrry", writable=True)
+
+
+def test_writable_arrays_of_a_url_are_private_copies(served):
+    base, _ = served
+    with hurray.open(f"{base}/ok/m.hrry", writable=True) as f:
+        a = f.get_tensor("b")
+        assert a.flags.writeable
+        a[0] = 99
+        np.testing.assert_array_equal(f.get_tensor("b"), [1, -2, 3])  # the downloaded bytes are untouched
+
+
+def test_the_safetensors_drop_ins_take_a_url(served):
+    base, directory = served
+    url = f"{base}/ok/m.hrry"
+    local = hurray.numpy.load_file(directory / "m.hrry")
+    remote = hurray.numpy.load_file(url)
+    assert sorted(remote) == sorted(local)
+    for name, array in local.items():
+        np.testing.assert_array_equal(remote[name], array)
+    with hurray.safe_open(url, framework="np") as f:
+        assert sorted(f.keys()) == sorted(local)
+        np.testing.assert_array_equal(f.get_tensor("w"), local["w"])
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return  # torch is optional at run time (python3-torch); the numpy half ran
+    from hurray import torch as hurray_torch
+    tensors = hurray_torch.load_file(url)
+    for name, array in local.items():
+        np.testing.assert_array_equal(tensors[name].numpy(), array)
+    tensors["b"][0] = 7  # writable, private
+    with hurray.safe_open(url, framework="pt") as f:
+        assert f.get_tensor("b").tolist() == [1, -2, 3]
 
 
 def test_a_file_replaced_on_the_server_is_an_error(served):
