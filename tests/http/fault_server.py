@@ -52,6 +52,7 @@ MODES = {
     "flaky-part": "503 the first time a range starting at X is asked",
     "etag-part": "ETag \"v2\" for ranges starting at X (If-Match ignored)",
     "stall-part": "headers, then silence for 30 s, for ranges starting at X",
+    "stall-from": "correct answers to the first X - 1 requests for a file, then headers and silence for 30 s",
     "redirect-loop": "302 to the same URL, forever",
     "huge-header": "206 with a 10 MB header line before the body",
     "trickle": "correct 206 headers, then the body at 16 bytes a second",
@@ -254,7 +255,7 @@ class Handler(BaseHTTPRequestHandler):
             headers.append(("Content-Range", cr))
         if mode == "long-body":
             body = body + b"X"
-        if mode == "stall" or (mode == "stall-part" and first == at):
+        if mode == "stall" or (mode == "stall-part" and first == at) or (mode == "stall-from" and n >= at):
             self.send_response(206)
             for k, v in headers:
                 self.send_header(k, v)

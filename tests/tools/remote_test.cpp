@@ -434,25 +434,37 @@ TEST_F(RemoteCli, GetToStandardOutputIsAUsageError) {
     EXPECT_EQ(run_cli({"get", url("model.hrry")}).rc, 2);  // -o is required
 }
 
-/// `hurray` on s3:// URLs, against the fault server's "sigv4" mode (it verifies AWS
-/// Signature Version 4; tests/http/fault_server.py), with the credentials and the endpoint
-/// of the environment, as the AWS CLI reads them.
-TEST(RemoteCliS3, S3UrlsAreSignedWithTheEnvironmentsCredentials) {
-    test::no_proxies();
-    TempDir dir;
-    std::filesystem::create_directories(dir.path() / "www");
-    const std::string model = (dir.path() / "www" / "model.hrry").string();
-    ASSERT_TRUE(cli::write_demo_model(model));
-    test::Child server;
-    std::string why;
-    const int port = test::start_fault_server(server, HURRAY_FAULT_SERVER, (dir.path() / "www").string(), why);
-    if (port == 0) {
-        GTEST_SKIP() << why;
+/// The tool against tests/http/fault_server.py serving the demo model: its "sigv4" mode
+/// (it verifies AWS Signature Version 4) and its "stall-part@0" mode (the data's first
+/// range never comes).
+class RemoteCliFault : public ::testing::Test {
+protected:
+    void SetUp() override {
+        test::no_proxies();
+        std::filesystem::create_directories(dir_.path() / "www");
+        std::filesystem::create_directories(out_);
+        ASSERT_TRUE(cli::write_demo_model(model_));
+        std::string why;
+        port_ = test::start_fault_server(server_, HURRAY_FAULT_SERVER, (dir_.path() / "www").string(), why);
+        if (port_ == 0) {
+            GTEST_SKIP() << why;
+        }
+        ASSERT_GT(port_, 0);
     }
-    ASSERT_GT(port, 0);
-    const std::string endpoint = "http://127.0.0.1:" + std::to_string(port);
+    [[nodiscard]] std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+    TempDir dir_;
+    const std::string model_ = (dir_.path() / "www" / "model.hrry").string();
+    const std::filesystem::path out_ = dir_.path() / "out";
+    test::Child server_;
+    int port_ = 0;
+};
+
+/// `hurray` on s3:// URLs with the credentials and the endpoint of the environment, as
+/// the AWS CLI reads them.
+TEST_F(RemoteCliFault, S3UrlsAreSignedWithTheEnvironmentsCredentials) {
     const std::pair<const char*, std::string> vars[] = {
-        {"AWS_ENDPOINT_URL", endpoint},          {"AWS_ACCESS_KEY_ID", "AKIDHURRAYTEST"},
+        {"AWS_ENDPOINT_URL", endpoint()},        {"AWS_ACCESS_KEY_ID", "AKIDHURRAYTEST"},
         {"AWS_SECRET_ACCESS_KEY", "hurray+test/secret/K7MDENG"}, {"AWS_REGION", "eu-west-3"}};
     for (const auto& [name, value] : vars) {
         ::setenv(name, value.c_str(), 1);
@@ -460,12 +472,12 @@ TEST(RemoteCliS3, S3UrlsAreSignedWithTheEnvironmentsCredentials) {
     ::unsetenv("AWS_SESSION_TOKEN");
     ::unsetenv("AWS_ENDPOINT_URL_S3");
     const std::string url = "s3://sigv4/model.hrry";
-    EXPECT_EQ(run_cli({"ls", url}).out, run_cli({"ls", model}).out);
-    EXPECT_EQ(run_cli({"cat", url, "blk.0.attn_mask"}).out, run_cli({"cat", model, "blk.0.attn_mask"}).out);
-    const std::string got = (dir.path() / "got.hrry").string();
+    EXPECT_EQ(run_cli({"ls", url}).out, run_cli({"ls", model_}).out);
+    EXPECT_EQ(run_cli({"cat", url, "blk.0.attn_mask"}).out, run_cli({"cat", model_, "blk.0.attn_mask"}).out);
+    const std::string got = (out_ / "got.hrry").string();
     const Ran r = run_cli({"get", url, "-o", got, "-q", "--no-fsync"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_TRUE(read_all(got) == read_all(model));
+    EXPECT_TRUE(read_all(got) == read_all(model_));
     // A wrong secret: the server's 403 and its code, and no secret in the message.
     ::setenv("AWS_SECRET_ACCESS_KEY", "a-wrong-secret", 1);
     const Ran wrong = run_cli({"ls", url});
@@ -478,45 +490,47 @@ TEST(RemoteCliS3, S3UrlsAreSignedWithTheEnvironmentsCredentials) {
     }
 }
 
-/// `hurray get` killed by SIGINT or SIGTERM mid-download (the fault server's
-/// "stall-part@0" mode: the data's first range never comes): it exits 130 / 143 at once
-/// and leaves no file, temporary or not.
-TEST(RemoteCliSignals, GetInterruptedLeavesNoFileAndExits130Or143) {
-    test::no_proxies();
-    TempDir dir;
-    std::filesystem::create_directories(dir.path() / "www");
-    const std::filesystem::path out = dir.path() / "out";
-    std::filesystem::create_directories(out);
-    ASSERT_TRUE(cli::write_demo_model((dir.path() / "www" / "model.hrry").string()));
-    test::Child server;
-    std::string why;
-    const int port = test::start_fault_server(server, HURRAY_FAULT_SERVER, (dir.path() / "www").string(), why);
-    if (port == 0) {
-        GTEST_SKIP() << why;
-    }
-    ASSERT_GT(port, 0);
-    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/stall-part@0/model.hrry";
-    for (const int sig : {SIGINT, SIGTERM}) {
-        SCOPED_TRACE(sig);
-        test::Child get;
-        ASSERT_TRUE(get.start({HURRAY_CLI_PATH, "get", url, "-o", (out / "model.hrry").string(), "-q",
-                               "--http-timeout", "60"}));
-        // Wait until the temporary output exists: the download has begun.
-        bool started = false;
-        for (int i = 0; i < 500 && !started; ++i) {
-            started = std::filesystem::directory_iterator(out) != std::filesystem::directory_iterator();
-            if (!started) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+/// `hurray get` (the data's first range never comes) and `hurray convert URL OUT` (its
+/// requests from the fourth on never come) killed by SIGINT or SIGTERM mid-download: they
+/// exit 130 / 143 at once and leave no file, temporary or not.
+TEST_F(RemoteCliFault, GetAndConvertInterruptedLeaveNoFileAndExit130Or143) {
+    const std::vector<std::pair<std::string, std::string>> runs = {
+        {"get", endpoint() + "/stall-part@0/model.hrry"},
+        {"convert", endpoint() + "/stall-from@4/model.hrry"},
+    };
+    for (const auto& [command, url] : runs) {
+        for (const int sig : {SIGINT, SIGTERM}) {
+            SCOPED_TRACE(command + " " + std::to_string(sig));
+            test::Child child;
+            // A name of its own per run: the fault server counts requests per mode and name.
+            const std::string name = command + std::to_string(sig) + ".hrry";
+            std::filesystem::copy_file(model_, dir_.path() / "www" / name);
+            const std::string from = url.substr(0, url.rfind('/') + 1) + name;
+            std::vector<std::string> argv = {HURRAY_CLI_PATH, command, from};
+            if (command == "get") {
+                argv.insert(argv.end(), {"-o", (out_ / "model.hrry").string(), "-q"});
+            } else {
+                argv.push_back((out_ / "model.hrry").string());
             }
+            argv.insert(argv.end(), {"--http-timeout", "60"});
+            ASSERT_TRUE(child.start(argv));
+            // Wait until the temporary output exists: the download has begun.
+            bool started = false;
+            for (int i = 0; i < 500 && !started; ++i) {
+                started = std::filesystem::directory_iterator(out_) != std::filesystem::directory_iterator();
+                if (!started) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
+            }
+            ASSERT_TRUE(started) << "no temporary file appeared";
+            const auto t0 = std::chrono::steady_clock::now();
+            ASSERT_EQ(::kill(child.pid(), sig), 0);
+            const int rc = child.wait_exit(std::chrono::seconds(10));
+            EXPECT_EQ(rc, 128 + sig);
+            EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));  // not the 60 s timeout
+            EXPECT_TRUE(std::filesystem::directory_iterator(out_) == std::filesystem::directory_iterator())
+                << "a file was left in " << out_;
         }
-        ASSERT_TRUE(started) << "no temporary file appeared";
-        const auto t0 = std::chrono::steady_clock::now();
-        ASSERT_EQ(::kill(get.pid(), sig), 0);
-        const int rc = get.wait_exit(std::chrono::seconds(10));
-        EXPECT_EQ(rc, 128 + sig);
-        EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));  // not the 60 s timeout
-        EXPECT_TRUE(std::filesystem::directory_iterator(out) == std::filesystem::directory_iterator())
-            << "a file was left in " << out;
     }
 }
 

@@ -78,6 +78,9 @@ class CountingSink final : public ByteSink {
 public:
     CountingSink(ByteSink& inner, Progress& progress) : inner_(inner), progress_(progress) {}
     Status write(std::span<const uint8_t> bytes) override {
+        if (interrupted_by() != 0) {
+            return Error(ErrorCode::kCancelled, "interrupted");  // under an InterruptGuard (run_convert)
+        }
         HURRAY_RETURN_IF_ERROR(inner_.write(bytes));
         n_ += bytes.size();
         progress_.update(n_);
@@ -369,6 +372,8 @@ int run_format_convert(const ConvertOptions& /*request*/, const Console& console
 }
 #endif
 
+int run_hrry_convert(const ConvertOptions& o, const Console& console);
+
 int run_convert(const ConvertOptions& o, const Console& console) {
     if (uses_converter(o)) {
         if (o.alignment || o.sorted_index || o.write_order || !o.names.empty() || !o.names_from.empty() ||
@@ -386,6 +391,24 @@ int run_convert(const ConvertOptions& o, const Console& console) {
         as_file.to = "file";
         return run_convert(as_file, console);
     }
+    if (o.in == "-" || o.out == "-") {
+        // A pipe may block a read or write for as long as its other end wants: Ctrl-C
+        // keeps its default action (the process ends) there.
+        return run_hrry_convert(o, console);
+    }
+    // Files and URLs: Ctrl-C / SIGTERM stop the copy at its next write (a transfer at
+    // once), the output's temporary file is removed, and the status is 130 / 143.
+    const InterruptGuard interrupts;
+    const int rc = run_hrry_convert(o, console);
+    if (rc != kExitOk && interrupted_by() != 0) {
+        console.err << "hurray convert: interrupted; " << o.out << " was not written\n";
+        return interrupted_exit_code();
+    }
+    return rc;
+}
+
+/// HRRYFILE and stream conversions (run_convert without the format converters).
+int run_hrry_convert(const ConvertOptions& o, const Console& console) {
     if (o.sorted_index && o.write_order) {
         return usage(console, "--sorted-index and --write-order exclude each other");
     }

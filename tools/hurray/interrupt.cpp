@@ -33,6 +33,7 @@ InterruptGuard::InterruptGuard() : saved_(new Saved) {
 InterruptGuard::~InterruptGuard() {
     sigaction(SIGINT, &saved_->old_int, nullptr);
     sigaction(SIGTERM, &saved_->old_term, nullptr);
+    g_signal.store(0, std::memory_order_relaxed);  // what a later command sees
     delete saved_;
 }
 

@@ -23,8 +23,8 @@ private:
     Saved* saved_;
 };
 
-/// The signal caught since the innermost InterruptGuard started (SIGINT or SIGTERM), or
-/// 0. Safe to call from any thread (a transfer's progress callback).
+/// The signal caught while an InterruptGuard is alive (SIGINT or SIGTERM), or 0 (also
+/// once the guard is gone). Safe to call from any thread (a transfer's progress callback).
 int interrupted_by() noexcept;
 
 /// The exit status for interrupted_by(): 128 + the signal (130, 143).
