@@ -44,9 +44,12 @@ inline uint64_t min_value_bytes(GgufType t) noexcept {
     return 1;
 }
 
+/// What every GGUF error message starts with.
+inline constexpr std::string_view kGgufPrefix = "gguf: ";
+
 /// The GGUF reader's cursor over the mapped header: hurray's one bounds-checked
-/// reader (hurray/core/byte_io.hpp), its errors prefixed "gguf: ".
-inline ByteReader gguf_cursor(std::span<const uint8_t> bytes) noexcept { return {bytes, 0, "gguf: "}; }
+/// reader (hurray/core/byte_io.hpp), its errors prefixed kGgufPrefix.
+inline ByteReader gguf_cursor(std::span<const uint8_t> bytes) noexcept { return {bytes, 0, kGgufPrefix}; }
 
 /// A GGUF string at the cursor: u64 length, bytes.
 inline Result<std::string_view> read_string(ByteReader& c, const std::string& field) {
@@ -54,8 +57,9 @@ inline Result<std::string_view> read_string(ByteReader& c, const std::string& fi
     HURRAY_ASSIGN_OR_RETURN(uint64_t n, c.u64(field + " length"));
     if (n > c.remaining()) {
         return Error(ErrorCode::kTruncated,
-                     "gguf: " + field + ": length " + std::to_string(n) + " at offset " + std::to_string(at) +
-                         " runs past the end of the file (" + std::to_string(c.remaining()) + " bytes left)",
+                     std::string(kGgufPrefix) + field + ": length " + std::to_string(n) + " at offset " +
+                         std::to_string(at) + " runs past the end of the file (" + std::to_string(c.remaining()) +
+                         " bytes left)",
                      at);
     }
     HURRAY_ASSIGN_OR_RETURN(const std::span<const uint8_t> bytes, c.bytes(n, field));
@@ -64,7 +68,7 @@ inline Result<std::string_view> read_string(ByteReader& c, const std::string& fi
 }
 
 inline Error invalid(const std::string& msg, uint64_t at) {
-    return {ErrorCode::kInvalidFile, "gguf: " + msg, at};
+    return {ErrorCode::kInvalidFile, std::string(kGgufPrefix) + msg, at};
 }
 
 /// Walks the body of an array of arrays (element type, count, elements; the bytes the
@@ -80,7 +84,7 @@ inline Status skip_nested_array(ByteReader& c, const std::string& field) {
         if (stack.size() >= static_cast<size_t>(kMaxArrayDepth)) {
             return Error(
                 ErrorCode::kNestingTooDeep,
-                "gguf: " + field + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth),
+                std::string(kGgufPrefix) + field + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth),
                 at);
         }
         HURRAY_ASSIGN_OR_RETURN(uint32_t et, c.u32(field + " element type"));
@@ -92,7 +96,7 @@ inline Status skip_nested_array(ByteReader& c, const std::string& field) {
         const auto e = static_cast<GgufType>(et);
         if (count > c.remaining() / min_value_bytes(e)) {
             return Error(ErrorCode::kTruncated,
-                         "gguf: " + field + ": " + std::to_string(count) +
+                         std::string(kGgufPrefix) + field + ": " + std::to_string(count) +
                              " elements cannot fit in the " + std::to_string(c.remaining()) +
                              " bytes left",
                          count_at);
