@@ -661,11 +661,11 @@ Result<std::unique_ptr<TensorSource>> open_gguf_range(std::shared_ptr<RangeSourc
             return layout.error();
         }
         if (want >= kMaxRemoteHeader) {
-            return Error(ErrorCode::kUnsupported,
-                         "gguf: the header (KV section and tensor infos) is longer than " +
-                             std::to_string(kMaxRemoteHeader >> 20U) +
-                             " MiB, which is read by range at most; download the file first",
-                         want);
+            // A header this long, or a length field that claims more than the file
+            // holds: the parse's own error, with what was read.
+            return layout.error().with_context(
+                {.prefix = "gguf: the header was read by range up to " + std::to_string(kMaxRemoteHeader >> 20U) +
+                           " MiB (the most read for it; download the file for a longer one)"});
         }
         want = std::min(total, want * 2);
     }
