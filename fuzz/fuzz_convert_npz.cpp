@@ -9,7 +9,9 @@
 //  - every error, of open_npz or of a read, carries a code, a message and a byte offset
 //    (in the file for the zip structure, in the member for a .npy header);
 //  - find(name) finds each tensor at its own index; each has one buffer;
-//  - a tensor read whole reads the same bytes in pieces, and a read past its end fails.
+//  - a tensor read whole reads the same bytes in pieces, and a read past its end fails;
+//  - the same bytes behind a range source open exactly when the path does (the same
+//    error code and offset), and read alike.
 // With HURRAY_FUZZ_NPZ_STRICT=1 in the environment, an archive that passes the structure
 // check but that libzip refuses (the fallback message, which names only the central
 // directory's offset) traps too: a run that way finds checks zip_directory.cpp lacks.
@@ -18,6 +20,7 @@
 // Seed corpus: .npz files written by NumPy (tests/convert/writers/numpy_arrays.py) and
 // small archives of every shape the reader handles (tests/convert/writers/npz_seeds.py).
 #include <algorithm>
+#include <memory>
 #include <cstddef>
 #include <cstdlib>
 #include <cstdint>
@@ -27,6 +30,7 @@
 
 #include "fuzz_support.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/io/range_source.hpp"
 
 namespace {
 
@@ -88,6 +92,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     auto src = hurray::convert::open_npz(in.path());
+    // The same bytes behind a range source (a remote archive, read through our libzip
+    // source): it opens exactly when the path does, failing with the same code at the
+    // same byte, and its tensors take the same exercise.
+    auto ranged = hurray::convert::open_npz(
+        std::make_shared<hurray::MemoryRangeSource>(std::vector<uint8_t>(data, data + size)));
+    require(ranged.ok() == src.ok());
+    if (!src.ok()) {
+        require(ranged.error().code() == src.error().code() && ranged.error().offset() == src.error().offset());
+    } else {
+        require((*ranged)->tensor_count() == (*src)->tensor_count());
+        for (size_t i = 0; i < (*ranged)->tensor_count(); ++i) {
+            exercise_tensor(**ranged, i);
+        }
+    }
     if (!src.ok()) {
         require_well_formed(src.error());
         static const bool strict = std::getenv("HURRAY_FUZZ_NPZ_STRICT") != nullptr;

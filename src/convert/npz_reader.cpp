@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // open_npz: a zip archive of .npy members (numpy.savez / savez_compressed) as a
 // TensorSource: the zip structure checked first (zip_directory.cpp, errors with byte
-// offsets), the members then read and inflated with libzip.
+// offsets), the members then read and inflated with libzip, from a path or (a remote
+// file) from a RangeSource through a libzip source of our own.
 #include <zip.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -17,6 +21,7 @@
 #include "convert/npy_array.hpp"
 #include "convert/zip_directory.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/io/range_source.hpp"
 #include "hurray/io/read_only_file.hpp"
 
 namespace hurray::convert {
@@ -178,6 +183,28 @@ bool ends_with(const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+/// " (its structure passed the checks: ...)" for libzip's refusals.
+std::string checked_text(const detail::ZipDirectory& dir) {
+    return " (its structure passed the checks: " + std::to_string(dir.entries.size()) +
+           " entries, central directory at byte " + std::to_string(dir.central_offset) + ")";
+}
+
+/// libzip's refusal of an archive whose structure passed read_zip_directory.
+Error refused(const std::string& file, const detail::ZipDirectory& dir, int code) {
+    zip_error_t err;
+    zip_error_init_with_code(&err, code);
+    const std::string why = zip_error_strerror(&err);
+    zip_error_fini(&err);
+    const bool io = code == ZIP_ER_OPEN || code == ZIP_ER_READ || code == ZIP_ER_NOENT;
+    return {io ? ErrorCode::kIoError : ErrorCode::kInvalidFile,
+            file + ": libzip refuses the archive: " + why + checked_text(dir) + " at byte " +
+                std::to_string(dir.central_offset),
+            dir.central_offset};
+}
+
+Result<std::unique_ptr<TensorSource>> npz_members(zip_t* zip, const detail::ZipDirectory& dir,
+                                                  const std::string& file);
+
 Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path& path) {
     const std::string file = path.string();
     // Our own bounds-checked pass over the zip structure first: libzip's errors carry
@@ -188,23 +215,138 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
     };
     HURRAY_ASSIGN_OR_RETURN(const detail::ZipDirectory dir,
                             detail::read_zip_directory(posix.size(), read_at, file));
-    const std::string checked = " (its structure passed the checks: " +
-                                std::to_string(dir.entries.size()) +
-                                " entries, central directory at byte " +
-                                std::to_string(dir.central_offset) + ")";
     int code = 0;
     zip_t* zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (zip == nullptr) {
-        zip_error_t err;
-        zip_error_init_with_code(&err, code);
-        const std::string why = zip_error_strerror(&err);
-        zip_error_fini(&err);
-        const bool io = code == ZIP_ER_OPEN || code == ZIP_ER_READ || code == ZIP_ER_NOENT;
-        return Error(io ? ErrorCode::kIoError : ErrorCode::kInvalidFile,
-                     file + ": libzip refuses the archive: " + why + checked + " at byte " +
-                         std::to_string(dir.central_offset),
-                     dir.central_offset);
+        return refused(file, dir, code);
     }
+    return npz_members(zip, dir, file);
+}
+
+/// A RangeSource as libzip's source (zip_source_function_create): a seekable,
+/// read-only stream over its bytes, read ahead kReadAhead bytes at a time (libzip reads
+/// a few KiB at a time; over HTTP each would be a request).
+class RangeZipSource {
+public:
+    static constexpr uint64_t kReadAhead = uint64_t{1} << 20;
+
+    explicit RangeZipSource(std::shared_ptr<RangeSource> source) : source_(std::move(source)) {
+        zip_error_init(&error_);
+    }
+    RangeZipSource(const RangeZipSource&) = delete;
+    RangeZipSource& operator=(const RangeZipSource&) = delete;
+    RangeZipSource(RangeZipSource&&) = delete;
+    RangeZipSource& operator=(RangeZipSource&&) = delete;
+    ~RangeZipSource() { zip_error_fini(&error_); }
+
+    /// libzip's callback; `user` is the RangeZipSource, deleted at ZIP_SOURCE_FREE.
+    static zip_int64_t callback(void* user, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+        auto* self = static_cast<RangeZipSource*>(user);
+        const uint64_t size = self->source_->size();
+        switch (cmd) {
+            case ZIP_SOURCE_OPEN:
+                self->pos_ = 0;
+                return 0;
+            case ZIP_SOURCE_READ:
+                return self->read(static_cast<uint8_t*>(data), len);
+            case ZIP_SOURCE_CLOSE:
+                return 0;
+            case ZIP_SOURCE_STAT: {
+                auto* st = static_cast<zip_stat_t*>(data);
+                zip_stat_init(st);
+                st->size = size;
+                st->valid |= ZIP_STAT_SIZE;
+                return sizeof(zip_stat_t);
+            }
+            case ZIP_SOURCE_ERROR:
+                return zip_error_to_data(&self->error_, data, len);
+            case ZIP_SOURCE_FREE:
+                delete self;  // NOLINT(cppcoreguidelines-owning-memory): libzip's source owns it
+                return 0;
+            case ZIP_SOURCE_SEEK: {
+                const zip_int64_t to = zip_source_seek_compute_offset(self->pos_, size, data, len, &self->error_);
+                if (to < 0) {
+                    return -1;
+                }
+                self->pos_ = static_cast<uint64_t>(to);
+                return 0;
+            }
+            case ZIP_SOURCE_TELL:
+                return static_cast<zip_int64_t>(self->pos_);
+            case ZIP_SOURCE_SUPPORTS:
+                return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE,
+                                                      ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE,
+                                                      ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL, ZIP_SOURCE_SUPPORTS, -1);
+            default:
+                zip_error_set(&self->error_, ZIP_ER_OPNOTSUPP, 0);
+                return -1;
+        }
+    }
+
+private:
+    /// Up to `len` bytes at pos_ into `out`, from the read-ahead buffer (refilled from
+    /// pos_ when it does not hold pos_).
+    zip_int64_t read(uint8_t* out, zip_uint64_t len) {
+        const uint64_t size = source_->size();
+        if (pos_ >= size || len == 0) {
+            return 0;
+        }
+        if (pos_ < ahead_at_ || pos_ >= ahead_at_ + ahead_.size()) {
+            ahead_at_ = pos_;
+            ahead_.resize(static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(kReadAhead, len), size - pos_)));
+            if (auto s = source_->read(ahead_at_, ahead_); !s) {
+                ahead_.clear();
+                zip_error_set(&error_, ZIP_ER_READ, EIO);
+                return -1;
+            }
+        }
+        const uint64_t from = pos_ - ahead_at_;
+        const auto n = static_cast<size_t>(std::min<uint64_t>(len, ahead_.size() - from));
+        // SAFETY: libzip passes `len` writable bytes at `out`; n <= len, and
+        // [from, from + n) lies inside ahead_.
+        std::memcpy(out, ahead_.data() + from, n);
+        pos_ += n;
+        return static_cast<zip_int64_t>(n);
+    }
+
+    std::shared_ptr<RangeSource> source_;
+    zip_error_t error_{};
+    uint64_t pos_ = 0;
+    uint64_t ahead_at_ = 0;
+    std::vector<uint8_t> ahead_;
+};
+
+Result<std::unique_ptr<TensorSource>> open_npz_range_impl(std::shared_ptr<RangeSource> source) {
+    const std::string file = source->name();
+    const detail::ZipReadAt read_at = [&source](uint64_t offset, std::span<uint8_t> out) {
+        return source->read(offset, out);
+    };
+    HURRAY_ASSIGN_OR_RETURN(const detail::ZipDirectory dir,
+                            detail::read_zip_directory(source->size(), read_at, file));
+    zip_error_t error;
+    zip_error_init(&error);
+    auto* user = new RangeZipSource(std::move(source));  // NOLINT(cppcoreguidelines-owning-memory): freed by libzip
+    zip_source_t* zs = zip_source_function_create(&RangeZipSource::callback, user, &error);
+    if (zs == nullptr) {
+        delete user;  // NOLINT(cppcoreguidelines-owning-memory): never handed to libzip
+        zip_error_fini(&error);
+        return Error(ErrorCode::kOutOfMemory, file + ": libzip could not create a source");
+    }
+    zip_t* zip = zip_open_from_source(zs, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+    if (zip == nullptr) {
+        const int code = zip_error_code_zip(&error);
+        zip_error_fini(&error);
+        zip_source_free(zs);  // frees `user` (ZIP_SOURCE_FREE)
+        return refused(file, dir, code);
+    }
+    zip_error_fini(&error);
+    return npz_members(zip, dir, file);
+}
+
+/// The members of the archive `zip` (owned from here on) whose structure `dir` describes.
+Result<std::unique_ptr<TensorSource>> npz_members(zip_t* zip, const detail::ZipDirectory& dir,
+                                                  const std::string& file) {
+    const std::string checked = checked_text(dir);
     auto archive = std::make_shared<ZipArchive>(zip, file);
     const zip_int64_t entries = zip_get_num_entries(zip, 0);
     if (entries < 0 || static_cast<uint64_t>(entries) != dir.entries.size()) {
@@ -305,6 +447,15 @@ Result<std::unique_ptr<TensorSource>> open_npz_impl(const std::filesystem::path&
 Result<std::unique_ptr<TensorSource>> open_npz(const std::filesystem::path& path,
                                                const SourceOptions& /*options*/) {
     return detail::guarded(path.string(), [&]() { return open_npz_impl(path); });
+}
+
+Result<std::unique_ptr<TensorSource>> open_npz(std::shared_ptr<RangeSource> source,
+                                               const SourceOptions& /*options*/) {
+    if (!source) {
+        return Error(ErrorCode::kInvalidArgument, "open_npz: no source");
+    }
+    const std::string name = source->name();
+    return detail::guarded(name, [&]() { return open_npz_range_impl(std::move(source)); });
 }
 
 }  // namespace hurray::convert

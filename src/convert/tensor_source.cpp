@@ -106,12 +106,7 @@ Result<std::unique_ptr<TensorSource>> open_source(std::shared_ptr<RangeSource> s
         case Format::kGguf:
             return open_gguf(std::move(source), options);
         case Format::kNpz:
-            return Error(ErrorCode::kUnsupported,
-                         name + ": a " + std::string(format_name(format)) +
-                             " file is read from a local path only (libzip unzips it from a path); "
-                             "download it first",
-                         0)
-                .with_context({.file = name});
+            return open_npz(std::move(source), options);
         case Format::kStream:
         case Format::kUnknown:
             break;

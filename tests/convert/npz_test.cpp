@@ -15,6 +15,7 @@
 #include "convert_test_support.hpp"
 #include "hurray/convert/convert.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/io/range_source.hpp"
 #include "io_test_util.hpp"
 #include "python_writers.hpp"
 
@@ -103,6 +104,14 @@ void expect_clean_error(const Error& e, const std::string& path, uint64_t file_s
 ErrorCode open_and_read(const TempDir& dir, const Bytes& bytes) {
     const std::string p = dir.write("bad.npz", bytes);
     auto src = open_npz(p);
+    // The same bytes behind a range source (a remote archive) open exactly when the
+    // path does, failing with the same code at the same byte.
+    auto ranged = open_npz(std::make_shared<MemoryRangeSource>(bytes));
+    EXPECT_EQ(ranged.ok(), src.ok()) << (src.ok() ? ranged.error().to_string() : src.error().to_string());
+    if (!src.ok() && !ranged.ok()) {
+        EXPECT_EQ(ranged.error().code(), src.error().code()) << ranged.error().to_string();
+        EXPECT_EQ(ranged.error().offset(), src.error().offset()) << ranged.error().to_string();
+    }
     if (!src.ok()) {
         expect_clean_error(src.error(), p, bytes.size());
         return src.error().code();
@@ -138,6 +147,10 @@ TEST_F(NpzFiles, ArchivesOfEveryShapeRead) {
         const auto m = (*src)->find("m");
         ASSERT_TRUE(m.has_value());
         EXPECT_EQ(test::read_all(**src, *m, 0), std::vector<uint8_t>{0x09});  // eye(2), packed
+        // Over a range source (a remote archive): the same arrays.
+        auto ranged = open_npz(std::make_shared<MemoryRangeSource>(bytes(name)));
+        ASSERT_TRUE(ranged.ok()) << ranged.error().to_string();
+        EXPECT_TRUE(compare_sources(**src, **ranged).ok());
     }
 }
 

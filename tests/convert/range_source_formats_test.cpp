@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The formats read over a RangeSource (open_source(std::shared_ptr<RangeSource>)):
-// HRRYFILE, SafeTensors and .npy read as from their paths, in a few range reads (GGUF:
-// gguf_test.cpp); .npz is refused with a clear kUnsupported; a corrupt file fails as
-// from its path.
+// HRRYFILE, SafeTensors, .npy and .npz read as from their paths, in a few range reads
+// (GGUF: gguf_test.cpp); a corrupt file fails as from its path.
 // tests/http/ runs the same over HTTP (nginx).
 
 #include <gtest/gtest.h>
@@ -136,26 +135,34 @@ TEST(RangeSourceFormats, ASafeTensorsHeaderPastTheHeadCostsOneMoreRequest) {
     EXPECT_EQ((*src)->tensor_count(), 2000U);
 }
 
-TEST(RangeSourceFormats, NpzIsRefusedOverARangeSource) {
-    // GGUF reads over a range source (tests/convert/gguf_test.cpp, GgufFiles.
-    // OverARangeSourceTheSameFileAndValues); .npz does not: libzip unzips from a path.
+TEST(RangeSourceFormats, NpzReadsAsFromItsPath) {
+    // .npz over a range source: the zip structure by range reads, the members through
+    // libzip reading the source 1 MiB ahead (stored and deflated members alike).
     const TempDir dir;
     const MemorySource two(two_tensors());
-    for (const auto& [file, format] : {std::pair{std::string("m.npz"), Format::kNpz}}) {
-        SCOPED_TRACE(file);
-        const std::string path = dir.file(file);
-        ConvertOptions options;
-        options.to = format;
-        const auto written = write(two, path, options);
-        ASSERT_TRUE(written.ok()) << written.error().to_string();
-        auto src = open_source(file_range(path));
-        ASSERT_FALSE(src.ok());
-        EXPECT_EQ(src.error().code(), ErrorCode::kUnsupported);
-        EXPECT_NE(src.error().message().find("read from a local path only"), std::string::npos)
-            << src.error().message();
-        EXPECT_EQ(src.error().file(), path);
-        EXPECT_TRUE(open_source(path).ok());  // from its path it opens
-    }
+    const std::string path = dir.file("m.npz");
+    ConvertOptions options;
+    options.to = Format::kNpz;
+    ASSERT_TRUE(write(two, path, options).ok());
+    const auto range = file_range(path);
+    auto src = open_source(range);
+    ASSERT_TRUE(src.ok()) << src.error().to_string();
+    EXPECT_EQ((*src)->format(), Format::kNpz);
+    auto local = open_source(path);
+    ASSERT_TRUE(local.ok());
+    const Status same = compare_sources(**local, **src);
+    EXPECT_TRUE(same.ok()) << same.error().to_string();
+    EXPECT_LE(range->request_count(), 3U);  // a small archive: its first 64 KiB hold it
+    // A corrupt archive fails as from its path: the same code and byte offset.
+    std::vector<uint8_t> bytes = hurray::test::read_all(path);
+    bytes[bytes.size() - 22 + 16] ^= 0x40U;  // the central directory's offset, in the end record
+    const std::string bad = dir.write("bad.npz", bytes);
+    auto by_path = open_npz(bad);
+    auto by_range = open_npz(std::make_shared<MemoryRangeSource>(bytes));
+    ASSERT_FALSE(by_path.ok());
+    ASSERT_FALSE(by_range.ok());
+    EXPECT_EQ(by_range.error().code(), by_path.error().code());
+    EXPECT_EQ(by_range.error().offset(), by_path.error().offset());
 }
 
 TEST(RangeSourceFormats, ACorruptFileFailsAsFromItsPath) {

@@ -151,8 +151,7 @@ struct ForeignInput {
 /// Input path reports it). The error is the reader's: its code, the field and the byte
 /// offset (callers print the path before it). A URL (`remote` gives its HTTP options)
 /// is taken for such a file when its path ends in .safetensors, .npy, .gguf or .npz, and
-/// read with range requests (.npz is refused: libzip reads a local
-/// file); any other URL is left to the caller, which opens it once.
+/// read with range requests; any other URL is left to the caller, which opens it once.
 /// @code
 /// if (auto foreign = hurray::cli::open_foreign(path)) {
 ///     if (!*foreign) { console.err << path << ": " << foreign->error().to_string() << '\n'; return 1; }

@@ -57,6 +57,18 @@ HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_npy(
 HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_npz(
     const std::filesystem::path& path, const SourceOptions& options = {});
 
+/// Opens the .npz behind `source` (an `HttpRangeSource`, any RangeSource) with the same
+/// checks: the zip structure read with range reads (the end of central directory, the
+/// central directory, each local header), the members through libzip reading the source
+/// 1 MiB ahead at a time.
+/// @code
+/// auto url = hurray::http::HttpRangeSource::open("https://example.com/arrays.npz");
+/// if (!url) return url.error();
+/// auto src = hurray::convert::open_npz(*url);
+/// @endcode
+HURRAY_CONVERT_EXPORT Result<std::unique_ptr<TensorSource>> open_npz(
+    std::shared_ptr<RangeSource> source, const SourceOptions& options = {});
+
 /// Writes the one tensor of `source` as a .npy file (version 1.0, 2.0 for very long
 /// headers), atomically. Fails naming the count when the source has another number of
 /// tensors, and naming the tensor when it is not dense row-major or column-major data of a
