@@ -143,7 +143,7 @@ def open_url(url, headers=None, timeout=0.0, spec_only=False, aws=None, endpoint
     ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``; unsigned
     without them). ``aws`` is a dict of ``access_key_id``,
     ``secret_access_key``, and optionally ``session_token``, ``region``
-    (default ``us-east-1``) and ``service`` (``s3``); it signs http(s) URLs
+    (default ``$AWS_REGION``, else ``us-east-1``) and ``service`` (``s3``); it signs http(s) URLs
     too. A refused request names the server's error code (``HTTP status 403
     (SignatureDoesNotMatch: ...)``), never the secret. ``writable=True``:
     ``get_tensor`` returns writable private copies of the downloaded bytes.

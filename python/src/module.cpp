@@ -194,8 +194,12 @@ public:
         http::HttpOptions http;
         http.headers = headers;
         if (aws) {
-            // AWS Signature Version 4: the keys of hurray::http::AwsCredentials.
+            // AWS Signature Version 4: the keys of hurray::http::AwsCredentials; the
+            // region, when not given, the environment's (AWS_REGION, ...), as in C.
             http::AwsCredentials c;
+            if (auto env = http::S3Location::from_environment(); env.ok()) {
+                c.region = env->region;
+            }
             for (const auto& [key, value] : *aws) {
                 if (key == "access_key_id") {
                     c.access_key_id = value;

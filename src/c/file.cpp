@@ -171,8 +171,8 @@ HurrayStatus open_url(const char* fn, const char* url, const HurrayUrlOptions* o
         c.session_token = text(options->aws_session_token);
         if (options->aws_region != nullptr) {
             c.region = options->aws_region;
-        } else if (auto env = http::AwsCredentials::from_environment()) {
-            c.region = env->region;
+        } else if (auto env = http::S3Location::from_environment(); env.ok()) {
+            c.region = env->region;  // AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1
         }
         o.aws = std::move(c);
     }

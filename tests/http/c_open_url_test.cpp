@@ -126,6 +126,14 @@ TEST(CFileOpenUrl, OptionsSignS3RequestsAndCanCancel) {
     }
     hurray_file_close(r);
     hurray_file_close(l);
+    // No region in the options: the environment's (AWS_REGION), keys or no keys there.
+    ::setenv("AWS_REGION", "eu-west-3", 1);
+    HurrayUrlOptions env_region = opt;
+    env_region.aws_region = nullptr;
+    ASSERT_EQ(hurray_file_open_url_ex("s3://sigv4/basic.hrry", &env_region, 0, &r), HURRAY_OK)
+        << hurray_last_error_message();
+    hurray_file_close(r);
+    ::unsetenv("AWS_REGION");
 
     HurrayFile* f = nullptr;
     HurrayUrlOptions wrong = opt;
