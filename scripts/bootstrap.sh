@@ -63,29 +63,29 @@ if ! command -v npm >/dev/null 2>&1; then
     done
 fi
 
+# Installs the packages of `missing` (apt-get update first), as root or through sudo.
 install_apt_packages() {
-
-SUDO=()
-if [[ "$(id -u)" -ne 0 ]]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-        echo "bootstrap: not root and sudo is missing; install: ${missing[*]}" >&2
-        exit 1
+    SUDO=()
+    if [[ "$(id -u)" -ne 0 ]]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "bootstrap: not root and sudo is missing; install: ${missing[*]}" >&2
+            exit 1
+        fi
+        SUDO=(sudo)
     fi
-    SUDO=(sudo)
-fi
 
-echo "bootstrap: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
+    echo "bootstrap: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "${missing[@]}"
 
-for pkg in "${missing[@]}"; do
-    if ! is_installed "$pkg"; then
-        echo "bootstrap: $pkg is still not installed" >&2
-        exit 1
-    fi
-done
+    for pkg in "${missing[@]}"; do
+        if ! is_installed "$pkg"; then
+            echo "bootstrap: $pkg is still not installed" >&2
+            exit 1
+        fi
+    done
 }
 
 if ((${#missing[@]} == 0)); then
