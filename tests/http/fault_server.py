@@ -133,13 +133,26 @@ class Handler(BaseHTTPRequestHandler):
             counts[key] = counts.get(key, 0) + 1
             return counts[key]
 
-    def send_plain(self, status, body=b"", headers=()):
+    def send_head(self, status, headers, length):
+        """The status line and headers of an answer of `length` body bytes, flushed."""
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(length))
         self.end_headers()
+        self.wfile.flush()
+
+    def send_plain(self, status, body=b"", headers=()):
+        self.send_head(status, headers, len(body))
         self.wfile.write(body)
+
+    def send_paced(self, body, headers, piece, pause):
+        """206 with `body` sent `piece` bytes at a time, `pause` seconds apart."""
+        self.send_head(206, headers, len(body))
+        for i in range(0, len(body), piece):
+            self.wfile.write(body[i:i + piece])
+            self.wfile.flush()
+            time.sleep(pause)
 
     def do_GET(self):
         try:
@@ -256,36 +269,18 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "long-body":
             body = body + b"X"
         if mode == "stall" or (mode == "stall-part" and first == at) or (mode == "stall-from" and n >= at):
-            self.send_response(206)
-            for k, v in headers:
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.flush()
+            self.send_head(206, headers, len(body))
             time.sleep(30)
             return
         if mode == "truncate":
             return self.send_truncated(body, headers)
         if mode == "trickle":
-            self.send_response(206)
-            for k, v in headers:
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            for i in range(0, len(body), 16):
-                self.wfile.write(body[i:i + 16])
-                self.wfile.flush()
-                time.sleep(1)
-            return
+            return self.send_paced(body, headers, 16, 1.0)
         self.send_plain(206, body, headers)
 
     def send_truncated(self, body, headers):
         """206 announcing the whole body, then half of it and a closed connection."""
-        self.send_response(206)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
+        self.send_head(206, headers, len(body))
         self.wfile.write(body[: len(body) // 2])
         self.wfile.flush()
         self.close_connection = True
@@ -333,16 +328,7 @@ class Handler(BaseHTTPRequestHandler):
             body = b"".join(out)
         headers = [("ETag", etag), ("Content-Type", ctype)]
         if mode == "multi-dribble":
-            self.send_response(206)
-            for k, v in headers:
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.flush()
-            for i in range(0, len(body), 7):
-                self.wfile.write(body[i:i + 7])
-                self.wfile.flush()
-            return
+            return self.send_paced(body, headers, 7, 0.0)
         if mode == "multi-truncate":
             return self.send_truncated(body, headers)
         self.send_plain(206, body, headers)
