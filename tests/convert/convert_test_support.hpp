@@ -87,6 +87,25 @@ inline std::vector<uint8_t> i64_bytes(const std::vector<int64_t>& v) {
     return b;
 }
 
+/// Two small dense tensors: "w" float32 [3, 4] and "b" int64 [2] (a file of each
+/// format, for the tests that read one over a range source or a server).
+inline std::vector<MemTensor> small_tensors() {
+    std::vector<MemTensor> out;
+    {
+        MemTensor t{"w", *make_dense(ElementType::kFloat32, {3, 4}), {}};
+        std::vector<float> v(12);
+        for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k) * 0.25F - 1.0F;
+        t.buffers.push_back(f32_bytes(v));
+        out.push_back(std::move(t));
+    }
+    {
+        MemTensor t{"b", *make_dense(ElementType::kInt64, {2}), {}};
+        t.buffers.push_back(i64_bytes({7, -9}));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
 /// Tensors of every kind: dense float32, float16, int8, bool (bit-packed), per-block int4
 /// (valid scales), CSR, a partition composite of two dense members, an empty tensor.
 inline std::vector<MemTensor> model_tensors() {

@@ -26,23 +26,6 @@ namespace {
 
 using hurray::test::TempDir;
 
-std::vector<MemTensor> two_tensors() {
-    std::vector<MemTensor> out;
-    {
-        MemTensor t{"w", *make_dense(ElementType::kFloat32, {3, 4}), {}};
-        std::vector<float> v(12);
-        for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k) * 0.25F - 1.0F;
-        t.buffers.push_back(f32_bytes(v));
-        out.push_back(std::move(t));
-    }
-    {
-        MemTensor t{"b", *make_dense(ElementType::kInt64, {2}), {}};
-        t.buffers.push_back(i64_bytes({7, -9}));
-        out.push_back(std::move(t));
-    }
-    return out;
-}
-
 std::shared_ptr<RangeSource> file_range(const std::string& path) {
     auto r = FileRangeSource::open(path);
     EXPECT_TRUE(r.ok()) << r.error().to_string();
@@ -51,8 +34,8 @@ std::shared_ptr<RangeSource> file_range(const std::string& path) {
 
 TEST(RangeSourceFormats, EachFormatReadsAsFromItsPath) {
     const TempDir dir;
-    const MemorySource two(two_tensors());
-    std::vector<MemTensor> one_tensor = two_tensors();
+    const MemorySource two(small_tensors());
+    std::vector<MemTensor> one_tensor = small_tensors();
     one_tensor.resize(1);
     const MemorySource one(std::move(one_tensor));
     struct Case {
@@ -139,7 +122,7 @@ TEST(RangeSourceFormats, NpzReadsAsFromItsPath) {
     // .npz over a range source: the zip structure by range reads, the members through
     // libzip reading the source 1 MiB ahead (stored and deflated members alike).
     const TempDir dir;
-    const MemorySource two(two_tensors());
+    const MemorySource two(small_tensors());
     const std::string path = dir.file("m.npz");
     ConvertOptions options;
     options.to = Format::kNpz;
@@ -168,7 +151,7 @@ TEST(RangeSourceFormats, NpzReadsAsFromItsPath) {
 TEST(RangeSourceFormats, ACorruptFileFailsAsFromItsPath) {
     const TempDir dir;
     const std::string path = dir.file("m.safetensors");
-    ASSERT_TRUE(write_safetensors(MemorySource(two_tensors()), path).ok());
+    ASSERT_TRUE(write_safetensors(MemorySource(small_tensors()), path).ok());
     std::vector<uint8_t> bytes = hurray::test::read_all(path);
     ASSERT_GT(bytes.size(), 20U);
     bytes[12] = '[';  // the header is no longer a JSON object
@@ -191,7 +174,7 @@ TEST(RangeSourceFormats, ACorruptFileFailsAsFromItsPath) {
 
 TEST(RangeSourceFormats, AnNpyTensorIsNamedAfterTheStemOfTheSourceName) {
     const TempDir dir;
-    std::vector<MemTensor> one = two_tensors();
+    std::vector<MemTensor> one = small_tensors();
     one.resize(1);
     const std::string path = dir.file("weights.npy");
     ASSERT_TRUE(write_npy(MemorySource(std::move(one)), path).ok());

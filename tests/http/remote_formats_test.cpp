@@ -27,26 +27,13 @@ namespace {
 using convert::test::MemorySource;
 using convert::test::MemTensor;
 
-std::vector<MemTensor> tensors() {
-    std::vector<MemTensor> out;
-    MemTensor w{"w", *make_dense(ElementType::kFloat32, {64, 32}), {}};
-    std::vector<float> v(64 * 32);
-    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k % 97) * 0.5F;
-    w.buffers.push_back(convert::test::f32_bytes(v));
-    out.push_back(std::move(w));
-    MemTensor b{"b", *make_dense(ElementType::kInt64, {3}), {}};
-    b.buffers.push_back(convert::test::i64_bytes({1, -2, 3}));
-    out.push_back(std::move(b));
-    return out;
-}
-
 TEST(RemoteFormats, SafeTensorsNpyAndHrryFileReadOverHttpAsLocally) {
     test::no_proxies();
     const test::TempDir dir;
     const std::filesystem::path www = dir.path() / "www";
     std::filesystem::create_directories(www);
-    const MemorySource two(tensors());
-    std::vector<MemTensor> first = tensors();
+    const MemorySource two(convert::test::small_tensors());
+    std::vector<MemTensor> first = convert::test::small_tensors();
     first.resize(1);
     const MemorySource one(std::move(first));
     struct Case {

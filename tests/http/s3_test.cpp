@@ -502,14 +502,7 @@ TEST_F(S3rverTest, AnUnknownKeyOrObjectIsTheServersError) {
 #ifdef HURRAY_TEST_HAVE_CONVERT
 TEST_F(S3rverTest, SafeTensorsReadsAsItsLocalCopy) {
     const ScopedEnv clean = clean_aws_env();
-    using convert::test::MemTensor;
-    std::vector<MemTensor> tensors;
-    MemTensor w{"w", *make_dense(ElementType::kFloat32, {64, 32}), {}};
-    std::vector<float> v(64 * 32);
-    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k % 89) * 0.25F;
-    w.buffers.push_back(convert::test::f32_bytes(v));
-    tensors.push_back(std::move(w));
-    const convert::test::MemorySource source(std::move(tensors));
+    const convert::test::MemorySource source(convert::test::small_tensors());
     upload("m.safetensors", [&source](const std::filesystem::path& p) {
         convert::ConvertOptions o;
         o.to = convert::Format::kSafeTensors;
