@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <ostream>
 #include <span>
 #include <string>
 
 #include "hurray/core/describe.hpp"
+#include "hurray/io/cached_head_source.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 
 #ifdef HURRAY_CLI_HAS_CONVERT
@@ -100,7 +102,8 @@ Result<std::unique_ptr<Input>> Input::open_remote(std::unique_ptr<Input> in, con
                      0);
     }
     in->kind_ = classify(first, size);
-    in->remote_ = with_cached_head(*src, std::move(head));
+    // The bytes just read cost no second request (hurray::io's CachedHeadSource).
+    in->remote_ = std::make_shared<CachedHeadSource>(*src, std::move(head));
     in->source_ = std::make_unique<RangeByteSource>(in->remote_, 0, kRemoteStreamChunk);
     return in;
 }

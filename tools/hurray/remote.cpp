@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "hurray/interrupt.hpp"
-#include "hurray/io/cached_head_source.hpp"
 #include "hurray/io/file_format.hpp"
 
 #ifdef HURRAY_CLI_HAS_HTTP
@@ -157,10 +156,6 @@ Result<std::shared_ptr<RangeSource>> open_url(const std::string& url, const Remo
                                               ": this build of hurray has no HTTP support (hurray::http, "
                                               "libcurl): URLs cannot be read; download the file first");
 #endif
-}
-
-std::shared_ptr<RangeSource> with_cached_head(std::shared_ptr<RangeSource> inner, std::vector<uint8_t> head) {
-    return std::make_shared<CachedHeadSource>(std::move(inner), std::move(head));  // hurray::io's
 }
 
 RangeByteSource::RangeByteSource(std::shared_ptr<RangeSource> source, uint64_t from, size_t chunk)

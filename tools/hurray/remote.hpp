@@ -63,10 +63,6 @@ Result<std::vector<std::string>> request_headers(const RemoteOptions& options);
 /// otherwise the HttpRangeSource's error (it names the URL without credentials or query).
 Result<std::shared_ptr<RangeSource>> open_url(const std::string& url, const RemoteOptions& options);
 
-/// Wraps `inner` so that its first `head.size()` bytes (already read) cost no request;
-/// everything else is forwarded. request_count()/bytes_received() stay the inner's.
-std::shared_ptr<RangeSource> with_cached_head(std::shared_ptr<RangeSource> inner, std::vector<uint8_t> head);
-
 /// Reads a RangeSource front to back as a ByteSource, `chunk` bytes per range read.
 class RangeByteSource final : public ByteSource {
 public:
