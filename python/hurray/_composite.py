@@ -62,7 +62,9 @@ def _array_wire(array):
     order = array.dtype.byteorder
     if array.dtype.itemsize > 1 and (order == ">" or (order == "=" and not _np.little_endian)):
         array = array.astype(array.dtype.newbyteorder("<"))  # Hurray data is little-endian
-    array = _np.ascontiguousarray(array)
+    # order="C", not ascontiguousarray: that one returns at least 1-d arrays, and a
+    # 0-d array or numpy scalar must keep its rank-0 shape.
+    array = _np.asarray(array, order="C")
     if name == "bool":
         data = _np.packbits(array.reshape(-1), bitorder="little")  # Hurray packs bools LSB first
     else:

@@ -78,7 +78,7 @@ def asarray(obj, dtype=None, *, copy=None):
         array = array.astype(npdt)
     elif copy:
         array = array.copy()
-    return from_numpy(_np.ascontiguousarray(array))
+    return from_numpy(_np.asarray(array, order="C"))  # not ascontiguousarray: it makes 0-d arrays 1-d
 
 
 def _creation_dtype(dtype, default):
