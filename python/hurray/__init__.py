@@ -27,6 +27,7 @@ from ._errors import (
     InternalError,
     InvalidArgumentError,
     InvalidDescriptorError,
+    SafetensorError,
     StreamError,
     UnsupportedError,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "InvalidDescriptorError",
+    "SafetensorError",
     "StreamError",
     "UnsupportedError",
     "load",

@@ -3,8 +3,12 @@
 /// From `hurray::Error` to the package's exception classes.
 
 #include <array>
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "common.hpp"
 
@@ -21,6 +25,11 @@ constexpr std::array<const char*, static_cast<size_t>(ErrorKind::kCount)> kKindN
 // set once at import, and destroying Python objects from a static destructor
 // after the interpreter has finalised would crash.
 std::array<PyObject*, static_cast<size_t>(ErrorKind::kCount)> g_classes{};
+
+// The class raised for a FileError whose cause is ENOENT (a FileError and a
+// FileNotFoundError), registered under this name; FileError itself without it.
+constexpr const char* kMissingFileName = "MissingFileError";
+PyObject* g_missing_file = nullptr;
 
 py::handle class_of(ErrorKind kind) {
     PyObject* cls = g_classes.at(static_cast<size_t>(kind));
@@ -54,9 +63,18 @@ py::object text_of(std::string_view text) {
 
 py::object text_or_none(std::string_view text) { return text.empty() ? py::object(py::none()) : text_of(text); }
 
-[[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, Attributes attributes) {
-    const py::handle cls = class_of(kind);
+/// `os_errno`: the operating system's error code behind a FileError, 0 when
+/// none is known. ENOENT raises the registered MissingFileError (also a
+/// FileNotFoundError) with `errno`, `strerror` and `filename` set, as OSError has them.
+[[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, Attributes attributes, int os_errno = 0) {
+    const bool missing = kind == ErrorKind::kFile && os_errno == ENOENT && g_missing_file != nullptr;
+    const py::handle cls = missing ? py::handle(g_missing_file) : class_of(kind);
     py::object exc = cls(text_of(message));
+    if (missing) {
+        exc.attr("errno") = py::int_(os_errno);
+        exc.attr("strerror") = text_of(std::strerror(os_errno));  // NOLINT(concurrency-mt-unsafe): under the GIL
+        exc.attr("filename") = attributes.file;
+    }
     if (cls.ptr() != PyExc_RuntimeError) {
         exc.attr("code") = std::move(attributes.code);
         exc.attr("offset") = std::move(attributes.offset);
@@ -67,6 +85,25 @@ py::object text_or_none(std::string_view text) { return text.empty() ? py::objec
     PyErr_SetObject(cls.ptr(), exc.ptr());
     throw py::error_already_set();
 }
+
+/// The errno behind an I/O error of opening the local file `file`: ENOENT
+/// when the path names nothing, else 0. The library's Error keeps its code
+/// (kIoError), not the errno of the failed open(2), so the path is asked
+/// again, with stat(2), only after an open failed: a path that does not
+/// exist now did not exist then either (barring a file created in between,
+/// which then reads as a plain FileError). URLs are not local paths.
+int missing_file_errno(const Error& error, Where where, std::string_view file) {
+    if (where != Where::kOpen || error.code() != ErrorCode::kIoError || file.empty() ||
+        file.find("://") != std::string_view::npos) {
+        return 0;
+    }
+    std::error_code ec;
+    static_cast<void>(std::filesystem::status(std::filesystem::path(std::string(file)), ec));
+    return ec && ec.value() == ENOENT && ec.category() == std::generic_category() ? ENOENT : 0;
+}
+
+/// raise_error_as, with the OS errno (0: none) given to raise_instance.
+[[noreturn]] void raise_with_errno(ErrorKind kind, const Error& error, const Site& site, int os_errno);
 
 }  // namespace
 
@@ -113,10 +150,16 @@ ErrorKind error_kind(const Error& error, Where where) noexcept {
 }
 
 void raise_error(const Error& error, Where where, const Site& site) {
-    raise_error_as(error_kind(error, where), error, site);
+    const ErrorKind kind = error_kind(error, where);
+    const std::string_view file = !error.file().empty() ? error.file() : site.file;
+    raise_with_errno(kind, error, site, kind == ErrorKind::kFile ? missing_file_errno(error, where, file) : 0);
 }
 
-void raise_error_as(ErrorKind kind, const Error& error, const Site& site) {
+void raise_error_as(ErrorKind kind, const Error& error, const Site& site) { raise_with_errno(kind, error, site, 0); }
+
+namespace {
+
+void raise_with_errno(ErrorKind kind, const Error& error, const Site& site, int os_errno) {
     if (error.code() == ErrorCode::kCancelled && PyErr_Occurred() != nullptr) {
         // Cancelled because a signal handler raised (Ctrl-C during a transfer:
         // KeyboardInterrupt): that exception is the one to see.
@@ -142,8 +185,10 @@ void raise_error_as(ErrorKind kind, const Error& error, const Site& site) {
     a.file = text_or_none(names_file ? error.file() : site.file);
     a.tensor = text_or_none(!error.tensor().empty() ? error.tensor() : site.tensor);
     a.field = text_or_none(error.field());
-    raise_instance(kind, message, std::move(a));
+    raise_instance(kind, message, std::move(a), os_errno);
 }
+
+}  // namespace
 
 void raise_error(const Error& error, Where where, std::string_view context) {
     raise_error(error, where, Site{.label = context});
@@ -166,6 +211,17 @@ void set_error_classes(const py::dict& classes) {
                                  " is not an exception class");
         }
         replace_kept_object(g_classes.at(i), cls);
+    }
+    if (classes.contains(kMissingFileName)) {
+        const py::object cls = classes[py::str(kMissingFileName)];
+        // SAFETY: as above: a type object checked with PyType_Check first.
+        if (PyType_Check(cls.ptr()) == 0 ||
+            PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                             reinterpret_cast<PyTypeObject*>(PyExc_FileNotFoundError)) == 0) {
+            throw py::type_error(std::string("_set_error_classes: ") + kMissingFileName +
+                                 " is not a FileNotFoundError class");
+        }
+        replace_kept_object(g_missing_file, cls);
     }
 }
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import hurray
+import hurray.numpy
 
 
 def test_hierarchy():
@@ -55,6 +56,64 @@ def test_missing_file_and_directory(tmp_path):
     assert info.value.tensor is None
     with pytest.raises(hurray.FileError):
         hurray.open(tmp_path)
+
+
+def test_a_missing_file_is_a_file_not_found_error(tmp_path):
+    """ENOENT: a FileError that is also a FileNotFoundError, with errno and
+    filename as OSError has them (what open() raises, and safetensors for a
+    missing file); the message and attributes stay the library's."""
+    import errno
+    import pickle
+
+    missing = tmp_path / "missing.hrry"
+    for call in (hurray.open, hurray.load, lambda p: hurray.safe_open(p, framework="np"), hurray.numpy.load_file,
+                 lambda p: hurray.open(tmp_path / "no-such-dir" / "x.hrry")):
+        with pytest.raises(FileNotFoundError) as info:
+            call(missing)
+        e = info.value
+        assert isinstance(e, hurray.FileError) and isinstance(e, OSError)
+        assert e.errno == errno.ENOENT and e.strerror == "No such file or directory"
+        assert e.filename == e.file and e.file.endswith("x.hrry" if "no-such-dir" in e.file else "missing.hrry")
+        assert e.code == "io_error" and str(e).startswith("io_error: open ")  # not "[Errno 2] ..."
+        assert not isinstance(e, hurray.SafetensorError)  # safetensors raises FileNotFoundError alone
+    copy = pickle.loads(pickle.dumps(e))
+    assert type(copy) is type(e) and str(copy) == str(e)
+    # Other failures to open are FileErrors, not FileNotFoundErrors.
+    with pytest.raises(hurray.FileError) as info:
+        hurray.open(tmp_path)  # a directory
+    assert not isinstance(info.value, FileNotFoundError)
+    (tmp_path / "garbage.hrry").write_bytes(b"garbage")
+    with pytest.raises(hurray.FileError) as info:
+        hurray.open(tmp_path / "garbage.hrry")
+    assert not isinstance(info.value, FileNotFoundError)
+
+
+def test_missing_file_needs_a_file_not_found_class():
+    from hurray import _errors, _hurray
+    with pytest.raises(TypeError, match="MissingFileError is not a FileNotFoundError class"):
+        _hurray._set_error_classes({**_errors.ERROR_CLASSES, "MissingFileError": _errors.FileError})
+    _hurray._set_error_classes(_errors.ERROR_CLASSES)
+
+
+def test_safetensor_errors_are_both_classes():
+    """safetensors' SafetensorError, exported where safetensors exports it; the
+    drop-ins' errors are also the classes raised before (KeyError, ValueError, ...)."""
+    import pickle
+
+    from hurray import _errors
+    assert issubclass(hurray.SafetensorError, hurray.HurrayError)
+    assert hurray.numpy.SafetensorError is hurray.SafetensorError
+    assert issubclass(_errors.TensorNotFoundError, (hurray.SafetensorError, KeyError))
+    assert issubclass(_errors.SafetensorArgumentError, (hurray.SafetensorError, ValueError))
+    assert issubclass(_errors.SafetensorUnsupportedError, (hurray.SafetensorError, hurray.UnsupportedError))
+    assert issubclass(_errors.SliceIndexError, (hurray.SafetensorError, IndexError))
+    assert issubclass(_errors.InvalidTensorsError, (ValueError, TypeError))
+    e = _errors.as_safetensor_error(hurray.FileError("m.hrry: bad"))
+    assert isinstance(e, hurray.FileError) and isinstance(e, hurray.SafetensorError) and str(e) == "m.hrry: bad"
+    for error in (e, _errors.TensorNotFoundError("File does not contain tensor x")):
+        copy = pickle.loads(pickle.dumps(error))  # safetensors tests that its error pickles
+        assert type(copy) is type(error) and str(copy) == str(error)
+    assert str(_errors.TensorNotFoundError("File does not contain tensor x")) == "File does not contain tensor x"
 
 
 def interesting_positions(data):

@@ -98,7 +98,8 @@ def test_many_tensors_keep_names_and_order(tmp_path):
     tensors = {f"layer.{i}.{d}": make(d, (i % 3 + 1, 2), seed=i) for i, d in enumerate(DTYPES)}
     ht.save_file(tensors, tmp_path / "m.hrry")
     got = ht.load_file(tmp_path / "m.hrry")
-    assert list(got) == list(tensors)
+    # Sorted, as safetensors' load_file returns them ("layer.10..." before "layer.2...").
+    assert list(got) == sorted(tensors)
     for name, t in tensors.items():
         assert_same(got[name], t)
 
@@ -172,7 +173,10 @@ def test_non_contiguous_tensors_are_refused(tmp_path):
 
 def test_tensors_sharing_storage_are_refused(tmp_path):
     base = make("float32", (4, 6))
-    cases = [{"a": base, "b": base}, {"a": base, "b": base[1]}, {"a": base[0], "c": make("int8", (1,)), "b": base[2:]},
+    # Tensors whose bytes overlap. (Disjoint views of one storage, such as
+    # base[0] and base[2:], are saved, as safetensors saves them:
+    # test_safetensors_dropin.py.)
+    cases = [{"a": base, "b": base}, {"a": base, "b": base[1]}, {"a": base[1:3], "c": make("int8", (1,)), "b": base[2:]},
              {"a": base, "b": base.view(torch.int32)}]
     for tensors in cases:
         with pytest.raises(ht.SharedTensorsError, match="'a', 'b'") as info:
@@ -190,8 +194,10 @@ def test_other_inputs_are_refused(tmp_path):
     path = tmp_path / "o.hrry"
     with pytest.raises(TypeError):
         ht.save_file([("a", torch.zeros(1))], path)
-    with pytest.raises(TypeError, match="tensor 'a'"):
+    # safetensors' ValueError and message; a TypeError too, as before.
+    with pytest.raises(TypeError, match="Key `a` is invalid, expected torch.Tensor") as info:
         ht.save_file({"a": np.zeros(1)}, path)
+    assert isinstance(info.value, ValueError)
     with pytest.raises(TypeError):
         ht.save_file({1: torch.zeros(1)}, path)
     with pytest.raises(hurray.InvalidArgumentError, match="tensor 's'"):
@@ -267,9 +273,9 @@ def test_safe_open_frameworks(tmp_path):
     path = tmp_path / "so.hrry"
     tensors = {"w": make("float32", (4, 3)), "b": make("bfloat16", (6,)), "q": torch.tensor([True, False, True])}
     ht.save_file(tensors, path)
-    for framework in ("pt", "torch"):
+    for framework in ("pt", "torch", "pytorch"):  # safetensors' three names
         with hurray.safe_open(path, framework=framework) as f:
-            assert f.keys() == ["w", "b", "q"]
+            assert f.keys() == ["b", "q", "w"]  # sorted, as safetensors' keys()
             for name, t in tensors.items():
                 assert_same(f.get_tensor(name), t)
             s = f.get_slice("w")
@@ -280,11 +286,14 @@ def test_safe_open_frameworks(tmp_path):
             assert_same(f.get_slice("b")[2:], tensors["b"][2:])
             with pytest.raises(KeyError):
                 f.get_tensor("missing")
+            with pytest.raises(hurray.SafetensorError):
+                f.get_tensor("missing")
     with hurray.safe_open(path, framework="pt", device="meta") as f:
         assert f.get_tensor("w").device.type == "meta"
     with hurray.safe_open(path, framework="np") as f:
         assert isinstance(f.get_tensor("w"), np.ndarray)
     with pytest.raises(hurray.UnsupportedError):
         hurray.safe_open(path, framework="tf")
-    with pytest.raises(ValueError, match="unknown framework"):
-        hurray.safe_open(path, framework="pytorch")
+    with pytest.raises(ValueError, match="framework caffe is invalid") as info:
+        hurray.safe_open(path, framework="caffe")
+    assert isinstance(info.value, hurray.SafetensorError)
