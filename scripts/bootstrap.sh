@@ -38,6 +38,12 @@ HURRAY_APT_PACKAGES=(
     python3-pytest      # runs the Python module's tests (ctest python.pytest)
     python3-scipy       # hurray.from_scipy / Tensor.to_scipy (scipy.sparse interop) and its tests; optional at run time
     python3-torch       # hurray.torch (safetensors.torch's calls) and its tests; optional at run time
+    python3-setuptools  # pyproject.toml's build backend (setup.py runs the CMake build)
+    python3-wheel       # bdist_wheel for setuptools
+    python3-build       # `python3 -m build --wheel --no-isolation` in the test command
+    python3-venv        # the fresh venvs the wheel and `pip install .` are tested in
+    python3-pip         # pip inside those venvs
+    mypy                # type-checks the examples against the package's stubs (python/typecheck)
 )
 
 # Needed by later work; move a name into HURRAY_APT_PACKAGES when the code starts

@@ -25,7 +25,8 @@ import hurray
 from conftest import REPO
 
 WRITERS = REPO / "tests" / "convert" / "writers"
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# The interpreter running the tests (in a venv: the one the package is installed in).
+PYTHON = sys.executable
 
 
 def _load_module(name):

@@ -25,7 +25,8 @@ from hurray import _hurray
 
 from conftest import DTYPES, sample
 
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# The interpreter running the tests (in a venv: the one the package is installed in).
+PYTHON = sys.executable
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 
 # Every Tier 1 element type (element-types.md): NumPy's and bfloat16.

@@ -29,7 +29,8 @@ from hurray import _hurray
 
 from conftest import DTYPES, sample
 
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# The interpreter running the tests (in a venv: the one the package is installed in).
+PYTHON = sys.executable
 
 # A dense descriptor's fixed part: magic 4, versions 2, length 4, flags 4,
 # type tag 1, layout tag 1, then the rank (u32 little-endian) at offset 16.
