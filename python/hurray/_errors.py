@@ -24,11 +24,11 @@ it before (a missing tensor: ``KeyError``; a bad framework or device:
 class HurrayError(Exception):
     """Base class of the errors of the hurray package."""
 
-    code = None
-    offset = None
-    file = None
-    tensor = None
-    field = None
+    code: "str | None" = None
+    offset: "int | None" = None
+    file: "str | None" = None
+    tensor: "str | None" = None
+    field: "str | None" = None
 
 
 class FileError(HurrayError, OSError):

@@ -94,36 +94,6 @@ class _ConvertResult(TypedDict):
     source_format: str
     verified: bool
 
-# The package's value classes set their fields with object.__setattr__ under
-# __slots__, which mypy cannot see; these stub-only subclasses declare the
-# fields of the objects the extension returns (each still is the package's class).
-@type_check_only
-class _Dtype(Dtype):
-    name: str
-    tag: int
-    bit_width: int
-    tier: int
-    is_float: bool
-    is_integer: bool
-    is_signed: bool
-    is_sub_byte: bool
-
-@type_check_only
-class _Device(Device):
-    kind: str
-    device_id: int
-    memory_class: str
-
-@type_check_only
-class _Quantization(Quantization):
-    tag: int
-    scheme: str
-
-@type_check_only
-class _Shard(Shard):
-    parent_shape: tuple[int, ...]
-    shard_offset: tuple[int, ...]
-
 # ── hurray.Tensor (tensor.cpp, dlpack.cpp, inspect.cpp, sections.cpp, native_protocol.cpp) ──
 
 class Tensor:
@@ -148,7 +118,7 @@ class Tensor:
     ) -> Tensor: ...
     def _wire(self) -> tuple[bytes, list[npt.NDArray[np.uint8]]]: ...
     @property
-    def dtype(self) -> _Dtype: ...
+    def dtype(self) -> Dtype: ...
     @property
     def shape(self) -> tuple[int | None, ...]:
         """A tuple of int, None for a dynamic dimension."""
@@ -158,7 +128,7 @@ class Tensor:
     def size(self) -> int | None:
         """The element count, or None when a dimension is dynamic."""
     @property
-    def device(self) -> _Device: ...
+    def device(self) -> Device: ...
     @property
     def device_id(self) -> int: ...
     @property
@@ -193,7 +163,7 @@ class Tensor:
     @property
     def layout(self) -> Layout: ...
     @property
-    def quantization(self) -> _Quantization | None: ...
+    def quantization(self) -> Quantization | None: ...
     def to_dense(self) -> npt.NDArray[np.float32]: ...
     def dequantize(self) -> npt.NDArray[np.float32]: ...
     @property
@@ -215,7 +185,7 @@ class Tensor:
     @property
     def statistics(self) -> Statistics | None: ...
     @property
-    def shard(self) -> _Shard | None: ...
+    def shard(self) -> Shard | None: ...
     # native_protocol.cpp
     def __hurray__(self, stream: int | None = None) -> _PyCapsule: ...
 

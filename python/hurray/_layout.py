@@ -607,6 +607,9 @@ class Quantization:
     """
 
     __slots__ = ("tag", "scheme")
+    # The fields, for type checkers (set once, in __init__, through object.__setattr__).
+    tag: int
+    scheme: str
 
     def __init__(self, tag, scheme):
         object.__setattr__(self, "tag", tag)

@@ -491,6 +491,9 @@ class Shard(ByValue):
     """
 
     __slots__ = ("parent_shape", "shard_offset")
+    # The fields, for type checkers (set once, in __init__, through object.__setattr__).
+    parent_shape: "tuple[int, ...]"
+    shard_offset: "tuple[int, ...]"
 
     def __init__(self, parent_shape, shard_offset):
         parent = _dims(parent_shape, "parent_shape")

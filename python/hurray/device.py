@@ -21,6 +21,10 @@ class Device:
     """Where a tensor's buffers live: a kind, an index and a memory class. Immutable and hashable."""
 
     __slots__ = ("kind", "device_id", "memory_class")
+    # The fields, for type checkers (set once, in __init__, through object.__setattr__).
+    kind: str
+    device_id: int
+    memory_class: str
 
     def __init__(self, kind, device_id=0, memory_class="standard"):
         if kind not in KINDS and not (isinstance(kind, str) and kind.startswith("private_")):

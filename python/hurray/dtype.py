@@ -14,6 +14,7 @@ Each name is bound to one object, so ``is`` comparisons hold.
 """
 
 import builtins as _builtins
+import typing as _typing
 
 from . import _hurray
 from ._errors import InvalidDescriptorError
@@ -33,6 +34,15 @@ class Dtype:
     """
 
     __slots__ = ("name", "tag", "bit_width", "tier", "is_float", "is_integer", "is_signed", "is_sub_byte")
+    # The fields, for type checkers (set once, in __init__, through object.__setattr__).
+    name: str
+    tag: int
+    bit_width: int
+    tier: int
+    is_float: _builtins.bool
+    is_integer: _builtins.bool
+    is_signed: _builtins.bool
+    is_sub_byte: _builtins.bool
 
     def __init__(self, tag, name, bit_width, tier, is_float, is_signed_int, is_unsigned_int, is_sub_byte):
         for key, value in (("tag", tag), ("name", name), ("bit_width", bit_width), ("tier", tier),
@@ -110,6 +120,36 @@ for _entry in _hurray._element_types():
 del _entry, _dt
 
 TIER1 = tuple(d for d in _BY_TAG.values() if d.tier == 1)
+
+if _typing.TYPE_CHECKING:
+    # The module-level element types made by the loop above (from the extension's
+    # table), declared for type checkers.
+    float16: Dtype
+    bfloat16: Dtype
+    float32: Dtype
+    float64: Dtype
+    int8: Dtype
+    uint8: Dtype
+    int16: Dtype
+    uint16: Dtype
+    int32: Dtype
+    uint32: Dtype
+    int64: Dtype
+    uint64: Dtype
+    bool: Dtype  # noqa: A001 - the spec's name
+    float8_e4m3: Dtype
+    float8_e5m2: Dtype
+    float8_e8m0: Dtype
+    float4_e2m1: Dtype
+    float6_e2m3: Dtype
+    float6_e3m2: Dtype
+    float128: Dtype
+    int4: Dtype
+    uint4: Dtype
+    int2: Dtype
+    uint2: Dtype
+    complex64: Dtype
+    complex128: Dtype
 
 
 def _dtype_of(tag):

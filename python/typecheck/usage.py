@@ -174,13 +174,26 @@ def errors(root: Path) -> None:
     try:
         hurray.open(root / "bad.hrry")
     except hurray.HurrayError as error:
-        print(type(error).__name__, error.code, error.offset)
+        offset: int | None = error.offset  # typed attributes (str | None, int | None)
+        code: str | None = error.code
+        print(type(error).__name__, code, offset)
     try:
         hurray.Tensor(np.zeros(2, np.float32), hurray.float32, (4,))
     except hurray.BufferError as error:
         assert isinstance(error, ValueError)
     else:
         raise AssertionError("a buffer smaller than its shape was accepted")
+
+
+def dtype_fields() -> None:
+    # The package's value classes declare their fields: Dtype, Device and the
+    # module-level element types, Tier 2 ones included.
+    int4: hurray.Dtype = hurray.dtype.int4
+    bits: int = int4.bit_width
+    sub_byte: bool = int4.is_sub_byte
+    device = hurray.Device("cpu")
+    kind: str = device.kind
+    assert (bits, sub_byte, kind, hurray.float32.name) == (4, True, "cpu", "float32")
 
 
 def main() -> None:
@@ -195,6 +208,7 @@ def main() -> None:
         if importlib.util.find_spec("torch") is not None:
             with_torch(root)
         errors(root)
+        dtype_fields()
     print("usage.py: ok")
 
 
