@@ -5,6 +5,8 @@
 # Stages (each can be skipped for local iteration; the default runs everything):
 #   1. GCC Release, shared libraries, -Werror: all, tests, bench, examples; ctest (always)
 #   2. install; consumers, quickstart, C example, CLI built against it   HURRAY_SKIP_INSTALL=1
+#   2b. the Python wheel (pyproject.toml) and `pip install .`, each in a     HURRAY_SKIP_WHEEL=1
+#      fresh venv; pytest, the examples and mypy against those installs
 #   3. GCC ASan+UBSan+coverage Debug -O1 build of what ctest runs; ctest; HURRAY_SKIP_ASAN=1
 #      gcovr line coverage of src/ >= 80% (the counts of that same run)
 #      (HURRAY_SKIP_COV=1: no coverage instrumentation, no gcovr)
@@ -233,6 +235,53 @@ print("hurray", hurray.__version__, "from", hurray.__file__, {k: v.shape for k, 
     fi
     [[ -x build/install/bin/hurray ]] || { echo "the hurray tool was not installed" >&2; exit 1; }
     build/install/bin/hurray verify "$SHARED_DIR/conformance/files/basic.hrry"
+    stage_end
+fi
+
+# --------------------------------------------------------------------------
+# The Python package as a user installs it: a wheel built by pyproject.toml's backend
+# (setup.py runs CMake), installed into a fresh venv; `pip install .` into another. The
+# pytest suite and the examples run against each install from outside the source tree.
+if [[ "${HURRAY_SKIP_WHEEL:-0}" == 1 ]]; then
+    stage_skip "2b. Python wheel + pip install into venvs" "HURRAY_SKIP_WHEEL=1"
+elif [[ ! -f build/gcc/python/hurray/__init__.py ]]; then
+    stage_skip "2b. Python wheel + pip install into venvs" "stage 1 built no Python module"
+else
+    stage_start "2b. Python wheel + pip install . into fresh venvs; pytest, examples, mypy from the installs"
+    rm -rf build/dist build/venv-wheel build/venv-pip build/wheel/stage
+    # Stage 1's compiler and flags, so that ccache serves its objects (the wheel's own
+    # default is -DHURRAY_WERROR=OFF and the system's c++).
+    export HURRAY_WHEEL_BUILD_DIR="$HURRAY_ROOT/build/wheel" CMAKE_BUILD_PARALLEL_LEVEL="$HURRAY_JOBS"
+    export HURRAY_CMAKE_ARGS="-DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc -DHURRAY_WERROR=ON ${HURRAY_LAUNCHER_ARGS[*]}"
+    /usr/bin/python3 -m build --wheel --no-isolation --outdir build/dist
+    wheels=(build/dist/hurray-*.whl)
+    [[ ${#wheels[@]} == 1 && -f "${wheels[0]}" ]] || { echo "python3 -m build made no single wheel" >&2; exit 1; }
+    echo "--- the wheel:"
+    /usr/bin/python3 -m zipfile -l "${wheels[0]}" | grep -v '\.py ' || true
+    py_outside="$(mktemp -d)"
+    for how in wheel pip; do
+        venv="$HURRAY_ROOT/build/venv-$how"
+        /usr/bin/python3 -m venv --system-site-packages "$venv"
+        if [[ $how == wheel ]]; then
+            "$venv/bin/pip" install --no-index -q "${wheels[0]}"
+        else
+            "$venv/bin/pip" install --no-build-isolation --no-index -q "$HURRAY_ROOT"
+        fi
+        site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
+        [[ $how == wheel ]] && wheel_site="$site"
+        echo "--- pytest against the package installed by $how into $venv (run from $py_outside)"
+        tests=("$HURRAY_ROOT/python/tests")
+        # The second install: the examples, the packaging checks and a round trip.
+        [[ $how == pip ]] && tests=("$HURRAY_ROOT/python/tests/test_examples.py"
+            "$HURRAY_ROOT/python/tests/test_packaging.py" "$HURRAY_ROOT/python/tests/test_roundtrip.py")
+        (cd "$py_outside" && env -u PYTHONPATH HURRAY_EXPECT_PACKAGE_DIR="$site" \
+            HURRAY_CONFORMANCE_DIR="$SHARED_DIR/conformance" HURRAY_CLI="$site/hurray/bin/hurray" \
+            PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}")
+        (cd "$py_outside" && env -u PYTHONPATH "$venv/bin/hurray" verify "$SHARED_DIR/conformance/files/basic.hrry")
+    done
+    echo "--- mypy: the examples and a typed usage file against the installed package's stubs"
+    PYTHON="$HURRAY_ROOT/build/venv-wheel/bin/python" bash python/typecheck/run_mypy.sh "$wheel_site"
+    rm -rf "$py_outside"
     stage_end
 fi
 
