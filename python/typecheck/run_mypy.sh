@@ -44,7 +44,13 @@ done
 "$PYTHON" -c 'import mypy' 2>/dev/null || fail "$PYTHON has no mypy (Debian: apt-get install mypy)"
 
 mypy=("$PYTHON" -m mypy --config-file "$CONFIG" --cache-dir "$CACHE_DIR" --no-error-summary)
-export MYPYPATH="$PACKAGE_DIR"
+# A build tree's package is found through MYPYPATH; an installed one (PACKAGE_DIR is a
+# site-packages of PYTHON, e.g. a venv's) through PYTHON's own path, as a user's mypy
+# finds it (mypy refuses a site-packages folder in MYPYPATH).
+case "$(basename "$PACKAGE_DIR")" in
+site-packages | dist-packages) ;;
+*) export MYPYPATH="$PACKAGE_DIR" ;;
+esac
 echo "mypy $("$PYTHON" -m mypy --version | cut -d' ' -f2) with $CONFIG, package $PACKAGE_DIR"
 
 echo "== 1. the stub: hurray/_hurray.pyi"
