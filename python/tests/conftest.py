@@ -8,6 +8,7 @@ and HURRAY_CONFORMANCE_DIR at the conformance vectors; by hand:
 
 import os
 import pathlib
+import shutil
 
 import numpy as np
 import pytest
@@ -49,3 +50,11 @@ def sample(dtype, shape, seed=0):
     else:
         values = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
     return values.reshape(shape)
+
+
+def hurray_cli():
+    """The `hurray` command-line tool: $HURRAY_CLI, else on PATH; skips the test without it."""
+    path = os.environ.get("HURRAY_CLI") or shutil.which("hurray")
+    if not path or not pathlib.Path(path).is_file():
+        pytest.skip("the hurray tool is not built here (set HURRAY_CLI)")
+    return path

@@ -5,8 +5,6 @@ hurray.Composite, round trips with streams keep them, and the safetensors-style
 readers keep handing out arrays."""
 
 import os
-import pathlib
-import shutil
 import subprocess
 
 import numpy as np
@@ -16,7 +14,7 @@ import hurray
 import hurray.numpy as hnp
 from hurray import _hurray
 
-from conftest import sample
+from conftest import hurray_cli, sample
 from hurray._composite import _wire_of_tensor
 
 
@@ -332,16 +330,8 @@ def test_mutated_composite_files_raise_hurray_errors_only(tmp_path):
 # -- the C++ tool ---------------------------------------------------------------
 
 
-def _cli():
-    """The `hurray` command-line tool: $HURRAY_CLI, else on PATH."""
-    path = os.environ.get("HURRAY_CLI") or shutil.which("hurray")
-    if not path or not pathlib.Path(path).is_file():
-        pytest.skip("the hurray tool is not built here (set HURRAY_CLI)")
-    return path
-
-
 def _run(*args):
-    return subprocess.run([_cli(), *map(str, args)], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([hurray_cli(), *map(str, args)], capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_the_cpp_tool_verifies_python_written_composites(tmp_path):
@@ -367,7 +357,7 @@ def test_a_stream_converted_by_the_cpp_tool_reads_back_as_composites(tmp_path):
     hurray.save(tmp_path / "again.hrry", loaded)
     with hurray.open(tmp_path / "again.hrry") as f, hurray.open(tmp_path / "out.hrry") as g:
         assert f.keys() == g.keys()
-    done = subprocess.run([_cli(), "convert", str(tmp_path / "again.hrry"), "-", "--to", "stream"],
+    done = subprocess.run([hurray_cli(), "convert", str(tmp_path / "again.hrry"), "-", "--to", "stream"],
                           capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == stream_of(items)

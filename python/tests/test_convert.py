@@ -11,8 +11,6 @@ values compared with numpy; corrupted inputs raise, never crash.
 
 import importlib.util
 import json
-import os
-import pathlib
 import subprocess
 import sys
 import threading

@@ -13,8 +13,6 @@ the C++ library (the ``hurray`` tool) writes and reads it.
 """
 
 import os
-import pathlib
-import shutil
 import struct
 import subprocess
 import sys
@@ -27,7 +25,7 @@ import hurray
 import hurray.numpy as hnp
 from hurray import _hurray
 
-from conftest import DTYPES, sample
+from conftest import DTYPES, hurray_cli, sample
 
 # The interpreter running the tests (in a venv: the one the package is installed in).
 PYTHON = sys.executable
@@ -422,16 +420,8 @@ def test_0d_composites_cross_a_stream_file(tmp_path):
 # -- the C++ library: the hurray tool -------------------------------------------
 
 
-def _cli():
-    """The `hurray` command-line tool: $HURRAY_CLI, else on PATH."""
-    path = os.environ.get("HURRAY_CLI") or shutil.which("hurray")
-    if not path or not pathlib.Path(path).is_file():
-        pytest.skip("the hurray tool is not built here (set HURRAY_CLI)")
-    return path
-
-
 def _run(*args):
-    done = subprocess.run([_cli(), *map(str, args)], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([hurray_cli(), *map(str, args)], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
