@@ -9,11 +9,21 @@ and HURRAY_CONFORMANCE_DIR at the conformance vectors; by hand:
 import os
 import pathlib
 import shutil
+import signal
 
 import numpy as np
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# Ctrl-C as an interactive Python has it, whatever this process inherited: a shell
+# starts background jobs (`cmd &`, as a CI script may) with SIGINT ignored, and a
+# Python started so keeps it ignored, so that neither `_thread.interrupt_main` nor a
+# SIGINT sent to the child processes the tests start would raise KeyboardInterrupt
+# (a handled signal goes back to its default across exec, and the children then
+# install Python's own handler).
+if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
