@@ -33,7 +33,7 @@ std::optional<const char*> numpy_name(ElementType t) noexcept {
     }
 }
 
-py::array float_array(std::vector<float>&& values, std::span<const uint64_t> dims, ErrorKind mismatch,
+py::array float_array(std::vector<float>&& values, std::span<const uint64_t> dims, PythonError mismatch,
                       const std::string& context) {
     std::vector<py::ssize_t> shape;
     shape.reserve(dims.size());
@@ -41,7 +41,7 @@ py::array float_array(std::vector<float>&& values, std::span<const uint64_t> dim
     for (const uint64_t dim : dims) {
         if (dim > static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max()) ||
             (dim != 0 && count > std::numeric_limits<uint64_t>::max() / dim)) {
-            raise_kind(ErrorKind::kBuffer, context + ": the shape is too large");
+            raise_kind(PythonError::kBuffer, context + ": the shape is too large");
         }
         count *= dim;
         shape.push_back(static_cast<py::ssize_t>(dim));

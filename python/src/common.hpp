@@ -30,26 +30,10 @@ namespace hurray::python {
 
 namespace py = pybind11;
 
-/// The Python exception classes of the package (defined in hurray/_errors.py
-/// and registered with `_set_error_classes`). Each is a subclass of
-/// `hurray.HurrayError`.
-enum class ErrorKind : unsigned {
-    kFile,               ///< FileError (OSError): I/O and container structure.
-    kInvalidDescriptor,  ///< InvalidDescriptorError (ValueError): a descriptor.
-    kBuffer,             ///< BufferError (ValueError): buffer sizes and offsets.
-    kUnsupported,        ///< UnsupportedError (NotImplementedError).
-    kStream,             ///< StreamError (OSError): stream framing.
-    kInvalidArgument,    ///< InvalidArgumentError (ValueError): what the caller passed.
-    kInternal,           ///< InternalError (RuntimeError): a bug.
-    kCount,
-};
-
-/// Where an error happened, which decides its class (`error_kind`).
-enum class Where : unsigned {
-    kOpen,    ///< Opening and validating a file.
-    kTensor,  ///< Decoding a descriptor, reading a tensor's data.
-    kSave,    ///< Building and writing a file.
-};
+// The package's exception classes are core's `PythonError` (hurray/core/error_table.hpp:
+// one enum for the table and this module; kInternal is raised by the module itself),
+// and where an error happened is its `PythonSite` (kOpen, kTensor, kSave here; the
+// stream sites in stream.cpp).
 
 /// Whether `code` says "not supported" (a version, tag or scheme this build
 /// does not know): `UnsupportedError` (hurray/core/error_table.hpp).
@@ -57,10 +41,8 @@ bool is_unsupported(ErrorCode code) noexcept;
 
 /// The class of `code` at `site`, from hurray/core/error_table.hpp: the one
 /// table every binding presents errors by.
-ErrorKind error_kind(ErrorCode code, PythonSite site) noexcept;
+PythonError error_kind(ErrorCode code, PythonSite site) noexcept;
 
-/// The class for `error` raised at `where` (error_kind by code and site).
-ErrorKind error_kind(const Error& error, Where where) noexcept;
 
 /// What a binding knows of where an error happened.
 struct Site {
@@ -77,17 +59,17 @@ struct Site {
 /// Raises the exception for `error`, its message put after `site.label`, with
 /// attributes `code` (the error code's name), `offset` (the byte offset, or
 /// None), `file`, `tensor` and `field` (each None when unknown). Needs the GIL.
-[[noreturn]] void raise_error(const Error& error, Where where, const Site& site);
+[[noreturn]] void raise_error(const Error& error, PythonSite where, const Site& site);
 
 /// As `raise_error`, with the class chosen by the caller (a stream's state
 /// decides some: an input that ended is a `StreamError`).
-[[noreturn]] void raise_error_as(ErrorKind kind, const Error& error, const Site& site);
+[[noreturn]] void raise_error_as(PythonError kind, const Error& error, const Site& site);
 
 /// Same as `raise_error(error, where, Site{.label = context})`.
-[[noreturn]] void raise_error(const Error& error, Where where, std::string_view context);
+[[noreturn]] void raise_error(const Error& error, PythonSite where, std::string_view context);
 
 /// Raises `kind` with `message` (attributes `code` and `offset` are None).
-[[noreturn]] void raise_kind(ErrorKind kind, const std::string& message);
+[[noreturn]] void raise_kind(PythonError kind, const std::string& message);
 
 /// Keeps `value` in `slot`, a strong reference the extension holds for its whole
 /// life (a callback or class registered from Python), releasing what `slot` held
@@ -123,7 +105,7 @@ std::optional<const char*> numpy_name(ElementType t) noexcept;
 /// array's base owns them). Raises `mismatch` when their count is not the
 /// shape's, `BufferError` when the shape is too large; `context` starts the
 /// message. Needs the GIL. arrays.cpp.
-py::array float_array(std::vector<float>&& values, std::span<const uint64_t> dims, ErrorKind mismatch,
+py::array float_array(std::vector<float>&& values, std::span<const uint64_t> dims, PythonError mismatch,
                       const std::string& context);
 
 /// Registers `hurray.Tensor` and its helpers (tensor.cpp).

@@ -35,10 +35,10 @@ py::array materialize(const py::bytes& head, const py::sequence& members) {
     const TensorDescriptor head_desc = decode_for_write(head, "composite head");
     const auto* layout = std::get_if<CompositeLayout>(&head_desc.layout);
     if (layout == nullptr) {
-        raise_kind(ErrorKind::kInvalidArgument, "composite head: its layout is not composite");
+        raise_kind(PythonError::kInvalidArgument, "composite head: its layout is not composite");
     }
     if (layout->rule != CompositionRule::kPartition && layout->rule != CompositionRule::kOverlay) {
-        raise_kind(ErrorKind::kUnsupported, "Composite.to_dense: only partition and overlay composites have a merged "
+        raise_kind(PythonError::kUnsupported, "Composite.to_dense: only partition and overlay composites have a merged "
                                             "view (the members of a group are independent tensors)");
     }
     std::vector<PreparedTensor> prepared;
@@ -51,7 +51,7 @@ py::array materialize(const py::bytes& head, const py::sequence& members) {
         }
         PreparedTensor p = prepare_tensor(py::bytes(pair[0]), py::sequence(pair[1]), what);
         if (std::holds_alternative<CompositeLayout>(p.descriptor.layout)) {
-            raise_kind(ErrorKind::kUnsupported, what + " is itself a composite; nested composites are not assembled "
+            raise_kind(PythonError::kUnsupported, what + " is itself a composite; nested composites are not assembled "
                                                        "(assemble the inner composite on its own)");
         }
         prepared.push_back(std::move(p));
@@ -80,7 +80,7 @@ py::array materialize(const py::bytes& head, const py::sequence& members) {
         }
     }
     if (error) {
-        raise_error(*error, Where::kTensor, "Composite.to_dense");
+        raise_error(*error, PythonSite::kTensor, "Composite.to_dense");
     }
     const auto n = static_cast<py::ssize_t>(bytes->size());
     const uint8_t* data = bytes->data();

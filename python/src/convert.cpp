@@ -39,7 +39,7 @@ namespace {
 #ifndef HURRAY_PY_HAVE_CONVERT
 
 [[noreturn]] void not_built() {
-    raise_kind(ErrorKind::kUnsupported, "this hurray module was built without hurray::convert (HURRAY_BUILD_CONVERT=OFF)");
+    raise_kind(PythonError::kUnsupported, "this hurray module was built without hurray::convert (HURRAY_BUILD_CONVERT=OFF)");
 }
 
 #else
@@ -53,7 +53,7 @@ fmt::Format format_arg(const std::optional<std::string>& to) {
     }
     auto parsed = fmt::parse_format_name(*to);
     if (!parsed) {
-        raise_error(parsed.error(), Where::kSave, "to");
+        raise_error(parsed.error(), PythonSite::kSave, "to");
     }
     return *parsed;
 }
@@ -80,7 +80,7 @@ ElementType dtype_arg(const py::object& dtype) {
     const auto type = type_from_name(name);
     if (!type || (*type != ElementType::kFloat32 && *type != ElementType::kFloat16 &&
                   *type != ElementType::kBFloat16)) {
-        raise_kind(ErrorKind::kInvalidArgument,
+        raise_kind(PythonError::kInvalidArgument,
                    "dtype: '" + name + "' is not float32, float16 or bfloat16 (the types of dequantized tensors)");
     }
     return *type;
@@ -144,7 +144,7 @@ py::dict convert(const std::filesystem::path& src, const std::filesystem::path& 
     }
     reporter->callable = py::object();
     if (!*done) {
-        raise_error(done->error(), Where::kSave, "");
+        raise_error(done->error(), PythonSite::kSave, "");
     }
     const fmt::ConvertReport& r = done->value();
     py::dict out;
@@ -177,7 +177,7 @@ std::string detect_format(const std::filesystem::path& path) {
         }
     }
     if (!opened) {
-        raise_error(Error(ErrorCode::kIoError, "cannot open the file"), Where::kOpen, Site{.label = path.string(), .file = path.string()});
+        raise_error(Error(ErrorCode::kIoError, "cannot open the file"), PythonSite::kOpen, Site{.label = path.string(), .file = path.string()});
     }
     return std::string(fmt::format_name(fmt::detect_format(std::span<const uint8_t>(head.data(), n), size)));
 }
@@ -215,7 +215,7 @@ public:
             opened.emplace(fmt::open_source(path));
         }
         if (!*opened) {
-            raise_error(opened->error(), Where::kOpen, Site{.label = path.string(), .file = path.string()});
+            raise_error(opened->error(), PythonSite::kOpen, Site{.label = path.string(), .file = path.string()});
         }
         Source s;
         s.source_ = std::shared_ptr<const fmt::TensorSource>(std::move(opened->value()));
@@ -258,7 +258,7 @@ public:
         const fmt::SourceTensor& st = s->tensor(i);
         const std::string context = path_ + ": tensor " + name;
         if (st.descriptor.buffers.empty()) {
-            raise_kind(ErrorKind::kUnsupported,
+            raise_kind(PythonError::kUnsupported,
                        context + ": a composite head owns no buffers; open the HRRYFILE with hurray.open to assemble it");
         }
         struct Keep {
@@ -286,7 +286,7 @@ public:
             }
         }
         if (error) {
-            raise_error(*error, Where::kTensor, context);
+            raise_error(*error, PythonSite::kTensor, context);
         }
         t->writable.assign(t->spans.size(), false);
         t->native = std::move(keep);

@@ -125,7 +125,7 @@ int dlpack_device_type(DeviceTag tag, MemoryClass mc) {
             break;
     }
     if (!out) {
-        raise_kind(ErrorKind::kUnsupported,
+        raise_kind(PythonError::kUnsupported,
                    "__dlpack_device__: device tag " + std::to_string(static_cast<unsigned>(tag)) +
                        " with memory class " + std::to_string(static_cast<unsigned>(mc)) +
                        " has no DLPack device type (use the Hurray wire form, Tensor._wire)");
@@ -278,10 +278,10 @@ py::object dense_copy(const Tensor& t) {
         }
     }
     if (error) {
-        raise_error(*error, Where::kTensor, "__dlpack__");
+        raise_error(*error, PythonSite::kTensor, "__dlpack__");
     }
     if (!*dense) {
-        raise_error(dense->error(), Where::kTensor, "__dlpack__");
+        raise_error(dense->error(), PythonSite::kTensor, "__dlpack__");
     }
     auto out = std::make_unique<Tensor>();
     out->desc = std::move(dense->value());
@@ -387,7 +387,7 @@ py::object export_capsule(const py::object& self, const DLDataType& type, const 
     uint8_t* data = nullptr;
     if (nbytes != 0) {
         if (t.spans.empty() || d.byte_offset > t.spans[0].size() || nbytes > t.spans[0].size() - d.byte_offset) {
-            raise_kind(ErrorKind::kBuffer, "__dlpack__: the data lies outside buffer 0");
+            raise_kind(PythonError::kBuffer, "__dlpack__: the data lies outside buffer 0");
         }
         // SAFETY: [byte_offset, byte_offset + nbytes) lies in buffer 0 (checked
         // above); the capsule's context holds the Tensor, which keeps that
@@ -498,31 +498,31 @@ py::object from_dlpack(const py::object& obj) {
             throw py::error_already_set();
         }
     } else {
-        raise_kind(ErrorKind::kInvalidArgument,
+        raise_kind(PythonError::kInvalidArgument,
                    "from_dlpack: __dlpack__ did not return an unconsumed \"dltensor\" or \"dltensor_versioned\" "
                    "capsule");
     }
     const DLTensor& dl = versioned != nullptr ? versioned->dl_tensor : managed->dl_tensor;
     const bool read_only = versioned != nullptr && (versioned->flags & kDLPackFlagReadOnly) != 0;
     if (dl.device.device_type != kDLCPU && dl.device.device_type != kDLCUDAHost) {
-        raise_kind(ErrorKind::kUnsupported, "from_dlpack: device type " + std::to_string(dl.device.device_type) +
+        raise_kind(PythonError::kUnsupported, "from_dlpack: device type " + std::to_string(dl.device.device_type) +
                                                 " is not host memory; only CPU tensors are supported");
     }
     const auto type = element_type_of(dl.dtype);
     if (!type) {
-        raise_kind(ErrorKind::kUnsupported, "from_dlpack: DLPack type (code " + std::to_string(dl.dtype.code) +
+        raise_kind(PythonError::kUnsupported, "from_dlpack: DLPack type (code " + std::to_string(dl.dtype.code) +
                                                 ", bits " + std::to_string(dl.dtype.bits) + ", lanes " +
                                                 std::to_string(dl.dtype.lanes) + ") has no Hurray element type");
     }
     if (dl.ndim < 0 || dl.ndim > 64 || (dl.ndim > 0 && dl.shape == nullptr)) {
-        raise_kind(ErrorKind::kInvalidArgument, "from_dlpack: bad ndim or shape");
+        raise_kind(PythonError::kInvalidArgument, "from_dlpack: bad ndim or shape");
     }
     Shape shape;
     // SAFETY: a DLTensor's shape (and strides, when not null) hold ndim entries.
     const std::span<const int64_t> dims(dl.shape, static_cast<size_t>(dl.ndim));
     for (const int64_t dim : dims) {
         if (dim < 0) {
-            raise_kind(ErrorKind::kInvalidArgument, "from_dlpack: negative dimension");
+            raise_kind(PythonError::kInvalidArgument, "from_dlpack: negative dimension");
         }
         shape.push_back(static_cast<uint64_t>(dim));
     }
@@ -532,11 +532,11 @@ py::object from_dlpack(const py::object& obj) {
         int64_t expected = 1;
         for (size_t k = dims.size(); k-- > 0;) {
             if (dims[k] != 1 && strides[k] != expected) {
-                raise_kind(ErrorKind::kUnsupported,
+                raise_kind(PythonError::kUnsupported,
                            "from_dlpack: the tensor is not C-contiguous (copy it to a contiguous one first)");
             }
             if (dims[k] != 0 && expected > std::numeric_limits<int64_t>::max() / dims[k]) {
-                raise_kind(ErrorKind::kBuffer, "from_dlpack: size overflows");
+                raise_kind(PythonError::kBuffer, "from_dlpack: size overflows");
             }
             expected *= dims[k];
         }
@@ -547,15 +547,15 @@ py::object from_dlpack(const py::object& obj) {
         d.emplace(make_dense(*type, shape));
     }
     if (!*d) {
-        raise_error(d->error(), Where::kTensor, "from_dlpack");
+        raise_error(d->error(), PythonSite::kTensor, "from_dlpack");
     }
     const uint64_t nbytes = d->value().buffers[0].byte_size;
     if (nbytes > static_cast<uint64_t>(std::numeric_limits<ptrdiff_t>::max()) ||
         dl.byte_offset > std::numeric_limits<uint64_t>::max() - nbytes) {
-        raise_kind(ErrorKind::kBuffer, "from_dlpack: size overflows");
+        raise_kind(PythonError::kBuffer, "from_dlpack: size overflows");
     }
     if (nbytes != 0 && dl.data == nullptr) {
-        raise_kind(ErrorKind::kInvalidArgument, "from_dlpack: null data pointer");
+        raise_kind(PythonError::kInvalidArgument, "from_dlpack: null data pointer");
     }
     // Ownership passes to the new Tensor: rename first, so that the capsule's
     // own destructor no longer frees it.

@@ -16,22 +16,26 @@ namespace hurray::python {
 
 namespace {
 
-constexpr std::array<const char*, static_cast<size_t>(ErrorKind::kCount)> kKindNames = {
-    "FileError",      "InvalidDescriptorError", "BufferError",  "UnsupportedError",
-    "StreamError",    "InvalidArgumentError",   "InternalError",
+// The package's name of each class, by PythonError; none for kNone (not an error)
+// and kMemory (the built-in MemoryError, raised by pybind11 from std::bad_alloc).
+constexpr std::array<const char*, static_cast<size_t>(PythonError::kCount)> kKindNames = {
+    nullptr,       "FileError",           "InvalidDescriptorError", "BufferError",  "UnsupportedError",
+    "StreamError", "InvalidArgumentError", nullptr,                  "InternalError",
 };
+static_assert(static_cast<size_t>(PythonError::kInternal) == 8 && static_cast<size_t>(PythonError::kFile) == 1,
+              "kKindNames follows PythonError's order");
 
 // Strong references, owned for the life of the process on purpose: they are
 // set once at import, and destroying Python objects from a static destructor
 // after the interpreter has finalised would crash.
-std::array<PyObject*, static_cast<size_t>(ErrorKind::kCount)> g_classes{};
+std::array<PyObject*, static_cast<size_t>(PythonError::kCount)> g_classes{};
 
 // The class raised for a FileError whose cause is ENOENT (a FileError and a
 // FileNotFoundError), registered under this name; FileError itself without it.
 constexpr const char* kMissingFileName = "MissingFileError";
 PyObject* g_missing_file = nullptr;
 
-py::handle class_of(ErrorKind kind) {
+py::handle class_of(PythonError kind) {
     PyObject* cls = g_classes.at(static_cast<size_t>(kind));
     if (cls == nullptr) {
         // The package registers the classes when it imports; `_hurray` used on
@@ -66,8 +70,8 @@ py::object text_or_none(std::string_view text) { return text.empty() ? py::objec
 /// `os_errno`: the operating system's error code behind a FileError, 0 when
 /// none is known. ENOENT raises the registered MissingFileError (also a
 /// FileNotFoundError) with `errno`, `strerror` and `filename` set, as OSError has them.
-[[noreturn]] void raise_instance(ErrorKind kind, const std::string& message, Attributes attributes, int os_errno = 0) {
-    const bool missing = kind == ErrorKind::kFile && os_errno == ENOENT && g_missing_file != nullptr;
+[[noreturn]] void raise_instance(PythonError kind, const std::string& message, Attributes attributes, int os_errno = 0) {
+    const bool missing = kind == PythonError::kFile && os_errno == ENOENT && g_missing_file != nullptr;
     const py::handle cls = missing ? py::handle(g_missing_file) : class_of(kind);
     py::object exc = cls(text_of(message));
     if (missing) {
@@ -92,8 +96,8 @@ py::object text_or_none(std::string_view text) { return text.empty() ? py::objec
 /// again, with stat(2), only after an open failed: a path that does not
 /// exist now did not exist then either (barring a file created in between,
 /// which then reads as a plain FileError). URLs are not local paths.
-int missing_file_errno(const Error& error, Where where, std::string_view file) {
-    if (where != Where::kOpen || error.code() != ErrorCode::kIoError || file.empty() ||
+int missing_file_errno(const Error& error, PythonSite where, std::string_view file) {
+    if (where != PythonSite::kOpen || error.code() != ErrorCode::kIoError || file.empty() ||
         file.find("://") != std::string_view::npos) {
         return 0;
     }
@@ -103,63 +107,36 @@ int missing_file_errno(const Error& error, Where where, std::string_view file) {
 }
 
 /// raise_error_as, with the OS errno (0: none) given to raise_instance.
-[[noreturn]] void raise_with_errno(ErrorKind kind, const Error& error, const Site& site, int os_errno);
+[[noreturn]] void raise_with_errno(PythonError kind, const Error& error, const Site& site, int os_errno);
 
 }  // namespace
 
-ErrorKind kind_of(PythonError e) noexcept {
-    switch (e) {
-        case PythonError::kFile:
-            return ErrorKind::kFile;
-        case PythonError::kInvalidDescriptor:
-            return ErrorKind::kInvalidDescriptor;
-        case PythonError::kBuffer:
-            return ErrorKind::kBuffer;
-        case PythonError::kUnsupported:
-            return ErrorKind::kUnsupported;
-        case PythonError::kStream:
-            return ErrorKind::kStream;
-        case PythonError::kInvalidArgument:
-            return ErrorKind::kInvalidArgument;
-        case PythonError::kNone:
-        case PythonError::kMemory:  // raised as MemoryError before a class is chosen
-            break;
-    }
-    return ErrorKind::kInternal;
-}
-
-ErrorKind error_kind(ErrorCode code, PythonSite site) noexcept {
+PythonError error_kind(ErrorCode code, PythonSite site) noexcept {
     const ErrorPresentation* row = find_error_presentation(code);
-    return row != nullptr ? kind_of(row->python.at(static_cast<size_t>(site))) : ErrorKind::kInternal;
+    if (row == nullptr) {
+        return PythonError::kInternal;
+    }
+    const PythonError e = row->python.at(static_cast<size_t>(site));
+    // kNone and kMemory never reach here as classes: kOk raises nothing, and
+    // kOutOfMemory is raised as MemoryError before a class is chosen.
+    return e == PythonError::kNone || e == PythonError::kMemory ? PythonError::kInternal : e;
 }
 
 bool is_unsupported(ErrorCode code) noexcept {
-    return error_kind(code, PythonSite::kTensor) == ErrorKind::kUnsupported;
+    return error_kind(code, PythonSite::kTensor) == PythonError::kUnsupported;
 }
 
-ErrorKind error_kind(const Error& error, Where where) noexcept {
-    switch (where) {
-        case Where::kOpen:
-            return error_kind(error.code(), PythonSite::kOpen);
-        case Where::kTensor:
-            return error_kind(error.code(), PythonSite::kTensor);
-        case Where::kSave:
-            return error_kind(error.code(), PythonSite::kSave);
-    }
-    return ErrorKind::kInternal;
-}
-
-void raise_error(const Error& error, Where where, const Site& site) {
-    const ErrorKind kind = error_kind(error, where);
+void raise_error(const Error& error, PythonSite where, const Site& site) {
+    const PythonError kind = error_kind(error.code(), where);
     const std::string_view file = !error.file().empty() ? error.file() : site.file;
-    raise_with_errno(kind, error, site, kind == ErrorKind::kFile ? missing_file_errno(error, where, file) : 0);
+    raise_with_errno(kind, error, site, kind == PythonError::kFile ? missing_file_errno(error, where, file) : 0);
 }
 
-void raise_error_as(ErrorKind kind, const Error& error, const Site& site) { raise_with_errno(kind, error, site, 0); }
+void raise_error_as(PythonError kind, const Error& error, const Site& site) { raise_with_errno(kind, error, site, 0); }
 
 namespace {
 
-void raise_with_errno(ErrorKind kind, const Error& error, const Site& site, int os_errno) {
+void raise_with_errno(PythonError kind, const Error& error, const Site& site, int os_errno) {
     if (error.code() == ErrorCode::kCancelled && PyErr_Occurred() != nullptr) {
         // Cancelled because a signal handler raised (Ctrl-C during a transfer:
         // KeyboardInterrupt): that exception is the one to see.
@@ -190,16 +167,19 @@ void raise_with_errno(ErrorKind kind, const Error& error, const Site& site, int 
 
 }  // namespace
 
-void raise_error(const Error& error, Where where, std::string_view context) {
+void raise_error(const Error& error, PythonSite where, std::string_view context) {
     raise_error(error, where, Site{.label = context});
 }
 
-void raise_kind(ErrorKind kind, const std::string& message) {
+void raise_kind(PythonError kind, const std::string& message) {
     raise_instance(kind, message, Attributes{});
 }
 
 void set_error_classes(const py::dict& classes) {
     for (size_t i = 0; i < kKindNames.size(); ++i) {
+        if (kKindNames.at(i) == nullptr) {
+            continue;  // kNone, kMemory: no class of the package
+        }
         const py::object cls = classes[py::str(kKindNames.at(i))];
         // SAFETY: the casts are CPython's own convention: a type object is a
         // PyTypeObject (PyType_Check is evaluated first), and every exception

@@ -96,9 +96,9 @@ py::array to_float32_array(const Tensor& t, const char* what) {
         }
     }
     if (error) {
-        raise_error(*error, Where::kTensor, what);
+        raise_error(*error, PythonSite::kTensor, what);
     }
-    return float_array(std::move(values), t.desc.shape, ErrorKind::kInternal, what);
+    return float_array(std::move(values), t.desc.shape, PythonError::kInternal, what);
 }
 
 /// A sparse tensor's stored-element count; AttributeError for other layouts.
@@ -133,7 +133,7 @@ py::object values_of(const py::object& self) {
         d.emplace(make_dense(t.desc.element_type, Shape{nnz}, placement_of(t, 0)));
     }
     if (!*d) {
-        raise_error(d->error(), Where::kTensor, "values");
+        raise_error(d->error(), PythonSite::kTensor, "values");
     }
     auto out = std::make_unique<Tensor>();
     out->desc = std::move(d->value());
@@ -164,12 +164,12 @@ py::object index_component(const py::object& self, size_t index, const char* wha
         // CSR row_ptr: rows + 1; CSC col_ptr: columns + 1.
         const size_t axis = std::is_same_v<Want, CsrLayout> ? 0 : 1;
         if (axis >= t.desc.shape.size()) {
-            raise_kind(ErrorKind::kInternal, std::string(what) + ": the tensor has rank " +
+            raise_kind(PythonError::kInternal, std::string(what) + ": the tensor has rank " +
                                                  std::to_string(t.desc.shape.size()) + ", not 2");
         }
         const uint64_t dim = t.desc.shape[axis];
         if (dim == std::numeric_limits<uint64_t>::max()) {
-            raise_kind(ErrorKind::kUnsupported, std::string(what) + ": the dimension is dynamic");
+            raise_kind(PythonError::kUnsupported, std::string(what) + ": the dimension is dynamic");
         }
         shape = {dim + 1};
     }
@@ -179,7 +179,7 @@ py::object index_component(const py::object& self, size_t index, const char* wha
         d.emplace(make_dense(ElementType::kUInt64, std::move(shape), placement_of(t, index)));
     }
     if (!*d) {
-        raise_error(d->error(), Where::kTensor, what);
+        raise_error(d->error(), PythonSite::kTensor, what);
     }
     auto out = std::make_unique<Tensor>();
     out->desc = std::move(d->value());

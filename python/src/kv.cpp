@@ -235,7 +235,7 @@ KvMetadata kv_from_python(const py::handle& mapping) {
         const auto key = k.cast<std::string>();
         Status st = kv.add(key, value_from_python(v, key));
         if (!st) {
-            raise_error(st.error(), Where::kSave, "kv '" + key + "'");
+            raise_error(st.error(), PythonSite::kSave, "kv '" + key + "'");
         }
     }
     return kv;

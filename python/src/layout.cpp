@@ -224,7 +224,7 @@ void check_layout(const py::handle& obj) {
     const LayoutDescriptor layout = layout_from_python(obj);
     if (const auto* e = std::get_if<ExtensionLayout>(&layout)) {
         if (e->tag == 0x00 || e->tag == 0xFF) {
-            raise_kind(ErrorKind::kInvalidDescriptor, "layout tag " + hex_byte(e->tag) + " is invalid");
+            raise_kind(PythonError::kInvalidDescriptor, "layout tag " + hex_byte(e->tag) + " is invalid");
         }
         const py::dict p = obj.attr("_params");
         if (is_unknown_layout(layout) && !p.contains("extension_layout_id")) {
@@ -237,7 +237,7 @@ void check_layout(const py::handle& obj) {
         st.emplace(probe(layout));
     }
     if (!*st) {
-        raise_error(st->error(), Where::kTensor, type_name_of(obj));
+        raise_error(st->error(), PythonSite::kTensor, type_name_of(obj));
     }
 }
 
@@ -379,7 +379,7 @@ LayoutDescriptor layout_from_python(const py::handle& layout) {
         case 0x40: return HilbertLayout{p["hilbert_order"].cast<uint32_t>(), p["hilbert_rank"].cast<uint32_t>()};
         default: break;
     }
-    raise_kind(ErrorKind::kUnsupported, "layout tag " + hex_byte(tag & 0xFFU) + " (" +
+    raise_kind(PythonError::kUnsupported, "layout tag " + hex_byte(tag & 0xFFU) + " (" +
                                             py::str(layout.attr("name")).cast<std::string>() +
                                             ") has no parameters this module can write");
 }

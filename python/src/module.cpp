@@ -133,10 +133,10 @@ std::vector<py::ssize_t> numpy_shape(std::span<const uint64_t> shape, std::strin
     out.reserve(shape.size());
     for (const uint64_t d : shape) {
         if (d == kDynamicDim) {
-            raise_kind(ErrorKind::kUnsupported, tensor_label(name) + ": has a dynamic dimension; it has no array form");
+            raise_kind(PythonError::kUnsupported, tensor_label(name) + ": has a dynamic dimension; it has no array form");
         }
         if (d > static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max())) {
-            raise_kind(ErrorKind::kBuffer, tensor_label(name) + ": dimension " + std::to_string(d) + " is too large");
+            raise_kind(PythonError::kBuffer, tensor_label(name) + ": dimension " + std::to_string(d) + " is too large");
         }
         out.push_back(static_cast<py::ssize_t>(d));
     }
@@ -176,7 +176,7 @@ public:
             opened.emplace(FileReader::open(path, options));
         }
         if (!*opened) {
-            raise_error(opened->error(), Where::kOpen, Site{.label = path.string(), .file = path.string()});
+            raise_error(opened->error(), PythonSite::kOpen, Site{.label = path.string(), .file = path.string()});
         }
         return {std::move(opened->value()), path.string(), writable};
     }
@@ -212,7 +212,7 @@ public:
                 } else if (key == "service") {
                     c.service = value;
                 } else {
-                    raise_kind(ErrorKind::kInvalidArgument,
+                    raise_kind(PythonError::kInvalidArgument,
                                "open_url: aws has an unknown key '" + key +
                                    "' (access_key_id, secret_access_key, session_token, region, service)");
                 }
@@ -236,7 +236,7 @@ public:
         if (!endpoint.empty()) {
             auto at = http::S3Location::from_environment();
             if (!at) {
-                raise_kind(ErrorKind::kInvalidArgument, "open_url: " + at.error().message());
+                raise_kind(PythonError::kInvalidArgument, "open_url: " + at.error().message());
             }
             at->endpoint = endpoint;
             if (http.aws) {
@@ -245,7 +245,7 @@ public:
             http.s3 = *at;
         }
         if (timeout < 0) {
-            raise_kind(ErrorKind::kInvalidArgument, "open_url: timeout must not be negative");
+            raise_kind(PythonError::kInvalidArgument, "open_url: timeout must not be negative");
         }
         if (timeout > 0) {
             http.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000.0));
@@ -266,9 +266,9 @@ public:
         if (!*opened) {
             const Site site{.label = shown, .file = shown};
             if (opened->error().code() == ErrorCode::kInvalidArgument) {
-                raise_error_as(ErrorKind::kInvalidArgument, opened->error(), site);  // a bad URL or header
+                raise_error_as(PythonError::kInvalidArgument, opened->error(), site);  // a bad URL or header
             }
-            raise_error(opened->error(), Where::kOpen, site);
+            raise_error(opened->error(), PythonSite::kOpen, site);
         }
         // writable: get_tensor gives private copies of the downloaded bytes (the
         // reader's cache is shared by every call), as for a file read without a mapping.
@@ -281,7 +281,7 @@ public:
         static_cast<void>(aws);
         static_cast<void>(endpoint);
         static_cast<void>(writable);
-        raise_kind(ErrorKind::kUnsupported, "this hurray module was built without hurray::http (no URL support)");
+        raise_kind(PythonError::kUnsupported, "this hurray module was built without hurray::http (no URL support)");
 #endif
     }
 
@@ -331,7 +331,7 @@ public:
             decoded.emplace(r.descriptor(index));
         }
         if (!*decoded) {
-            raise_error(decoded->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
+            raise_error(decoded->error(), PythonSite::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         return {index, *decoded->value()};
     }
@@ -349,7 +349,7 @@ public:
             decoded.emplace(r.decode_descriptor(index, d));
         }
         if (!*decoded) {
-            raise_error(decoded->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
+            raise_error(decoded->error(), PythonSite::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         const IndexEntry& e = r.entry(index);
         py::dict out = describe_tensor(e.name, d);
@@ -389,7 +389,7 @@ public:
         }
         const std::string context = path_ + ": " + tensor_label(name);
         if (out.error) {
-            raise_error(*out.error, Where::kTensor, context);
+            raise_error(*out.error, PythonSite::kTensor, context);
         }
         const FileTensor& t = *out.tensor;
         if (type != nullptr) {
@@ -406,13 +406,13 @@ public:
         uint64_t count = 1;
         for (const uint64_t d : t.shape()) {
             if (d != 0 && count > std::numeric_limits<uint64_t>::max() / d) {
-                raise_kind(ErrorKind::kBuffer, context + ": element count overflows");
+                raise_kind(PythonError::kBuffer, context + ": element count overflows");
             }
             count *= d;
         }
         const auto item = static_cast<uint64_t>(dt.itemsize());
         if (count > std::numeric_limits<uint64_t>::max() / item || count * item != data.size()) {
-            raise_kind(ErrorKind::kBuffer, context + ": " + std::to_string(data.size()) + " data bytes for " +
+            raise_kind(PythonError::kBuffer, context + ": " + std::to_string(data.size()) + " data bytes for " +
                                                std::to_string(count) + " elements of " + std::to_string(item) +
                                                " bytes");
         }
@@ -459,7 +459,7 @@ public:
             t.emplace(r.tensor(index));
         }
         if (!*t) {
-            raise_error(t->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
+            raise_error(t->error(), PythonSite::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         if (t->value().is_composite() && g_composite_factory != nullptr) {
             return composite(r, index, 0);
@@ -481,7 +481,7 @@ public:
             comp.emplace(r.composite(index));
         }
         if (!*comp) {
-            raise_error(comp->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
+            raise_error(comp->error(), PythonSite::kTensor, Site{.label = path_ + ": " + tensor_label(name), .file = path_, .tensor = name});
         }
         py::list out;
         for (const size_t m : comp->value().members) {
@@ -512,9 +512,9 @@ public:
         }
         const std::string context = path_ + ": " + tensor_label(name);
         if (error) {
-            raise_error(*error, Where::kTensor, context);
+            raise_error(*error, PythonSite::kTensor, context);
         }
-        return float_array(std::move(*values), dims, ErrorKind::kBuffer, context);
+        return float_array(std::move(*values), dims, PythonError::kBuffer, context);
     }
 
     /// Where the tensor's data lies in memory (address, bytes) when it can be
@@ -537,7 +537,7 @@ private:
     [[nodiscard]] py::object composite(const FileReader& r, size_t head, int depth) const {
         const std::string context = path_ + ": " + tensor_label(r.entry(head).name);
         if (depth > kMaxCompositeNesting) {
-            raise_kind(ErrorKind::kInvalidDescriptor, context + ": composites nested more than " +
+            raise_kind(PythonError::kInvalidDescriptor, context + ": composites nested more than " +
                                                           std::to_string(kMaxCompositeNesting) + " deep");
         }
         std::optional<Result<FileComposite>> comp;
@@ -548,10 +548,10 @@ private:
             head_bytes.emplace(r.descriptor_bytes(head));
         }
         if (!*comp) {
-            raise_error(comp->error(), Where::kTensor, context);
+            raise_error(comp->error(), PythonSite::kTensor, context);
         }
         if (!*head_bytes) {
-            raise_error(head_bytes->error(), Where::kTensor, context);
+            raise_error(head_bytes->error(), PythonSite::kTensor, context);
         }
         const std::span<const uint8_t> hb = head_bytes->value().span();
         // SAFETY: char may alias the descriptor's bytes, which the SharedBuffer
@@ -566,7 +566,7 @@ private:
                 t.emplace(r.tensor(m));
             }
             if (!*t) {
-                raise_error(t->error(), Where::kTensor, Site{.label = path_ + ": " + tensor_label(r.entry(m).name), .file = path_, .tensor = r.entry(m).name});
+                raise_error(t->error(), PythonSite::kTensor, Site{.label = path_ + ": " + tensor_label(r.entry(m).name), .file = path_, .tensor = r.entry(m).name});
             }
             names.append(py::str(r.entry(m).name));
             members.append(t->value().is_composite() ? composite(r, m, depth + 1) : tensor_from_file(t->value()));
@@ -684,7 +684,7 @@ PreparedComposite prepare_composite(std::string_view name, const py::handle& val
     c.name = name;
     c.head = decode_for_write(py::bytes(parts[0]), what + " (composite head)");
     if (!std::holds_alternative<CompositeLayout>(c.head.layout)) {
-        raise_kind(ErrorKind::kInvalidArgument, what + ": the head's layout is not composite");
+        raise_kind(PythonError::kInvalidArgument, what + ": the head's layout is not composite");
     }
     const auto members = py::reinterpret_borrow<py::sequence>(parts[1]);
     const auto n = static_cast<size_t>(py::len(members));
@@ -748,22 +748,22 @@ Prepared prepare(const std::vector<std::string>& names, const py::list& arrays, 
             const auto named = type_from_name(wanted);
             if (!type || !named || *named == ElementType::kBool || is_sub_byte(*named) ||
                 bit_width(*named) != static_cast<uint64_t>(dt.itemsize()) * 8U) {
-                raise_kind(ErrorKind::kInvalidArgument, tensor_label(name) + ": cannot store " +
+                raise_kind(PythonError::kInvalidArgument, tensor_label(name) + ": cannot store " +
                                                             std::to_string(dt.itemsize()) + "-byte elements as '" +
                                                             wanted + "'");
             }
             type = named;
         }
         if (!type) {
-            raise_kind(ErrorKind::kUnsupported,
+            raise_kind(PythonError::kUnsupported,
                        tensor_label(name) + ": dtype " + std::string(py::str(static_cast<const py::handle&>(dt))) + " has no Hurray element type");
         }
         const std::string order = py::str(dt.attr("byteorder"));
         if (order == ">") {
-            raise_kind(ErrorKind::kInvalidArgument, tensor_label(name) + ": big-endian dtype; convert it to native order");
+            raise_kind(PythonError::kInvalidArgument, tensor_label(name) + ": big-endian dtype; convert it to native order");
         }
         if ((a.flags() & py::array::c_style) == 0) {
-            raise_kind(ErrorKind::kInvalidArgument, tensor_label(name) + ": not C-contiguous");
+            raise_kind(PythonError::kInvalidArgument, tensor_label(name) + ": not C-contiguous");
         }
         Shape shape;
         shape.reserve(static_cast<size_t>(a.ndim()));
@@ -846,7 +846,7 @@ void save(const std::filesystem::path& path, const std::vector<std::string>& nam
         st.emplace(writer ? write_prepared(*writer, prepared) : Status(writer.error()));
     }
     if (!*st) {
-        raise_error(st->error(), Where::kSave, Site{.label = path.string(), .file = path.string()});
+        raise_error(st->error(), PythonSite::kSave, Site{.label = path.string(), .file = path.string()});
     }
 }
 
@@ -862,7 +862,7 @@ py::bytes save_bytes(const std::vector<std::string>& names, const py::list& arra
         st.emplace(writer ? write_prepared(*writer, prepared) : Status(writer.error()));
     }
     if (!*st) {
-        raise_error(st->error(), Where::kSave, "");
+        raise_error(st->error(), PythonSite::kSave, "");
     }
     const std::vector<uint8_t>& bytes = sink.bytes();
     // SAFETY: the pointer and length describe the sink's live vector; char may
@@ -888,7 +888,7 @@ File open_bytes(const py::buffer& data) {
         opened.emplace(FileReader::open_memory(std::span<const uint8_t>(*owned), owned));
     }
     if (!*opened) {
-        raise_error(opened->error(), Where::kOpen, "<bytes>");
+        raise_error(opened->error(), PythonSite::kOpen, "<bytes>");
     }
     return {std::move(opened->value()), "<bytes>"};
 }

@@ -81,11 +81,11 @@ void check_stream(const TensorDescriptor& d, const py::object& stream) {
 void check_exportable(const Tensor& t, const py::object& stream) {
     const TensorDescriptor& d = t.desc;
     if (d.buffers.empty()) {
-        raise_kind(ErrorKind::kBuffer,
+        raise_kind(PythonError::kBuffer,
                    "__hurray__: the tensor owns no buffers (a composite head); export its members instead");
     }
     if (d.buffers.size() != t.spans.size()) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "__hurray__: the descriptor declares " +
+        raise_kind(PythonError::kInvalidDescriptor, "__hurray__: the descriptor declares " +
                                                       std::to_string(d.buffers.size()) + " buffers, the tensor has " +
                                                       std::to_string(t.spans.size()));
     }
@@ -232,12 +232,12 @@ py::object export_capsule(const py::object& self, const py::object& stream) {
         encoded.emplace(encode(d));
     }
     if (!*encoded) {
-        raise_error(encoded->error(), Where::kTensor, "__hurray__");
+        raise_error(encoded->error(), PythonSite::kTensor, "__hurray__");
     }
 
     HurrayBufferList* list = nullptr;
     if (const HurrayStatus s = hurray_buffer_list_new(d.buffers.size(), &list); s != HURRAY_OK) {
-        raise_kind(ErrorKind::kBuffer, "__hurray__: " + c_failure("hurray_buffer_list_new", s));
+        raise_kind(PythonError::kBuffer, "__hurray__: " + c_failure("hurray_buffer_list_new", s));
     }
     static uint8_t empty_byte = 0;  // the address of an empty buffer (never read)
     for (size_t i = 0; i < d.buffers.size(); ++i) {
@@ -281,7 +281,7 @@ py::object export_capsule(const py::object& self, const py::object& stream) {
         if (s != HURRAY_OK) {
             const std::string message = c_failure(call, s);
             destroy_payload(list, nullptr);
-            raise_kind(ErrorKind::kBuffer, "__hurray__: buffer " + std::to_string(i) + ": " + message);
+            raise_kind(PythonError::kBuffer, "__hurray__: buffer " + std::to_string(i) + ": " + message);
         }
     }
 
@@ -294,7 +294,7 @@ py::object export_capsule(const py::object& self, const py::object& stream) {
         s != HURRAY_OK) {
         Py_DECREF(owner);  // the context never took it
         destroy_payload(list, nullptr);
-        raise_kind(ErrorKind::kBuffer, "__hurray__: " + c_failure("hurray_tensor_context_new", s));
+        raise_kind(PythonError::kBuffer, "__hurray__: " + c_failure("hurray_tensor_context_new", s));
     }
     PyObject* capsule = PyCapsule_New(list, kCapsuleName, &capsule_destructor);
     if (capsule == nullptr) {
@@ -332,7 +332,7 @@ py::object import_capsule(const py::object& obj) {
     if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName) == 0) {
         PyErr_Clear();
         if (PyCapsule_CheckExact(capsule.ptr()) == 0) {
-            raise_kind(ErrorKind::kBuffer, "from_hurray: __hurray__ returned " +
+            raise_kind(PythonError::kBuffer, "from_hurray: __hurray__ returned " +
                                                std::string(py::str(py::type::handle_of(capsule).attr("__name__"))) +
                                                ", not a \"hurray_tensor\" capsule");
         }
@@ -340,10 +340,10 @@ py::object import_capsule(const py::object& obj) {
         PyErr_Clear();
         const std::string got = name == nullptr ? std::string("(unnamed)") : std::string(name);
         if (got == kUsedCapsuleName) {
-            raise_kind(ErrorKind::kBuffer,
+            raise_kind(PythonError::kBuffer,
                        "from_hurray: the capsule was already consumed; call __hurray__() again for a fresh one");
         }
-        raise_kind(ErrorKind::kBuffer, R"(from_hurray: expected a "hurray_tensor" capsule, got ")" + got + "\"");
+        raise_kind(PythonError::kBuffer, R"(from_hurray: expected a "hurray_tensor" capsule, got ")" + got + "\"");
     }
     auto* list = static_cast<HurrayBufferList*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
     auto* ctx = static_cast<HurrayTensorContext*>(PyCapsule_GetContext(capsule.ptr()));
@@ -351,15 +351,15 @@ py::object import_capsule(const py::object& obj) {
         throw py::error_already_set();
     }
     if (list == nullptr || ctx == nullptr) {
-        raise_kind(ErrorKind::kBuffer, "from_hurray: the capsule has no buffer list or no context");
+        raise_kind(PythonError::kBuffer, "from_hurray: the capsule has no buffer list or no context");
     }
     // The version first, before any other accessor reads the handles.
     uint32_t version = 0;
     if (const HurrayStatus s = hurray_tensor_context_abi_version(ctx, &version); s != HURRAY_OK) {
-        raise_kind(ErrorKind::kBuffer, "from_hurray: " + c_failure("hurray_tensor_context_abi_version", s));
+        raise_kind(PythonError::kBuffer, "from_hurray: " + c_failure("hurray_tensor_context_abi_version", s));
     }
     if (version != HURRAY_C_ABI_VERSION) {
-        raise_kind(ErrorKind::kUnsupported, "from_hurray: the capsule was made for C ABI version " +
+        raise_kind(PythonError::kUnsupported, "from_hurray: the capsule was made for C ABI version " +
                                                 std::to_string(version) + ", this module reads version " +
                                                 std::to_string(HURRAY_C_ABI_VERSION));
     }
@@ -376,11 +376,11 @@ py::object import_capsule(const py::object& obj) {
     const uint8_t* encoded = nullptr;
     uint64_t encoded_len = 0;
     if (const HurrayStatus s = hurray_tensor_context_descriptor(ctx, &encoded, &encoded_len); s != HURRAY_OK) {
-        raise_kind(ErrorKind::kBuffer, "from_hurray: " + c_failure("hurray_tensor_context_descriptor", s));
+        raise_kind(PythonError::kBuffer, "from_hurray: " + c_failure("hurray_tensor_context_descriptor", s));
     }
     uint64_t count = 0;
     if (const HurrayStatus s = hurray_buffer_list_len(list, &count); s != HURRAY_OK) {
-        raise_kind(ErrorKind::kBuffer, "from_hurray: " + c_failure("hurray_buffer_list_len", s));
+        raise_kind(PythonError::kBuffer, "from_hurray: " + c_failure("hurray_buffer_list_len", s));
     }
     std::vector<std::span<const uint8_t>> spans;
     for (uint64_t i = 0; i < count; ++i) {
@@ -403,20 +403,20 @@ py::object import_capsule(const py::object& obj) {
             s = hurray_buffer_memory_class(b, &memory_class);
         }
         if (s != HURRAY_OK) {
-            raise_kind(ErrorKind::kBuffer, "from_hurray: buffer " + std::to_string(i) + ": " +
+            raise_kind(PythonError::kBuffer, "from_hurray: buffer " + std::to_string(i) + ": " +
                                                c_failure("reading the buffer handle", s));
         }
         if (!own && !host_addressable(device_tag, memory_class)) {
             // This module reads a Tensor's bytes on the CPU (numpy views,
             // to_dense, repr): device memory from another producer would be
             // dereferenced as host memory.
-            raise_kind(ErrorKind::kUnsupported,
+            raise_kind(PythonError::kUnsupported,
                        "from_hurray: buffer " + std::to_string(i) + " is device memory (device tag " +
                            std::to_string(device_tag) + ", memory class " + std::to_string(memory_class) +
                            "); this module's tensors live in host memory");
         }
         if (size > static_cast<uint64_t>(PTRDIFF_MAX) || (size != 0 && data == nullptr)) {
-            raise_kind(ErrorKind::kBuffer, "from_hurray: buffer " + std::to_string(i) + " has a bad address or size");
+            raise_kind(PythonError::kBuffer, "from_hurray: buffer " + std::to_string(i) + " has a bad address or size");
         }
         // SAFETY: the producer guarantees `size` bytes at `data` until the
         // handle is destroyed, which `payload` (kept by the new Tensor) does
@@ -434,12 +434,12 @@ py::object import_capsule(const py::object& obj) {
         decoded.emplace(decode(bytes));
     }
     if (!*decoded) {
-        raise_error(decoded->error(), Where::kTensor, "from_hurray: the capsule's descriptor");
+        raise_error(decoded->error(), PythonSite::kTensor, "from_hurray: the capsule's descriptor");
     }
     auto t = std::make_unique<Tensor>();
     t->desc = std::move(decoded->value());
     if (spans.size() != t->desc.buffers.size()) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "from_hurray: the capsule carries " + std::to_string(spans.size()) +
+        raise_kind(PythonError::kInvalidDescriptor, "from_hurray: the capsule carries " + std::to_string(spans.size()) +
                                                       " buffers, its descriptor declares " +
                                                       std::to_string(t->desc.buffers.size()));
     }
@@ -467,7 +467,7 @@ py::object import_capsule(const py::object& obj) {
 #else  // !HURRAY_PY_HAVE_C_ABI
 
 [[noreturn]] void no_c_abi(const char* what) {
-    raise_kind(ErrorKind::kUnsupported,
+    raise_kind(PythonError::kUnsupported,
                std::string(what) + ": this build of the module has no C ABI (libhurray_c, HURRAY_BUILD_C=OFF)");
 }
 

@@ -66,7 +66,7 @@ std::optional<QuantizationDescriptor> quantization_from_python(const py::handle&
     }
     require_registered(g_scheme_base, "hurray.Quantization");
     if (!is_instance(obj, g_scheme_base)) {
-        raise_kind(ErrorKind::kInvalidDescriptor,
+        raise_kind(PythonError::kInvalidDescriptor,
                    "quantization must be a quantization scheme (hurray.PerTensorAffine, PerChannelAffine, "
                    "PerBlockAffine, NF4 or MXFP), not " + type_name_of(obj));
     }
@@ -74,7 +74,7 @@ std::optional<QuantizationDescriptor> quantization_from_python(const py::handle&
     // A bare hurray.Quantization names a scheme (an unassigned or private one
     // read from a file) without the parameters that would encode it.
     if (!py::hasattr(obj, "_key") || tag < 0x01 || tag > 0x05) {
-        raise_kind(ErrorKind::kUnsupported,
+        raise_kind(PythonError::kUnsupported,
                    "authoring a tensor with quantization " + std::string(py::repr(obj)) +
                        " is not supported: only the assigned schemes (PerTensorAffine, PerChannelAffine, "
                        "PerBlockAffine, NF4, MXFP) carry their parameters");
@@ -101,7 +101,7 @@ std::optional<QuantizationDescriptor> quantization_from_python(const py::handle&
             const std::string name = py::str(obj.attr("scale_type").attr("name"));
             const auto type = type_from_name(name);
             if (!type) {
-                raise_kind(ErrorKind::kInvalidDescriptor, "per_block_affine.scale_type: unknown type " + name);
+                raise_kind(PythonError::kInvalidDescriptor, "per_block_affine.scale_type: unknown type " + name);
             }
             p.scale_type = *type;
             q.scheme = p;
@@ -129,7 +129,7 @@ std::optional<Statistics> statistics_from_python(const py::handle& obj) {
     }
     const py::tuple f = obj.attr("_fields")();
     if (f.size() != 12) {
-        raise_kind(ErrorKind::kInternal, "hurray.Statistics._fields() returned " + std::to_string(f.size()) +
+        raise_kind(PythonError::kInternal, "hurray.Statistics._fields() returned " + std::to_string(f.size()) +
                                              " values, not 12");
     }
     Statistics s;

@@ -79,26 +79,26 @@ constexpr size_t kMaxBufferAlignment = 4096;
 struct Failure {
     Error error;
     /// The class to raise, when the error code alone does not decide it.
-    std::optional<ErrorKind> kind;
+    std::optional<PythonError> kind;
 };
 
 /// Raises `error` as `kind` (its attributes set: code, offset, file, tensor,
 /// field), the message prefixed by `context`.
-[[noreturn]] void raise_as(ErrorKind kind, const Error& error, const std::string& context) {
+[[noreturn]] void raise_as(PythonError kind, const Error& error, const std::string& context) {
     raise_error_as(kind, error, Site{.label = context});
 }
 
 /// The class of a reading error. `at_end`: the input had ended when it was
 /// found (a truncated tensor, a torn composite).
-ErrorKind read_error_kind(const Error& e, bool at_end) noexcept {
+PythonError read_error_kind(const Error& e, bool at_end) noexcept {
     if (at_end && e.code() != ErrorCode::kIoError) {
-        return ErrorKind::kStream;
+        return PythonError::kStream;
     }
     return error_kind(e.code(), PythonSite::kStreamRead);
 }
 
 /// The class of a writing error (the stream's own state is checked before).
-ErrorKind write_error_kind(const Error& e) noexcept { return error_kind(e.code(), PythonSite::kStreamWrite); }
+PythonError write_error_kind(const Error& e) noexcept { return error_kind(e.code(), PythonSite::kStreamWrite); }
 
 /// The `errno` failure of `what` as a kIoError.
 Error errno_error(const std::string& what, int err) {
@@ -113,7 +113,7 @@ Error errno_error(const std::string& what, int err) {
 /// Duplicates `fd` (close-on-exec) without the GIL; FileError when it fails.
 int duplicate_fd(int fd) {
     if (fd < 0) {
-        raise_kind(ErrorKind::kInvalidArgument, "file descriptor " + std::to_string(fd) + " is negative");
+        raise_kind(PythonError::kInvalidArgument, "file descriptor " + std::to_string(fd) + " is negative");
     }
     int dup = -1;
     int err = 0;
@@ -123,7 +123,7 @@ int duplicate_fd(int fd) {
         err = errno;
     }
     if (dup < 0) {
-        raise_as(ErrorKind::kFile, errno_error("dup of file descriptor " + std::to_string(fd), err), "");
+        raise_as(PythonError::kFile, errno_error("dup of file descriptor " + std::to_string(fd), err), "");
     }
     return dup;
 }
@@ -139,7 +139,7 @@ int open_path(const std::filesystem::path& path, int flags) {
         err = errno;
     }
     if (fd < 0) {
-        raise_as(ErrorKind::kFile, errno_error("open " + path.string(), err), "");
+        raise_as(PythonError::kFile, errno_error("open " + path.string(), err), "");
     }
     return fd;
 }
@@ -339,7 +339,7 @@ public:
         }
         if (failure) {
             ended_ = true;  // the reader's error is sticky; report it once, then behave as exhausted
-            const ErrorKind kind = failure->kind ? *failure->kind : read_error_kind(failure->error, at_end_);
+            const PythonError kind = failure->kind ? *failure->kind : read_error_kind(failure->error, at_end_);
             raise_as(kind, failure->error, context_);
         }
         if (end) {
@@ -413,7 +413,7 @@ private:
                 // The decoder reports a torn composite at the end; this is a
                 // second line of defence.
                 failure = Failure{Error(ErrorCode::kTruncated, "the stream ended inside a composite", offset_),
-                                  ErrorKind::kStream};
+                                  PythonError::kStream};
                 return;
             }
             end = true;
@@ -463,7 +463,7 @@ private:
                                         "tensor " + std::to_string(t.index) + ": reader is not at buffer " +
                                             std::to_string(i),
                                         source_->position()),
-                                  ErrorKind::kInternal};
+                                  PythonError::kInternal};
                 return false;
             }
             if (memory_) {
@@ -480,7 +480,7 @@ private:
                                             "tensor " + std::to_string(t.index) + ": buffer " + std::to_string(i) +
                                                 " was not where the reader left it",
                                             start),
-                                      ErrorKind::kInternal};
+                                      PythonError::kInternal};
                     return false;
                 }
                 out.emplace_back(memory_->subspan(static_cast<size_t>(start), static_cast<size_t>(size)), nullptr);
@@ -494,7 +494,7 @@ private:
                                             " brings its data to more than max_tensor_bytes (" +
                                             std::to_string(max_tensor_bytes_) + "); pass a larger max_tensor_bytes",
                                         t.descriptor_offset),
-                                  ErrorKind::kStream};
+                                  PythonError::kStream};
                 return false;
             }
             total += size;
@@ -621,7 +621,7 @@ TensorDescriptor decode_for_write(const py::bytes& descriptor, const std::string
     }
     if (!*decoded) {
         const Error& e = decoded->error();
-        raise_as(is_unsupported(e.code()) ? ErrorKind::kUnsupported : ErrorKind::kInvalidDescriptor, e, what);
+        raise_as(is_unsupported(e.code()) ? PythonError::kUnsupported : PythonError::kInvalidDescriptor, e, what);
     }
     return std::move(decoded->value());
 }
@@ -631,7 +631,7 @@ PreparedTensor prepare_tensor(const py::bytes& descriptor, const py::sequence& b
     p.descriptor = decode_for_write(descriptor, what);
     const auto n = static_cast<size_t>(py::len(buffers));
     if (n != p.descriptor.buffers.size()) {
-        raise_kind(ErrorKind::kBuffer, what + ": " + std::to_string(n) + " buffers given, its descriptor declares " +
+        raise_kind(PythonError::kBuffer, what + ": " + std::to_string(n) + " buffers given, its descriptor declares " +
                                            std::to_string(p.descriptor.buffers.size()));
     }
     p.exports.reserve(n);
@@ -726,7 +726,7 @@ public:
             }
         }
         if (error) {
-            raise_as(error->code() == ErrorCode::kIoError ? ErrorKind::kFile : ErrorKind::kStream, *error, context_);
+            raise_as(error->code() == ErrorCode::kIoError ? PythonError::kFile : PythonError::kStream, *error, context_);
         }
         release_sink();
     }
@@ -743,7 +743,7 @@ public:
     /// The bytes written so far (memory writers only).
     [[nodiscard]] py::bytes getvalue() const {
         if (!memory_) {
-            raise_kind(ErrorKind::kStream, "getvalue: this hurray.StreamWriter writes to a destination (" + context_ +
+            raise_kind(PythonError::kStream, "getvalue: this hurray.StreamWriter writes to a destination (" + context_ +
                                                "), not to memory; only a writer created without a destination has a value");
         }
         const std::vector<uint8_t>& bytes =
@@ -776,7 +776,7 @@ private:
 
     void check_open() const {
         if (finished_) {
-            raise_kind(ErrorKind::kStream, context_ + ": write after finish(): the stream is finished");
+            raise_kind(PythonError::kStream, context_ + ": write after finish(): the stream is finished");
         }
         if (busy_) {
             throw std::runtime_error("hurray.StreamWriter: already writing on another thread");
@@ -844,7 +844,7 @@ py::bytes to_bytes(const std::vector<uint8_t>& v) {
 TensorDescriptor decode_or_raise(const py::bytes& descriptor) {
     auto d = decode(bytes_span(descriptor));
     if (!d) {
-        raise_as(is_unsupported(d.error().code()) ? ErrorKind::kUnsupported : ErrorKind::kInvalidDescriptor, d.error(),
+        raise_as(is_unsupported(d.error().code()) ? PythonError::kUnsupported : PythonError::kInvalidDescriptor, d.error(),
                  "descriptor");
     }
     return std::move(d.value());
@@ -853,7 +853,7 @@ TensorDescriptor decode_or_raise(const py::bytes& descriptor) {
 ElementType element_type_named(const std::string& name) {
     const auto t = type_from_name(name);
     if (!t) {
-        raise_kind(ErrorKind::kInvalidArgument, "unknown element type '" + name + "'");
+        raise_kind(PythonError::kInvalidArgument, "unknown element type '" + name + "'");
     }
     return *t;
 }
@@ -873,7 +873,7 @@ CompositionRule rule_named(const std::string& name) {
             return r;
         }
     }
-    raise_kind(ErrorKind::kInvalidArgument,
+    raise_kind(PythonError::kInvalidArgument,
                "unknown composition rule '" + name + "' (expected 'partition', 'overlay' or 'group')");
 }
 
@@ -892,7 +892,7 @@ CombineOp combine_named(const std::string& name) {
             return op;
         }
     }
-    raise_kind(ErrorKind::kInvalidArgument, "unknown combine operation '" + name + "' (expected 'none', 'replace' or 'add')");
+    raise_kind(PythonError::kInvalidArgument, "unknown combine operation '" + name + "' (expected 'none', 'replace' or 'add')");
 }
 
 py::object optional_name(const char* name, unsigned raw) {
@@ -937,11 +937,11 @@ py::bytes wire_composite_head(const std::string& dtype, const std::vector<uint64
     auto d = make_composite_head(element_type_named(dtype), shape_of(shape), rule_named(rule), member_count,
                                  combine_named(combine_op));
     if (!d) {
-        raise_as(ErrorKind::kInvalidDescriptor, d.error(), "composite head");
+        raise_as(PythonError::kInvalidDescriptor, d.error(), "composite head");
     }
     auto encoded = encode(*d);
     if (!encoded) {
-        raise_as(ErrorKind::kInvalidDescriptor, encoded.error(), "composite head");
+        raise_as(PythonError::kInvalidDescriptor, encoded.error(), "composite head");
     }
     return to_bytes(*encoded);
 }
@@ -954,7 +954,7 @@ py::bytes wire_dense(const std::string& dtype, const std::vector<uint64_t>& shap
                      const std::optional<std::string>& member_role) {
     auto d = make_dense(element_type_named(dtype), shape_of(shape));
     if (!d) {
-        raise_as(ErrorKind::kInvalidDescriptor, d.error(), "dense descriptor");
+        raise_as(PythonError::kInvalidDescriptor, d.error(), "dense descriptor");
     }
     if (parent || offset) {
         if (!parent || !offset) {
@@ -964,13 +964,13 @@ py::bytes wire_dense(const std::string& dtype, const std::vector<uint64_t>& shap
     }
     if (member_role) {
         if (*member_role != "base" && *member_role != "correction") {
-            raise_kind(ErrorKind::kInvalidArgument, "member_role must be 'base' or 'correction', not '" + *member_role + "'");
+            raise_kind(PythonError::kInvalidArgument, "member_role must be 'base' or 'correction', not '" + *member_role + "'");
         }
         d->composite_member = CompositeMember{*member_role == "base" ? MemberRole::kBase : MemberRole::kCorrection};
     }
     auto encoded = encode(*d);
     if (!encoded) {
-        raise_as(ErrorKind::kInvalidDescriptor, encoded.error(), "dense descriptor");
+        raise_as(PythonError::kInvalidDescriptor, encoded.error(), "dense descriptor");
     }
     return to_bytes(*encoded);
 }
@@ -979,11 +979,11 @@ py::bytes wire_dense(const std::string& dtype, const std::vector<uint64_t>& shap
 py::bytes wire_csr(const std::string& dtype, uint64_t rows, uint64_t cols, uint64_t nnz) {
     auto d = make_csr(element_type_named(dtype), rows, cols, nnz);
     if (!d) {
-        raise_as(ErrorKind::kInvalidDescriptor, d.error(), "csr descriptor");
+        raise_as(PythonError::kInvalidDescriptor, d.error(), "csr descriptor");
     }
     auto encoded = encode(*d);
     if (!encoded) {
-        raise_as(ErrorKind::kInvalidDescriptor, encoded.error(), "csr descriptor");
+        raise_as(PythonError::kInvalidDescriptor, encoded.error(), "csr descriptor");
     }
     return to_bytes(*encoded);
 }
@@ -999,7 +999,7 @@ void wire_check_composite(const py::bytes& head, const std::vector<py::bytes>& m
         decoded.push_back(decode_or_raise(m));
     }
     if (!std::holds_alternative<CompositeLayout>(decoded.front().layout)) {
-        raise_kind(ErrorKind::kInvalidArgument, "composite head: its layout is not composite");
+        raise_kind(PythonError::kInvalidArgument, "composite head: its layout is not composite");
     }
     std::optional<Error> error;
     {
@@ -1027,7 +1027,7 @@ void wire_check_composite(const py::bytes& head, const std::vector<py::bytes>& m
         }
     }
     if (error) {
-        raise_as(is_unsupported(error->code()) ? ErrorKind::kUnsupported : ErrorKind::kInvalidDescriptor, *error,
+        raise_as(is_unsupported(error->code()) ? PythonError::kUnsupported : PythonError::kInvalidDescriptor, *error,
                  "composite");
     }
 }

@@ -94,7 +94,7 @@ Placement placement_of(const py::handle& device) {
         }
     }
     if (!found) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "unknown device kind '" + kind + "'");
+        raise_kind(PythonError::kInvalidDescriptor, "unknown device kind '" + kind + "'");
     }
     found = false;
     for (size_t i = 0; i < kMemoryClassNames.size(); ++i) {
@@ -104,7 +104,7 @@ Placement placement_of(const py::handle& device) {
         }
     }
     if (!found) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "unknown memory_class '" + mc + "'");
+        raise_kind(PythonError::kInvalidDescriptor, "unknown memory_class '" + mc + "'");
     }
     return p;
 }
@@ -117,7 +117,7 @@ ElementType element_type_of(const py::handle& dtype) {
     }
     const auto tag = dtype.attr("tag").cast<int>();
     if (tag <= 0 || tag >= 0xFF) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "dtype tag " + std::to_string(tag) + " is not an element type");
+        raise_kind(PythonError::kInvalidDescriptor, "dtype tag " + std::to_string(tag) + " is not an element type");
     }
     return static_cast<ElementType>(tag);
 }
@@ -174,13 +174,13 @@ py::array byte_view(std::span<const uint8_t> bytes, const py::handle& base, bool
 /// Trims each span to its declared size. Raises with the GIL held.
 void check_buffers(const TensorDescriptor& d, std::vector<std::span<const uint8_t>>& spans, bool check_data) {
     if (spans.size() != d.buffers.size()) {
-        raise_kind(ErrorKind::kBuffer, std::to_string(spans.size()) + " buffers given; the descriptor declares " +
+        raise_kind(PythonError::kBuffer, std::to_string(spans.size()) + " buffers given; the descriptor declares " +
                                            std::to_string(d.buffers.size()));
     }
     for (size_t i = 0; i < spans.size(); ++i) {
         const uint64_t declared = d.buffers[i].byte_size;
         if (spans[i].size() < declared) {
-            raise_kind(ErrorKind::kBuffer, "buffer " + std::to_string(i) + ": " + std::to_string(spans[i].size()) +
+            raise_kind(PythonError::kBuffer, "buffer " + std::to_string(i) + ": " + std::to_string(spans[i].size()) +
                                                " bytes given; the descriptor declares " + std::to_string(declared));
         }
         spans[i] = spans[i].first(static_cast<size_t>(declared));
@@ -194,7 +194,7 @@ void check_buffers(const TensorDescriptor& d, std::vector<std::span<const uint8_
         st.emplace(validate_data(d, std::span<const std::span<const uint8_t>>(spans)));
     }
     if (!*st && st->error().code() != ErrorCode::kUnsupported) {
-        raise_error(st->error(), Where::kTensor, "tensor data");
+        raise_error(st->error(), PythonSite::kTensor, "tensor data");
     }
 }
 
@@ -212,7 +212,7 @@ HeldBuffer::HeldBuffer(const py::handle& obj, std::string_view what) {
         PyErr_Clear();
         if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) {
             PyErr_Clear();
-            raise_kind(ErrorKind::kBuffer, std::string(what) + ": the buffer is not C-contiguous");
+            raise_kind(PythonError::kBuffer, std::string(what) + ": the buffer is not C-contiguous");
         }
     }
     held_ = true;
@@ -278,10 +278,10 @@ py::object Tensor::from_file(const FileTensor& ft) {
             dense.emplace(make_dense(ft.element_type(), Shape(ft.shape().begin(), ft.shape().end())));
         }
         if (!*bytes) {
-            raise_error(bytes->error(), Where::kTensor, "tensor '" + std::string(ft.name()) + "'");
+            raise_error(bytes->error(), PythonSite::kTensor, "tensor '" + std::string(ft.name()) + "'");
         }
         if (!*dense) {
-            raise_error(dense->error(), Where::kTensor, "tensor '" + std::string(ft.name()) + "'");
+            raise_error(dense->error(), PythonSite::kTensor, "tensor '" + std::string(ft.name()) + "'");
         }
         auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(bytes->value()));
         t->desc = std::move(dense->value());
@@ -365,14 +365,14 @@ void check_parameter_indices(const QuantizationDescriptor& q, const LayoutDescri
         const std::string field = scheme + (i == 0 ? ".scale_buffer_index " : ".zero_point_buffer_index ") +
                                   std::to_string(index);
         if (index >= given) {
-            raise_kind(ErrorKind::kInvalidDescriptor,
+            raise_kind(PythonError::kInvalidDescriptor,
                        "quantization: " + field + " refers to no buffer; the tensor has " + std::to_string(given) +
                            " (data and " + std::to_string(given - 1) +
                            " aux_buffers): pass the parameters in aux_buffers");
         }
         if (index < base) {
             // Worded as the reference module words it ("quantization buffer index N").
-            raise_kind(ErrorKind::kInvalidDescriptor,
+            raise_kind(PythonError::kInvalidDescriptor,
                        "quantization buffer index " + std::to_string(index) + " (" + field.substr(0, field.rfind(' ')) +
                            ") is one of the " + std::string(python_layout_name(layout)) + " layout's own buffers (0.." +
                            std::to_string(base - 1) + "); parameter buffers come after them");
@@ -380,7 +380,7 @@ void check_parameter_indices(const QuantizationDescriptor& q, const LayoutDescri
     }
     const size_t distinct = indices.size() == 2 && indices[0] == indices[1] ? 1 : indices.size();
     if (given != base + distinct) {
-        raise_kind(ErrorKind::kInvalidDescriptor,
+        raise_kind(PythonError::kInvalidDescriptor,
                    "a " + std::string(python_layout_name(layout)) + " tensor with " + scheme +
                        " quantization has " + std::to_string(base + distinct) + " buffers (" + std::to_string(base) +
                        " of the layout, " + std::to_string(distinct) + " of parameters); " + std::to_string(given) +
@@ -450,7 +450,7 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
         }
         const auto value = v.cast<int64_t>();
         if (value < 0) {
-            raise_kind(ErrorKind::kInvalidDescriptor,
+            raise_kind(PythonError::kInvalidDescriptor,
                        "shape dimensions must be non-negative, got " + std::to_string(value));
         }
         dims.push_back(static_cast<uint64_t>(value));
@@ -460,7 +460,7 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
         placement = placement_of(device);
     }
     if (placement.device_id < 0) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "device_id must be non-negative");
+        raise_kind(PythonError::kInvalidDescriptor, "device_id must be non-negative");
     }
     BufferPlacement bp;
     bp.device_tag = placement.tag;
@@ -488,7 +488,7 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     desc.statistics = statistics_from_python(statistics);
     desc.shard = shard_from_python(shard);
     if (std::holds_alternative<CompositeLayout>(desc.layout)) {
-        raise_kind(ErrorKind::kUnsupported,
+        raise_kind(PythonError::kUnsupported,
                    "a composite head owns no buffers, which hurray.Tensor cannot represent; composites are read "
                    "from files and streams (hurray.open, hurray.StreamReader)");
     }
@@ -502,10 +502,10 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
     } else if (desc.quantization) {
         check_parameter_indices(*desc.quantization, desc.layout, base, t->spans.size());
     } else if (row_major && t->spans.size() != 1) {
-        raise_kind(ErrorKind::kInvalidDescriptor,
+        raise_kind(PythonError::kInvalidDescriptor,
                    "aux_buffers given for a dense row-major tensor, which has one buffer (pass layout=)");
     } else if (t->spans.size() != base) {
-        raise_kind(ErrorKind::kInvalidDescriptor,
+        raise_kind(PythonError::kInvalidDescriptor,
                    "a " + std::string(python_layout_name(desc.layout)) + " tensor of rank " +
                        std::to_string(rank) + " has " + std::to_string(base) + " buffers; " +
                        std::to_string(t->spans.size()) + " given (data and aux_buffers)");
@@ -556,7 +556,7 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
         }
     }
     if (!*d) {
-        raise_error(d->error(), Where::kTensor, "Tensor");
+        raise_error(d->error(), PythonSite::kTensor, "Tensor");
     }
     t->desc = std::move(d->value());
     const uint64_t need = t->desc.buffers.empty() ? 0 : t->desc.buffers[0].byte_size;
@@ -574,7 +574,7 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
                                                    std::to_string(k) + ", ";
             const std::string role =
                 k < own ? std::string(buffer_role(t->desc.layout, k)) : std::string("quantization parameters");
-            raise_kind(ErrorKind::kBuffer, which + role + "): " + std::to_string(t->spans[k].size()) +
+            raise_kind(PythonError::kBuffer, which + role + "): " + std::to_string(t->spans[k].size()) +
                                                " bytes; the " + std::string(python_layout_name(t->desc.layout)) +
                                                " layout needs " + std::to_string(t->desc.buffers[k].byte_size));
         }
@@ -587,7 +587,7 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
             }
             dims_text += std::to_string(dim);
         }
-        raise_kind(ErrorKind::kBuffer, "Tensor data: " + std::to_string(t->spans[0].size()) + " bytes; " +
+        raise_kind(PythonError::kBuffer, "Tensor data: " + std::to_string(t->spans[0].size()) + " bytes; " +
                                            std::string(type_name(type)) + " [" + dims_text + "] needs " +
                                            std::to_string(need));
     }
@@ -601,7 +601,7 @@ std::unique_ptr<Tensor> construct(const py::object& data, const py::object& dtyp
 py::object from_wire(const py::object& descriptor, const py::object& buffers, const py::object& owner,
                      int64_t device_id) {
     if (device_id < 0) {
-        raise_kind(ErrorKind::kInvalidDescriptor, "device_id must be non-negative");
+        raise_kind(PythonError::kInvalidDescriptor, "device_id must be non-negative");
     }
     std::optional<Result<TensorDescriptor>> decoded;
     {
@@ -611,7 +611,7 @@ py::object from_wire(const py::object& descriptor, const py::object& buffers, co
         decoded.emplace(decode(bytes));
     }
     if (!*decoded) {
-        raise_error(decoded->error(), Where::kTensor, "descriptor");
+        raise_error(decoded->error(), PythonSite::kTensor, "descriptor");
     }
     auto t = std::make_unique<Tensor>();
     t->desc = std::move(decoded->value());
@@ -652,7 +652,7 @@ uint64_t nbytes_of(const Tensor& t) {
     uint64_t total = 0;
     for (const BufferHandle& b : t.desc.buffers) {
         if (total > std::numeric_limits<uint64_t>::max() - b.byte_size) {
-            raise_kind(ErrorKind::kBuffer, "total buffer size overflows");
+            raise_kind(PythonError::kBuffer, "total buffer size overflows");
         }
         total += b.byte_size;
     }
@@ -709,13 +709,13 @@ py::object transpose_of(const py::object& self) {
         throw py::value_error("T needs a rank-2 tensor; this one has rank " + std::to_string(t.desc.shape.size()));
     }
     if (t.desc.quantization) {
-        raise_kind(ErrorKind::kUnsupported,
+        raise_kind(PythonError::kUnsupported,
                    "T: the tensor is quantized (" + std::string(scheme_name(scheme_tag(t.desc.quantization->scheme))) +
                        "); transpose dequantize() instead");
     }
     auto layout = transposed_layout(t.desc.layout);
     if (!layout) {
-        raise_kind(ErrorKind::kUnsupported, "T: a " + std::string(python_layout_name(t.desc.layout)) +
+        raise_kind(PythonError::kUnsupported, "T: a " + std::string(python_layout_name(t.desc.layout)) +
                                                 " tensor has no transposed view over the same bytes (transpose "
                                                 "np.asarray(t) or to_dense() instead)");
     }
@@ -741,7 +741,7 @@ py::object transpose_of(const py::object& self) {
         st.emplace(check_descriptor(out->desc));
     }
     if (!*st) {
-        raise_error(st->error(), Where::kTensor, "T");
+        raise_error(st->error(), PythonSite::kTensor, "T");
     }
     out->spans = t.spans;
     out->writable = t.writable;
@@ -811,45 +811,45 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
     const TensorDescriptor& d = t.desc;
     const std::string type(type_name(d.element_type));
     if (!t.on_cpu()) {
-        raise_kind(ErrorKind::kUnsupported, "__array__: the tensor is on device " + device_kind_name(d.buffers[0].device_tag) +
+        raise_kind(PythonError::kUnsupported, "__array__: the tensor is on device " + device_kind_name(d.buffers[0].device_tag) +
                                                 ", not the cpu");
     }
     if (d.quantization) {
-        raise_kind(ErrorKind::kUnsupported,
+        raise_kind(PythonError::kUnsupported,
                    "__array__: the tensor is quantized (" +
                        std::string(scheme_name(scheme_tag(d.quantization->scheme))) +
                        "); NumPy has no dtype for it (use dequantize() or the file's to_float32)");
     }
     const auto np_name = numpy_name(d.element_type);
     if (!np_name) {
-        raise_kind(ErrorKind::kUnsupported, "__array__: element type " + (type.empty() ? std::string("(private)") : type) +
+        raise_kind(PythonError::kUnsupported, "__array__: element type " + (type.empty() ? std::string("(private)") : type) +
                                                 " has no NumPy dtype");
     }
     if (has_dynamic_dim(d)) {
-        raise_kind(ErrorKind::kUnsupported, "__array__: the shape has a dynamic dimension");
+        raise_kind(PythonError::kUnsupported, "__array__: the shape has a dynamic dimension");
     }
     const auto count = element_count(std::span<const uint64_t>(d.shape));
     if (!count) {
-        raise_kind(ErrorKind::kBuffer, "__array__: element count overflows");
+        raise_kind(PythonError::kBuffer, "__array__: element count overflows");
     }
     std::vector<py::ssize_t> shape;
     for (const uint64_t dim : d.shape) {
         if (dim > static_cast<uint64_t>(std::numeric_limits<py::ssize_t>::max())) {
-            raise_kind(ErrorKind::kBuffer, "__array__: dimension " + std::to_string(dim) + " is too large");
+            raise_kind(PythonError::kBuffer, "__array__: dimension " + std::to_string(dim) + " is too large");
         }
         shape.push_back(static_cast<py::ssize_t>(dim));
     }
     const py::dtype dt(*np_name);
     const auto item = static_cast<uint64_t>(dt.itemsize());
     if (*count > std::numeric_limits<uint64_t>::max() / item) {
-        raise_kind(ErrorKind::kBuffer, "__array__: byte count overflows");
+        raise_kind(PythonError::kBuffer, "__array__: byte count overflows");
     }
     const uint64_t nbytes = *count * item;
     py::array out;
     bool copied = false;
     const bool row_major = std::holds_alternative<RowMajorLayout>(d.layout);
     if (is_indexed_layout(d.layout)) {
-        raise_kind(ErrorKind::kUnsupported, "__array__: a " + std::string(python_layout_name(d.layout)) +
+        raise_kind(PythonError::kUnsupported, "__array__: a " + std::string(python_layout_name(d.layout)) +
                                                 " tensor has no dense array form (to_dense() makes a float32 copy; "
                                                 "its buffers are reachable with buffer(i))");
     }
@@ -901,10 +901,10 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
             }
         }
         if (error) {
-            raise_error(*error, Where::kTensor, "__array__");
+            raise_error(*error, PythonSite::kTensor, "__array__");
         }
         if (values->size() != nbytes) {
-            raise_kind(ErrorKind::kInternal, "__array__: " + std::to_string(values->size()) +
+            raise_kind(PythonError::kInternal, "__array__: " + std::to_string(values->size()) +
                                                  " bytes materialized, expected " + std::to_string(nbytes));
         }
         const uint8_t* data = values->data();
@@ -1049,7 +1049,7 @@ void register_tensor(py::module_& m) {
                     encoded.emplace(encode(t.desc));
                 }
                 if (!*encoded) {
-                    raise_error(encoded->error(), Where::kTensor, "_wire");
+                    raise_error(encoded->error(), PythonSite::kTensor, "_wire");
                 }
                 const std::vector<uint8_t>& bytes = encoded->value();
                 py::list bufs;

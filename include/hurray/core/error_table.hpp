@@ -24,6 +24,8 @@ enum class PythonError : uint8_t {
     kStream,             ///< `StreamError` (OSError): stream framing.
     kInvalidArgument,    ///< `InvalidArgumentError` (ValueError): what the caller passed.
     kMemory,             ///< The built-in `MemoryError`.
+    kInternal,           ///< `InternalError` (RuntimeError): a bug. Raised by a binding itself, never in the table.
+    kCount,              ///< The number of classes.
 };
 
 /// What the Python module was doing when the error happened, which picks the
