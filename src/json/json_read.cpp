@@ -4,10 +4,15 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
+#include <vector>
 
+#include "json/json_fields.hpp"
 #include "json/json_internal.hpp"
 
 namespace hurray::json_detail {
@@ -188,14 +193,6 @@ Status read_value(const Json& j, const std::string& path, std::vector<uint8_t>& 
     return Status::success();
 }
 
-// An optional index: present means a value.
-Status read_value(const Json& j, const std::string& path, std::optional<uint32_t>& out) {
-    uint32_t v = 0;
-    HURRAY_RETURN_IF_ERROR(read_value(j, path, v));
-    out = v;
-    return Status::success();
-}
-
 // Arrays of integers.
 template <typename T>
     requires std::is_integral_v<T>
@@ -209,6 +206,24 @@ Status read_value(const Json& j, const std::string& path, std::vector<T>& out) {
     }
     return Status::success();
 }
+
+// Declared here for Fields::get, defined after Fields (objects are read through it):
+
+/// The shape: unsigned integers and "dynamic".
+Status read_value(const Json& j, const std::string& path, Shape& out);
+
+/// An object: the members visit_fields lists for `T`, and no others.
+template <typename T>
+    requires kIsObject<T>
+Status read_value(const Json& j, const std::string& path, T& out);
+
+/// An array of objects.
+template <ObjectArray C>
+Status read_value(const Json& j, const std::string& path, C& out);
+
+/// An optional member: present means a value.
+template <typename T>
+Status read_value(const Json& j, const std::string& path, std::optional<T>& out);
 
 // An enum: the name of a value or a number 0..255.
 template <typename E>
@@ -311,10 +326,80 @@ private:
     std::vector<std::string_view> used_;
 };
 
+// --- Members, as visit_fields lists them ------------------------------------------------
 
-// --- Sections -----------------------------------------------------------------------
+/// Reads the selector `key` of a layout or scheme, spelled as `how` says, then the
+/// fields of the alternative it selects (defined below).
+template <typename V, typename Open>
+Status read_selected(Fields& f, std::string_view key, V& out, const Selection<V, Open>& how);
 
-Status read_shape(const Json& j, const std::string& path, Shape& out) {
+/// Reads the member `key` into `m`, which visit_fields passed: a plain member is
+/// required, an optional or Omittable one may be absent.
+template <typename M>
+Status read_member(Fields& f, std::string_view key, M& m) {
+    if constexpr (kIsSpecialization<M, EnumField>) {
+        return f.get_enum(key, m.value, m.names, m.what);
+    } else if constexpr (kIsSpecialization<M, Omittable>) {
+        return f.get_optional(key, m.value);
+    } else if constexpr (kIsSpecialization<M, std::optional>) {
+        return f.get_optional(key, m);
+    } else if constexpr (kIsSpecialization<M, Selector>) {
+        return read_selected(f, key, m.value, m.how);
+    } else {
+        return f.get(key, m);
+    }
+}
+
+/// Reads the members of `out` from `f` in the order of visit_fields; stops at the
+/// first error.
+template <typename T>
+Status read_fields(Fields& f, T& out) {
+    Status status = Status::success();
+    visit_fields(out, [&f, &status](std::string_view key, auto&& m) {
+        if (status.ok()) {
+            status = read_member(f, key, m);
+        }
+    });
+    return status;
+}
+
+/// Default-constructs in `out` the named alternative of `V` (any but `Open`) whose
+/// tag is `tag`; false when none has that tag.
+template <typename V, typename Open, size_t... I>
+bool emplace_named(V& out, uint8_t tag, const Selection<V, Open>& how, std::index_sequence<I...> /*all*/) {
+    return ((!std::is_same_v<std::variant_alternative_t<I, V>, Open> && how.tag_of(V(std::in_place_index<I>)) == tag &&
+             (out.template emplace<I>(), true)) ||
+            ...);
+}
+
+template <typename V, typename Open>
+Status read_selected(Fields& f, std::string_view key, V& out, const Selection<V, Open>& how) {
+    HURRAY_ASSIGN_OR_RETURN(const Json* selector, f.require(key));
+    const std::string path = f.path_of(key);
+    if (selector->is_number()) {
+        // A number selects the open alternative (docs/json.md), whatever its value.
+        Open open;
+        HURRAY_RETURN_IF_ERROR(read_value(*selector, path, open.*how.open_tag));
+        HURRAY_RETURN_IF_ERROR(read_fields(f, open));
+        out = std::move(open);
+        return Status::success();
+    }
+    if (!selector->is_string()) {
+        return mistyped(path, how.expected, *selector);
+    }
+    uint8_t tag = 0;
+    HURRAY_RETURN_IF_ERROR(read_enum(*selector, path, tag, how.names, how.what));
+    if (!emplace_named(out, tag, how, std::make_index_sequence<std::variant_size_v<V>>())) {
+        // LCOV_EXCL_START: value_of_name(how.names) yields only the named alternatives' tags
+        return Error(ErrorCode::kInvalidDocument, concat({path, ": ", how.no_such}));
+        // LCOV_EXCL_STOP
+    }
+    return std::visit([&f](auto& alternative) { return read_fields(f, alternative); }, out);
+}
+
+// --- Objects and arrays -----------------------------------------------------------------
+
+Status read_value(const Json& j, const std::string& path, Shape& out) {
     if (!j.is_array()) {
         return mistyped(path, "an array", j);
     }
@@ -332,311 +417,42 @@ Status read_shape(const Json& j, const std::string& path, Shape& out) {
     return Status::success();
 }
 
-Result<TiledLevel> read_tiled_level(const Json& j, const std::string& path) {
+template <typename T>
+    requires kIsObject<T>
+Status read_value(const Json& j, const std::string& path, T& out) {
     HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    TiledLevel lv;
-    HURRAY_RETURN_IF_ERROR(f.get("tile_shape", lv.tile_shape));
-    HURRAY_RETURN_IF_ERROR(f.get_enum("outer_layout", lv.outer_layout, layout_tag_name, "layout"));
-    HURRAY_RETURN_IF_ERROR(f.get_enum("inner_layout", lv.inner_layout, layout_tag_name, "layout"));
-    HURRAY_RETURN_IF_ERROR(f.get_optional("outer_strides", lv.outer_strides));
-    HURRAY_RETURN_IF_ERROR(f.get_optional("inner_strides", lv.inner_strides));
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return lv;
+    HURRAY_RETURN_IF_ERROR(read_fields(f, out));
+    return f.finish();
 }
 
-Result<TiledLayout> read_tiled(Fields& f) {
-    HURRAY_ASSIGN_OR_RETURN(const Json* levels, f.require("levels"));
-    const std::string path = f.path_of("levels");
-    if (!levels->is_array()) {
-        return mistyped(path, "an array", *levels);
-    }
-    TiledLayout t;
-    t.levels.reserve(levels->size());
-    for (size_t i = 0; i < levels->size(); ++i) {
-        HURRAY_ASSIGN_OR_RETURN(TiledLevel lv, read_tiled_level((*levels)[i], index_path(path, i)));
-        t.levels.push_back(std::move(lv));
-    }
-    return t;
-}
-
-// The fields of a named layout, after its "tag".
-Result<LayoutDescriptor> read_named_layout(Fields& f, LayoutTag tag) {
-    switch (tag) {
-        case LayoutTag::kRowMajor: return LayoutDescriptor(RowMajorLayout{});
-        case LayoutTag::kColumnMajor: return LayoutDescriptor(ColumnMajorLayout{});
-        case LayoutTag::kStrided: {
-            StridedLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("strides", l.strides));
-            return LayoutDescriptor(std::move(l));
-        }
-        case LayoutTag::kTiled: {
-            HURRAY_ASSIGN_OR_RETURN(TiledLayout l, read_tiled(f));
-            return LayoutDescriptor(std::move(l));
-        }
-        case LayoutTag::kMorton: {
-            MortonLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("morton_bits", l.morton_bits));
-            return LayoutDescriptor(std::move(l));
-        }
-        case LayoutTag::kCoo: {
-            CooLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("nnz", l.nnz));
-            HURRAY_RETURN_IF_ERROR(f.get("is_sorted", l.is_sorted));
-            return LayoutDescriptor(l);
-        }
-        case LayoutTag::kCsr: {
-            CsrLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("nnz", l.nnz));
-            return LayoutDescriptor(l);
-        }
-        case LayoutTag::kCsc: {
-            CscLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("nnz", l.nnz));
-            return LayoutDescriptor(l);
-        }
-        case LayoutTag::kCsf: {
-            CsfLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("nnz", l.nnz));
-            HURRAY_RETURN_IF_ERROR(f.get("mode_order", l.mode_order));
-            return LayoutDescriptor(std::move(l));
-        }
-        case LayoutTag::kBlockPaged: {
-            BlockPagedLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("page_size", l.page_size));
-            HURRAY_RETURN_IF_ERROR(f.get("num_pages", l.num_pages));
-            HURRAY_RETURN_IF_ERROR(f.get("paged_axis", l.paged_axis));
-            HURRAY_RETURN_IF_ERROR(f.get("num_seqs", l.num_seqs));
-            HURRAY_RETURN_IF_ERROR(f.get_enum("kv_role", l.kv_role, kv_role_name, "kv_role"));
-            HURRAY_RETURN_IF_ERROR(f.get("layer_index", l.layer_index));
-            HURRAY_RETURN_IF_ERROR(f.get_enum("block_table_index_type", l.index_type, index_type_name,
-                                              "block table index type"));
-            return LayoutDescriptor(l);
-        }
-        case LayoutTag::kComposite: {
-            CompositeLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get_enum("composition_rule", l.rule, composition_rule_name,
-                                              "composition rule"));
-            HURRAY_RETURN_IF_ERROR(f.get_enum("combine_op", l.combine_op, combine_op_name, "combine op"));
-            HURRAY_RETURN_IF_ERROR(f.get("member_count", l.member_count));
-            return LayoutDescriptor(l);
-        }
-        case LayoutTag::kHilbert: {
-            HilbertLayout l;
-            HURRAY_RETURN_IF_ERROR(f.get("hilbert_order", l.hilbert_order));
-            HURRAY_RETURN_IF_ERROR(f.get("hilbert_rank", l.hilbert_rank));
-            return LayoutDescriptor(l);
-        }
-    }
-    // LCOV_EXCL_START: value_of_name(layout_tag_name) yields only the tags above
-    return Error(ErrorCode::kInvalidDocument, f.path_of("tag") + ": no such layout");
-    // LCOV_EXCL_STOP
-}
-
-Result<LayoutDescriptor> read_layout(const Json& j, const std::string& path) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    HURRAY_ASSIGN_OR_RETURN(const Json* tag, f.require("tag"));
-    LayoutDescriptor layout;
-    if (tag->is_number()) {
-        // A number selects the extension layout (docs/json.md), whatever its value.
-        ExtensionLayout e;
-        HURRAY_RETURN_IF_ERROR(read_value(*tag, f.path_of("tag"), e.tag));
-        HURRAY_RETURN_IF_ERROR(f.get("extension_layout_id", e.layout_id));
-        HURRAY_RETURN_IF_ERROR(f.get("extension_data", e.data));
-        layout = std::move(e);
-    } else if (tag->is_string()) {
-        LayoutTag named = LayoutTag::kRowMajor;
-        HURRAY_RETURN_IF_ERROR(read_enum(*tag, f.path_of("tag"), named, layout_tag_name, "layout"));
-        HURRAY_ASSIGN_OR_RETURN(layout, read_named_layout(f, named));
-    } else {
-        return mistyped(f.path_of("tag"), "a layout name or a number", *tag);
-    }
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return layout;
-}
-
-Result<BufferHandle> read_buffer(const Json& j, const std::string& path) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    BufferHandle b;
-    HURRAY_RETURN_IF_ERROR(f.get("byte_size", b.byte_size));
-    HURRAY_RETURN_IF_ERROR(f.get("alignment", b.alignment));
-    HURRAY_RETURN_IF_ERROR(f.get_enum("device_tag", b.device_tag, device_tag_name, "device tag"));
-    HURRAY_RETURN_IF_ERROR(f.get_enum("sync_mode", b.sync_mode, sync_mode_name, "sync mode"));
-    HURRAY_RETURN_IF_ERROR(f.get_enum("memory_class", b.memory_class, memory_class_name, "memory class"));
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return b;
-}
-
-Status read_buffers(const Json& j, const std::string& path, BufferTable& out) {
+template <ObjectArray C>
+Status read_value(const Json& j, const std::string& path, C& out) {
     if (!j.is_array()) {
         return mistyped(path, "an array", j);
     }
     out.clear();
     out.reserve(j.size());
     for (size_t i = 0; i < j.size(); ++i) {
-        HURRAY_ASSIGN_OR_RETURN(BufferHandle b, read_buffer(j[i], index_path(path, i)));
-        out.push_back(b);
+        typename C::value_type element;
+        HURRAY_RETURN_IF_ERROR(read_value(j[i], index_path(path, i), element));
+        out.push_back(std::move(element));
     }
     return Status::success();
 }
 
-// The fields of a named scheme, after its "scheme".
-Result<QuantizationScheme> read_named_scheme(Fields& f, QuantScheme tag) {
-    switch (tag) {
-        case QuantScheme::kPerTensorAffine: {
-            PerTensorAffine s;
-            HURRAY_RETURN_IF_ERROR(f.get("scale", s.scale));
-            HURRAY_RETURN_IF_ERROR(f.get("zero_point", s.zero_point));
-            return QuantizationScheme(s);
-        }
-        case QuantScheme::kPerChannelAffine: {
-            PerChannelAffine s;
-            HURRAY_RETURN_IF_ERROR(f.get("axis", s.axis));
-            HURRAY_RETURN_IF_ERROR(f.get("scale_buffer_index", s.scale_buffer_index));
-            HURRAY_RETURN_IF_ERROR(f.get_optional("zero_point_buffer_index", s.zero_point_buffer_index));
-            HURRAY_RETURN_IF_ERROR(f.get_enum("scale_type", s.scale_type, element_type_name, "element type"));
-            return QuantizationScheme(s);
-        }
-        case QuantScheme::kPerBlockAffine: {
-            PerBlockAffine s;
-            HURRAY_RETURN_IF_ERROR(f.get("axis", s.axis));
-            HURRAY_RETURN_IF_ERROR(f.get("block_size", s.block_size));
-            HURRAY_RETURN_IF_ERROR(f.get("scale_buffer_index", s.scale_buffer_index));
-            HURRAY_RETURN_IF_ERROR(f.get_optional("zero_point_buffer_index", s.zero_point_buffer_index));
-            HURRAY_RETURN_IF_ERROR(f.get_enum("scale_type", s.scale_type, element_type_name, "element type"));
-            return QuantizationScheme(s);
-        }
-        case QuantScheme::kNf4: {
-            Nf4Quantization s;
-            HURRAY_RETURN_IF_ERROR(f.get("axis", s.axis));
-            HURRAY_RETURN_IF_ERROR(f.get("block_size", s.block_size));
-            HURRAY_RETURN_IF_ERROR(f.get("scale_buffer_index", s.scale_buffer_index));
-            return QuantizationScheme(s);
-        }
-        case QuantScheme::kMxfp: {
-            MxfpQuantization s;
-            HURRAY_RETURN_IF_ERROR(f.get("axis", s.axis));
-            HURRAY_RETURN_IF_ERROR(f.get("block_size", s.block_size));
-            HURRAY_RETURN_IF_ERROR(f.get("scale_buffer_index", s.scale_buffer_index));
-            return QuantizationScheme(s);
-        }
-    }
-    // LCOV_EXCL_START: value_of_name(scheme_tag_name) yields only the schemes above
-    return Error(ErrorCode::kInvalidDocument, f.path_of("scheme") + ": no such scheme");
-    // LCOV_EXCL_STOP
-}
-
-Result<QuantizationDescriptor> read_quantization(const Json& j, const std::string& path) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    HURRAY_ASSIGN_OR_RETURN(const Json* scheme, f.require("scheme"));
-    QuantizationDescriptor q;
-    if (scheme->is_number()) {
-        // A number selects the opaque form (docs/json.md), whatever its value.
-        OpaqueQuantization o;
-        HURRAY_RETURN_IF_ERROR(read_value(*scheme, f.path_of("scheme"), o.scheme_tag));
-        HURRAY_RETURN_IF_ERROR(f.get("scheme_version", o.scheme_version));
-        HURRAY_RETURN_IF_ERROR(f.get("flags", o.flags));
-        HURRAY_RETURN_IF_ERROR(f.get("payload", o.payload));
-        q.scheme = std::move(o);
-    } else if (scheme->is_string()) {
-        QuantScheme named = QuantScheme::kPerTensorAffine;
-        HURRAY_RETURN_IF_ERROR(
-            read_enum(*scheme, f.path_of("scheme"), named, scheme_tag_name, "quantization scheme"));
-        HURRAY_ASSIGN_OR_RETURN(q.scheme, read_named_scheme(f, named));
-    } else {
-        return mistyped(f.path_of("scheme"), "a scheme name or a number", *scheme);
-    }
-    HURRAY_RETURN_IF_ERROR(f.get_optional("trailing_padding", q.trailing_padding));
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return q;
-}
-
-Result<ShardDescriptor> read_shard(const Json& j, const std::string& path) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    ShardDescriptor s;
-    HURRAY_RETURN_IF_ERROR(f.get("parent_shape", s.parent_shape));
-    HURRAY_RETURN_IF_ERROR(f.get("shard_offset", s.shard_offset));
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return s;
-}
-
-Result<Statistics> read_statistics(const Json& j, const std::string& path) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    Statistics s;
-    HURRAY_RETURN_IF_ERROR(f.get("computed_mask", s.computed_mask));
-    HURRAY_RETURN_IF_ERROR(f.get("nnz", s.nnz));
-    HURRAY_RETURN_IF_ERROR(f.get("sparsity_ratio", s.sparsity_ratio));
-    HURRAY_RETURN_IF_ERROR(f.get("value_min", s.value_min));
-    HURRAY_RETURN_IF_ERROR(f.get("value_max", s.value_max));
-    HURRAY_RETURN_IF_ERROR(f.get("value_abs_max", s.value_abs_max));
-    HURRAY_RETURN_IF_ERROR(f.get("value_mean", s.value_mean));
-    HURRAY_RETURN_IF_ERROR(f.get("value_stddev", s.value_stddev));
-    HURRAY_RETURN_IF_ERROR(f.get("nm_n", s.nm_n));
-    HURRAY_RETURN_IF_ERROR(f.get("nm_m", s.nm_m));
-    HURRAY_RETURN_IF_ERROR(f.get("has_nan", s.has_nan));
-    HURRAY_RETURN_IF_ERROR(f.get("has_inf", s.has_inf));
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return s;
-}
-
-Result<ExtensionTypeDescriptor> read_extension_type(const Json& j, const std::string& path) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    ExtensionTypeDescriptor e;
-    HURRAY_RETURN_IF_ERROR(f.get("bit_width", e.bit_width));
-    HURRAY_RETURN_IF_ERROR(f.get("packing_factor", e.packing_factor));
-    HURRAY_RETURN_IF_ERROR(f.get("is_float", e.is_float));
-    HURRAY_RETURN_IF_ERROR(f.get("is_signed", e.is_signed));
-    HURRAY_RETURN_IF_ERROR(f.get("sign_bits", e.sign_bits));
-    HURRAY_RETURN_IF_ERROR(f.get("exponent_bits", e.exponent_bits));
-    HURRAY_RETURN_IF_ERROR(f.get("mantissa_bits", e.mantissa_bits));
-    HURRAY_RETURN_IF_ERROR(f.get("exponent_bias", e.exponent_bias));
-    HURRAY_RETURN_IF_ERROR(f.get("has_nan", e.has_nan));
-    HURRAY_RETURN_IF_ERROR(f.get("has_inf", e.has_inf));
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return e;
-}
-
-Result<CompositeMember> read_composite_member(const Json& j, const std::string& path) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(j, path));
-    CompositeMember m;
-    HURRAY_RETURN_IF_ERROR(f.get_enum("member_role", m.role, member_role_name, "member role"));
-    HURRAY_RETURN_IF_ERROR(f.finish());
-    return m;
-}
-
-// Reads the optional section `key` with `read` when it is present.
-template <typename T, typename ReadFn>
-Status read_section(Fields& f, std::string_view key, std::optional<T>& out, ReadFn read) {
-    const Json* j = f.find(key);
-    if (j == nullptr) {
-        return Status::success();
-    }
-    HURRAY_ASSIGN_OR_RETURN(T section, read(*j, f.path_of(key)));
-    out = std::move(section);
+template <typename T>
+Status read_value(const Json& j, const std::string& path, std::optional<T>& out) {
+    T v{};
+    HURRAY_RETURN_IF_ERROR(read_value(j, path, v));
+    out = std::move(v);
     return Status::success();
 }
 
 }  // namespace
 
 Result<TensorDescriptor> descriptor_from_document(const Json& doc) {
-    HURRAY_ASSIGN_OR_RETURN(Fields f, Fields::open(doc, ""));
     TensorDescriptor d;
-    HURRAY_RETURN_IF_ERROR(f.get("version_major", d.version_major));
-    HURRAY_RETURN_IF_ERROR(f.get("version_minor", d.version_minor));
-    HURRAY_RETURN_IF_ERROR(f.get_enum("element_type", d.element_type, element_type_name, "element type"));
-    HURRAY_ASSIGN_OR_RETURN(const Json* shape, f.require("shape"));
-    HURRAY_RETURN_IF_ERROR(read_shape(*shape, "shape", d.shape));
-    HURRAY_RETURN_IF_ERROR(f.get("byte_offset", d.byte_offset));
-    HURRAY_ASSIGN_OR_RETURN(const Json* layout, f.require("layout"));
-    HURRAY_ASSIGN_OR_RETURN(d.layout, read_layout(*layout, "layout"));
-    HURRAY_ASSIGN_OR_RETURN(const Json* buffers, f.require("buffers"));
-    HURRAY_RETURN_IF_ERROR(read_buffers(*buffers, "buffers", d.buffers));
-    HURRAY_RETURN_IF_ERROR(read_section(f, "quantization", d.quantization, read_quantization));
-    HURRAY_RETURN_IF_ERROR(read_section(f, "shard", d.shard, read_shard));
-    HURRAY_RETURN_IF_ERROR(read_section(f, "statistics", d.statistics, read_statistics));
-    HURRAY_RETURN_IF_ERROR(read_section(f, "extension_type", d.extension_type, read_extension_type));
-    HURRAY_RETURN_IF_ERROR(read_section(f, "composite_member", d.composite_member, read_composite_member));
-    HURRAY_RETURN_IF_ERROR(f.get_optional("unknown_trailing_bytes", d.unknown_trailing_bytes));
-    HURRAY_RETURN_IF_ERROR(f.finish());
+    HURRAY_RETURN_IF_ERROR(read_value(doc, "", d));
     return d;
 }
 
