@@ -75,37 +75,45 @@ static_assert(HURRAY_CODE_INVALID_ARGUMENT == static_cast<int32_t>(ErrorCode::kI
 static_assert(HURRAY_CODE_OUT_OF_MEMORY == static_cast<int32_t>(ErrorCode::kOutOfMemory));
 static_assert(HURRAY_CODE_CANCELLED == static_cast<int32_t>(ErrorCode::kCancelled));
 
-}  // namespace
-
-void set_last_error(std::string_view text) noexcept {
-    LastError& last = last_error();
-    last.code = HURRAY_CODE_INTERNAL;  // set by the callers that know it
+/// Resets what a new message replaces: the code (to HURRAY_CODE_INTERNAL, set
+/// afterwards by the callers that know it), the offset, the file and the
+/// tensor.
+void reset_details(LastError& last) noexcept {
+    last.code = HURRAY_CODE_INTERNAL;
     last.offset = UINT64_MAX;
     last.file.clear();
     last.tensor.clear();
+}
+
+/// Makes what `write` puts in `last.text` the message; when `write` throws (no
+/// memory for the copy), the fixed kNoMemoryForMessage takes its place.
+template <typename Write>
+void store_message(LastError& last, Write&& write) noexcept {
     try {
-        last.text.assign(text);
+        write(last.text);
         last.fallback = nullptr;
     } catch (...) {
         last.fallback = kNoMemoryForMessage;
     }
 }
 
+}  // namespace
+
+void set_last_error(std::string_view text) noexcept {
+    LastError& last = last_error();
+    reset_details(last);
+    store_message(last, [&](std::string& message) { message.assign(text); });
+}
+
 void set_last_error(const char* function, std::string_view what) noexcept {
     LastError& last = last_error();
-    last.code = HURRAY_CODE_INTERNAL;  // set by the callers that know it
-    last.offset = UINT64_MAX;
-    last.file.clear();
-    last.tensor.clear();
-    try {
+    reset_details(last);
+    store_message(last, [&](std::string& message) {
         std::string text(function);
         text += ": ";
         text += what;
-        last.text = std::move(text);
-        last.fallback = nullptr;
-    } catch (...) {
-        last.fallback = kNoMemoryForMessage;
-    }
+        message = std::move(text);
+    });
 }
 
 namespace {
@@ -199,17 +207,17 @@ HurrayStatus fail(HurrayStatus status, const char* function, std::string_view wh
 
 HurrayStatus null_argument(const char* function, const char* argument) noexcept {
     LastError& last = last_error();
-    try {
+    // Unlike set_last_error, this leaves the file and tensor of an earlier
+    // failure in place (as it always has), although hurray.h promises "" from
+    // hurray_last_error_file/_tensor for a failure that names none.
+    store_message(last, [&](std::string& message) {
         std::string text("null_pointer: ");
         text += function;
         text += ": argument `";
         text += argument;
         text += "` is NULL";
-        last.text = std::move(text);
-        last.fallback = nullptr;
-    } catch (...) {
-        last.fallback = kNoMemoryForMessage;
-    }
+        message = std::move(text);
+    });
     last.code = code_of_status(HURRAY_ERR_NULL_POINTER);
     last.offset = UINT64_MAX;
     return HURRAY_ERR_NULL_POINTER;
