@@ -242,6 +242,10 @@ inline HurrayStatus byte_arg(const char* function, const void* data, size_t len,
 HurrayStatus buffer_spans(const char* function, const void* const* buffers, const uint64_t* sizes, uint32_t count,
                           std::vector<std::span<const uint8_t>>& out);
 
+/// Records "`function`: unknown bits in flags `flags`" and returns
+/// `HURRAY_ERR_INVALID_ARGUMENT`.
+HurrayStatus unknown_flags(const char* function, uint32_t flags);
+
 /// Records "`what` `index` is out of range (there are `count`)" and returns
 /// `HURRAY_ERR_INDEX_OUT_OF_BOUNDS`.
 HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count);
@@ -280,6 +284,48 @@ HurrayStatus guarded(const char* function, Body&& body) noexcept {
     } catch (...) {
         return fail(HURRAY_ERR_INTERNAL_PANIC, function, "unknown exception caught at the C boundary");
     }
+}
+
+/// The first checks of a call that hands out a new handle in `*out`: `out`
+/// (not NULL), then `*out` is set to NULL (so that every failure leaves NULL
+/// there), then the other arguments `args` (as `require`).
+template <typename T>
+HurrayStatus require_out(const char* function, T** out, std::initializer_list<Arg> args) noexcept {
+    if (const HurrayStatus s = require(function, {{out, "out"}}); s != HURRAY_OK) {
+        return s;
+    }
+    *out = nullptr;
+    return require(function, args);
+}
+
+/// The body of a call that hands out a new handle in `*out`, run inside the
+/// guard: `require_out(function, out, args)`, then `body()`.
+template <typename T, typename Body>
+HurrayStatus guarded_out(const char* function, T** out, std::initializer_list<Arg> args, Body&& body) noexcept {
+    return guarded(function, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require_out(function, out, args); s != HURRAY_OK) {
+            return s;
+        }
+        return body();
+    });
+}
+
+/// The body of a call that writes the `len` bytes at `data` through the handle
+/// `writer` (hurray_file_writer_write, hurray_stream_write), run inside the
+/// guard: checks `writer`, then the bytes (as `byte_arg`: `data` may be NULL
+/// only when `len` is 0), then returns `write(piece)`.
+template <typename Writer, typename Write>
+HurrayStatus write_bytes(const char* function, Writer* writer, const void* data, size_t len, Write&& write) noexcept {
+    return guarded(function, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(function, {{writer, "writer"}}); s != HURRAY_OK) {
+            return s;
+        }
+        std::span<const uint8_t> piece;
+        if (const HurrayStatus s = byte_arg(function, data, len, "data", piece); s != HURRAY_OK) {
+            return s;
+        }
+        return write(piece);
+    });
 }
 
 }  // namespace hurray::c

@@ -143,6 +143,10 @@ static_assert(error_presentation_status(ErrorCode::kTypeMismatch) == HURRAY_ERR_
 static_assert(error_presentation_status(ErrorCode::kOutOfMemory) == HURRAY_ERR_OUT_OF_MEMORY);
 static_assert(error_presentation_status(ErrorCode::kCancelled) == HURRAY_ERR_CANCELLED);
 
+HurrayStatus unknown_flags(const char* function, uint32_t flags) {
+    return fail(HURRAY_ERR_INVALID_ARGUMENT, function, "unknown bits in flags " + std::to_string(flags));
+}
+
 HurrayStatus out_of_range(const char* function, const char* what, uint64_t index, uint64_t count) {
     return fail(HURRAY_ERR_INDEX_OUT_OF_BOUNDS, function,
                 std::string(what) + " " + std::to_string(index) + " is out of range (there are " +

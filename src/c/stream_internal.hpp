@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// What the C ABI's stream reader (stream_reader.cpp) and writer
-/// (stream_writer.cpp) share: their flag bits and the mapping of stream errors
-/// that are the caller's doing. Not installed.
+/// (stream_writer.cpp) share: their flag bits, the mapping of stream errors
+/// that are the caller's doing, and the checks of their open calls. Not
+/// installed.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "c/c_internal.hpp"
@@ -32,6 +34,37 @@ inline HurrayStatus fail_stream(const Error& error) noexcept {
 /// a call made in a state that does not allow it.
 inline HurrayStatus out_of_order(const char* function, std::string_view what) noexcept {
     return fail(HURRAY_ERR_INVALID_ARGUMENT, function, what);
+}
+
+/// The body of hurray_stream_open and hurray_stream_writer_open, run inside the
+/// guard: checks `out` and clears `*out` (`guarded_out`), fails with
+/// `HURRAY_ERR_INVALID_ARGUMENT` when `fd` is negative, then returns `open()`,
+/// which publishes the handle over `fd`.
+template <typename Handle, typename Open>
+HurrayStatus open_fd(const char* function, int fd, Handle** out, Open&& open) noexcept {
+    return guarded_out(function, out, {}, [&]() -> HurrayStatus {
+        if (fd < 0) {
+            return fail(HURRAY_ERR_INVALID_ARGUMENT, function, "fd " + std::to_string(fd) + " is negative");
+        }
+        return open();
+    });
+}
+
+/// The body of hurray_stream_open_callbacks and
+/// hurray_stream_writer_open_callbacks, run inside the guard: checks `out` and
+/// clears `*out` (`guarded_out`), fails with `HURRAY_ERR_NULL_POINTER` when the
+/// callback `callback` (the argument `name`) is NULL, then returns `open()`,
+/// which publishes the handle over the callback.
+template <typename Handle, typename Callback, typename Open>
+HurrayStatus open_callback(const char* function, Callback callback, const char* name, Handle** out,
+                           Open&& open) noexcept {
+    return guarded_out(function, out, {}, [&]() -> HurrayStatus {
+        // A function pointer is checked by its value only.
+        if (callback == nullptr) {
+            return null_argument(function, name);
+        }
+        return open();
+    });
 }
 
 }  // namespace hurray::c

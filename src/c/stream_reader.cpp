@@ -161,7 +161,7 @@ namespace {
 HurrayStatus open_reader(const char* function, std::unique_ptr<hurray::ByteSource> inner, uint32_t flags,
                          HurrayReader** out) {
     if ((flags & ~hurray::c::kStreamReaderFlags) != 0) {
-        return fail(HURRAY_ERR_INVALID_ARGUMENT, function, "unknown bits in flags " + std::to_string(flags));
+        return hurray::c::unknown_flags(function, flags);
     }
     auto handle = std::make_unique<HurrayReader>(std::move(inner), options_from_flags(flags));
     if (auto peeked = handle->source.peek(); !peeked.ok()) {
@@ -237,14 +237,7 @@ extern "C" {
 
 HURRAY_C_API HurrayStatus hurray_stream_open(int fd, uint32_t flags, HurrayReader** out) {
     static constexpr const char* kFn = "hurray_stream_open";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (fd < 0) {
-            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "fd " + std::to_string(fd) + " is negative");
-        }
+    return hurray::c::open_fd(kFn, fd, out, [&] {
         return open_reader(kFn, std::make_unique<hurray::FdSource>(fd, /*owns=*/false), flags, out);
     });
 }
@@ -252,15 +245,7 @@ HURRAY_C_API HurrayStatus hurray_stream_open(int fd, uint32_t flags, HurrayReade
 HURRAY_C_API HurrayStatus hurray_stream_open_callbacks(HurrayReadFn read, void* context, uint32_t flags,
                                                        HurrayReader** out) {
     static constexpr const char* kFn = "hurray_stream_open_callbacks";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        // A function pointer is checked by its value only.
-        if (read == nullptr) {
-            return hurray::c::null_argument(kFn, "read");
-        }
+    return hurray::c::open_callback(kFn, read, "read", out, [&] {
         return open_reader(kFn, std::make_unique<CallbackSource>(read, context), flags, out);
     });
 }
@@ -268,14 +253,7 @@ HURRAY_C_API HurrayStatus hurray_stream_open_callbacks(HurrayReadFn read, void* 
 HURRAY_C_API HurrayStatus hurray_stream_open_memory(const uint8_t* bytes, size_t len, uint32_t flags,
                                                     HurrayReader** out) {
     static constexpr const char* kFn = "hurray_stream_open_memory";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{bytes, "bytes"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{bytes, "bytes"}}, [&] {
         // SAFETY: the caller guarantees `len` readable bytes at `bytes`, alive
         // and unchanged until the reader is closed (documented); the source
         // only reads inside them.
@@ -392,14 +370,7 @@ HURRAY_C_API HurrayStatus hurray_stream_read_into(HurrayReader* reader, void* ou
 
 HURRAY_C_API HurrayStatus hurray_stream_read_buffer(HurrayReader* reader, HurrayBuffer** out) {
     static constexpr const char* kFn = "hurray_stream_read_buffer";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{reader, "reader"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{reader, "reader"}}, [&]() -> HurrayStatus {
         if (const HurrayStatus s = require_tensor(kFn, *reader); s != HURRAY_OK) {
             return s;
         }

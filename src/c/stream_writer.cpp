@@ -14,7 +14,6 @@
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/stream_writer.hpp"
 
-using hurray::c::fail;
 using hurray::c::fail_stream;
 using hurray::c::guarded;
 using hurray::c::out_of_order;
@@ -66,7 +65,7 @@ namespace {
 HurrayStatus open_writer(const char* function, std::unique_ptr<hurray::ByteSink> sink, uint32_t flags,
                          HurrayWriter** out) {
     if ((flags & ~hurray::c::kStreamWriterFlags) != 0) {
-        return fail(HURRAY_ERR_INVALID_ARGUMENT, function, "unknown bits in flags " + std::to_string(flags));
+        return hurray::c::unknown_flags(function, flags);
     }
     hurray::StreamWriteOptions options;
     options.require_producer_synced = (flags & HURRAY_STREAM_REQUIRE_PRODUCER_SYNCED) != 0;
@@ -91,14 +90,7 @@ extern "C" {
 
 HURRAY_C_API HurrayStatus hurray_stream_writer_open(int fd, uint32_t flags, HurrayWriter** out) {
     static constexpr const char* kFn = "hurray_stream_writer_open";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (fd < 0) {
-            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "fd " + std::to_string(fd) + " is negative");
-        }
+    return hurray::c::open_fd(kFn, fd, out, [&] {
         return open_writer(kFn, std::make_unique<hurray::FdSink>(fd, /*owns=*/false), flags, out);
     });
 }
@@ -106,15 +98,7 @@ HURRAY_C_API HurrayStatus hurray_stream_writer_open(int fd, uint32_t flags, Hurr
 HURRAY_C_API HurrayStatus hurray_stream_writer_open_callbacks(HurrayWriteFn write, void* context, uint32_t flags,
                                                               HurrayWriter** out) {
     static constexpr const char* kFn = "hurray_stream_writer_open_callbacks";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        // A function pointer is checked by its value only.
-        if (write == nullptr) {
-            return hurray::c::null_argument(kFn, "write");
-        }
+    return hurray::c::open_callback(kFn, write, "write", out, [&] {
         return open_writer(kFn, std::make_unique<CallbackSink>(write, context), flags, out);
     });
 }
@@ -163,14 +147,7 @@ HURRAY_C_API HurrayStatus hurray_stream_begin_tensor(HurrayWriter* writer, const
 
 HURRAY_C_API HurrayStatus hurray_stream_write(HurrayWriter* writer, const void* data, size_t len) {
     static constexpr const char* kFn = "hurray_stream_write";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{writer, "writer"}}); s != HURRAY_OK) {
-            return s;
-        }
-        std::span<const uint8_t> piece;
-        if (const HurrayStatus s = hurray::c::byte_arg(kFn, data, len, "data", piece); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::write_bytes(kFn, writer, data, len, [&](std::span<const uint8_t> piece) -> HurrayStatus {
         if (const HurrayStatus s = require_open(kFn, *writer); s != HURRAY_OK) {
             return s;
         }
