@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,6 +23,7 @@
 
 using hurray::c::fail;
 using hurray::c::guarded;
+using hurray::c::guarded_out;
 using hurray::c::null_argument;
 using hurray::c::check_tensor_index;
 using hurray::c::out_of_range;
@@ -32,16 +34,17 @@ namespace {
 
 constexpr uint32_t kKnownFileFlags = HURRAY_FILE_NO_MMAP | HURRAY_FILE_PERMISSIVE | HURRAY_FILE_SPEC_ONLY;
 
-// Reader options for `flags`; false when an unknown bit is set.
-bool options_from_flags(uint32_t flags, hurray::FileReadOptions& options) {
+// Reader options for `flags`; HURRAY_ERR_INVALID_ARGUMENT when an unknown bit
+// is set.
+HurrayStatus options_from_flags(const char* function, uint32_t flags, hurray::FileReadOptions& options) {
     if ((flags & ~kKnownFileFlags) != 0) {
-        return false;
+        return hurray::c::unknown_flags(function, flags);
     }
     options.use_mmap = (flags & HURRAY_FILE_NO_MMAP) == 0;
     options.strict = (flags & HURRAY_FILE_PERMISSIVE) == 0;
     options.descriptor.strict = options.strict;
     options.descriptor.libhurray_schemes = (flags & HURRAY_FILE_SPEC_ONLY) == 0;
-    return true;
+    return HURRAY_OK;
 }
 
 // "7f 45 4c 46 ("\x7fELF")"-like rendering of the first bytes of an input.
@@ -126,11 +129,7 @@ constexpr uint32_t kUrlOptionsSize = sizeof(HurrayUrlOptions);
 // hurray_file_open_url(_ex): `options` is not NULL.
 HurrayStatus open_url(const char* fn, const char* url, const HurrayUrlOptions* options, uint32_t flags,
                       HurrayFile** out) {
-    if (const HurrayStatus s = require(fn, {{out, "out"}}); s != HURRAY_OK) {
-        return s;
-    }
-    *out = nullptr;
-    if (const HurrayStatus s = require(fn, {{url, "url"}}); s != HURRAY_OK) {
+    if (const HurrayStatus s = hurray::c::require_out(fn, out, {{url, "url"}}); s != HURRAY_OK) {
         return s;
     }
     if (options->struct_size != kUrlOptionsSize) {
@@ -144,8 +143,8 @@ HurrayStatus open_url(const char* fn, const char* url, const HurrayUrlOptions* o
         }
     }
     hurray::FileReadOptions read_options;
-    if (!options_from_flags(flags, read_options)) {
-        return fail(HURRAY_ERR_INVALID_ARGUMENT, fn, "unknown bits in flags " + std::to_string(flags));
+    if (const HurrayStatus s = options_from_flags(fn, flags, read_options); s != HURRAY_OK) {
+        return s;
     }
 #ifdef HURRAY_C_HAVE_HTTP
     namespace http = hurray::http;
@@ -206,6 +205,19 @@ HurrayStatus open_url(const char* fn, const char* url, const HurrayUrlOptions* o
 #endif
 }
 
+/// A count getter (tensors, KV entries): checks the arguments and stores
+/// `count(file->reader)` in `*out`.
+template <typename Count>
+HurrayStatus get_count(const char* function, const HurrayFile* file, uint64_t* out, Count&& count) {
+    return guarded(function, [&]() -> HurrayStatus {
+        if (const HurrayStatus s = require(function, {{file, "file"}, {out, "out"}}); s != HURRAY_OK) {
+            return s;
+        }
+        *out = count(file->reader);
+        return HURRAY_OK;
+    });
+}
+
 // A KV getter: checks the arguments, runs `get` on the file's KV metadata
 // and hands its value to `store`.
 template <typename Get, typename Store>
@@ -226,23 +238,42 @@ HurrayStatus kv_get(const char* function, const HurrayFile* file, const char* ke
     });
 }
 
+/// A scalar KV getter (int64, uint64, float64, bool): the value that `get`
+/// (a KvMetadata getter such as get_int64) reads, stored in `*out` (a bool as
+/// 1 or 0).
+template <typename Out, typename Value>
+HurrayStatus kv_get_scalar(const char* function, const HurrayFile* file, const char* key, size_t key_len, Out* out,
+                           hurray::Result<Value> (hurray::KvMetadata::*get)(std::string_view) const) {
+    return kv_get(function, file, key, key_len, out, std::mem_fn(get), [out](Value v) { *out = static_cast<Out>(v); });
+}
+
+/// A getter of a string or bytes value: checks `len` first, then stores the
+/// address that `address` gives for the file's own copy of the value (read by
+/// `get`, a KvMetadata getter such as get_string) in `*value`, and its size in
+/// `*len`.
+template <typename Out, typename View, typename Address>
+HurrayStatus kv_get_sized(const char* function, const HurrayFile* file, const char* key, size_t key_len,
+                          const Out** value, size_t* len,
+                          hurray::Result<View> (hurray::KvMetadata::*get)(std::string_view) const, Address&& address) {
+    if (len == nullptr) {
+        return null_argument(function, "len");
+    }
+    return kv_get(function, file, key, key_len, value, std::mem_fn(get), [&](View view) {
+        *value = address(view);
+        *len = view.size();
+    });
+}
+
 }  // namespace
 
 extern "C" {
 
 HURRAY_C_API HurrayStatus hurray_file_open(const char* path, uint32_t flags, HurrayFile** out) {
     static constexpr const char* kFn = "hurray_file_open";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{path, "path"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return guarded_out(kFn, out, {{path, "path"}}, [&]() -> HurrayStatus {
         hurray::FileReadOptions options;
-        if (!options_from_flags(flags, options)) {
-            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "unknown bits in flags " + std::to_string(flags));
+        if (const HurrayStatus s = options_from_flags(kFn, flags, options); s != HURRAY_OK) {
+            return s;
         }
         auto opened = hurray::FileReader::open(path, options);
         if (!opened.ok()) {
@@ -256,17 +287,10 @@ HURRAY_C_API HurrayStatus hurray_file_open(const char* path, uint32_t flags, Hur
 HURRAY_C_API HurrayStatus hurray_file_open_memory(const uint8_t* bytes, size_t len, uint32_t flags,
                                                   HurrayFile** out) {
     static constexpr const char* kFn = "hurray_file_open_memory";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{bytes, "bytes"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return guarded_out(kFn, out, {{bytes, "bytes"}}, [&]() -> HurrayStatus {
         hurray::FileReadOptions options;
-        if (!options_from_flags(flags, options)) {
-            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "unknown bits in flags " + std::to_string(flags));
+        if (const HurrayStatus s = options_from_flags(kFn, flags, options); s != HURRAY_OK) {
+            return s;
         }
         // SAFETY: the caller guarantees `len` readable bytes at `bytes`, kept
         // alive and unchanged until the file and its buffers are released (no
@@ -362,14 +386,8 @@ std::string_view HurrayFile::c_name(size_t i) const {
 }
 
 HURRAY_C_API HurrayStatus hurray_file_tensor_count(const HurrayFile* file, uint64_t* out) {
-    static constexpr const char* kFn = "hurray_file_tensor_count";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{file, "file"}, {out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = file->reader.tensor_count();
-        return HURRAY_OK;
-    });
+    return get_count("hurray_file_tensor_count", file, out,
+                     [](const hurray::FileReader& reader) { return reader.tensor_count(); });
 }
 
 HURRAY_C_API HurrayStatus hurray_file_tensor_name(const HurrayFile* file, uint64_t index, const char** name,
@@ -411,14 +429,7 @@ HURRAY_C_API HurrayStatus hurray_file_find(const HurrayFile* file, const char* n
 HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, uint64_t index,
                                                         HurrayDescriptor** out) {
     static constexpr const char* kFn = "hurray_file_tensor_descriptor";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return guarded_out(kFn, out, {{file, "file"}}, [&]() -> HurrayStatus {
         if (const HurrayStatus s = check_tensor_index(kFn, file, index); s != HURRAY_OK) {
             return s;
         }
@@ -438,14 +449,7 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor(const HurrayFile* file, 
 HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint64_t index, uint32_t buffer,
                                                     HurrayBuffer** out) {
     static constexpr const char* kFn = "hurray_file_tensor_buffer";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return guarded_out(kFn, out, {{file, "file"}}, [&]() -> HurrayStatus {
         return with_tensor(kFn, file, index, [&](const hurray::FileTensor& t) -> HurrayStatus {
             const size_t buffers = t.buffers().size();
             if (buffer >= buffers) {
@@ -460,14 +464,7 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_buffer(const HurrayFile* file, uint
 HURRAY_C_API HurrayStatus hurray_file_tensor_buffers(const HurrayFile* file, uint64_t index,
                                                      HurrayBufferList** out) {
     static constexpr const char* kFn = "hurray_file_tensor_buffers";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return guarded_out(kFn, out, {{file, "file"}}, [&]() -> HurrayStatus {
         return with_tensor(kFn, file, index, [&](const hurray::FileTensor& t) -> HurrayStatus {
             const size_t buffers = t.buffers().size();
             // The buffers are built first, then handed out together: on failure
@@ -555,14 +552,8 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_descriptor_bytes(const HurrayFile* 
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_count(const HurrayFile* file, uint64_t* out) {
-    static constexpr const char* kFn = "hurray_file_kv_count";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{file, "file"}, {out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = file->reader.kv().size();
-        return HURRAY_OK;
-    });
+    return get_count("hurray_file_kv_count", file, out,
+                     [](const hurray::FileReader& reader) { return reader.kv().size(); });
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_key(const HurrayFile* file, uint64_t index, const char** key,
@@ -599,49 +590,31 @@ HURRAY_C_API HurrayStatus hurray_file_kv_type(const HurrayFile* file, const char
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_string(const HurrayFile* file, const char* key, size_t key_len,
                                                     const char** value, size_t* len) {
-    if (len == nullptr) {
-        return null_argument("hurray_file_kv_get_string", "len");
-    }
-    return kv_get(
-        "hurray_file_kv_get_string", file, key, key_len, value,
-        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_string(k); },
-        [&](std::string_view s) {
-            // The view covers a whole std::string held by the file: NUL-terminated.
-            *value = s.data();
-            *len = s.size();
-        });
+    return kv_get_sized("hurray_file_kv_get_string", file, key, key_len, value, len, &hurray::KvMetadata::get_string,
+                        [](std::string_view s) {
+                            // The view covers a whole std::string held by the file: NUL-terminated.
+                            return s.data();
+                        });
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_int64(const HurrayFile* file, const char* key, size_t key_len,
                                                    int64_t* value) {
-    return kv_get(
-        "hurray_file_kv_get_int64", file, key, key_len, value,
-        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_int64(k); },
-        [&](int64_t v) { *value = v; });
+    return kv_get_scalar("hurray_file_kv_get_int64", file, key, key_len, value, &hurray::KvMetadata::get_int64);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_uint64(const HurrayFile* file, const char* key, size_t key_len,
                                                     uint64_t* value) {
-    return kv_get(
-        "hurray_file_kv_get_uint64", file, key, key_len, value,
-        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_uint64(k); },
-        [&](uint64_t v) { *value = v; });
+    return kv_get_scalar("hurray_file_kv_get_uint64", file, key, key_len, value, &hurray::KvMetadata::get_uint64);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_float64(const HurrayFile* file, const char* key, size_t key_len,
                                                      double* value) {
-    return kv_get(
-        "hurray_file_kv_get_float64", file, key, key_len, value,
-        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_float64(k); },
-        [&](double v) { *value = v; });
+    return kv_get_scalar("hurray_file_kv_get_float64", file, key, key_len, value, &hurray::KvMetadata::get_float64);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_bool(const HurrayFile* file, const char* key, size_t key_len,
                                                   uint8_t* value) {
-    return kv_get(
-        "hurray_file_kv_get_bool", file, key, key_len, value,
-        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_bool(k); },
-        [&](bool v) { *value = v ? 1 : 0; });
+    return kv_get_scalar("hurray_file_kv_get_bool", file, key, key_len, value, &hurray::KvMetadata::get_bool);
 }
 
 }  // extern "C"
@@ -721,23 +694,37 @@ HurrayStatus kv_get_numbers(const char* function, const HurrayFile* file, const 
                                         });
 }
 
+/// An element getter of a string or bytes array: element `index` of the
+/// array of `Element`s (type `want`), its address as `address` gives it in
+/// `*value` and its size in `*len`.
+template <typename Element, typename Out, typename Address>
+HurrayStatus kv_get_element(const char* function, const HurrayFile* file, const char* key, size_t key_len,
+                            hurray::KvType want, size_t index, const Out** value, size_t* len, Address&& address) {
+    if (const HurrayStatus s = require(function, {{value, "value"}, {len, "len"}}); s != HURRAY_OK) {
+        return s;
+    }
+    return kv_array_get<std::vector<Element>>(
+        function, file, key, key_len, want, [&](const std::vector<Element>& v) -> HurrayStatus {
+            if (index >= v.size()) {
+                return out_of_range(function, "array index", index, v.size());
+            }
+            *value = address(v[index]);
+            *len = v[index].size();
+            return HURRAY_OK;
+        });
+}
+
 }  // namespace
 
 extern "C" {
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes(const HurrayFile* file, const char* key, size_t key_len,
                                                    const uint8_t** value, size_t* len) {
-    if (len == nullptr) {
-        return null_argument("hurray_file_kv_get_bytes", "len");
-    }
-    return kv_get(
-        "hurray_file_kv_get_bytes", file, key, key_len, value,
-        [](const hurray::KvMetadata& kv, std::string_view k) { return kv.get_bytes(k); },
-        [&](std::span<const uint8_t> bytes) {
-            // The span covers a vector held by the file: valid while it is open.
-            *value = bytes.empty() ? &kNoByte : bytes.data();
-            *len = bytes.size();
-        });
+    return kv_get_sized("hurray_file_kv_get_bytes", file, key, key_len, value, len, &hurray::KvMetadata::get_bytes,
+                        [](std::span<const uint8_t> bytes) {
+                            // The span covers a vector held by the file: valid while it is open.
+                            return bytes.empty() ? &kNoByte : bytes.data();
+                        });
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_array_info(const HurrayFile* file, const char* key, size_t key_len,
@@ -799,40 +786,22 @@ HURRAY_C_API HurrayStatus hurray_file_kv_get_bool_array(const HurrayFile* file, 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_string_array_element(const HurrayFile* file, const char* key,
                                                                   size_t key_len, size_t index, const char** value,
                                                                   size_t* len) {
-    static constexpr const char* kFn = "hurray_file_kv_get_string_array_element";
-    if (const HurrayStatus s = require(kFn, {{value, "value"}, {len, "len"}}); s != HURRAY_OK) {
-        return s;
-    }
-    return kv_array_get<std::vector<std::string>>(
-        kFn, file, key, key_len, hurray::KvType::kString, [&](const std::vector<std::string>& v) -> HurrayStatus {
-            if (index >= v.size()) {
-                return out_of_range(kFn, "array index", index, v.size());
-            }
-            // A std::string held by the file: NUL-terminated, valid while it is open.
-            *value = v[index].c_str();
-            *len = v[index].size();
-            return HURRAY_OK;
-        });
+    return kv_get_element<std::string>("hurray_file_kv_get_string_array_element", file, key, key_len,
+                                       hurray::KvType::kString, index, value, len, [](const std::string& element) {
+                                           // A std::string held by the file: NUL-terminated, valid while it is open.
+                                           return element.c_str();
+                                       });
 }
 
 HURRAY_C_API HurrayStatus hurray_file_kv_get_bytes_array_element(const HurrayFile* file, const char* key,
                                                                  size_t key_len, size_t index, const uint8_t** value,
                                                                  size_t* len) {
-    static constexpr const char* kFn = "hurray_file_kv_get_bytes_array_element";
-    if (const HurrayStatus s = require(kFn, {{value, "value"}, {len, "len"}}); s != HURRAY_OK) {
-        return s;
-    }
-    return kv_array_get<std::vector<std::vector<uint8_t>>>(
-        kFn, file, key, key_len, hurray::KvType::kBytes,
-        [&](const std::vector<std::vector<uint8_t>>& v) -> HurrayStatus {
-            if (index >= v.size()) {
-                return out_of_range(kFn, "array index", index, v.size());
-            }
-            // A vector held by the file: valid while it is open.
-            *value = v[index].empty() ? &kNoByte : v[index].data();
-            *len = v[index].size();
-            return HURRAY_OK;
-        });
+    return kv_get_element<std::vector<uint8_t>>("hurray_file_kv_get_bytes_array_element", file, key, key_len,
+                                                hurray::KvType::kBytes, index, value, len,
+                                                [](const std::vector<uint8_t>& element) {
+                                                    // A vector held by the file: valid while it is open.
+                                                    return element.empty() ? &kNoByte : element.data();
+                                                });
 }
 
 }  // extern "C"
