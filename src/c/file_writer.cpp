@@ -20,6 +20,7 @@ using hurray::c::fail;
 using hurray::c::guarded;
 using hurray::c::null_argument;
 using hurray::c::require;
+using hurray::c::unknown_flags;
 
 /// Behind `HurrayFileWriter*`: the C++ writer and, in descriptor mode, the
 /// sink it writes to. The sink is declared first so that it is destroyed
@@ -45,10 +46,6 @@ bool writer_options_from_flags(uint32_t flags, hurray::FileWriterOptions& option
     options.sorted_index = (flags & HURRAY_FILE_WRITER_SORTED_INDEX) != 0;
     options.descriptor_table = (flags & HURRAY_FILE_WRITER_NO_DESCRIPTOR_TABLE) == 0;
     return true;
-}
-
-HurrayStatus unknown_flags(const char* function, uint32_t flags) {
-    return fail(HURRAY_ERR_INVALID_ARGUMENT, function, "unknown bits in flags " + std::to_string(flags));
 }
 
 // HURRAY_OK, or the status of `status`'s error (recorded as the last error).
@@ -141,6 +138,33 @@ HurrayStatus copy_array(const char* function, const char* name, const T* values,
     return HURRAY_OK;
 }
 
+/// A scalar KV setter: stores `make(value)` as the value of `key` (see
+/// kv_set).
+template <typename T>
+HurrayStatus kv_set_scalar(const char* function, HurrayFileWriter* writer, const char* key, size_t key_len, T value,
+                           hurray::KvValue (*make)(T)) {
+    return kv_set(function, writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
+        v = make(value);
+        return HURRAY_OK;
+    });
+}
+
+/// An array KV setter: copies the `count` elements at `values` (the argument
+/// `name`; see copy_array) and stores `make(elements)` as the value of `key`
+/// (see kv_set).
+template <typename T, typename Make>
+HurrayStatus kv_set_array(const char* function, HurrayFileWriter* writer, const char* key, size_t key_len,
+                          const char* name, const T* values, size_t count, Make&& make) {
+    return kv_set(function, writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
+        std::vector<T> elements;
+        if (const HurrayStatus s = copy_array(function, name, values, count, elements); s != HURRAY_OK) {
+            return s;
+        }
+        v = make(std::move(elements));
+        return HURRAY_OK;
+    });
+}
+
 }  // namespace
 
 extern "C" {
@@ -151,14 +175,7 @@ extern "C" {
 
 HURRAY_C_API HurrayStatus hurray_file_writer_create(const char* path, uint32_t flags, HurrayFileWriter** out) {
     static constexpr const char* kFn = "hurray_file_writer_create";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{path, "path"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{path, "path"}}, [&]() -> HurrayStatus {
         hurray::FileWriterOptions options;
         if (!writer_options_from_flags(flags, options)) {
             return unknown_flags(kFn, flags);
@@ -173,11 +190,7 @@ HURRAY_C_API HurrayStatus hurray_file_writer_create(const char* path, uint32_t f
 
 HURRAY_C_API HurrayStatus hurray_file_writer_create_fd(int fd, uint32_t flags, HurrayFileWriter** out) {
     static constexpr const char* kFn = "hurray_file_writer_create_fd";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
+    return hurray::c::guarded_out(kFn, out, {}, [&]() -> HurrayStatus {
         if (fd < 0) {
             return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "fd " + std::to_string(fd) + " is not a file descriptor");
         }
@@ -291,15 +304,7 @@ HURRAY_C_API HurrayStatus hurray_file_writer_begin_tensor(HurrayFileWriter* writ
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_write(HurrayFileWriter* writer, const void* data, size_t len) {
-    static constexpr const char* kFn = "hurray_file_writer_write";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{writer, "writer"}}); s != HURRAY_OK) {
-            return s;
-        }
-        std::span<const uint8_t> piece;
-        if (const HurrayStatus s = hurray::c::byte_arg(kFn, data, len, "data", piece); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::write_bytes("hurray_file_writer_write", writer, data, len, [&](std::span<const uint8_t> piece) {
         return to_status(writer->writer.write_data(piece));
     });
 }
@@ -339,104 +344,58 @@ HURRAY_C_API HurrayStatus hurray_file_writer_set_string(HurrayFileWriter* writer
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_int64(HurrayFileWriter* writer, const char* key, size_t key_len,
                                                        int64_t value) {
-    return kv_set("hurray_file_writer_set_int64", writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        v = hurray::KvValue::int64(value);
-        return HURRAY_OK;
-    });
+    return kv_set_scalar("hurray_file_writer_set_int64", writer, key, key_len, value, &hurray::KvValue::int64);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_uint64(HurrayFileWriter* writer, const char* key, size_t key_len,
                                                         uint64_t value) {
-    return kv_set("hurray_file_writer_set_uint64", writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        v = hurray::KvValue::uint64(value);
-        return HURRAY_OK;
-    });
+    return kv_set_scalar("hurray_file_writer_set_uint64", writer, key, key_len, value, &hurray::KvValue::uint64);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_float64(HurrayFileWriter* writer, const char* key, size_t key_len,
                                                          double value) {
-    return kv_set("hurray_file_writer_set_float64", writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        v = hurray::KvValue::float64(value);
-        return HURRAY_OK;
-    });
+    return kv_set_scalar("hurray_file_writer_set_float64", writer, key, key_len, value, &hurray::KvValue::float64);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_bool(HurrayFileWriter* writer, const char* key, size_t key_len,
                                                       uint8_t value) {
-    return kv_set("hurray_file_writer_set_bool", writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        v = hurray::KvValue::boolean(value != 0);
-        return HURRAY_OK;
-    });
+    return kv_set_scalar("hurray_file_writer_set_bool", writer, key, key_len, value != 0, &hurray::KvValue::boolean);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_bytes(HurrayFileWriter* writer, const char* key, size_t key_len,
                                                        const void* value, size_t len) {
-    static constexpr const char* kFn = "hurray_file_writer_set_bytes";
-    return kv_set(kFn, writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        std::vector<uint8_t> bytes;
-        const auto* first = static_cast<const uint8_t*>(value);
-        if (const HurrayStatus s = copy_array(kFn, "value", first, len, bytes); s != HURRAY_OK) {
-            return s;
-        }
-        v = hurray::KvValue::bytes(std::move(bytes));
-        return HURRAY_OK;
-    });
+    return kv_set_array("hurray_file_writer_set_bytes", writer, key, key_len, "value",
+                        static_cast<const uint8_t*>(value), len, &hurray::KvValue::bytes);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_int64_array(HurrayFileWriter* writer, const char* key,
                                                              size_t key_len, const int64_t* values, size_t count) {
-    static constexpr const char* kFn = "hurray_file_writer_set_int64_array";
-    return kv_set(kFn, writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        std::vector<int64_t> elements;
-        if (const HurrayStatus s = copy_array(kFn, "values", values, count, elements); s != HURRAY_OK) {
-            return s;
-        }
-        v = hurray::KvValue::int64_array(std::move(elements));
-        return HURRAY_OK;
-    });
+    return kv_set_array("hurray_file_writer_set_int64_array", writer, key, key_len, "values", values, count,
+                        &hurray::KvValue::int64_array);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_uint64_array(HurrayFileWriter* writer, const char* key,
                                                               size_t key_len, const uint64_t* values, size_t count) {
-    static constexpr const char* kFn = "hurray_file_writer_set_uint64_array";
-    return kv_set(kFn, writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        std::vector<uint64_t> elements;
-        if (const HurrayStatus s = copy_array(kFn, "values", values, count, elements); s != HURRAY_OK) {
-            return s;
-        }
-        v = hurray::KvValue::uint64_array(std::move(elements));
-        return HURRAY_OK;
-    });
+    return kv_set_array("hurray_file_writer_set_uint64_array", writer, key, key_len, "values", values, count,
+                        &hurray::KvValue::uint64_array);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_float64_array(HurrayFileWriter* writer, const char* key,
                                                                size_t key_len, const double* values, size_t count) {
-    static constexpr const char* kFn = "hurray_file_writer_set_float64_array";
-    return kv_set(kFn, writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        std::vector<double> elements;
-        if (const HurrayStatus s = copy_array(kFn, "values", values, count, elements); s != HURRAY_OK) {
-            return s;
-        }
-        v = hurray::KvValue::float64_array(std::move(elements));
-        return HURRAY_OK;
-    });
+    return kv_set_array("hurray_file_writer_set_float64_array", writer, key, key_len, "values", values, count,
+                        &hurray::KvValue::float64_array);
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_bool_array(HurrayFileWriter* writer, const char* key,
                                                             size_t key_len, const uint8_t* values, size_t count) {
-    static constexpr const char* kFn = "hurray_file_writer_set_bool_array";
-    return kv_set(kFn, writer, key, key_len, [&](hurray::KvValue& v) -> HurrayStatus {
-        std::vector<uint8_t> raw;
-        if (const HurrayStatus s = copy_array(kFn, "values", values, count, raw); s != HURRAY_OK) {
-            return s;
-        }
-        std::vector<bool> elements(raw.size());
-        for (size_t i = 0; i < raw.size(); ++i) {
-            elements[i] = raw[i] != 0;
-        }
-        v = hurray::KvValue::bool_array(std::move(elements));
-        return HURRAY_OK;
-    });
+    return kv_set_array("hurray_file_writer_set_bool_array", writer, key, key_len, "values", values, count,
+                        [](std::vector<uint8_t>&& raw) {
+                            std::vector<bool> elements(raw.size());
+                            for (size_t i = 0; i < raw.size(); ++i) {
+                                elements[i] = raw[i] != 0;
+                            }
+                            return hurray::KvValue::bool_array(std::move(elements));
+                        });
 }
 
 HURRAY_C_API HurrayStatus hurray_file_writer_set_string_array(HurrayFileWriter* writer, const char* key,
