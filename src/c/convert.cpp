@@ -243,16 +243,9 @@ HURRAY_C_API HurrayStatus hurray_convert_file_cancellable(const char* in_path, c
 
 HURRAY_C_API HurrayStatus hurray_source_open(const char* path, uint32_t flags, HurraySource** out) {
     static constexpr const char* kFn = "hurray_source_open";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{path, "path"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{path, "path"}}, [&]() -> HurrayStatus {
         if (flags != 0) {
-            return fail(HURRAY_ERR_INVALID_ARGUMENT, kFn, "unknown bits in flags " + std::to_string(flags));
+            return hurray::c::unknown_flags(kFn, flags);
         }
 #ifdef HURRAY_C_HAVE_CONVERT
         auto opened = fmt::open_source(path);
@@ -346,14 +339,7 @@ HURRAY_C_API HurrayStatus hurray_source_find(const HurraySource* source, const c
 HURRAY_C_API HurrayStatus hurray_source_tensor_descriptor(const HurraySource* source, uint64_t index,
                                                           HurrayDescriptor** out) {
     static constexpr const char* kFn = "hurray_source_tensor_descriptor";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{source, "source"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{source, "source"}}, [&]() -> HurrayStatus {
         if (const HurrayStatus s = check_index(kFn, source, index); s != HURRAY_OK) {
             return s;
         }
@@ -390,14 +376,7 @@ HURRAY_C_API HurrayStatus hurray_source_read(const HurraySource* source, uint64_
 HURRAY_C_API HurrayStatus hurray_source_tensor_buffer(const HurraySource* source, uint64_t index, uint32_t buffer,
                                                       HurrayBuffer** out) {
     static constexpr const char* kFn = "hurray_source_tensor_buffer";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{source, "source"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{source, "source"}}, [&]() -> HurrayStatus {
         if (const HurrayStatus s = check_buffer(kFn, source, index, buffer); s != HURRAY_OK) {
             return s;
         }
@@ -424,14 +403,7 @@ HURRAY_C_API HurrayStatus hurray_source_tensor_buffer(const HurraySource* source
 
 HURRAY_C_API HurrayStatus hurray_source_kv(const HurraySource* source, HurrayFile** out) {
     static constexpr const char* kFn = "hurray_source_kv";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{source, "source"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{source, "source"}}, [&]() -> HurrayStatus {
         // An HRRYFILE with no tensors and the source's KV, in memory: the
         // hurray_file_kv_* getters read it as they read any file.
         hurray::MemorySink sink;

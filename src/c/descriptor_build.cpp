@@ -23,11 +23,7 @@ extern "C" {
 HURRAY_C_API HurrayStatus hurray_descriptor_new_dense(uint8_t element_type_tag, uint32_t rank, const uint64_t* dims,
                                                       HurrayDescriptor** out) {
     static constexpr const char* kFn = "hurray_descriptor_new_dense";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
+    return hurray::c::guarded_out(kFn, out, {}, [&]() -> HurrayStatus {
         if (rank > 0) {
             if (const HurrayStatus s = require(kFn, {{dims, "dims"}}); s != HURRAY_OK) {
                 return s;

@@ -21,8 +21,6 @@
 #include "hurray/core/tensor_view.hpp"
 
 using hurray::c::fail;
-using hurray::c::guarded;
-using hurray::c::require;
 
 namespace {
 
@@ -285,14 +283,7 @@ extern "C" {
 HURRAY_C_API HurrayStatus hurray_file_tensor_to_dlpack(const HurrayFile* file, uint64_t index,
                                                        DLManagedTensor** out) {
     static constexpr const char* kFn = "hurray_file_tensor_to_dlpack";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{file, "file"}}); s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{file, "file"}}, [&]() -> HurrayStatus {
         return hurray::c::with_tensor(kFn, file, index, [&](const hurray::FileTensor& t) -> HurrayStatus {
             auto ex = std::make_unique<DlpackExport>();
             const std::string what = "tensor " + std::to_string(index) + " (\"" + std::string(t.name()) + "\")";
@@ -320,15 +311,7 @@ HURRAY_C_API HurrayStatus hurray_file_tensor_to_dlpack(const HurrayFile* file, u
 HURRAY_C_API HurrayStatus hurray_tensor_to_dlpack(const HurrayDescriptor* descriptor, HurrayBuffer* buffer,
                                                   DLManagedTensor** out) {
     static constexpr const char* kFn = "hurray_tensor_to_dlpack";
-    return guarded(kFn, [&]() -> HurrayStatus {
-        if (const HurrayStatus s = require(kFn, {{out, "out"}}); s != HURRAY_OK) {
-            return s;
-        }
-        *out = nullptr;
-        if (const HurrayStatus s = require(kFn, {{descriptor, "descriptor"}, {buffer, "buffer"}});
-            s != HURRAY_OK) {
-            return s;
-        }
+    return hurray::c::guarded_out(kFn, out, {{descriptor, "descriptor"}, {buffer, "buffer"}}, [&]() -> HurrayStatus {
         const hurray::TensorDescriptor& d = descriptor->descriptor;
         auto ex = std::make_unique<DlpackExport>();
         if (const HurrayStatus s = describe(kFn, "the tensor", d, *ex); s != HURRAY_OK) {
