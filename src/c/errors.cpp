@@ -211,9 +211,10 @@ HurrayStatus fail(HurrayStatus status, const char* function, std::string_view wh
 
 HurrayStatus null_argument(const char* function, const char* argument) noexcept {
     LastError& last = last_error();
-    // Unlike set_last_error, this leaves the file and tensor of an earlier
-    // failure in place (as it always has), although hurray.h promises "" from
-    // hurray_last_error_file/_tensor for a failure that names none.
+    // A NULL argument names no file and no tensor: hurray_last_error_file and
+    // _tensor return "" for it, as hurray.h promises (an earlier failure's stay
+    // no longer).
+    reset_details(last);
     store_message(last, [&](std::string& message) {
         std::string text("null_pointer: ");
         text += function;

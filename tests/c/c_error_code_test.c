@@ -91,6 +91,11 @@ static void files(void) {
     check_last(HURRAY_CODE_IO_ERROR, HURRAY_NO_OFFSET);
     CHECK(strcmp(hurray_last_error_file(), path) == 0);
     CHECK(strcmp(hurray_last_error_tensor(), "") == 0);
+    // A NULL argument after it names no file: the earlier failure's is gone.
+    CHECK(hurray_file_open(NULL, 0, &file) == HURRAY_ERR_NULL_POINTER);
+    CHECK(strcmp(hurray_last_error_file(), "") == 0);
+    CHECK(strcmp(hurray_last_error_tensor(), "") == 0);
+    CHECK(hurray_last_error_offset() == HURRAY_NO_OFFSET);
 
     // The first tensor's descriptor ("weights"; the first "HRRY" after the
     // header followed by version_major 1) gets an unknown major version: the
