@@ -1361,19 +1361,37 @@ Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes
     }
     const IndexEntry& e = entries[i];
     SharedBuffer read;
+    // Most descriptors are a few hundred bytes: read into the stack, not a new buffer
+    // (an allocation and its release per tensor when kFull compares every copy).
+    std::array<uint8_t, 1024> small{};
     if (bytes.empty()) {
         // A pread copy of a mapped file, not a fault on the mapping: about 1 us against
         // 3-50 us, and the descriptor's page is not one the data needs.
-        auto got = source.read_copy(e.descriptor_offset, e.descriptor_length, "descriptor");
-        if (!got) {
-            return got.error().with_context({.prefix = entry_label(e, i), .tensor = e.name});
+        if (e.descriptor_length <= small.size()) {
+            const std::span<uint8_t> into(small.data(), e.descriptor_length);
+            if (auto got = source.pread_into_copy(e.descriptor_offset, into, "descriptor"); !got) {
+                // A short read of a mapped file is the file changing under it: said as
+                // check_unchanged says it (as read_copy does); other sources keep their error.
+                Status changed = source.contiguous() ? source.check_unchanged() : Status::success();
+                const Error& error = changed ? got.error() : changed.error();
+                return error.with_context({.prefix = entry_label(e, i), .tensor = e.name});
+            }
+            bytes = into;
+        } else {
+            auto got = source.read_copy(e.descriptor_offset, e.descriptor_length, "descriptor");
+            if (!got) {
+                return got.error().with_context({.prefix = entry_label(e, i), .tensor = e.name});
+            }
+            read = std::move(*got);
+            bytes = read.span();
         }
-        read = std::move(*got);
-        bytes = read.span();
     }
     const std::span<const uint8_t> copy = table_copy(i);
-    const auto diff = std::mismatch(copy.begin(), copy.end(), bytes.begin(), bytes.end());
-    if (diff.first != copy.end() || diff.second != bytes.end()) {
+    // SAFETY: memcmp reads copy.size() bytes of both spans, checked equal in size first.
+    const bool same = copy.size() == bytes.size() &&
+                      (copy.empty() || std::memcmp(copy.data(), bytes.data(), copy.size()) == 0);
+    if (!same) {
+        const auto diff = std::mismatch(copy.begin(), copy.end(), bytes.begin(), bytes.end());
         if (auto changed = source.check_unchanged(); !changed) {
             return changed.error().with_context({.prefix = entry_label(e, i) + " descriptor", .tensor = e.name});
         }
