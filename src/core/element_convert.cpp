@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/float16_widen.hpp"
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/text.hpp"
 
 namespace hurray {
@@ -112,24 +113,6 @@ uint32_t mini_encode(float x, const MiniFloat& f) {
         return sign | (f.special == Special::kIeee ? (f.exp_max() << f.man_bits) : f.max_code());
     }
     return sign | mini_encode_magnitude(std::fabs(static_cast<double>(x)), f);
-}
-
-// --- Little-endian loads and stores -----------------------------------------
-
-template <typename T>
-T load_le(const uint8_t* p) noexcept {
-    T v = 0;
-    for (size_t i = 0; i < sizeof(T); ++i) {
-        v = static_cast<T>(v | (static_cast<T>(p[i]) << (8 * i)));
-    }
-    return v;
-}
-
-template <typename T>
-void store_le(uint8_t* p, T v) noexcept {
-    for (size_t i = 0; i < sizeof(T); ++i) {
-        p[i] = static_cast<uint8_t>(v >> (8 * i));
-    }
 }
 
 template <typename I>
