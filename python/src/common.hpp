@@ -35,6 +35,11 @@ namespace py = pybind11;
 // and where an error happened is its `PythonSite` (kOpen, kTensor, kSave here; the
 // stream sites in stream.cpp).
 
+/// The name of `obj`'s Python type (`type(obj).__name__`), for messages. Needs the GIL.
+inline std::string type_name_of(const py::handle& obj) {
+    return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
+}
+
 /// Whether `code` says "not supported" (a version, tag or scheme this build
 /// does not know): `UnsupportedError` (hurray/core/error_table.hpp).
 bool is_unsupported(ErrorCode code) noexcept;

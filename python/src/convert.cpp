@@ -60,7 +60,7 @@ fmt::Format format_arg(const std::optional<std::string>& to) {
 
 /// The name of `dtype`: its `name` attribute (numpy dtypes, hurray.Dtype),
 /// its `__name__` (numpy scalar types) or its str().
-py::object type_name_of(const py::object& dtype) {
+py::object dtype_name_of(const py::object& dtype) {
     if (py::hasattr(dtype, "name")) {
         return dtype.attr("name");  // numpy.dtype, hurray.Dtype
     }
@@ -76,7 +76,7 @@ ElementType dtype_arg(const py::object& dtype) {
     if (dtype.is_none()) {
         return ElementType::kFloat32;
     }
-    const std::string name = py::str(type_name_of(dtype));
+    const std::string name = py::str(dtype_name_of(dtype));
     const auto type = type_from_name(name);
     if (!type || (*type != ElementType::kFloat32 && *type != ElementType::kFloat16 &&
                   *type != ElementType::kBFloat16)) {

@@ -41,8 +41,6 @@ Scalar classify(const py::handle& v) {
     return Scalar::kOther;
 }
 
-std::string type_name_of(const py::handle& v) { return py::str(py::type::handle_of(v).attr("__name__")); }
-
 std::vector<uint8_t> to_byte_vector(const py::handle& v) {
     // bytes(v) copies any buffer object (bytes, bytearray, memoryview).
     const auto b = py::reinterpret_steal<py::bytes>(PyBytes_FromObject(v.ptr()));

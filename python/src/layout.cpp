@@ -43,10 +43,6 @@ std::string hex_byte(unsigned value) {
     return out;
 }
 
-std::string type_name_of(const py::handle& obj) {
-    return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
-}
-
 LayoutTag tile_order(const py::handle& name) {
     const auto text = name.cast<std::string>();
     if (text == "row_major") {

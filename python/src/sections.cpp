@@ -35,10 +35,6 @@ void require_registered(const PyObject* slot, const char* what) {
     }
 }
 
-std::string type_name_of(const py::handle& obj) {
-    return py::str(py::type::handle_of(obj).attr("__name__"));
-}
-
 bool is_instance(const py::handle& obj, PyObject* cls) {
     const int r = PyObject_IsInstance(obj.ptr(), cls);
     if (r < 0) {

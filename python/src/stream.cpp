@@ -229,7 +229,7 @@ private:
 
 /// A `Py_buffer` held for as long as a reader or any array viewing it lives
 /// (owned by a capsule, released with the GIL when the capsule goes).
-struct HeldBuffer {
+struct HeldStreamBuffer {
     Py_buffer view{};
 };
 
@@ -290,15 +290,15 @@ public:
     /// Reads a contiguous bytes-like object in place: the buffers handed out
     /// view it (read-only) and keep it alive.
     static std::unique_ptr<WireReader> from_buffer(const py::object& data) {
-        auto held = std::make_unique<HeldBuffer>();
+        auto held = std::make_unique<HeldStreamBuffer>();
         // SAFETY: `held->view` is filled by CPython and released exactly once,
         // by the capsule's destructor below (which runs with the GIL held).
         if (PyObject_GetBuffer(data.ptr(), &held->view, PyBUF_C_CONTIGUOUS) != 0) {
             throw py::error_already_set();
         }
-        HeldBuffer* raw = held.release();
+        HeldStreamBuffer* raw = held.release();
         const py::capsule owner(raw, [](void* p) {
-            auto* h = static_cast<HeldBuffer*>(p);
+            auto* h = static_cast<HeldStreamBuffer*>(p);
             PyBuffer_Release(&h->view);
             delete h;  // NOLINT(*-owning-memory): the capsule owns it
         });
