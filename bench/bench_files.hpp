@@ -26,6 +26,29 @@ inline std::string numbered(const char* prefix, uint64_t n, const char* suffix =
     return s;
 }
 
+/// Writes `count` uint8 tensors of `bytes_each` bytes, model.layers.<i>.weight, with
+/// one KV entry (general.architecture = "bench") when `with_kv`.
+inline bool write_layers_file(const std::string& path, uint64_t count, uint64_t bytes_each, bool with_kv) {
+    const auto tensor = byte_tensor(bytes_each, 131, 7);
+    if (!tensor) {
+        return false;
+    }
+    auto w = hurray::FileWriter::create_file(path);
+    if (!w.ok()) {
+        return false;
+    }
+    const auto buffers = tensor->buffers();
+    for (uint64_t i = 0; i < count; ++i) {
+        if (!w->add_tensor(numbered("model.layers.", i, ".weight"), tensor->desc, buffers).ok()) {
+            return false;
+        }
+    }
+    if (with_kv && !w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok()) {
+        return false;
+    }
+    return w->finish().ok();
+}
+
 /// The most tensors a benchmark's file may hold (HURRAY_BENCH_META_MAX; no limit
 /// when unset): the 1,000,000-tensor files take minutes and gigabytes to write.
 inline uint64_t max_tensors() {

@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_files.hpp"
 #include "bench_support.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
@@ -60,26 +61,6 @@ std::string tmp_file(const char* name) { return hurray_bench::tmp_path(name); }
 /// The consume loop of all three paths.
 constexpr auto consume = hurray_bench::sum_words;
 
-/// Writes `count` uint8 tensors of `bytes_each` bytes with the C++ writer.
-bool write_file(const std::string& path, uint64_t count, uint64_t bytes_each) {
-    const auto tensor = hurray_bench::byte_tensor(bytes_each, 131, 7);
-    if (!tensor) {
-        return false;
-    }
-    auto w = hurray::FileWriter::create_file(path);
-    if (!w.ok()) {
-        return false;
-    }
-    const auto buffers = tensor->buffers();
-    for (uint64_t i = 0; i < count; ++i) {
-        std::string name("model.layers.");
-        name.append(std::to_string(i)).append(".weight");
-        if (!w->add_tensor(name, tensor->desc, buffers).ok()) {
-            return false;
-        }
-    }
-    return w->finish().ok();
-}
 
 /// The C path; returns the sum, or false in `ok` when a call failed.
 uint64_t read_c(const char* path, bool& ok) {
@@ -144,7 +125,7 @@ uint64_t read_raw(const std::string& path, const std::vector<std::pair<uint64_t,
 void BM_CApiReadAll(benchmark::State& state) {
     const uint64_t total = hurray_bench::env_mib("HURRAY_BENCH_FILE_MIB", 1024) << 20U;
     const std::string path = tmp_file("c_api_read.hrry");
-    if (!write_file(path, kTensors, total / kTensors)) {
+    if (!hurray_bench::write_layers_file(path, kTensors, total / kTensors, false)) {
         state.SkipWithError("could not write the file");
         return;
     }

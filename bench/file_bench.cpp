@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_files.hpp"
 #include "bench_support.hpp"
 #include "hurray/core/builder.hpp"
 #include "hurray/io/byte_sink.hpp"
@@ -43,13 +44,7 @@ namespace {
 
 using hurray_bench::now_s;
 
-/// `prefix` followed by the decimal `n` (appended: GCC 12 warns falsely on
-/// `"literal" + std::string` at -O3).
-std::string numbered(const char* prefix, uint64_t n) {
-    std::string s(prefix);
-    s.append(std::to_string(n));
-    return s;
-}
+using hurray_bench::numbered;
 
 using hurray_bench::tmp_path;
 
@@ -102,21 +97,7 @@ uint64_t mmap_sum(const std::string& path, uint64_t* size_out = nullptr) {
 
 /// Writes a file of `count` tensors of `bytes_each` bytes (uint8 vectors).
 bool write_file(const std::string& path, uint64_t count, uint64_t bytes_each) {
-    const auto tensor = hurray_bench::byte_tensor(bytes_each, 131, 7);
-    if (!tensor) {
-        return false;
-    }
-    auto w = hurray::FileWriter::create_file(path);
-    if (!w.ok()) {
-        return false;
-    }
-    const auto buffers = tensor->buffers();
-    for (uint64_t i = 0; i < count; ++i) {
-        if (!w->add_tensor(numbered("model.layers.", i).append(".weight"), tensor->desc, buffers).ok()) {
-            return false;
-        }
-    }
-    return w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() && w->finish().ok();
+    return hurray_bench::write_layers_file(path, count, bytes_each, true);
 }
 
 // ---------------------------------------------------------------------------
