@@ -563,7 +563,7 @@ TEST_F(GgufFiles, GgmlWrittenFilesComeBackByteForByteThroughAnHrryFile) {
 }
 
 /// A TensorSource over descriptors and buffers held in memory.
-class MemorySource final : public TensorSource {
+class BuffersSource final : public TensorSource {
 public:
     void add(std::string name, TensorDescriptor d, std::vector<Bytes> buffers) {
         tensors_.push_back(SourceTensor{std::move(name), std::move(d)});
@@ -592,7 +592,7 @@ private:
 };
 
 TEST(GgufWrite, DefaultKvTypesScalarsAndDequantization) {
-    MemorySource src;
+    BuffersSource src;
     ASSERT_TRUE(src.kv_.add("i", KvValue::int64(-5)));
     ASSERT_TRUE(src.kv_.add("u", KvValue::uint64(7)));
     ASSERT_TRUE(src.kv_.add("f", KvValue::float64(0.1)));
@@ -646,7 +646,7 @@ TEST(GgufWrite, DefaultKvTypesScalarsAndDequantization) {
 }
 
 TEST(GgufWrite, RecordedTypesAreChecked) {
-    MemorySource src;
+    BuffersSource src;
     ASSERT_TRUE(src.kv_.add("small", KvValue::uint64(300)));
     ASSERT_TRUE(src.kv_.add(std::string(kGgufKvTypesKey), KvValue::string_array({"uint8:small"})));
     TempDir out;

@@ -542,7 +542,7 @@ TEST(SafeTensorsRead, MissingFileIsAnIoError) {
 // The writer against sources made in memory.
 
 /// Tensors and KV held in memory.
-class MemorySource final : public TensorSource {
+class BytesSource final : public TensorSource {
 public:
     void add(std::string name, TensorDescriptor d, Bytes bytes) {
         tensors_.push_back({std::move(name), std::move(d)});
@@ -581,7 +581,7 @@ TensorDescriptor dense(ElementType t, Shape shape, uint64_t bytes) {
 }
 
 TEST(SafeTensorsWrite, BoolIsUnpackedToOneBytePerElement) {
-    MemorySource src;
+    BytesSource src;
     src.add("b", dense(ElementType::kBool, {10}, 2), {0b10110101, 0b10});
     TempDir dir;
     const std::string p = dir.file("b.safetensors");
@@ -598,7 +598,7 @@ TEST(SafeTensorsWrite, BoolIsUnpackedToOneBytePerElement) {
 }
 
 TEST(SafeTensorsWrite, KvValuesGetTheirDocumentedTextForms) {
-    MemorySource src;
+    BytesSource src;
     src.add("x", dense(ElementType::kFloat32, {}, 4), Bytes(4));
     KvMetadata& kv = src.mutable_kv();
     ASSERT_TRUE(kv.add("s", KvValue::string("text \"q\"")));
@@ -649,7 +649,7 @@ TEST(SafeTensorsWrite, KvValuesGetTheirDocumentedTextForms) {
 TEST(SafeTensorsWrite, WhatSafeTensorsCannotHoldIsRefusedByName) {
     TempDir dir;
     const std::string p = dir.file("out.safetensors");
-    auto expect_refused = [&](MemorySource& src, ErrorCode code, const std::string& part) {
+    auto expect_refused = [&](BytesSource& src, ErrorCode code, const std::string& part) {
         auto s = write_safetensors(src, p);
         ASSERT_FALSE(s);
         EXPECT_EQ(s.error().code(), code) << s.error().to_string();
@@ -658,7 +658,7 @@ TEST(SafeTensorsWrite, WhatSafeTensorsCannotHoldIsRefusedByName) {
         EXPECT_EQ(dir.list().size(), 0U) << "no temporary file left";
     };
     {
-        MemorySource src;
+        BytesSource src;
         src.add("ok", dense(ElementType::kFloat32, {1}, 4), Bytes(4));
         auto d = dense(ElementType::kInt4, {4}, 2);
         d.quantization = QuantizationDescriptor{};
@@ -666,14 +666,14 @@ TEST(SafeTensorsWrite, WhatSafeTensorsCannotHoldIsRefusedByName) {
         expect_refused(src, ErrorCode::kUnsupported, "tensor 'q': it is quantized");
     }
     {
-        MemorySource src;
+        BytesSource src;
         auto d = dense(ElementType::kFloat32, {2, 2}, 16);
         d.layout = ColumnMajorLayout{};
         src.add("cm", d, Bytes(16));
         expect_refused(src, ErrorCode::kUnsupported, "tensor 'cm': its layout is not row-major");
     }
     {
-        MemorySource src;
+        BytesSource src;
         auto d = dense(ElementType::kFloat32, {2}, 0);
         d.layout = CompositeLayout{};
         d.buffers.clear();
@@ -681,27 +681,27 @@ TEST(SafeTensorsWrite, WhatSafeTensorsCannotHoldIsRefusedByName) {
         expect_refused(src, ErrorCode::kUnsupported, "tensor 'comp': it is a composite");
     }
     {
-        MemorySource src;
+        BytesSource src;
         src.add("i4", dense(ElementType::kInt4, {4}, 2), Bytes(2));
         expect_refused(src, ErrorCode::kUnsupported, "tensor 'i4': element type int4");
     }
     {
-        MemorySource src;
+        BytesSource src;
         src.add("f4", dense(ElementType::kFloat4E2M1, {3}, 2), Bytes(2));
         expect_refused(src, ErrorCode::kUnsupported, "whole bytes");
     }
     {
-        MemorySource src;
+        BytesSource src;
         src.add("__metadata__", dense(ElementType::kUInt8, {1}, 1), Bytes(1));
         expect_refused(src, ErrorCode::kInvalidName, "reserved");
     }
     {
-        MemorySource src;
+        BytesSource src;
         src.add("short", dense(ElementType::kFloat32, {4}, 8), Bytes(8));
         expect_refused(src, ErrorCode::kSizeMismatch, "tensor 'short'");
     }
     {
-        MemorySource src;
+        BytesSource src;
         src.add("x", dense(ElementType::kUInt8, {1}, 1), Bytes(1));
         ASSERT_TRUE(src.mutable_kv().add("p", KvValue::private_value(KvPrivateValue{0xF1, {1}})));
         expect_refused(src, ErrorCode::kUnsupported, "KV 'p'");
@@ -760,7 +760,7 @@ TEST(SafeTensorsWrite, NonDenseTensorsNeedDequantize) {
 }
 
 TEST(SafeTensorsWrite, ASourceReadErrorLeavesNoFile) {
-    MemorySource src;
+    BytesSource src;
     // Declares 8 bytes, holds 4: the second chunk's read fails.
     TensorDescriptor d = dense(ElementType::kUInt8, {8}, 8);
     src.add("x", d, Bytes(4));

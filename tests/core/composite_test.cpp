@@ -24,6 +24,7 @@
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "le_bytes.hpp"
 
 namespace {
 
@@ -31,7 +32,7 @@ using namespace hurray;            // NOLINT(google-build-using-namespace): test
 using namespace hurray_desc_test;  // NOLINT(google-build-using-namespace)
 using E = ErrorCode;
 
-const CompositeOptions kPermissive{.strict = false};
+const CompositeOptions kPermissiveComposite{.strict = false};
 
 // ---------------------------------------------------------------------------
 // Builders
@@ -195,7 +196,7 @@ TEST(CompositePartition, RejectsOverlap) {
                        "[0..4, 4..8)", "[3..8, 4..8)"}));
     EXPECT_FALSE(a.idle());  // the failure leaves the composite open
     // Permissive mode may skip the cover checks.
-    CompositeAssembler p(kPermissive);
+    CompositeAssembler p(kPermissiveComposite);
     EXPECT_TRUE(feed(p, ds).ok());
 }
 
@@ -206,7 +207,7 @@ TEST(CompositePartition, RejectsGap) {
     CompositeAssembler a;
     EXPECT_TRUE(Fails(feed(a, ds), E::kInvalidComposite,
                       {"composite head #0 (partition)", "the 2 members cover 48 of the 64 elements", "gap"}));
-    CompositeAssembler p(kPermissive);
+    CompositeAssembler p(kPermissiveComposite);
     EXPECT_TRUE(feed(p, ds).ok());
 }
 
@@ -322,7 +323,7 @@ TEST(CompositeTypes, OpaqueQuantizationSchemeNeedsPermissiveMode) {
     const std::vector<TensorDescriptor> ds = {head(kF32, {4}, kPartition, 1), q};
     CompositeAssembler a;
     EXPECT_TRUE(Fails(feed(a, ds), E::kUnsupported, {"member 0 (descriptor #1)", "quantization scheme 0xF3"}));
-    CompositeAssembler p(kPermissive);
+    CompositeAssembler p(kPermissiveComposite);
     EXPECT_TRUE(feed(p, ds).ok());
 }
 
@@ -557,7 +558,7 @@ TEST(CompositeBinding, TornComposite) {
     EXPECT_TRUE(Fails(a.finish(), E::kInvalidComposite,
                       {"torn composite: composite head #0 (partition) declared 2 members, 1 arrived"}));
     // Permissive readers must not present it as complete either.
-    CompositeAssembler p(kPermissive);
+    CompositeAssembler p(kPermissiveComposite);
     ASSERT_TRUE(feed(p, ds, false).ok());
     EXPECT_FALSE(p.finish().ok());
     EXPECT_TRUE(p.completed().empty());
@@ -578,7 +579,7 @@ TEST(CompositeBinding, RejectsOpenMemberCount) {
     const TensorDescriptor open = head(kF32, {4}, kOverlay, kOpenCompositeMemberCount, CombineOp::kReplace);
     CompositeAssembler a;
     EXPECT_TRUE(Fails(a.add(open), E::kInvalidComposite, {"composite head #0 (overlay)", "0xFFFFFFFF", "reserved"}));
-    CompositeAssembler p(kPermissive);
+    CompositeAssembler p(kPermissiveComposite);
     EXPECT_TRUE(Fails(p.add(open), E::kUnsupported, {"open composite"}));
     // check_descriptor rejects it too in strict mode.
     EXPECT_FALSE(check_descriptor(open).ok());
@@ -604,7 +605,7 @@ TEST(CompositeBinding, PrivateRule) {
                                               must(make_dense(kF32, {9}))};
     CompositeAssembler a;
     EXPECT_TRUE(Fails(feed(a, ds), E::kUnsupported, {"implementation-private composition rule"}));
-    CompositeAssembler p(kPermissive);
+    CompositeAssembler p(kPermissiveComposite);
     ASSERT_TRUE(feed(p, ds).ok());
     EXPECT_EQ(p.completed()[0].members, (std::vector<uint64_t>{1, 2}));
 }
@@ -675,16 +676,7 @@ Bytes le_bytes(std::initializer_list<T> v) {
     }
     return b;
 }
-Bytes f32s(std::initializer_list<float> v) {
-    Bytes b;
-    for (float x : v) {
-        const auto u = std::bit_cast<uint32_t>(x);
-        for (int i = 0; i < 4; ++i) {
-            b.push_back(static_cast<uint8_t>(u >> (8 * i)));
-        }
-    }
-    return b;
-}
+using hurray_test::f32s;
 std::vector<float> as_f32(const Bytes& b) {
     std::vector<float> v(b.size() / 4);
     std::memcpy(v.data(), b.data(), v.size() * 4);

@@ -21,11 +21,12 @@
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "le_bytes.hpp"
 
 namespace {
 
 using namespace hurray;  // NOLINT(google-build-using-namespace): test brevity
-using E = ElementType;
+using ET = ElementType;
 using Bytes = std::vector<uint8_t>;
 
 // --- Byte builders -----------------------------------------------------------
@@ -40,14 +41,7 @@ Bytes le(std::initializer_list<uint64_t> values, size_t width) {
     return b;
 }
 Bytes u16s(std::initializer_list<uint64_t> v) { return le(v, 2); }
-Bytes f32s(std::initializer_list<float> values) {
-    Bytes b;
-    for (float f : values) {
-        const Bytes x = le({std::bit_cast<uint32_t>(f)}, 4);
-        b.insert(b.end(), x.begin(), x.end());
-    }
-    return b;
-}
+using hurray_test::f32s;
 Bytes i32s(std::initializer_list<int32_t> values) {
     Bytes b;
     for (int32_t v : values) {
@@ -63,7 +57,7 @@ Bytes cat(Bytes a, const Bytes& b) {
 
 // --- Descriptors and views ---------------------------------------------------
 
-TensorDescriptor sized(E type, Shape shape, QuantizationScheme scheme, LayoutDescriptor layout = RowMajorLayout{},
+TensorDescriptor sized(ET type, Shape shape, QuantizationScheme scheme, LayoutDescriptor layout = RowMajorLayout{},
                        std::vector<uint64_t> data_dependent = {}) {
     TensorDescriptor d;
     d.element_type = type;
@@ -125,7 +119,7 @@ PerChannelAffine per_channel(uint32_t axis, bool symmetric) {
 }
 
 // Scales in buffer `first`, zero points in `first + 1`.
-PerBlockAffine per_block(uint32_t axis, uint32_t block, E scale_type, bool symmetric, uint32_t first = 1) {
+PerBlockAffine per_block(uint32_t axis, uint32_t block, ET scale_type, bool symmetric, uint32_t first = 1) {
     PerBlockAffine s;
     s.axis = axis;
     s.block_size = block;
@@ -173,75 +167,75 @@ TEST(DequantizeScales, InlineWideningMatchesElementConvertExhaustively) {
 
 TEST(DequantizePerTensor, Int8) {
     // scale 0.5, zero point -3: 0.5 * (q + 3).
-    const auto d = sized(E::kInt8, {2, 3}, PerTensorAffine{0.5F, -3});
+    const auto d = sized(ET::kInt8, {2, 3}, PerTensorAffine{0.5F, -3});
     expect_values(d, {{0x80, 0xFD, 0x00, 0x05, 0x7F, 0xFF}}, {-62.5F, 0.0F, 1.5F, 4.0F, 65.0F, 1.0F});
 }
 
 TEST(DequantizePerTensor, UInt8) {
-    const auto d = sized(E::kUInt8, {4}, PerTensorAffine{0.25F, 128});
+    const auto d = sized(ET::kUInt8, {4}, PerTensorAffine{0.25F, 128});
     expect_values(d, {{0, 128, 255, 1}}, {-32.0F, 0.0F, 31.75F, -31.75F});
 }
 
 TEST(DequantizePerTensor, Int16) {
     // 2 * (q + 100) for q = -32768, 0, 32767.
-    const auto d = sized(E::kInt16, {3}, PerTensorAffine{2.0F, -100});
+    const auto d = sized(ET::kInt16, {3}, PerTensorAffine{2.0F, -100});
     expect_values(d, {u16s({0x8000, 0x0000, 0x7FFF})}, {-65336.0F, 200.0F, 65734.0F});
 }
 
 TEST(DequantizePerTensor, UInt16) {
-    const auto d = sized(E::kUInt16, {2}, PerTensorAffine{0.5F, 65535});
+    const auto d = sized(ET::kUInt16, {2}, PerTensorAffine{0.5F, 65535});
     expect_values(d, {u16s({0x0000, 0xFFFF})}, {-32767.5F, 0.0F});
 }
 
 TEST(DequantizePerTensor, Int32RoundsTheDifferenceToFloat32) {
     // q - zp = 16777217 is not a float32: it rounds (to even) to 16777216.
-    const auto d = sized(E::kInt32, {3}, PerTensorAffine{1.0F, 0});
+    const auto d = sized(ET::kInt32, {3}, PerTensorAffine{1.0F, 0});
     expect_values(d, {i32s({INT32_MIN, -1, 16777217})}, {-2147483648.0F, -1.0F, 16777216.0F});
 }
 
 TEST(DequantizePerTensor, Int32DifferenceBeyondInt32IsExact) {
     // 2147483647 - (-5) overflows int32; we take the exact difference
     // 2147483652, which is 2^31 in float32, times 0.5.
-    const auto d = sized(E::kInt32, {1}, PerTensorAffine{0.5F, -5});
+    const auto d = sized(ET::kInt32, {1}, PerTensorAffine{0.5F, -5});
     expect_values(d, {i32s({INT32_MAX})}, {1073741824.0F});
 }
 
 TEST(DequantizePerTensor, UInt32) {
     // 4294967295 - 7 = 4294967288 rounds to 2^32 in float32.
-    const auto d = sized(E::kUInt32, {2}, PerTensorAffine{1.0F, 7});
+    const auto d = sized(ET::kUInt32, {2}, PerTensorAffine{1.0F, 7});
     expect_values(d, {le({0xFFFFFFFF, 0}, 4)}, {4294967296.0F, -7.0F});
 }
 
 TEST(DequantizePerTensor, Int4) {
     // Codes -8, 7, 0, -1, 3 (low nibble first): 0x78, 0xF0, 0x03. 1.5 * (q - 1).
-    const auto d = sized(E::kInt4, {5}, PerTensorAffine{1.5F, 1});
+    const auto d = sized(ET::kInt4, {5}, PerTensorAffine{1.5F, 1});
     expect_values(d, {{0x78, 0xF0, 0x03}}, {-13.5F, 9.0F, -1.5F, -3.0F, 3.0F});
 }
 
 TEST(DequantizePerTensor, UInt4) {
-    const auto d = sized(E::kUInt4, {3}, PerTensorAffine{0.5F, 8});
+    const auto d = sized(ET::kUInt4, {3}, PerTensorAffine{0.5F, 8});
     expect_values(d, {{0xF0, 0x08}}, {-4.0F, 3.5F, 0.0F});
 }
 
 TEST(DequantizePerTensor, Int2) {
     // Codes -2, -1, 0, 1 | 1, -2 (two bits each, LSB first): 0x4E, 0x09. 2 * (q + 1).
-    const auto d = sized(E::kInt2, {6}, PerTensorAffine{2.0F, -1});
+    const auto d = sized(ET::kInt2, {6}, PerTensorAffine{2.0F, -1});
     expect_values(d, {{0x4E, 0x09}}, {-2.0F, 0.0F, 2.0F, 4.0F, 4.0F, -2.0F});
 }
 
 TEST(DequantizePerTensor, UInt2) {
     // Codes 0, 1, 2, 3 | 3: 0xE4, 0x03. 0.25 * (q - 2).
-    const auto d = sized(E::kUInt2, {5}, PerTensorAffine{0.25F, 2});
+    const auto d = sized(ET::kUInt2, {5}, PerTensorAffine{0.25F, 2});
     expect_values(d, {{0xE4, 0x03}}, {-0.5F, -0.25F, 0.0F, 0.25F, 0.25F});
 }
 
 TEST(DequantizePerTensor, Scalar) {
-    const auto d = sized(E::kInt8, {}, PerTensorAffine{3.0F, 1});
+    const auto d = sized(ET::kInt8, {}, PerTensorAffine{3.0F, 1});
     expect_values(d, {{0x05}}, {12.0F});
 }
 
 TEST(DequantizePerTensor, EmptyTensor) {
-    const auto d = sized(E::kInt8, {0, 4}, PerTensorAffine{1.0F, 0});
+    const auto d = sized(ET::kInt8, {0, 4}, PerTensorAffine{1.0F, 0});
     expect_values(d, {{}}, {});
 }
 
@@ -249,47 +243,47 @@ TEST(DequantizePerTensor, EmptyTensor) {
 
 TEST(DequantizePerChannel, Int8LastAxisAsymmetric) {
     // scale {0.5, 2, -1}, zp {0, 1, -2} along axis 1; q = {10, 1, -3; -4, 3, 5}.
-    const auto d = sized(E::kInt8, {2, 3}, per_channel(1, false));
+    const auto d = sized(ET::kInt8, {2, 3}, per_channel(1, false));
     expect_values(d, {{10, 1, 0xFD, 0xFC, 3, 5}, f32s({0.5F, 2.0F, -1.0F}), i32s({0, 1, -2})},
                   {5.0F, 0.0F, 1.0F, -2.0F, 4.0F, -7.0F});
 }
 
 TEST(DequantizePerChannel, UInt4FirstAxisSymmetric) {
     // scale {1, 0.5, 4} along axis 0; codes {1, 2; 3, 4; 15, 0}.
-    const auto d = sized(E::kUInt4, {3, 2}, per_channel(0, true));
+    const auto d = sized(ET::kUInt4, {3, 2}, per_channel(0, true));
     expect_values(d, {{0x21, 0x43, 0x0F}, f32s({1.0F, 0.5F, 4.0F})}, {1.0F, 2.0F, 1.5F, 2.0F, 60.0F, 0.0F});
 }
 
 TEST(DequantizePerChannel, Int16) {
     // 0.5 * (32767 + 32768) and 0.25 * (-32768 - 32767).
-    const auto d = sized(E::kInt16, {1, 2}, per_channel(1, false));
+    const auto d = sized(ET::kInt16, {1, 2}, per_channel(1, false));
     expect_values(d, {u16s({0x7FFF, 0x8000}), f32s({0.5F, 0.25F}), i32s({-32768, 32767})},
                   {32767.5F, -16383.75F});
 }
 
 TEST(DequantizePerChannel, UInt16) {
-    const auto d = sized(E::kUInt16, {2}, per_channel(0, false));
+    const auto d = sized(ET::kUInt16, {2}, per_channel(0, false));
     expect_values(d, {u16s({65535, 3}), f32s({1.0F, -2.0F}), i32s({65535, 5})}, {0.0F, 4.0F});
 }
 
 TEST(DequantizePerChannel, Int32) {
-    const auto d = sized(E::kInt32, {2}, per_channel(0, false));
+    const auto d = sized(ET::kInt32, {2}, per_channel(0, false));
     expect_values(d, {i32s({-1000000, 7}), f32s({0.001F, 4.0F}), i32s({0, -2147483647})},
                   {0.001F * -1000000.0F, 8589934592.0F});
 }
 
 TEST(DequantizePerChannel, UInt32) {
     // 4294967295 - 0 is 2^32 in float32; 0.5 * float(0 - 2147483647) = 0.5 * -2^31.
-    const auto d = sized(E::kUInt32, {2}, per_channel(0, false));
+    const auto d = sized(ET::kUInt32, {2}, per_channel(0, false));
     expect_values(d, {le({0xFFFFFFFF, 0}, 4), f32s({1.0F, 0.5F}), i32s({0, 2147483647})},
                   {4294967296.0F, -1073741824.0F});
 }
 
 TEST(DequantizePerChannel, Int2AndUInt2) {
-    const auto s = sized(E::kInt2, {2, 2}, per_channel(1, true));
+    const auto s = sized(ET::kInt2, {2, 2}, per_channel(1, true));
     // codes {-2, 1; -1, 0}: 0b00'11'01'10 = 0x36.
     expect_values(s, {{0x36}, f32s({3.0F, -0.5F})}, {-6.0F, -0.5F, -3.0F, -0.0F});
-    const auto u = sized(E::kUInt2, {2, 2}, per_channel(0, false));
+    const auto u = sized(ET::kUInt2, {2, 2}, per_channel(0, false));
     // codes {3, 0; 1, 2}: 0b10'01'00'11 = 0x93; zp {1, 2}.
     expect_values(u, {{0x93}, f32s({1.0F, 10.0F}), i32s({1, 2})}, {2.0F, -1.0F, -10.0F, 0.0F});
 }
@@ -307,12 +301,12 @@ const std::vector<float> kInt4BlockValues = {1.0F, -2.0F, 7.0F, -8.0F, 1.0F, -1.
                                              2.0F, 4.0F,  6.0F, 8.0F,  2.5F, -1.25F};
 
 TEST(DequantizePerBlock, Int4PartialTrailingBlockFloat16Scales) {
-    const auto d = sized(E::kInt4, {2, 6}, per_block(1, 4, E::kFloat16, false));
+    const auto d = sized(ET::kInt4, {2, 6}, per_block(1, 4, ET::kFloat16, false));
     expect_values(d, {kInt4Blocks, kInt4BlockScales, kInt4BlockZeros}, kInt4BlockValues);
 }
 
 TEST(DequantizePerBlock, PaddingElementsAreIgnored) {
-    const auto d = sized(E::kInt4, {2, 6}, per_block(1, 4, E::kFloat16, false));
+    const auto d = sized(ET::kInt4, {2, 6}, per_block(1, 4, ET::kFloat16, false));
     Bytes data = kInt4Blocks;
     data[3] = 0xFF;  // padding must be zero on write; a reader ignores it
     data[7] = 0x77;
@@ -320,9 +314,9 @@ TEST(DequantizePerBlock, PaddingElementsAreIgnored) {
 }
 
 TEST(DequantizePerBlock, SharedScaleAndZeroPointBuffer) {
-    auto s = per_block(1, 4, E::kFloat16, false);
+    auto s = per_block(1, 4, ET::kFloat16, false);
     s.zero_point_buffer_index = 1;  // [scales | zero_points] in buffer 1
-    const auto d = sized(E::kInt4, {2, 6}, s);
+    const auto d = sized(ET::kInt4, {2, 6}, s);
     ASSERT_EQ(d.buffers.size(), 2U);
     expect_values(d, {kInt4Blocks, cat(kInt4BlockScales, kInt4BlockZeros)}, kInt4BlockValues);
 }
@@ -331,33 +325,33 @@ TEST(DequantizePerBlock, UInt8FirstAxisBFloat16Scales) {
     // uint8 [3, 2], axis 0, block 2: the axis is padded to 4 rows. Blocks
     // b = column * 2 + row / 2. bfloat16 scales {0.5, 3, -2, 0x3DCD}, where
     // 0x3DCD = 205 / 2048 = 0.10009765625, exactly widened.
-    const auto d = sized(E::kUInt8, {3, 2}, per_block(0, 2, E::kBFloat16, true));
+    const auto d = sized(ET::kUInt8, {3, 2}, per_block(0, 2, ET::kBFloat16, true));
     expect_values(d, {{10, 20, 30, 40, 50, 60, 0, 0}, u16s({0x3F00, 0x4040, 0xC000, 0x3DCD})},
                   {5.0F, -40.0F, 15.0F, -80.0F, 150.0F, 6.005859375F});
 }
 
 TEST(DequantizePerBlock, UInt2Float32ScalesAsymmetric) {
     // codes {0, 1, 2, 3 | 3, 2, 1, 0}; scales {0.5, 1.5}, zero points {1, 2}.
-    const auto d = sized(E::kUInt2, {1, 8}, per_block(1, 4, E::kFloat32, false));
+    const auto d = sized(ET::kUInt2, {1, 8}, per_block(1, 4, ET::kFloat32, false));
     expect_values(d, {{0xE4, 0x1B}, f32s({0.5F, 1.5F}), i32s({1, 2})},
                   {-0.5F, 0.0F, 0.5F, 1.0F, 1.5F, 0.0F, -1.5F, -3.0F});
 }
 
 TEST(DequantizePerBlock, Int2PartialBlock) {
     // [1, 3], block 2: codes {-2, 1 | -1, pad} = 0b00'11'01'10 = 0x36; scales {2, -1}.
-    const auto d = sized(E::kInt2, {1, 3}, per_block(1, 2, E::kFloat16, true));
+    const auto d = sized(ET::kInt2, {1, 3}, per_block(1, 2, ET::kFloat16, true));
     expect_values(d, {{0x36}, u16s({0x4000, 0xBC00})}, {-4.0F, 2.0F, 1.0F});
 }
 
 TEST(DequantizePerBlock, Int8MiddleAxis) {
     // int8 [2, 2, 2], axis 1, block 2: blocks b = (i0 * 2 + i2) * 1 + 0.
-    const auto d = sized(E::kInt8, {2, 2, 2}, per_block(1, 2, E::kFloat32, false));
+    const auto d = sized(ET::kInt8, {2, 2, 2}, per_block(1, 2, ET::kFloat32, false));
     expect_values(d, {{1, 2, 3, 4, 5, 6, 7, 8}, f32s({1.0F, 2.0F, 3.0F, 4.0F}), i32s({1, 0, 0, 8})},
                   {0.0F, 4.0F, 2.0F, 8.0F, 15.0F, -8.0F, 21.0F, 0.0F});
 }
 
 TEST(DequantizePerBlock, UInt4BlockEqualsAxis) {
-    const auto d = sized(E::kUInt4, {2, 4}, per_block(1, 4, E::kFloat32, false));
+    const auto d = sized(ET::kUInt4, {2, 4}, per_block(1, 4, ET::kFloat32, false));
     expect_values(d, {{0x21, 0x43, 0xFF, 0x00}, f32s({1.0F, 0.5F}), i32s({2, 15})},
                   {-1.0F, 0.0F, 1.0F, 2.0F, 0.0F, 0.0F, -7.5F, -7.5F});
 }
@@ -366,7 +360,7 @@ TEST(DequantizePerBlock, UInt4BlockEqualsAxis) {
 
 TEST(DequantizeNf4, EveryCode) {
     // [2, 16], block 8: absmax {1, 2, 0.5, 0}. Row 0 holds codes 0..15, row 1 15..0.
-    const auto d = sized(E::kUInt4, {2, 16}, Nf4Quantization{1, 8, 1});
+    const auto d = sized(ET::kUInt4, {2, 16}, Nf4Quantization{1, 8, 1});
     const Bytes data = {0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE,
                         0xEF, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01};
     expect_values(d, {data, f32s({1.0F, 2.0F, 0.5F, 0.0F})},
@@ -385,7 +379,7 @@ TEST(DequantizeNf4, EveryCode) {
 
 TEST(DequantizeNf4, PartialTrailingBlock) {
     // [1, 12], block 8: stored as 16 nibbles; absmax {1, 4}.
-    const auto d = sized(E::kUInt4, {1, 12}, Nf4Quantization{1, 8, 1});
+    const auto d = sized(ET::kUInt4, {1, 12}, Nf4Quantization{1, 8, 1});
     expect_values(d, {{0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0x00, 0x00}, f32s({1.0F, 4.0F})},
                   {-1.0F, -0.6961928009986877F, -0.5250730514526367F, -0.39491748809814453F,
                    -0.28444138169288635F, -0.18477343022823334F, -0.09105003625154495F, 0.0F,
@@ -394,7 +388,7 @@ TEST(DequantizeNf4, PartialTrailingBlock) {
 
 TEST(DequantizeNf4, FirstAxis) {
     // [8, 2], axis 0, block 8: column c is block c.
-    const auto d = sized(E::kUInt4, {8, 2}, Nf4Quantization{0, 8, 1});
+    const auto d = sized(ET::kUInt4, {8, 2}, Nf4Quantization{0, 8, 1});
     const Bytes data = {0xF0, 0xF0, 0xF0, 0xF0, 0xF0, 0xF0, 0xF0, 0x7F};
     expect_values(d, {data, f32s({3.0F, 0.25F})},
                   {-3.0F, 0.25F, -3.0F, 0.25F, -3.0F, 0.25F, -3.0F, 0.25F, -3.0F, 0.25F, -3.0F, 0.25F,
@@ -407,7 +401,7 @@ MxfpQuantization mx(uint32_t axis, uint32_t block) { return MxfpQuantization{axi
 
 TEST(DequantizeMxfp, Float8E4M3) {
     // [1, 32], two blocks of 16, scales 2^0 and 2^-2.
-    const auto d = sized(E::kFloat8E4M3, {1, 32}, mx(1, 16));
+    const auto d = sized(ET::kFloat8E4M3, {1, 32}, mx(1, 16));
     Bytes data(32, 0);
     // 1.0, 448 (max), 2^-9 (smallest subnormal), -1.0, NaN, 0, 2^-6 (smallest normal), 1.5
     const Bytes b0 = {0x38, 0x7E, 0x01, 0xB8, 0x7F, 0x00, 0x08, 0x3C};
@@ -427,7 +421,7 @@ TEST(DequantizeMxfp, Float8E4M3) {
 
 TEST(DequantizeMxfp, Float8E5M2) {
     // Scale 2^3: 1.0, 57344 (max), infinity, 2^-16 (smallest subnormal), -2.0.
-    const auto d = sized(E::kFloat8E5M2, {16}, mx(0, 16));
+    const auto d = sized(ET::kFloat8E5M2, {16}, mx(0, 16));
     Bytes data(16, 0);
     const Bytes b = {0x3C, 0x7B, 0x7C, 0x01, 0xC0};
     std::copy(b.begin(), b.end(), data.begin());
@@ -440,7 +434,7 @@ TEST(DequantizeMxfp, Float8E5M2) {
 
 TEST(DequantizeMxfp, Float4E2M1EveryCode) {
     // Scale 2: codes 0..15 are 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
-    const auto d = sized(E::kFloat4E2M1, {16}, mx(0, 16));
+    const auto d = sized(ET::kFloat4E2M1, {16}, mx(0, 16));
     expect_values(d, {{0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE}, {128}},
                   {0.0F, 1.0F, 2.0F, 3.0F, 4.0F, 6.0F, 8.0F, 12.0F, -0.0F, -1.0F, -2.0F, -3.0F, -4.0F, -6.0F,
                    -8.0F, -12.0F});
@@ -449,7 +443,7 @@ TEST(DequantizeMxfp, Float4E2M1EveryCode) {
 TEST(DequantizeMxfp, Float6E2M3) {
     // Scale 2^-1; codes 0x08 (1.0), 0x1F (7.5), 0x01 (0.125), 0x28 (-1.0):
     // 24 bits 0x08 | 0x1F << 6 | 0x01 << 12 | 0x28 << 18 = 0xA017C8.
-    const auto d = sized(E::kFloat6E2M3, {16}, mx(0, 16));
+    const auto d = sized(ET::kFloat6E2M3, {16}, mx(0, 16));
     Bytes data(12, 0);
     data[0] = 0xC8;
     data[1] = 0x17;
@@ -464,7 +458,7 @@ TEST(DequantizeMxfp, Float6E2M3) {
 
 TEST(DequantizeMxfp, Float6E3M2) {
     // Scale 2^4; codes 0x0C (1.0), 0x1F (28), 0x01 (0.0625), 0x3F (-28): 0xFC17CC.
-    const auto d = sized(E::kFloat6E3M2, {16}, mx(0, 16));
+    const auto d = sized(ET::kFloat6E3M2, {16}, mx(0, 16));
     Bytes data(12, 0);
     data[0] = 0xCC;
     data[1] = 0x17;
@@ -479,7 +473,7 @@ TEST(DequantizeMxfp, Float6E3M2) {
 
 TEST(DequantizeMxfp, Int8) {
     // Scale 2^-6: the signed integer value times 1/64.
-    const auto d = sized(E::kInt8, {16}, mx(0, 16));
+    const auto d = sized(ET::kInt8, {16}, mx(0, 16));
     Bytes data(16, 0);
     data[0] = 0x80;
     data[1] = 0x7F;
@@ -497,7 +491,7 @@ TEST(DequantizeMxfp, Int8) {
 
 TEST(DequantizeMxfp, Int4) {
     // Scale 4: codes -8, 7, 1, -1.
-    const auto d = sized(E::kInt4, {16}, mx(0, 16));
+    const auto d = sized(ET::kInt4, {16}, mx(0, 16));
     Bytes data(8, 0);
     data[0] = 0x78;
     data[1] = 0xF1;
@@ -511,7 +505,7 @@ TEST(DequantizeMxfp, Int4) {
 
 TEST(DequantizeMxfp, ExtremeScales) {
     // e = 1 and e = 254: 2^-126 and 2^127, both normal float32 values.
-    const auto d = sized(E::kInt8, {2, 16}, mx(1, 16));
+    const auto d = sized(ET::kInt8, {2, 16}, mx(1, 16));
     Bytes data(32, 0);
     data[0] = 1;
     data[16] = 1;
@@ -526,7 +520,7 @@ TEST(DequantizeMxfp, ExtremeScales) {
 TEST(DequantizeColumnMajor, PerBlockPaddedAxis) {
     // uint8 [3, 2] column-major, axis 0, block 2: the axis is padded to 4, so
     // element (i, j) is at i + 4 * j. Blocks b = j * 2 + i / 2 (logical order).
-    const auto d = sized(E::kUInt8, {3, 2}, per_block(0, 2, E::kFloat32, true), ColumnMajorLayout{});
+    const auto d = sized(ET::kUInt8, {3, 2}, per_block(0, 2, ET::kFloat32, true), ColumnMajorLayout{});
     expect_values(d, {{10, 30, 50, 0, 20, 40, 60, 0}, f32s({0.5F, 3.0F, -2.0F, 0.125F})},
                   {5.0F, -40.0F, 15.0F, -80.0F, 150.0F, 7.5F});
 }
@@ -534,19 +528,19 @@ TEST(DequantizeColumnMajor, PerBlockPaddedAxis) {
 TEST(DequantizeColumnMajor, PerChannelInt4) {
     // int4 [2, 3] column-major: storage order (0,0), (1,0), (0,1), (1,1), ...
     // logical q {1, 2, 3; -1, -2, -3}, scales {1, 2, 3} along axis 1.
-    const auto d = sized(E::kInt4, {2, 3}, per_channel(1, true), ColumnMajorLayout{});
+    const auto d = sized(ET::kInt4, {2, 3}, per_channel(1, true), ColumnMajorLayout{});
     expect_values(d, {{0xF1, 0xE2, 0xD3}, f32s({1.0F, 2.0F, 3.0F})}, {1.0F, 4.0F, 9.0F, -1.0F, -4.0F, -9.0F});
 }
 
 TEST(DequantizeColumnMajor, PerTensorUInt2) {
     // [2, 2] column-major: storage q (0,0)=0, (1,0)=1, (0,1)=2, (1,1)=3.
-    const auto d = sized(E::kUInt2, {2, 2}, PerTensorAffine{1.0F, 1}, ColumnMajorLayout{});
+    const auto d = sized(ET::kUInt2, {2, 2}, PerTensorAffine{1.0F, 1}, ColumnMajorLayout{});
     expect_values(d, {{0xE4}}, {-1.0F, 1.0F, 0.0F, 2.0F});
 }
 
 TEST(DequantizeColumnMajor, Nf4) {
     // [2, 8] column-major, axis 1, block 8: storage (i, j) at i + 2 j.
-    const auto d = sized(E::kUInt4, {2, 8}, Nf4Quantization{1, 8, 1}, ColumnMajorLayout{});
+    const auto d = sized(ET::kUInt4, {2, 8}, Nf4Quantization{1, 8, 1}, ColumnMajorLayout{});
     // Row 0 codes all 15, row 1 all 0: storage alternates 15, 0.
     expect_values(d, {Bytes(8, 0x0F), f32s({2.0F, 0.5F})},
                   {2.0F, 2.0F, 2.0F, 2.0F, 2.0F, 2.0F, 2.0F, 2.0F, -0.5F, -0.5F, -0.5F, -0.5F, -0.5F, -0.5F,
@@ -556,13 +550,13 @@ TEST(DequantizeColumnMajor, Nf4) {
 // --- Rejections ------------------------------------------------------------------
 
 TEST(DequantizeRejects, NaNPerChannelScale) {
-    const auto d = sized(E::kInt8, {1, 2}, per_channel(1, true));
+    const auto d = sized(ET::kInt8, {1, 2}, per_channel(1, true));
     expect_error(d, {{1, 2}, f32s({1.0F, std::numeric_limits<float>::quiet_NaN()})}, ErrorCode::kInvalidData,
                  "per_channel_affine: scale buffer 1 entry 1");
 }
 
 TEST(DequantizeRejects, ZeroFloat16BlockScale) {
-    const auto d = sized(E::kInt4, {2, 6}, per_block(1, 4, E::kFloat16, false));
+    const auto d = sized(ET::kInt4, {2, 6}, per_block(1, 4, ET::kFloat16, false));
     Bytes scales = kInt4BlockScales;
     scales[4] = 0x00;  // entry 2 = +0.0
     scales[5] = 0x00;
@@ -571,24 +565,24 @@ TEST(DequantizeRejects, ZeroFloat16BlockScale) {
 }
 
 TEST(DequantizeRejects, InfiniteBFloat16BlockScale) {
-    const auto d = sized(E::kUInt8, {3, 2}, per_block(0, 2, E::kBFloat16, true));
+    const auto d = sized(ET::kUInt8, {3, 2}, per_block(0, 2, ET::kBFloat16, true));
     expect_error(d, {{10, 20, 30, 40, 50, 60, 0, 0}, u16s({0x3F00, 0x4040, 0x7F80, 0x3DCD})},
                  ErrorCode::kInvalidData, "scale buffer 1 entry 2");
 }
 
 TEST(DequantizeRejects, ZeroPointOutOfRange) {
-    const auto u4 = sized(E::kUInt4, {2}, per_channel(0, false));
+    const auto u4 = sized(ET::kUInt4, {2}, per_channel(0, false));
     expect_error(u4, {{0x21}, f32s({1.0F, 1.0F}), i32s({16, 0})}, ErrorCode::kInvalidData,
                  "zero point buffer 2 entry 0");
-    const auto i2 = sized(E::kInt2, {1, 4}, per_block(1, 2, E::kFloat32, false));
+    const auto i2 = sized(ET::kInt2, {1, 4}, per_block(1, 2, ET::kFloat32, false));
     expect_error(i2, {{0x00}, f32s({1.0F, 1.0F}), i32s({0, -3})}, ErrorCode::kInvalidData,
                  "zero point buffer 2 entry 1");
-    const auto i8 = sized(E::kInt8, {1, 2}, per_block(1, 2, E::kFloat32, false));
+    const auto i8 = sized(ET::kInt8, {1, 2}, per_block(1, 2, ET::kFloat32, false));
     expect_error(i8, {{0, 0}, f32s({1.0F}), i32s({128})}, ErrorCode::kInvalidData, "outside the range of int8");
 }
 
 TEST(DequantizeRejects, Nf4Absmax) {
-    const auto d = sized(E::kUInt4, {1, 8}, Nf4Quantization{1, 8, 1});
+    const auto d = sized(ET::kUInt4, {1, 8}, Nf4Quantization{1, 8, 1});
     expect_error(d, {Bytes(4, 0), f32s({-1.0F})}, ErrorCode::kInvalidData, "nf4: absmax buffer 1 entry 0");
     expect_error(d, {Bytes(4, 0), f32s({std::numeric_limits<float>::quiet_NaN()})}, ErrorCode::kInvalidData,
                  "absmax buffer 1 entry 0");
@@ -597,13 +591,13 @@ TEST(DequantizeRejects, Nf4Absmax) {
 }
 
 TEST(DequantizeRejects, ReservedE8M0Scales) {
-    const auto d = sized(E::kFloat4E2M1, {2, 16}, mx(1, 16));
+    const auto d = sized(ET::kFloat4E2M1, {2, 16}, mx(1, 16));
     expect_error(d, {Bytes(16, 0), {127, 0xFF}}, ErrorCode::kInvalidData, "entry 1 (block 1) is 0xFF");
     expect_error(d, {Bytes(16, 0), {0x00, 127}}, ErrorCode::kInvalidData, "entry 0 (block 0) is 0x00");
 }
 
 TEST(DequantizeRejects, WrongOutputSize) {
-    const auto d = sized(E::kInt8, {2, 3}, PerTensorAffine{1.0F, 0});
+    const auto d = sized(ET::kInt8, {2, 3}, PerTensorAffine{1.0F, 0});
     const std::vector<Bytes> bufs = {Bytes(6, 0)};
     std::vector<std::span<const uint8_t>> spans(bufs.begin(), bufs.end());
     auto view = TensorView::make(d, spans);
@@ -618,7 +612,7 @@ TEST(DequantizeRejects, WrongOutputSize) {
 }
 
 TEST(DequantizeRejects, UnquantizedTensor) {
-    auto d = make_dense(E::kFloat32, {2});
+    auto d = make_dense(ET::kFloat32, {2});
     ASSERT_TRUE(d.ok());
     auto r = run(*d, {Bytes(8, 0)});
     ASSERT_FALSE(r.ok());
@@ -627,7 +621,7 @@ TEST(DequantizeRejects, UnquantizedTensor) {
 
 TEST(DequantizeRejects, PrivateSchemeIsUnsupported) {
     TensorDescriptor d;
-    d.element_type = E::kInt8;
+    d.element_type = ET::kInt8;
     d.shape = {4};
     d.buffers = {BufferHandle{.byte_size = 4}};
     d.quantization = QuantizationDescriptor{OpaqueQuantization{0xF3, 1, 0, {}}, {}};
@@ -636,28 +630,28 @@ TEST(DequantizeRejects, PrivateSchemeIsUnsupported) {
 
 // Descriptors that skipped check_descriptor: every read stays bounds-checked.
 TEST(DequantizeRejects, UncheckedDescriptorWithShortBuffers) {
-    TensorDescriptor d = sized(E::kInt4, {2, 6}, per_block(1, 4, E::kFloat16, false));
+    TensorDescriptor d = sized(ET::kInt4, {2, 6}, per_block(1, 4, ET::kFloat16, false));
     d.buffers[0].byte_size = 7;  // needs 8: the padded trailing block
     expect_error(d, {Bytes(7, 0), kInt4BlockScales, kInt4BlockZeros}, ErrorCode::kBufferTooSmall, "buffer[0].byte_size: 7 is below");
     d.buffers[0].byte_size = 8;
     d.buffers[2].byte_size = 12;  // 4 zero points need 16 bytes
     expect_error(d, {kInt4Blocks, kInt4BlockScales, Bytes(12, 0)}, ErrorCode::kInvalidQuantizationBuffer,
                  "buffer[2].byte_size: 12 must be exactly 16");
-    auto shared = per_block(1, 4, E::kFloat16, false);
+    auto shared = per_block(1, 4, ET::kFloat16, false);
     shared.zero_point_buffer_index = 1;
-    TensorDescriptor s = sized(E::kInt4, {2, 6}, shared);
+    TensorDescriptor s = sized(ET::kInt4, {2, 6}, shared);
     s.buffers[1].byte_size = 23;  // [8 | 16] needs 24
     expect_error(s, {kInt4Blocks, Bytes(23, 0)}, ErrorCode::kInvalidQuantizationBuffer, "buffer[1].byte_size: 23 must be exactly 24");
 }
 
 TEST(DequantizeRejects, UncheckedParameterFields) {
-    TensorDescriptor d = sized(E::kInt8, {2}, PerTensorAffine{1.0F, 0});
+    TensorDescriptor d = sized(ET::kInt8, {2}, PerTensorAffine{1.0F, 0});
     std::get<PerTensorAffine>(d.quantization->scheme).scale = 0.0F;
     expect_error(d, {Bytes(2, 0)}, ErrorCode::kInvalidQuantization, "per_tensor_affine.scale");
     std::get<PerTensorAffine>(d.quantization->scheme) = PerTensorAffine{1.0F, 200};
     expect_error(d, {Bytes(2, 0)}, ErrorCode::kInvalidQuantization, "per_tensor_affine.zero_point");
 
-    TensorDescriptor c = sized(E::kInt8, {2}, per_channel(0, true));
+    TensorDescriptor c = sized(ET::kInt8, {2}, per_channel(0, true));
     std::get<PerChannelAffine>(c.quantization->scheme).axis = 1;
     expect_error(c, {Bytes(2, 0), f32s({1.0F, 1.0F})}, ErrorCode::kInvalidQuantization, "axis");
     std::get<PerChannelAffine>(c.quantization->scheme).axis = 0;
@@ -665,15 +659,15 @@ TEST(DequantizeRejects, UncheckedParameterFields) {
     expect_error(c, {Bytes(2, 0), f32s({1.0F, 1.0F})}, ErrorCode::kInvalidQuantizationBuffer,
                  "scale_buffer_index");
 
-    TensorDescriptor b = sized(E::kInt8, {1, 4}, per_block(1, 2, E::kFloat32, true));
-    b.element_type = E::kInt16;  // not a per-block storage type
+    TensorDescriptor b = sized(ET::kInt8, {1, 4}, per_block(1, 2, ET::kFloat32, true));
+    b.element_type = ET::kInt16;  // not a per-block storage type
     expect_error(b, {Bytes(8, 0), f32s({1.0F, 1.0F})}, ErrorCode::kInvalidQuantizationStorageType, "int16");
 }
 
 TEST(DequantizeRejects, HugeSparseShapeIsAnErrorNotACrash) {
     // 2^62 logical elements with no stored value: 2^64 bytes of floats.
     TensorDescriptor d;
-    d.element_type = E::kInt8;
+    d.element_type = ET::kInt8;
     d.shape = {uint64_t{1} << 31, uint64_t{1} << 31};
     d.layout = CooLayout{0, true};
     d.quantization = QuantizationDescriptor{PerTensorAffine{1.0F, 0}, {}};
@@ -686,7 +680,7 @@ TEST(DequantizeRejects, HugeSparseShapeIsAnErrorNotACrash) {
 
 TEST(DequantizeRejects, Nf4OnBlockPagedIsUnsupported) {
     TensorDescriptor d;
-    d.element_type = E::kUInt4;
+    d.element_type = ET::kUInt4;
     d.shape = {2, 1, 8};
     d.layout = BlockPagedLayout{.page_size = 2, .num_pages = 1, .num_seqs = 1};
     d.buffers = {BufferHandle{.byte_size = 8}, BufferHandle{.byte_size = 4}, BufferHandle{.byte_size = 8},
@@ -703,7 +697,7 @@ TEST(DequantizeRejects, Nf4OnBlockPagedIsUnsupported) {
 
 TEST(DequantizeLayouts, StridedPerChannel) {
     // int8 [2, 2] with strides {1, 2}: element (i, j) at i + 2 j. Scales {1, 10} along axis 0.
-    const auto d = sized(E::kInt8, {2, 2}, per_channel(0, true), StridedLayout{{1, 2}});
+    const auto d = sized(ET::kInt8, {2, 2}, per_channel(0, true), StridedLayout{{1, 2}});
     const std::vector<Bytes> bufs = {{1, 2, 3, 4}, f32s({1.0F, 10.0F})};
     expect_values(d, bufs, {1.0F, 3.0F, 20.0F, 40.0F});
 }
@@ -712,14 +706,14 @@ TEST(DequantizeLayouts, StridedPerBlockIsNotPadded) {
     // int4 [2, 3] with strides {3, 1}: only dense row-major layouts pad the
     // blocked axis, so the 6 codes are contiguous and row 1 starts at an odd
     // nibble. Codes {1, 2, 3; -1, -2, -3}; blocks of 2: scales {1, 10; 100, 1000}.
-    const auto d = sized(E::kInt4, {2, 3}, per_block(1, 2, E::kFloat32, true), StridedLayout{{3, 1}});
+    const auto d = sized(ET::kInt4, {2, 3}, per_block(1, 2, ET::kFloat32, true), StridedLayout{{3, 1}});
     const std::vector<Bytes> bufs = {{0x21, 0xF3, 0xDE}, f32s({1.0F, 10.0F, 100.0F, 1000.0F})};
     expect_values(d, bufs, {1.0F, 2.0F, 30.0F, -100.0F, -200.0F, -3000.0F});
 }
 
 TEST(DequantizeLayouts, BlockPagedPerTensor) {
     // [2 tokens, 1 head, 2 dims] in one page; scale 2, zero point 1.
-    TensorDescriptor d = sized(E::kInt8, {2, 1, 2}, PerTensorAffine{2.0F, 1},
+    TensorDescriptor d = sized(ET::kInt8, {2, 1, 2}, PerTensorAffine{2.0F, 1},
                                BlockPagedLayout{.page_size = 2, .num_pages = 1, .num_seqs = 1}, {4});
     const std::vector<Bytes> bufs = {{1, 2, 3, 4}, le({0}, 4), le({0, 1}, 4)};
     expect_values(d, bufs, {0.0F, 2.0F, 4.0F, 6.0F});
@@ -728,14 +722,14 @@ TEST(DequantizeLayouts, BlockPagedPerTensor) {
 TEST(DequantizeLayouts, CsrUnstoredElementsAreZero) {
     // [2, 3] CSR, nnz 2: (0, 2) = 6 and (1, 0) = -2; scale 0.5, zero point 2.
     // Stored: 0.5 * (6 - 2) = 2 and 0.5 * (-2 - 2) = -2; unstored: 0.0, not 0.5 * (0 - 2).
-    const auto d = sized(E::kInt8, {2, 3}, PerTensorAffine{0.5F, 2}, CsrLayout{2});
+    const auto d = sized(ET::kInt8, {2, 3}, PerTensorAffine{0.5F, 2}, CsrLayout{2});
     const std::vector<Bytes> bufs = {{6, 0xFE}, le({2, 0}, 8), le({0, 1, 2}, 8)};
     expect_values(d, bufs, {0.0F, 0.0F, 2.0F, -2.0F, 0.0F, 0.0F});
 }
 
 TEST(DequantizeLayouts, CooPerBlockUsesLogicalBlocks) {
     // int4 [1, 4] COO, block 2: stored (0, 1) = 3 and (0, 2) = -1; scales {2, 5}.
-    const auto d = sized(E::kInt4, {1, 4}, per_block(1, 2, E::kFloat32, true, 2), CooLayout{2, true});
+    const auto d = sized(ET::kInt4, {1, 4}, per_block(1, 2, ET::kFloat32, true, 2), CooLayout{2, true});
     const std::vector<Bytes> bufs = {{0xF3}, le({0, 1, 0, 2}, 8), f32s({2.0F, 5.0F})};
     expect_values(d, bufs, {0.0F, 6.0F, -5.0F, 0.0F});
 }
@@ -745,7 +739,7 @@ TEST(DequantizeLayouts, BlockPagedPerSlotScales) {
     // sequence whose block table is {1, 0}: tokens 0 and 1 live in page 1
     // (slots 2 and 3), token 2 in page 0 (slot 0). Slot 1 is unused: its
     // scale (NaN) is never read.
-    TensorDescriptor d = sized(E::kInt8, {3, 1, 2}, per_block(0, 2, E::kFloat16, true, 3),
+    TensorDescriptor d = sized(ET::kInt8, {3, 1, 2}, per_block(0, 2, ET::kFloat16, true, 3),
                                BlockPagedLayout{.page_size = 2, .num_pages = 2, .num_seqs = 1}, {8});
     const std::vector<Bytes> bufs = {{5, 6, 7, 8, 1, 2, 3, 4}, le({1, 0}, 4), le({0, 2}, 4),
                                      u16s({0x4000, 0x7E00, 0x3800, 0x3C00})};
@@ -755,15 +749,15 @@ TEST(DequantizeLayouts, BlockPagedPerSlotScales) {
 // --- Randomized: row-major and column-major against the plain formula ------------
 
 struct RandomCase {
-    E storage;
+    ET storage;
     Shape shape;
     uint32_t axis;
     uint32_t block;  // 0: per-channel
-    E scale_type;
+    ET scale_type;
     bool symmetric;
 };
 
-uint32_t bits_of(E t) { return bit_width(t); }
+uint32_t bits_of(ET t) { return bit_width(t); }
 
 void put_code(Bytes& b, uint64_t index, uint32_t bits, uint32_t code) {
     if (bits < 8) {
@@ -815,10 +809,10 @@ void check_random(const RandomCase& c, uint32_t seed) {
     for (float s : scale) {
         uint32_t v = std::bit_cast<uint32_t>(s);
         uint32_t w = 4;
-        if (c.scale_type == E::kFloat16) {
+        if (c.scale_type == ET::kFloat16) {
             v = float_to_float16(s);
             w = 2;
-        } else if (c.scale_type == E::kBFloat16) {
+        } else if (c.scale_type == ET::kBFloat16) {
             v = float_to_bfloat16(s);
             w = 2;
         }
@@ -857,8 +851,8 @@ void check_random(const RandomCase& c, uint32_t seed) {
         const uint64_t p = c.block == 0 ? idx[c.axis] : outer * nb + idx[c.axis] / k;
         put_code(rbytes, r_pos, bits, static_cast<uint32_t>(q[l]));
         put_code(cbytes, c_pos, bits, static_cast<uint32_t>(q[l]));
-        const float s = c.scale_type == E::kFloat32 ? scale[p]
-                        : c.scale_type == E::kFloat16 ? float16_to_float(float_to_float16(scale[p]))
+        const float s = c.scale_type == ET::kFloat32 ? scale[p]
+                        : c.scale_type == ET::kFloat16 ? float16_to_float(float_to_float16(scale[p]))
                                                       : bfloat16_to_float(float_to_bfloat16(scale[p]));
         want[l] = s * static_cast<float>(q[l] - zp[p]);
         for (uint64_t d = rank; d-- > 0;) {
@@ -880,19 +874,19 @@ void check_random(const RandomCase& c, uint32_t seed) {
 
 TEST(DequantizeRandom, RowAndColumnMajorMatchTheFormula) {
     const std::vector<RandomCase> cases = {
-        {E::kInt4, {3, 70}, 1, 32, E::kFloat16, false},      // partial last block, inner 1
-        {E::kUInt4, {3, 71}, 1, 8, E::kFloat32, true},       // odd row length: unaligned nibbles
-        {E::kInt8, {37, 5}, 0, 16, E::kBFloat16, false},     // axis 0, inner 5
-        {E::kUInt2, {2, 9, 3}, 1, 4, E::kFloat16, false},    // middle axis, unaligned crumbs
-        {E::kInt2, {5, 7}, 1, 2, E::kFloat32, true},
-        {E::kUInt8, {3, 2500}, 0, 2, E::kFloat32, false},    // inner run longer than one chunk
-        {E::kInt4, {2, 5000}, 1, 4096, E::kFloat16, true},   // block longer than one chunk
-        {E::kInt8, {4, 3000}, 1, 0, E::kFloat32, false},     // per-channel, inner 1, several chunks
-        {E::kUInt16, {6, 2, 3}, 1, 0, E::kFloat32, false},   // per-channel, inner 3
-        {E::kInt32, {3, 4}, 0, 0, E::kFloat32, false},
-        {E::kUInt32, {4, 3}, 1, 0, E::kFloat32, false},
-        {E::kInt16, {5}, 0, 0, E::kFloat32, true},
-        {E::kUInt4, {5, 3}, 1, 0, E::kFloat32, false},
+        {ET::kInt4, {3, 70}, 1, 32, ET::kFloat16, false},      // partial last block, inner 1
+        {ET::kUInt4, {3, 71}, 1, 8, ET::kFloat32, true},       // odd row length: unaligned nibbles
+        {ET::kInt8, {37, 5}, 0, 16, ET::kBFloat16, false},     // axis 0, inner 5
+        {ET::kUInt2, {2, 9, 3}, 1, 4, ET::kFloat16, false},    // middle axis, unaligned crumbs
+        {ET::kInt2, {5, 7}, 1, 2, ET::kFloat32, true},
+        {ET::kUInt8, {3, 2500}, 0, 2, ET::kFloat32, false},    // inner run longer than one chunk
+        {ET::kInt4, {2, 5000}, 1, 4096, ET::kFloat16, true},   // block longer than one chunk
+        {ET::kInt8, {4, 3000}, 1, 0, ET::kFloat32, false},     // per-channel, inner 1, several chunks
+        {ET::kUInt16, {6, 2, 3}, 1, 0, ET::kFloat32, false},   // per-channel, inner 3
+        {ET::kInt32, {3, 4}, 0, 0, ET::kFloat32, false},
+        {ET::kUInt32, {4, 3}, 1, 0, ET::kFloat32, false},
+        {ET::kInt16, {5}, 0, 0, ET::kFloat32, true},
+        {ET::kUInt4, {5, 3}, 1, 0, ET::kFloat32, false},
     };
     uint32_t seed = 1;
     for (const RandomCase& c : cases) {

@@ -21,7 +21,7 @@
 namespace {
 
 using namespace hurray;  // NOLINT(google-build-using-namespace): test brevity
-using E = ElementType;
+using ET = ElementType;
 
 QuantizedTensor must(Result<QuantizedTensor> r) {
     if (!r.ok()) {
@@ -131,7 +131,7 @@ TEST(QuantizeAffine, PerTensorAsymmetricUInt8ByHand) {
     // Range [-1, 2]: scale 3/255 (rounded up to float32), zero point
     // round(0 + 1 / scale) = 85. Codes: -1 -> 0, 0 -> 85, 0.5 -> 42 + 85, 2 -> 255.
     const std::vector<float> x = {-1.0F, 0.0F, 0.5F, 2.0F};
-    const QuantizedTensor q = must(quantize_per_tensor(x, {4}, E::kUInt8, false));
+    const QuantizedTensor q = must(quantize_per_tensor(x, {4}, ET::kUInt8, false));
     const auto& p = std::get<PerTensorAffine>(q.descriptor.quantization->scheme);
     auto want = static_cast<float>(3.0 / 255.0);
     if (static_cast<double>(want) < 3.0 / 255.0) {
@@ -148,7 +148,7 @@ TEST(QuantizeAffine, PerTensorAsymmetricUInt8ByHand) {
 TEST(QuantizeAffine, PerTensorSymmetricRoundsHalfToEven) {
     // absmax 127 -> scale 1: 63.5 -> 64, 64.5 -> 64, -2.5 -> -2, 0.4 -> 0.
     const std::vector<float> x = {-127.0F, 63.5F, 64.5F, 0.4F, -2.5F};
-    const QuantizedTensor q = must(quantize_per_tensor(x, {5}, E::kInt8, true));
+    const QuantizedTensor q = must(quantize_per_tensor(x, {5}, ET::kInt8, true));
     const auto& p = std::get<PerTensorAffine>(q.descriptor.quantization->scheme);
     EXPECT_EQ(p.scale, 1.0F);
     EXPECT_EQ(p.zero_point, 0);
@@ -158,7 +158,7 @@ TEST(QuantizeAffine, PerTensorSymmetricRoundsHalfToEven) {
 TEST(QuantizeAffine, PerBlockInt4PaddingIsZero) {
     // [2, 6] blocks of 4 along axis 1: every row stores 8 nibbles, the last 2 zero.
     std::vector<float> x = {1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6};
-    const QuantizedTensor q = must(quantize_per_block(x, {2, 6}, E::kInt4, 1, 4, E::kFloat16, false));
+    const QuantizedTensor q = must(quantize_per_block(x, {2, 6}, ET::kInt4, 1, 4, ET::kFloat16, false));
     ASSERT_EQ(q.buffers[0].size(), 8U);
     EXPECT_EQ(q.buffers[0][3], 0x00);
     EXPECT_EQ(q.buffers[0][7], 0x00);
@@ -188,7 +188,7 @@ TEST(QuantizeMxfp, Float4ByHand) {
     x[2] = 0.25F;
     x[3] = -1.75F;
     x[4] = 3.1F;
-    const QuantizedTensor q = must(quantize_mxfp(x, {16}, E::kFloat4E2M1, 0, 16));
+    const QuantizedTensor q = must(quantize_mxfp(x, {16}, ET::kFloat4E2M1, 0, 16));
     EXPECT_EQ(q.buffers[1][0], 127);
     EXPECT_EQ(code_at(q, 0), 0x6U);
     EXPECT_EQ(code_at(q, 1), 0x4U);
@@ -201,7 +201,7 @@ TEST(QuantizeMxfp, SaturatesAboveTheLargestElementAsOcpMx) {
     // absmax 1000: e = 9 - 8 = 1, scale 2; 1000 / 2 = 500 > 448 saturates.
     std::vector<float> x(32, 1.0F);
     x[0] = 1000.0F;
-    const QuantizedTensor q = must(quantize_mxfp(x, {32}, E::kFloat8E4M3, 0, 32));
+    const QuantizedTensor q = must(quantize_mxfp(x, {32}, ET::kFloat8E4M3, 0, 32));
     EXPECT_EQ(q.buffers[1][0], 128);
     const auto y = roundtrip(q);
     ASSERT_EQ(y.size(), 32U);
@@ -211,7 +211,7 @@ TEST(QuantizeMxfp, SaturatesAboveTheLargestElementAsOcpMx) {
 
 TEST(QuantizeMxfp, ZeroBlockGetsTheSmallestScale) {
     const std::vector<float> x(16, 0.0F);
-    const QuantizedTensor q = must(quantize_mxfp(x, {16}, E::kInt8, 0, 16));
+    const QuantizedTensor q = must(quantize_mxfp(x, {16}, ET::kInt8, 0, 16));
     EXPECT_EQ(q.buffers[1][0], 0x01);
     for (float v : roundtrip(q)) {
         EXPECT_EQ(v, 0.0F);
@@ -221,7 +221,7 @@ TEST(QuantizeMxfp, ZeroBlockGetsTheSmallestScale) {
 TEST(QuantizeAffine, AllZeroInputGivesScaleOneAndExactZeros) {
     const std::vector<float> x(10, 0.0F);
     for (bool sym : {true, false}) {
-        const QuantizedTensor q = must(quantize_per_block(x, {10}, E::kUInt4, 0, 4, E::kBFloat16, sym));
+        const QuantizedTensor q = must(quantize_per_block(x, {10}, ET::kUInt4, 0, 4, ET::kBFloat16, sym));
         for (float v : roundtrip(q)) {
             EXPECT_EQ(v, 0.0F);
         }
@@ -230,9 +230,9 @@ TEST(QuantizeAffine, AllZeroInputGivesScaleOneAndExactZeros) {
 
 TEST(QuantizeAffine, EmptyTensors) {
     const std::vector<float> none;
-    EXPECT_TRUE(roundtrip(must(quantize_per_tensor(none, {0, 3}, E::kInt8, false))).empty());
-    EXPECT_TRUE(roundtrip(must(quantize_per_channel(none, {4, 0}, E::kUInt4, 0, false))).empty());
-    EXPECT_TRUE(roundtrip(must(quantize_per_block(none, {0, 8}, E::kInt4, 1, 4, E::kFloat16, true))).empty());
+    EXPECT_TRUE(roundtrip(must(quantize_per_tensor(none, {0, 3}, ET::kInt8, false))).empty());
+    EXPECT_TRUE(roundtrip(must(quantize_per_channel(none, {4, 0}, ET::kUInt4, 0, false))).empty());
+    EXPECT_TRUE(roundtrip(must(quantize_per_block(none, {0, 8}, ET::kInt4, 1, 4, ET::kFloat16, true))).empty());
     EXPECT_TRUE(roundtrip(must(quantize_nf4(none, {2, 0}, 1, 8))).empty());
 }
 
@@ -240,20 +240,20 @@ TEST(QuantizeAffine, EmptyTensors) {
 
 struct AffineCase {
     const char* scheme;  // "tensor", "channel", "block"
-    E storage;
+    ET storage;
     Shape shape;
     uint32_t axis;
     uint32_t block;
-    E scale_type;
+    ET scale_type;
     bool symmetric;
 };
 
-float widen(E t, const std::vector<uint8_t>& b, size_t i) {
-    if (t == E::kFloat32) {
+float widen(ET t, const std::vector<uint8_t>& b, size_t i) {
+    if (t == ET::kFloat32) {
         return f32_at(b, i);
     }
     const auto bits = static_cast<uint16_t>(b[2 * i] | (b[2 * i + 1] << 8));
-    return t == E::kFloat16 ? float16_to_float(bits) : bfloat16_to_float(bits);
+    return t == ET::kFloat16 ? float16_to_float(bits) : bfloat16_to_float(bits);
 }
 
 void check_affine(const AffineCase& c, uint32_t seed) {
@@ -290,7 +290,7 @@ void check_affine(const AffineCase& c, uint32_t seed) {
             s = std::get<PerTensorAffine>(q.descriptor.quantization->scheme).scale;
         } else {
             const uint64_t p = param_of(c.shape, c.axis, scheme == "channel" ? 0 : c.block, l);
-            s = widen(scheme == "channel" ? E::kFloat32 : c.scale_type, q.buffers[1], p);
+            s = widen(scheme == "channel" ? ET::kFloat32 : c.scale_type, q.buffers[1], p);
         }
         // Half a quantization step, plus float32 rounding of q - z and of the product.
         const double bound = 0.5 * std::fabs(static_cast<double>(s)) * (1 + 1e-6) +
@@ -301,20 +301,20 @@ void check_affine(const AffineCase& c, uint32_t seed) {
 }
 
 TEST(QuantizeAffine, ErrorWithinHalfAScaleStep) {
-    const std::vector<E> all = {E::kInt8, E::kUInt8, E::kInt16, E::kUInt16, E::kInt32,
-                                E::kUInt32, E::kInt4, E::kUInt4, E::kInt2, E::kUInt2};
-    const std::vector<E> blockable = {E::kInt8, E::kUInt8, E::kInt4, E::kUInt4, E::kInt2, E::kUInt2};
+    const std::vector<ET> all = {ET::kInt8, ET::kUInt8, ET::kInt16, ET::kUInt16, ET::kInt32,
+                                ET::kUInt32, ET::kInt4, ET::kUInt4, ET::kInt2, ET::kUInt2};
+    const std::vector<ET> blockable = {ET::kInt8, ET::kUInt8, ET::kInt4, ET::kUInt4, ET::kInt2, ET::kUInt2};
     std::vector<AffineCase> cases;
-    for (E t : all) {
+    for (ET t : all) {
         for (bool sym : {true, false}) {
-            cases.push_back({"tensor", t, {7, 9}, 0, 0, E::kFloat32, sym});
-            cases.push_back({"channel", t, {5, 13}, 1, 0, E::kFloat32, sym});
-            cases.push_back({"channel", t, {6, 4, 3}, 1, 0, E::kFloat32, sym});
+            cases.push_back({"tensor", t, {7, 9}, 0, 0, ET::kFloat32, sym});
+            cases.push_back({"channel", t, {5, 13}, 1, 0, ET::kFloat32, sym});
+            cases.push_back({"channel", t, {6, 4, 3}, 1, 0, ET::kFloat32, sym});
         }
     }
-    for (E t : blockable) {
+    for (ET t : blockable) {
         for (bool sym : {true, false}) {
-            for (E st : {E::kFloat16, E::kBFloat16, E::kFloat32}) {
+            for (ET st : {ET::kFloat16, ET::kBFloat16, ET::kFloat32}) {
                 cases.push_back({"block", t, {3, 70}, 1, 32, st, sym});  // partial last block
                 cases.push_back({"block", t, {37, 5}, 0, 8, st, sym});   // axis 0, inner 5
                 cases.push_back({"block", t, {2, 9, 3}, 1, 4, st, sym});
@@ -336,7 +336,7 @@ TEST(QuantizeAffine, UInt32ZeroPointIsCappedAtInt32Max) {
     std::vector<float> x = random_values(64, 7);
     x[0] = -10.0F;
     x[1] = 10.0F;
-    const QuantizedTensor q = must(quantize_per_tensor(x, {64}, E::kUInt32, false));
+    const QuantizedTensor q = must(quantize_per_tensor(x, {64}, ET::kUInt32, false));
     const auto& p = std::get<PerTensorAffine>(q.descriptor.quantization->scheme);
     EXPECT_LE(p.zero_point, INT32_MAX);
     const auto y = roundtrip(q);
@@ -380,7 +380,7 @@ TEST(QuantizeNf4, ErrorWithinHalfTheLargestGap) {
 }
 
 struct MxType {
-    E type;
+    ET type;
     int emax;
     double max;
     double min;
@@ -401,10 +401,10 @@ double half_ulp(const MxType& m, double v) {
 
 TEST(QuantizeMxfp, ErrorWithinHalfAnElementUlpOrSaturation) {
     const std::vector<MxType> types = {
-        {E::kFloat8E4M3, 8, 448.0, -448.0, 3, 7}, {E::kFloat8E5M2, 15, 57344.0, -57344.0, 2, 15},
-        {E::kFloat4E2M1, 2, 6.0, -6.0, 1, 1},     {E::kFloat6E2M3, 2, 7.5, -7.5, 3, 1},
-        {E::kFloat6E3M2, 4, 28.0, -28.0, 2, 3},   {E::kInt8, 6, 127.0, -128.0, -1, 0},
-        {E::kInt4, 2, 7.0, -8.0, -1, 0},
+        {ET::kFloat8E4M3, 8, 448.0, -448.0, 3, 7}, {ET::kFloat8E5M2, 15, 57344.0, -57344.0, 2, 15},
+        {ET::kFloat4E2M1, 2, 6.0, -6.0, 1, 1},     {ET::kFloat6E2M3, 2, 7.5, -7.5, 3, 1},
+        {ET::kFloat6E3M2, 4, 28.0, -28.0, 2, 3},   {ET::kInt8, 6, 127.0, -128.0, -1, 0},
+        {ET::kInt4, 2, 7.0, -8.0, -1, 0},
     };
     struct Shape2 {
         Shape shape;
@@ -472,32 +472,32 @@ void expect_rejected(Result<QuantizedTensor> r, ErrorCode code, const std::strin
 
 TEST(QuantizeRejects, BadInputs) {
     const std::vector<float> six = {1, 2, 3, 4, 5, 6};
-    expect_rejected(quantize_per_tensor(six, {7}, E::kInt8, true), ErrorCode::kInvalidArgument,
+    expect_rejected(quantize_per_tensor(six, {7}, ET::kInt8, true), ErrorCode::kInvalidArgument,
                     "6 values given, the shape has 7");
     std::vector<float> nan = six;
     nan[2] = std::numeric_limits<float>::quiet_NaN();
-    expect_rejected(quantize_per_channel(nan, {2, 3}, E::kInt8, 1, true), ErrorCode::kInvalidArgument,
+    expect_rejected(quantize_per_channel(nan, {2, 3}, ET::kInt8, 1, true), ErrorCode::kInvalidArgument,
                     "values[2] is not finite");
     std::vector<float> inf = six;
     inf[5] = std::numeric_limits<float>::infinity();
     expect_rejected(quantize_nf4(inf, {6}, 0, 8), ErrorCode::kInvalidArgument, "values[5]");
     const std::vector<float> neg = {1, -2, 3, 4};
-    expect_rejected(quantize_per_tensor(neg, {4}, E::kUInt8, true), ErrorCode::kInvalidArgument, "negative");
+    expect_rejected(quantize_per_tensor(neg, {4}, ET::kUInt8, true), ErrorCode::kInvalidArgument, "negative");
 }
 
 TEST(QuantizeRejects, InvalidDescriptorFields) {
     const std::vector<float> x(64, 1.0F);
-    EXPECT_EQ(quantize_per_channel(x, {8, 8}, E::kInt8, 2, true).error().code(), ErrorCode::kInvalidQuantization);
-    EXPECT_EQ(quantize_per_block(x, {8, 8}, E::kInt16, 1, 4, E::kFloat16, true).error().code(),
+    EXPECT_EQ(quantize_per_channel(x, {8, 8}, ET::kInt8, 2, true).error().code(), ErrorCode::kInvalidQuantization);
+    EXPECT_EQ(quantize_per_block(x, {8, 8}, ET::kInt16, 1, 4, ET::kFloat16, true).error().code(),
               ErrorCode::kInvalidQuantizationStorageType);
-    EXPECT_EQ(quantize_per_block(x, {8, 8}, E::kInt8, 1, 3, E::kFloat16, true).error().code(),
+    EXPECT_EQ(quantize_per_block(x, {8, 8}, ET::kInt8, 1, 3, ET::kFloat16, true).error().code(),
               ErrorCode::kInvalidQuantization);
-    EXPECT_EQ(quantize_per_block(x, {8, 8}, E::kInt8, 1, 4, E::kInt8, true).error().code(),
+    EXPECT_EQ(quantize_per_block(x, {8, 8}, ET::kInt8, 1, 4, ET::kInt8, true).error().code(),
               ErrorCode::kInvalidQuantization);
-    EXPECT_EQ(quantize_per_tensor(x, {64}, E::kFloat16, true).error().code(),
+    EXPECT_EQ(quantize_per_tensor(x, {64}, ET::kFloat16, true).error().code(),
               ErrorCode::kInvalidQuantizationStorageType);
-    EXPECT_EQ(quantize_mxfp(x, {4, 16}, E::kFloat8E4M3, 1, 32).error().code(), ErrorCode::kInvalidQuantization);
-    EXPECT_EQ(quantize_mxfp(x, {2, 32}, E::kUInt8, 1, 16).error().code(),
+    EXPECT_EQ(quantize_mxfp(x, {4, 16}, ET::kFloat8E4M3, 1, 32).error().code(), ErrorCode::kInvalidQuantization);
+    EXPECT_EQ(quantize_mxfp(x, {2, 32}, ET::kUInt8, 1, 16).error().code(),
               ErrorCode::kInvalidQuantizationStorageType);
     EXPECT_EQ(quantize_nf4(x, {8, 8}, 1, 4).error().code(), ErrorCode::kInvalidQuantization);
 }
@@ -506,10 +506,10 @@ TEST(QuantizeRejects, Float16ScaleOverflow) {
     // absmax 1e9 over 127 steps: a scale near 7.9e6, beyond float16's 65504.
     std::vector<float> x(8, 1.0F);
     x[0] = 1e9F;
-    expect_rejected(quantize_per_block(x, {8}, E::kInt8, 0, 8, E::kFloat16, true), ErrorCode::kInvalidArgument,
+    expect_rejected(quantize_per_block(x, {8}, ET::kInt8, 0, 8, ET::kFloat16, true), ErrorCode::kInvalidArgument,
                     "overflows float16");
     // bfloat16 has the range of float32.
-    EXPECT_TRUE(quantize_per_block(x, {8}, E::kInt8, 0, 8, E::kBFloat16, true).ok());
+    EXPECT_TRUE(quantize_per_block(x, {8}, ET::kInt8, 0, 8, ET::kBFloat16, true).ok());
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ namespace {
 
 using namespace hurray;             // NOLINT(google-build-using-namespace): test brevity
 using namespace hurray_view_test;   // NOLINT(google-build-using-namespace)
-using E = ElementType;
+using ET = ElementType;
 
 /// Storage position of each logical index, in elements relative to byte_offset.
 using OffsetMap = std::map<Index, int64_t>;
@@ -130,10 +130,10 @@ OffsetMap hilbert_map(size_t rank, uint32_t order) {
 // ---------------------------------------------------------------------------
 // The check
 
-uint32_t bits_of(E t) { return bit_width(t); }
+uint32_t bits_of(ET t) { return bit_width(t); }
 
 /// Bytes below element [0, ..., 0] that the lowest offset needs.
-uint64_t bytes_below(E type, int64_t lowest) {
+uint64_t bytes_below(ET type, int64_t lowest) {
     if (lowest >= 0) {
         return 0;
     }
@@ -145,13 +145,13 @@ uint64_t bytes_below(E type, int64_t lowest) {
     return (n * bits + 7) / 8;
 }
 
-uint64_t packed_origin(E type, uint64_t byte_offset) {
+uint64_t packed_origin(ET type, uint64_t byte_offset) {
     const uint32_t bits = bits_of(type);
     return bits == 6 ? byte_offset / 3 * 4 : byte_offset * 8 / bits;
 }
 
 struct DenseCase {
-    E type = E::kInt16;
+    ET type = ET::kInt16;
     std::vector<uint64_t> shape;
     LayoutDescriptor layout;
     OffsetMap expected;
@@ -236,7 +236,7 @@ void check_dense(const DenseCase& c) {
     EXPECT_EQ(*dense, pack_row_major(c.type, codes));
 }
 
-const std::vector<E> kTypes = {E::kInt16, E::kFloat32, E::kInt4, E::kUInt2, E::kBool, E::kFloat6E2M3};
+const std::vector<ET> kDenseTypes = {ET::kInt16, ET::kFloat32, ET::kInt4, ET::kUInt2, ET::kBool, ET::kFloat6E2M3};
 const std::vector<std::vector<uint64_t>> kShapes = {{5}, {3, 4}, {2, 3, 4}, {2, 3, 2, 3}};
 
 std::vector<int64_t> row_major_strides(const std::vector<uint64_t>& shape) {
@@ -303,7 +303,7 @@ std::vector<std::vector<int64_t>> stride_variants(const std::vector<uint64_t>& s
 }
 
 TEST(TensorViewDense, RowMajorEveryElement) {
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         for (const auto& shape : kShapes) {
             check_dense({type, shape, RowMajorLayout{}, by_order(shape, row_major_order(shape.size()))});
         }
@@ -311,7 +311,7 @@ TEST(TensorViewDense, RowMajorEveryElement) {
 }
 
 TEST(TensorViewDense, RowMajorWithByteOffset) {
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         const std::vector<uint64_t> shape = {3, 5};
         const uint64_t extra = bits_of(type) == 6 ? 3 : 1;
         check_dense({type, shape, RowMajorLayout{}, by_order(shape, row_major_order(2)), extra});
@@ -319,10 +319,10 @@ TEST(TensorViewDense, RowMajorWithByteOffset) {
 }
 
 TEST(TensorViewDense, ScalarAndEmpty) {
-    check_dense({E::kFloat32, {}, RowMajorLayout{}, OffsetMap{{Index{}, 0}}});
-    check_dense({E::kInt4, {}, RowMajorLayout{}, OffsetMap{{Index{}, 0}}});
+    check_dense({ET::kFloat32, {}, RowMajorLayout{}, OffsetMap{{Index{}, 0}}});
+    check_dense({ET::kInt4, {}, RowMajorLayout{}, OffsetMap{{Index{}, 0}}});
     for (const std::vector<uint64_t>& shape : {std::vector<uint64_t>{0}, std::vector<uint64_t>{3, 0, 2}}) {
-        auto t = sized(TensorDescriptor{.element_type = E::kInt16, .shape = shape, .buffers = {}});
+        auto t = sized(TensorDescriptor{.element_type = ET::kInt16, .shape = shape, .buffers = {}});
         ASSERT_NE(t, nullptr);
         auto v = t->view();
         ASSERT_TRUE(v.ok()) << v.error().to_string();
@@ -334,7 +334,7 @@ TEST(TensorViewDense, ScalarAndEmpty) {
 }
 
 TEST(TensorViewDense, ColumnMajorEveryElement) {
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         for (const auto& shape : kShapes) {
             check_dense({type, shape, ColumnMajorLayout{}, by_order(shape, column_major_order(shape.size()))});
         }
@@ -342,7 +342,7 @@ TEST(TensorViewDense, ColumnMajorEveryElement) {
 }
 
 TEST(TensorViewDense, StridedEveryElement) {
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         for (const auto& shape : kShapes) {
             for (const auto& strides : stride_variants(shape)) {
                 SCOPED_TRACE("strides " + ::testing::PrintToString(strides));
@@ -354,7 +354,7 @@ TEST(TensorViewDense, StridedEveryElement) {
 
 TEST(TensorViewDense, StridedWithExtraByteOffset) {
     const std::vector<uint64_t> shape = {3, 4};
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         const uint64_t extra = bits_of(type) == 6 ? 3 : 1;
         check_dense({type, shape, StridedLayout{{-4, 1}}, strided_map(shape, {-4, 1}), extra});
         check_dense({type, shape, StridedLayout{{1, -3}}, strided_map(shape, {1, -3}), extra});
@@ -363,7 +363,7 @@ TEST(TensorViewDense, StridedWithExtraByteOffset) {
 
 TEST(TensorViewDense, StridedSpecExample) {
     // strided.md § Example: [3, 4], strides [-4, 1]; element [2, 3] at offset -5.
-    TensorDescriptor d{.element_type = E::kFloat32, .shape = {3, 4}, .byte_offset = 32,
+    TensorDescriptor d{.element_type = ET::kFloat32, .shape = {3, 4}, .byte_offset = 32,
                        .layout = StridedLayout{{-4, 1}}, .buffers = {}};
     auto t = sized(d);
     ASSERT_NE(t, nullptr);
@@ -379,31 +379,31 @@ TEST(TensorViewDense, StridedSpecExample) {
 /// several tiles, partial tiles, negative and zero strides, every width.
 TEST(TensorViewDense, StridedLargerShapesAndWidths) {
     struct Big {
-        E type;
+        ET type;
         std::vector<uint64_t> shape;
         std::vector<int64_t> strides;
     };
     const std::vector<Big> cases = {
-        {E::kFloat32, {70, 130}, {1, 70}},
-        {E::kFloat32, {70, 130}, {-1, 70}},
-        {E::kFloat32, {70, 130}, {1, -70}},
-        {E::kUInt8, {33, 300}, {1, 33}},
-        {E::kUInt8, {5, 200, 7}, {1, 35, 5}},
-        {E::kFloat64, {20, 37}, {1, 20}},
-        {E::kComplex128, {9, 21}, {1, 9}},
-        {E::kInt16, {5, 9, 7, 11}, {1, 5, 45, 315}},
-        {E::kInt16, {5, 9, 7, 11}, {77, 1, 693, 7}},
-        {E::kInt16, {4, 66, 3}, {0, 3, 1}},
-        {E::kFloat32, {3, 80}, {200, 2}},
-        {E::kInt4, {9, 70}, {1, 9}},
-        {E::kFloat6E3M2, {9, 70}, {70, -1}},
+        {ET::kFloat32, {70, 130}, {1, 70}},
+        {ET::kFloat32, {70, 130}, {-1, 70}},
+        {ET::kFloat32, {70, 130}, {1, -70}},
+        {ET::kUInt8, {33, 300}, {1, 33}},
+        {ET::kUInt8, {5, 200, 7}, {1, 35, 5}},
+        {ET::kFloat64, {20, 37}, {1, 20}},
+        {ET::kComplex128, {9, 21}, {1, 9}},
+        {ET::kInt16, {5, 9, 7, 11}, {1, 5, 45, 315}},
+        {ET::kInt16, {5, 9, 7, 11}, {77, 1, 693, 7}},
+        {ET::kInt16, {4, 66, 3}, {0, 3, 1}},
+        {ET::kFloat32, {3, 80}, {200, 2}},
+        {ET::kInt4, {9, 70}, {1, 9}},
+        {ET::kFloat6E3M2, {9, 70}, {70, -1}},
     };
     for (const Big& b : cases) {
         SCOPED_TRACE("strides " + ::testing::PrintToString(b.strides));
         check_dense({b.type, b.shape, StridedLayout{b.strides}, strided_map(b.shape, b.strides)});
     }
-    check_dense({E::kFloat32, {67, 129}, ColumnMajorLayout{}, by_order({67, 129}, column_major_order(2))});
-    check_dense({E::kUInt16, {3, 67, 40}, ColumnMajorLayout{}, by_order({3, 67, 40}, column_major_order(3))});
+    check_dense({ET::kFloat32, {67, 129}, ColumnMajorLayout{}, by_order({67, 129}, column_major_order(2))});
+    check_dense({ET::kUInt16, {3, 67, 40}, ColumnMajorLayout{}, by_order({3, 67, 40}, column_major_order(3))});
 }
 
 /// A row- or column-major tensor quantized per block stores its blocked axis
@@ -416,10 +416,10 @@ TEST(TensorViewDense, PerBlockPaddingOfTheBlockedAxis) {
             rm[{i, j}] = static_cast<int64_t>(i * 8 + j);  // rows of 2 blocks of 4
         }
     }
-    DenseCase c{E::kInt4, {3, 5}, RowMajorLayout{}, rm};
+    DenseCase c{ET::kInt4, {3, 5}, RowMajorLayout{}, rm};
     c.quantization = q;
     check_dense(c);
-    c.type = E::kInt8;
+    c.type = ET::kInt8;
     check_dense(c);
     OffsetMap cm;
     for (uint64_t i = 0; i < 5; ++i) {
@@ -427,11 +427,11 @@ TEST(TensorViewDense, PerBlockPaddingOfTheBlockedAxis) {
             cm[{i, j}] = static_cast<int64_t>(i + 8 * j);  // columns of 2 blocks of 4
         }
     }
-    DenseCase col{E::kUInt4, {5, 3}, ColumnMajorLayout{}, cm};
+    DenseCase col{ET::kUInt4, {5, 3}, ColumnMajorLayout{}, cm};
     col.quantization = QuantizationDescriptor{PerBlockAffine{.axis = 0, .block_size = 4}};
     check_dense(col);
     // Padding along the outer axis changes nothing for the valid elements.
-    DenseCase outer{E::kInt8, {5, 3}, RowMajorLayout{}, by_order({5, 3}, row_major_order(2))};
+    DenseCase outer{ET::kInt8, {5, 3}, RowMajorLayout{}, by_order({5, 3}, row_major_order(2))};
     outer.quantization = QuantizationDescriptor{PerBlockAffine{.axis = 0, .block_size = 4}};
     check_dense(outer);
 }
@@ -442,7 +442,7 @@ TEST(TensorViewDense, PerBlockPaddingOfTheBlockedAxis) {
 TEST(TensorViewDense, TiledSpecExample) {
     // tiled.md § Example: [6, 8], tiles [2, 4], row-major both ways: [3, 5] at 29.
     TiledLayout t{{TiledLevel{.tile_shape = {2, 4}}}};
-    auto tt = sized(TensorDescriptor{.element_type = E::kFloat32, .shape = {6, 8}, .layout = t, .buffers = {}});
+    auto tt = sized(TensorDescriptor{.element_type = ET::kFloat32, .shape = {6, 8}, .layout = t, .buffers = {}});
     ASSERT_NE(tt, nullptr);
     auto v = tt->view();
     ASSERT_TRUE(v.ok()) << v.error().to_string();
@@ -479,7 +479,7 @@ std::vector<TiledLevel> level_variants(const std::vector<uint64_t>& shape, const
 TEST(TensorViewDense, TiledEveryOuterInnerCombination) {
     const std::vector<std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> cases = {
         {{7}, {3}}, {{5, 7}, {2, 3}}, {{6, 8}, {2, 4}}, {{3, 5, 4}, {2, 2, 3}}, {{3, 2, 3, 2}, {2, 1, 2, 2}}};
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         for (const auto& [shape, tile] : cases) {
             for (const TiledLevel& lv : level_variants(shape, tile)) {
                 SCOPED_TRACE("outer " + std::to_string(static_cast<int>(lv.outer_layout)) + " inner " +
@@ -493,7 +493,7 @@ TEST(TensorViewDense, TiledEveryOuterInnerCombination) {
 
 TEST(TensorViewDense, TiledRecursive) {
     const std::vector<uint64_t> shape = {7, 10};
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         for (const TiledLevel& inner_level : level_variants({4, 6}, {2, 3})) {
             for (LayoutTag outer : {LayoutTag::kRowMajor, LayoutTag::kColumnMajor}) {
                 TiledLevel top{.tile_shape = {4, 6}, .outer_layout = outer, .inner_layout = LayoutTag::kTiled};
@@ -507,7 +507,7 @@ TEST(TensorViewDense, TiledRecursive) {
                       TiledLevel{.tile_shape = {2, 4, 2}, .outer_layout = LayoutTag::kColumnMajor,
                                  .inner_layout = LayoutTag::kTiled},
                       TiledLevel{.tile_shape = {1, 3, 2}, .inner_layout = LayoutTag::kColumnMajor}}};
-    for (E type : {E::kFloat32, E::kUInt2}) {
+    for (ET type : {ET::kFloat32, ET::kUInt2}) {
         check_dense({type, {5, 6, 7}, deep, tiled_map(deep, 0, {5, 6, 7})});
     }
 }
@@ -519,7 +519,7 @@ TEST(TensorViewDense, MortonEveryElement) {
     const std::vector<std::pair<std::vector<uint64_t>, std::vector<uint32_t>>> cases = {
         {{5}, {3}}, {{4, 4}, {2, 2}}, {{3, 4}, {2, 2}}, {{2, 3, 4}, {2, 2, 2}}, {{2, 3, 2, 3}, {2, 2, 2, 2}},
         {{3, 3}, {3, 3}}};
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         for (const auto& [shape, bits] : cases) {
             check_dense({type, shape, MortonLayout{bits}, morton_map(shape, bits)});
         }
@@ -528,7 +528,7 @@ TEST(TensorViewDense, MortonEveryElement) {
 
 TEST(TensorViewDense, MortonSpecExample) {
     // morton.md § Example: [4, 4], bits [2, 2]: element [2, 3] at 14.
-    auto t = sized(TensorDescriptor{.element_type = E::kUInt8, .shape = {4, 4}, .layout = MortonLayout{{2, 2}}, .buffers = {}});
+    auto t = sized(TensorDescriptor{.element_type = ET::kUInt8, .shape = {4, 4}, .layout = MortonLayout{{2, 2}}, .buffers = {}});
     ASSERT_NE(t, nullptr);
     auto v = t->view();
     ASSERT_TRUE(v.ok()) << v.error().to_string();
@@ -538,7 +538,7 @@ TEST(TensorViewDense, MortonSpecExample) {
 TEST(TensorViewDense, MortonUnequalBitsNeedsABufferForTheHighestCode) {
     // bits [1, 2]: element [1, 3] has code 0b1011 = 11, past the 2^3 = 8
     // elements morton.md sizes the buffer for.
-    TensorDescriptor d{.element_type = E::kInt16, .shape = {2, 4}, .layout = MortonLayout{{1, 2}}, .buffers = {}};
+    TensorDescriptor d{.element_type = ET::kInt16, .shape = {2, 4}, .layout = MortonLayout{{1, 2}}, .buffers = {}};
     auto t = sized(d);
     ASSERT_NE(t, nullptr);
     EXPECT_EQ(t->d.buffers[0].byte_size, 16U);
@@ -546,16 +546,16 @@ TEST(TensorViewDense, MortonUnequalBitsNeedsABufferForTheHighestCode) {
     ASSERT_FALSE(v.ok());
     EXPECT_EQ(v.error().code(), ErrorCode::kBufferTooSmall);
     // With room for code 11 the view works, element by element.
-    DenseCase c{E::kInt16, {2, 4}, MortonLayout{{1, 2}}, morton_map({2, 4}, {1, 2})};
+    DenseCase c{ET::kInt16, {2, 4}, MortonLayout{{1, 2}}, morton_map({2, 4}, {1, 2})};
     c.extra_buffer = 8;
     check_dense(c);
-    DenseCase packed{E::kUInt2, {3, 2}, MortonLayout{{2, 1}}, morton_map({3, 2}, {2, 1})};
+    DenseCase packed{ET::kUInt2, {3, 2}, MortonLayout{{2, 1}}, morton_map({3, 2}, {2, 1})};
     packed.extra_buffer = 1;
     check_dense(packed);
 }
 
 TEST(TensorViewDense, HilbertEveryElement) {
-    for (E type : kTypes) {
+    for (ET type : kDenseTypes) {
         for (const auto& [rank, order] : std::vector<std::pair<size_t, uint32_t>>{{2, 1}, {2, 2}, {2, 3}, {3, 1}, {3, 2}, {4, 1}}) {
             std::vector<uint64_t> shape(rank, uint64_t{1} << order);
             check_dense({type, shape, HilbertLayout{order, static_cast<uint32_t>(rank)}, hilbert_map(rank, order)});
@@ -567,7 +567,7 @@ TEST(TensorViewDense, HilbertSpecTable) {
     // hilbert.md § Conformance Check, r = 2, p = 2: h -> (X[0], X[1]).
     const uint64_t table[16][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}, {0, 2}, {0, 3}, {1, 3}, {1, 2},
                                    {2, 2}, {2, 3}, {3, 3}, {3, 2}, {3, 1}, {2, 1}, {2, 0}, {3, 0}};
-    auto t = sized(TensorDescriptor{.element_type = E::kUInt8, .shape = {4, 4}, .layout = HilbertLayout{2, 2}, .buffers = {}});
+    auto t = sized(TensorDescriptor{.element_type = ET::kUInt8, .shape = {4, 4}, .layout = HilbertLayout{2, 2}, .buffers = {}});
     ASSERT_NE(t, nullptr);
     for (uint8_t h = 0; h < 16; ++h) {
         t->bufs[0][h] = h;

@@ -17,10 +17,10 @@ namespace {
 
 using namespace hurray;            // NOLINT(google-build-using-namespace): test brevity
 using namespace hurray_view_test;  // NOLINT(google-build-using-namespace)
-using E = ElementType;
+using ET = ElementType;
 
 struct Paged {
-    E type = E::kFloat16;
+    ET type = ET::kFloat16;
     uint32_t page_size = 4;
     uint64_t num_pages = 5;
     uint64_t tokens = 9;
@@ -142,7 +142,7 @@ TEST(TensorViewPaged, SequenceLengthsAreChecked) {
     EXPECT_EQ(v->with_sequence_lengths(std::vector<uint64_t>{4, 5}).error().code(), ErrorCode::kInvalidArgument);
     EXPECT_TRUE(v->with_sequence_lengths(std::vector<uint64_t>{8, 1}).ok());
 
-    auto dense = sized(TensorDescriptor{.element_type = E::kFloat32, .shape = {2, 2}, .buffers = {}});
+    auto dense = sized(TensorDescriptor{.element_type = ET::kFloat32, .shape = {2, 2}, .buffers = {}});
     auto dv = dense->view();
     ASSERT_TRUE(dv.ok());
     EXPECT_EQ(dv->with_sequence_lengths(std::vector<uint64_t>{2}).error().code(), ErrorCode::kInvalidArgument);
@@ -151,7 +151,7 @@ TEST(TensorViewPaged, SequenceLengthsAreChecked) {
 }
 
 TEST(TensorViewPaged, LengthsDerivedWhenTheDescriptorDeterminesThem) {
-    for (E type : {E::kFloat16, E::kFloat32, E::kInt4, E::kUInt2, E::kBool, E::kFloat6E2M3}) {
+    for (ET type : {ET::kFloat16, ET::kFloat32, ET::kInt4, ET::kUInt2, ET::kBool, ET::kFloat6E2M3}) {
         for (auto it : {BlockTableIndexType::kUInt32, BlockTableIndexType::kUInt64}) {
             SCOPED_TRACE(std::string(type_name(type)) + (it == BlockTableIndexType::kUInt64 ? " u64" : " u32"));
             // One sequence owns every page: it holds all the tokens.

@@ -21,7 +21,7 @@ namespace {
 
 using namespace hurray;            // NOLINT(google-build-using-namespace): test brevity
 using namespace hurray_view_test;  // NOLINT(google-build-using-namespace)
-using E = ElementType;
+using ET = ElementType;
 
 /// A sparse tensor's content: logical index -> storage code, and the order in
 /// which the non-zeros are stored.
@@ -32,7 +32,7 @@ struct NonZeros {
 };
 
 /// `count` distinct random indices of `shape`, each with a code.
-NonZeros random_nonzeros(std::vector<uint64_t> shape, size_t count, E type, uint32_t seed) {
+NonZeros random_nonzeros(std::vector<uint64_t> shape, size_t count, ET type, uint32_t seed) {
     NonZeros nz{std::move(shape), {}, {}};
     std::vector<Index> all = row_major_indices(nz.shape);
     std::mt19937 rng(seed);
@@ -59,7 +59,7 @@ Bytes u64s(const std::vector<uint64_t>& v) {
     return b;
 }
 
-Bytes values_of(E type, const NonZeros& nz, const std::vector<Index>& order) {
+Bytes values_of(ET type, const NonZeros& nz, const std::vector<Index>& order) {
     std::vector<uint64_t> codes;
     for (const Index& i : order) {
         codes.push_back(nz.code.at(i));
@@ -67,7 +67,7 @@ Bytes values_of(E type, const NonZeros& nz, const std::vector<Index>& order) {
     return pack_row_major(type, codes);
 }
 
-std::unique_ptr<Tensor> make_coo(E type, const NonZeros& nz, bool sorted) {
+std::unique_ptr<Tensor> make_coo(ET type, const NonZeros& nz, bool sorted) {
     std::vector<Index> order = nz.order;
     if (sorted) {
         std::sort(order.begin(), order.end());
@@ -87,7 +87,7 @@ std::unique_ptr<Tensor> make_coo(E type, const NonZeros& nz, bool sorted) {
 }
 
 /// CSR (major = 0) or CSC (major = 1).
-std::unique_ptr<Tensor> make_compressed(E type, const NonZeros& nz, size_t major) {
+std::unique_ptr<Tensor> make_compressed(ET type, const NonZeros& nz, size_t major) {
     std::vector<Index> order = nz.order;
     std::sort(order.begin(), order.end(), [major](const Index& a, const Index& b) {
         return std::pair(a[major], a[1 - major]) < std::pair(b[major], b[1 - major]);
@@ -111,7 +111,7 @@ std::unique_ptr<Tensor> make_compressed(E type, const NonZeros& nz, size_t major
 }
 
 /// CSF: the tree of the non-zeros sorted by their coordinates in mode_order.
-std::unique_ptr<Tensor> make_csf(E type, const NonZeros& nz, const std::vector<uint32_t>& mode_order) {
+std::unique_ptr<Tensor> make_csf(ET type, const NonZeros& nz, const std::vector<uint32_t>& mode_order) {
     const size_t rank = nz.shape.size();
     auto permuted = [&](const Index& i) {
         Index p(rank);
@@ -175,7 +175,7 @@ std::unique_ptr<Tensor> make_csf(E type, const NonZeros& nz, const std::vector<u
 
 /// Every element of the view against the dense reference `nz`.
 void check_against_reference(const Tensor& t, const NonZeros& nz) {
-    const E type = t.d.element_type;
+    const ET type = t.d.element_type;
     const uint32_t bits = bit_width(type);
     auto v = t.view();
     ASSERT_TRUE(v.ok()) << v.error().to_string();
@@ -200,12 +200,12 @@ void check_against_reference(const Tensor& t, const NonZeros& nz) {
     EXPECT_EQ(*m, pack_row_major(type, dense));
 }
 
-const std::vector<E> kTypes = {E::kFloat32, E::kInt16, E::kInt4, E::kUInt2, E::kBool, E::kFloat6E2M3};
+const std::vector<ET> kSparseTypes = {ET::kFloat32, ET::kInt16, ET::kInt4, ET::kUInt2, ET::kBool, ET::kFloat6E2M3};
 
 TEST(TensorViewSparse, CooSortedAndUnsorted) {
     const std::vector<std::vector<uint64_t>> shapes = {{9}, {4, 5}, {3, 4, 5}, {2, 3, 2, 3}};
     uint32_t seed = 1;
-    for (E type : kTypes) {
+    for (ET type : kSparseTypes) {
         for (const auto& shape : shapes) {
             for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}}) {
                 const NonZeros nz = random_nonzeros(shape, count, type, seed++);
@@ -223,7 +223,7 @@ TEST(TensorViewSparse, CooSortedAndUnsorted) {
 
 TEST(TensorViewSparse, CooSpecExample) {
     // coo.md § Example: [4, 4] float32, (0,1)=1.5, (2,0)=-0.5, (3,3)=2.0.
-    auto t = sized(TensorDescriptor{.element_type = E::kFloat32, .shape = {4, 4}, .layout = CooLayout{3, true}, .buffers = {}});
+    auto t = sized(TensorDescriptor{.element_type = ET::kFloat32, .shape = {4, 4}, .layout = CooLayout{3, true}, .buffers = {}});
     ASSERT_NE(t, nullptr);
     const float vals[3] = {1.5F, -0.5F, 2.0F};
     std::memcpy(t->bufs[0].data(), vals, 12);
@@ -240,7 +240,7 @@ TEST(TensorViewSparse, CooSpecExample) {
 TEST(TensorViewSparse, CsrAndCsc) {
     const std::vector<std::vector<uint64_t>> shapes = {{4, 5}, {1, 9}, {9, 1}, {6, 6}};
     uint32_t seed = 100;
-    for (E type : kTypes) {
+    for (ET type : kSparseTypes) {
         for (const auto& shape : shapes) {
             for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{100}}) {
                 const NonZeros nz = random_nonzeros(shape, count, type, seed++);
@@ -258,7 +258,7 @@ TEST(TensorViewSparse, CsrAndCsc) {
 
 TEST(TensorViewSparse, CsrSpecExample) {
     // csr.md § Example, and csc.md's storage of the same matrix.
-    auto t = sized(TensorDescriptor{.element_type = E::kFloat32, .shape = {4, 5}, .layout = CsrLayout{5}, .buffers = {}});
+    auto t = sized(TensorDescriptor{.element_type = ET::kFloat32, .shape = {4, 5}, .layout = CsrLayout{5}, .buffers = {}});
     ASSERT_NE(t, nullptr);
     const float vals[5] = {1, 2, 3, 4, 5};
     std::memcpy(t->bufs[0].data(), vals, 20);
@@ -271,7 +271,7 @@ TEST(TensorViewSparse, CsrSpecExample) {
     std::memcpy(want.data(), dense.data(), 80);
     EXPECT_EQ(*v->materialize(), want);
 
-    auto c = sized(TensorDescriptor{.element_type = E::kFloat32, .shape = {4, 5}, .layout = CscLayout{5}, .buffers = {}});
+    auto c = sized(TensorDescriptor{.element_type = ET::kFloat32, .shape = {4, 5}, .layout = CscLayout{5}, .buffers = {}});
     ASSERT_NE(c, nullptr);
     const float cvals[5] = {1, 4, 3, 2, 5};
     std::memcpy(c->bufs[0].data(), cvals, 20);
@@ -286,7 +286,7 @@ TEST(TensorViewSparse, CsrSpecExample) {
 TEST(TensorViewSparse, CsfEveryModeOrder) {
     const std::vector<std::vector<uint64_t>> shapes = {{2, 3, 4}, {3, 1, 4}, {2, 3, 2, 3}};
     uint32_t seed = 500;
-    for (E type : kTypes) {
+    for (ET type : kSparseTypes) {
         for (const auto& shape : shapes) {
             std::vector<uint32_t> mode(shape.size());
             std::iota(mode.begin(), mode.end(), 0U);
@@ -306,7 +306,7 @@ TEST(TensorViewSparse, CsfEveryModeOrder) {
 
 TEST(TensorViewSparse, CsfSpecExample) {
     // csf.md § Example: lookup of (1, 1, 2) gives values[3] = 4.0.
-    auto t = sized(TensorDescriptor{.element_type = E::kFloat32, .shape = {2, 3, 4}, .layout = CsfLayout{4, {0, 1, 2}}, .buffers = {}},
+    auto t = sized(TensorDescriptor{.element_type = ET::kFloat32, .shape = {2, 3, 4}, .layout = CsfLayout{4, {0, 1, 2}}, .buffers = {}},
                    std::vector<uint64_t>{16, 24, 24, 32});
     ASSERT_NE(t, nullptr);
     const float vals[4] = {1, 2, 3, 4};
@@ -339,14 +339,14 @@ void expect_invalid_data(const Tensor& t, const Index& probe) {
 }
 
 TEST(TensorViewSparse, CorruptCsrRowPointers) {
-    const NonZeros nz = random_nonzeros({4, 5}, 8, E::kFloat32, 7);
+    const NonZeros nz = random_nonzeros({4, 5}, 8, ET::kFloat32, 7);
     {
-        auto t = make_compressed(E::kFloat32, nz, 0);
+        auto t = make_compressed(ET::kFloat32, nz, 0);
         put_u64(t->bufs[2], 2, 100);  // row_ptr[2] past nnz
         expect_invalid_data(*t, {1, 0});
     }
     {
-        auto t = make_compressed(E::kFloat32, nz, 0);
+        auto t = make_compressed(ET::kFloat32, nz, 0);
         put_u64(t->bufs[2], 1, 7);
         put_u64(t->bufs[2], 2, 3);  // row_ptr decreases
         expect_invalid_data(*t, {1, 0});
@@ -355,15 +355,15 @@ TEST(TensorViewSparse, CorruptCsrRowPointers) {
         EXPECT_NE(m.error().message().find("row_ptr[1]"), std::string::npos) << m.error().message();
     }
     {
-        auto t = make_compressed(E::kFloat32, nz, 0);
+        auto t = make_compressed(ET::kFloat32, nz, 0);
         put_u64(t->bufs[2], 4, UINT64_MAX);  // row_ptr[nrows]
         expect_invalid_data(*t, {3, 0});
     }
 }
 
 TEST(TensorViewSparse, CorruptColumnIndex) {
-    const NonZeros nz = random_nonzeros({4, 5}, 20, E::kInt16, 8);  // dense: every row full
-    auto t = make_compressed(E::kInt16, nz, 0);
+    const NonZeros nz = random_nonzeros({4, 5}, 20, ET::kInt16, 8);  // dense: every row full
+    auto t = make_compressed(ET::kInt16, nz, 0);
     put_u64(t->bufs[1], 3, 99);  // a column outside the shape
     auto v = t->view();
     ASSERT_TRUE(v.ok());
@@ -376,8 +376,8 @@ TEST(TensorViewSparse, CorruptColumnIndex) {
 }
 
 TEST(TensorViewSparse, CorruptCooIndices) {
-    const NonZeros nz = random_nonzeros({3, 4}, 5, E::kFloat32, 9);
-    auto t = make_coo(E::kFloat32, nz, false);
+    const NonZeros nz = random_nonzeros({3, 4}, 5, ET::kFloat32, 9);
+    auto t = make_coo(ET::kFloat32, nz, false);
     put_u64(t->bufs[1], 2 * 2 + 1, 4);  // entry 2's column == shape[1]
     auto v = t->view();
     ASSERT_TRUE(v.ok());
@@ -388,15 +388,15 @@ TEST(TensorViewSparse, CorruptCooIndices) {
 }
 
 TEST(TensorViewSparse, CorruptCsfPointers) {
-    const NonZeros nz = random_nonzeros({2, 3, 4}, 10, E::kFloat32, 10);
+    const NonZeros nz = random_nonzeros({2, 3, 4}, 10, ET::kFloat32, 10);
     const std::vector<uint32_t> mode = {2, 0, 1};
     {
-        auto t = make_csf(E::kFloat32, nz, mode);
+        auto t = make_csf(ET::kFloat32, nz, mode);
         put_u64(t->bufs[1], 1, 1000);  // pos_0[1] past crd_0
         expect_invalid_data(*t, {0, 0, 0});
     }
     {
-        auto t = make_csf(E::kFloat32, nz, mode);
+        auto t = make_csf(ET::kFloat32, nz, mode);
         // pos_2 decreasing between parents 1 and 2.
         ASSERT_GE(t->bufs[5].size() / 8, 3U);
         put_u64(t->bufs[5], 1, 10);
@@ -409,8 +409,8 @@ TEST(TensorViewSparse, CorruptCsfPointers) {
     }
     {
         // Truncated inner pos array: the lookup reads past it.
-        NonZeros one = random_nonzeros({2, 3, 4}, 24, E::kFloat32, 11);
-        auto t = make_csf(E::kFloat32, one, {0, 1, 2});
+        NonZeros one = random_nonzeros({2, 3, 4}, 24, ET::kFloat32, 11);
+        auto t = make_csf(ET::kFloat32, one, {0, 1, 2});
         t->bufs[3].resize(16);  // pos_1 needs 3 entries
         t->d.buffers[3].byte_size = 16;
         expect_invalid_data(*t, {1, 2, 3});
@@ -419,8 +419,8 @@ TEST(TensorViewSparse, CorruptCsfPointers) {
 
 TEST(TensorViewSparse, ViewIsAValue) {
     // The view is a value: copies keep working and see the same bytes.
-    const NonZeros nz = random_nonzeros({3, 3}, 4, E::kFloat32, 12);
-    auto t = make_coo(E::kFloat32, nz, true);
+    const NonZeros nz = random_nonzeros({3, 3}, 4, ET::kFloat32, 12);
+    auto t = make_coo(ET::kFloat32, nz, true);
     auto v = t->view();
     ASSERT_TRUE(v.ok());
     TensorView copy = *v;

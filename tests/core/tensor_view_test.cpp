@@ -14,7 +14,7 @@ namespace {
 
 using namespace hurray;            // NOLINT(google-build-using-namespace): test brevity
 using namespace hurray_view_test;  // NOLINT(google-build-using-namespace)
-using E = ElementType;
+using ET = ElementType;
 
 ErrorCode make_error(const Tensor& t) {
     auto v = t.view();
@@ -22,7 +22,7 @@ ErrorCode make_error(const Tensor& t) {
 }
 
 TEST(TensorView, MakeRefusesWhatCannotBeAddressed) {
-    auto head = make_composite_head(E::kFloat32, {4}, CompositionRule::kGroup, 1);
+    auto head = make_composite_head(ET::kFloat32, {4}, CompositionRule::kGroup, 1);
     ASSERT_TRUE(head.ok());
     Tensor h{*head, {}};
     EXPECT_EQ(make_error(h), ErrorCode::kUnsupported);
@@ -41,7 +41,7 @@ TEST(TensorView, MakeRefusesWhatCannotBeAddressed) {
     EXPECT_EQ(make_error(dyn), ErrorCode::kInvalidShape);
 
     Tensor unknown;
-    unknown.d.element_type = static_cast<E>(0x30);
+    unknown.d.element_type = static_cast<ET>(0x30);
     unknown.d.shape = {4};
     unknown.d.buffers = {BufferHandle{.byte_size = 16}};
     unknown.bufs = {Bytes(16)};
@@ -49,7 +49,7 @@ TEST(TensorView, MakeRefusesWhatCannotBeAddressed) {
 }
 
 TEST(TensorView, MakeChecksTheDescriptorAndTheSpans) {
-    auto t = sized(TensorDescriptor{.element_type = E::kFloat32, .shape = {3, 4}, .buffers = {}});
+    auto t = sized(TensorDescriptor{.element_type = ET::kFloat32, .shape = {3, 4}, .buffers = {}});
     ASSERT_NE(t, nullptr);
     EXPECT_EQ(make_error(*t), ErrorCode::kOk);
 
@@ -88,12 +88,12 @@ TEST(TensorView, MakeChecksTheDescriptorAndTheSpans) {
 
 TEST(TensorView, SixBitByteOffsetMustStartAGroup) {
     for (uint64_t off : {0, 1, 2, 3, 4, 6}) {
-        auto t = sized(TensorDescriptor{.element_type = E::kFloat6E2M3, .shape = {5}, .byte_offset = off, .buffers = {}});
+        auto t = sized(TensorDescriptor{.element_type = ET::kFloat6E2M3, .shape = {5}, .byte_offset = off, .buffers = {}});
         ASSERT_NE(t, nullptr);
         EXPECT_EQ(make_error(*t), off % 3 == 0 ? ErrorCode::kOk : ErrorCode::kUnsupported) << off;
     }
     // byte_offset 3: element 0 is element 4 of the buffer's packed run.
-    auto t = sized(TensorDescriptor{.element_type = E::kFloat6E3M2, .shape = {5}, .byte_offset = 3, .buffers = {}});
+    auto t = sized(TensorDescriptor{.element_type = ET::kFloat6E3M2, .shape = {5}, .byte_offset = 3, .buffers = {}});
     auto v = t->view();
     ASSERT_TRUE(v.ok());
     EXPECT_EQ(*v->locate(Index{0}), (ElementLocation{true, 0, 0, 4}));
@@ -101,7 +101,7 @@ TEST(TensorView, SixBitByteOffsetMustStartAGroup) {
 }
 
 TEST(TensorView, IndexChecks) {
-    auto t = sized(TensorDescriptor{.element_type = E::kInt8, .shape = {2, 3}, .buffers = {}});
+    auto t = sized(TensorDescriptor{.element_type = ET::kInt8, .shape = {2, 3}, .buffers = {}});
     auto v = t->view();
     ASSERT_TRUE(v.ok());
     EXPECT_EQ(v->locate(Index{1}).error().code(), ErrorCode::kInvalidArgument);
@@ -115,7 +115,7 @@ TEST(TensorView, IndexChecks) {
 }
 
 TEST(TensorView, MaterializeNeedsTheExactSize) {
-    for (E type : {E::kFloat32, E::kInt4, E::kFloat6E2M3}) {
+    for (ET type : {ET::kFloat32, ET::kInt4, ET::kFloat6E2M3}) {
         auto t = sized(TensorDescriptor{.element_type = type, .shape = {3, 3}, .buffers = {}});
         auto v = t->view();
         ASSERT_TRUE(v.ok());
@@ -134,23 +134,23 @@ TEST(TensorView, MaterializeNeedsTheExactSize) {
 
 TEST(TensorView, PackedPaddingBitsAreZero) {
     // 3 int4 from a buffer full of 0xFF: the high nibble of byte 1 is padding.
-    auto t = sized(TensorDescriptor{.element_type = E::kInt4, .shape = {3}, .buffers = {}}, {}, 0xFF);
+    auto t = sized(TensorDescriptor{.element_type = ET::kInt4, .shape = {3}, .buffers = {}}, {}, 0xFF);
     auto v = t->view();
     ASSERT_TRUE(v.ok());
     EXPECT_EQ(*v->materialize(), (Bytes{0xFF, 0x0F}));
-    auto c = sized(TensorDescriptor{.element_type = E::kBool, .shape = {2, 3}, .layout = ColumnMajorLayout{}, .buffers = {}}, {},
+    auto c = sized(TensorDescriptor{.element_type = ET::kBool, .shape = {2, 3}, .layout = ColumnMajorLayout{}, .buffers = {}}, {},
                    0xFF);
     auto cv = c->view();
     ASSERT_TRUE(cv.ok());
     EXPECT_EQ(*cv->materialize(), (Bytes{0x3F}));
-    auto s = sized(TensorDescriptor{.element_type = E::kFloat6E2M3, .shape = {5}, .buffers = {}}, {}, 0xFF);
+    auto s = sized(TensorDescriptor{.element_type = ET::kFloat6E2M3, .shape = {5}, .buffers = {}}, {}, 0xFF);
     auto sv = s->view();
     ASSERT_TRUE(sv.ok());
     EXPECT_EQ(*sv->materialize(), (Bytes{0xFF, 0xFF, 0xFF, 0x3F, 0x00, 0x00}));
 }
 
 TEST(TensorView, WideTypesReadTheirLow64Bits) {
-    for (E type : {E::kComplex128, E::kFloat128}) {
+    for (ET type : {ET::kComplex128, ET::kFloat128}) {
         auto t = sized(TensorDescriptor{.element_type = type, .shape = {2}, .buffers = {}});
         for (size_t i = 0; i < 32; ++i) {
             t->bufs[0][i] = static_cast<uint8_t>(i);
@@ -164,7 +164,7 @@ TEST(TensorView, WideTypesReadTheirLow64Bits) {
 
 TEST(TensorView, PrivateTypes) {
     // A private 24-bit type, transposed: the copy works on any whole-byte width.
-    TensorDescriptor d{.element_type = static_cast<E>(0xF3), .shape = {3, 5}, .layout = StridedLayout{{1, 3}}, .buffers = {}};
+    TensorDescriptor d{.element_type = static_cast<ET>(0xF3), .shape = {3, 5}, .layout = StridedLayout{{1, 3}}, .buffers = {}};
     d.extension_type = ExtensionTypeDescriptor{.bit_width = 24, .packing_factor = 1};
     auto t = sized(d);
     ASSERT_NE(t, nullptr);
@@ -185,7 +185,7 @@ TEST(TensorView, PrivateTypes) {
     }
     EXPECT_EQ(*v->materialize(), want);
     // A private 2-bit type, packed like uint2.
-    TensorDescriptor p{.element_type = static_cast<E>(0xF4), .shape = {5}, .buffers = {}};
+    TensorDescriptor p{.element_type = static_cast<ET>(0xF4), .shape = {5}, .buffers = {}};
     p.extension_type = ExtensionTypeDescriptor{.bit_width = 2, .packing_factor = 4};
     auto pt = sized(p, {}, 0xE4);  // elements 0, 1, 2, 3, 0, 1, ...
     auto pv = pt->view();
@@ -195,7 +195,7 @@ TEST(TensorView, PrivateTypes) {
 }
 
 TEST(TensorView, DeclaredSizesBeyondTheSpansAreRefused) {
-    TensorDescriptor d{.element_type = E::kUInt8, .shape = {uint64_t{1} << 59}, .buffers = {}};
+    TensorDescriptor d{.element_type = ET::kUInt8, .shape = {uint64_t{1} << 59}, .buffers = {}};
     d.buffers = {BufferHandle{.byte_size = uint64_t{1} << 59}};
     // No bytes exist; make must refuse before touching any.
     const std::vector<std::span<const uint8_t>> spans = {

@@ -22,6 +22,7 @@
 #include "hurray/core/element_convert.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/core/validate.hpp"
+#include "le_bytes.hpp"
 
 namespace {
 
@@ -68,13 +69,7 @@ Bytes i32s(std::initializer_list<int32_t> v) {
     }
     return b;
 }
-Bytes f32s(std::initializer_list<float> v) {
-    Bytes b;
-    for (float x : v) {
-        append_le(b, std::bit_cast<uint32_t>(x));
-    }
-    return b;
-}
+using hurray_test::f32s;
 Bytes u16s(std::initializer_list<uint16_t> v) {
     Bytes b;
     for (uint16_t x : v) {

@@ -137,7 +137,7 @@ using detail::ValueText;
 using detail::Walker;
 
 
-std::string type_text(uint64_t tag) {
+std::string type_tag_text(uint64_t tag) {
     const auto t = static_cast<ElementType>(tag);
     std::string_view name = type_name(t);
     if (name.empty()) {
@@ -146,7 +146,7 @@ std::string type_text(uint64_t tag) {
     return tagged(name, tag);
 }
 
-std::string layout_text(uint64_t tag) {
+std::string layout_tag_text(uint64_t tag) {
     std::string_view name = layout_name(static_cast<uint8_t>(tag));
     if (name.empty()) {
         name = (tag >= 0xF0 && tag <= 0xFE) ? "extension" : "unassigned";
@@ -160,8 +160,8 @@ std::string flags_text(uint64_t flags) {
     return detail::flags_text(flags, kNames);
 }
 
-const ValueText kType = type_text;
-const ValueText kLayout = layout_text;
+const ValueText kType = type_tag_text;
+const ValueText kLayout = layout_tag_text;
 const ValueText kHex8 = [](uint64_t v) { return hexnum(v, 2); };
 const ValueText kBool = [](uint64_t v) {
     return v == 0 ? std::string("false") : v == 1 ? std::string("true") : "invalid " + hexnum(v, 2);
@@ -268,7 +268,7 @@ Status layout_fields(Walker& w, uint64_t tag, uint64_t rank) {
         return detail::status_of(w.raw(len, "extension.extension_data"));
     }
     // The length of an unassigned layout's fields is unknown: nothing after it can be found.
-    return Error(ErrorCode::kUnknownLayoutTag, "layout_tag: " + layout_text(tag) + " has no known field layout", 15);
+    return Error(ErrorCode::kUnknownLayoutTag, "layout_tag: " + layout_tag_text(tag) + " has no known field layout", 15);
 }
 
 Status quantization_fields(Walker& q) {
