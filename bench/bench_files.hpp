@@ -28,12 +28,13 @@ inline std::string numbered(const char* prefix, uint64_t n, const char* suffix =
 
 /// Writes `count` uint8 tensors of `bytes_each` bytes, model.layers.<i>.weight, with
 /// one KV entry (general.architecture = "bench") when `with_kv`.
-inline bool write_layers_file(const std::string& path, uint64_t count, uint64_t bytes_each, bool with_kv) {
+inline bool write_layers_file(const std::string& path, uint64_t count, uint64_t bytes_each, bool with_kv,
+                              const hurray::FileWriterOptions& options = {}) {
     const auto tensor = byte_tensor(bytes_each, 131, 7);
     if (!tensor) {
         return false;
     }
-    auto w = hurray::FileWriter::create_file(path);
+    auto w = hurray::FileWriter::create_file(path, options);
     if (!w.ok()) {
         return false;
     }
@@ -117,22 +118,7 @@ inline bool write_llm_like(const std::string& path, const hurray::FileWriterOpti
 /// `count` uint8[16] tensors named model.layers.<i>.weight.
 inline bool write_small(const std::string& path, uint64_t count,
                         const hurray::FileWriterOptions& options = {}) {
-    const auto tensor = byte_tensor(16, 131, 7);
-    if (!tensor) {
-        return false;
-    }
-    auto w = hurray::FileWriter::create_file(path, options);
-    if (!w.ok()) {
-        return false;
-    }
-    const auto buffers = tensor->buffers();
-    for (uint64_t i = 0; i < count; ++i) {
-        if (!w->add_tensor(numbered("model.layers.", i, ".weight"), tensor->desc, buffers).ok()) {
-            return false;
-        }
-    }
-    return w->kv().set("general.architecture", hurray::KvValue::string("bench")).ok() &&
-           w->finish().ok();
+    return write_layers_file(path, count, 16, true, options);
 }
 
 }  // namespace hurray_bench

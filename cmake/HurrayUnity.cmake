@@ -13,7 +13,9 @@
 # when every target has all its sources: for each target with UNITY_BUILD ON, it writes
 # <binary dir>/hurray_unity/<target>_<n>.cpp, marks the sources they include as header
 # files (not compiled on their own) and turns the target's UNITY_BUILD OFF so that
-# CMake adds no unity files of its own. C sources and generated sources are left alone.
+# CMake adds no unity files of its own. C sources, generated sources and sources whose
+# SKIP_UNITY_BUILD_INCLUSION property is set (as for CMake's unity builds) are compiled
+# on their own.
 # A target opts out with set_target_properties(T PROPERTIES UNITY_BUILD OFF).
 
 function(_hurray_unity_targets_in dir out)
@@ -48,7 +50,8 @@ function(_hurray_unity_target target)
         endif()
         cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY "${source_dir}" NORMALIZE OUTPUT_VARIABLE path)
         get_source_file_property(generated "${path}" TARGET_DIRECTORY ${target} GENERATED)
-        if(NOT generated AND EXISTS "${path}")
+        get_source_file_property(skip "${path}" TARGET_DIRECTORY ${target} SKIP_UNITY_BUILD_INCLUSION)
+        if(NOT generated AND NOT skip AND EXISTS "${path}")
             list(APPEND members "${path}")
         endif()
     endforeach()
