@@ -75,6 +75,13 @@ function(_hurray_unity_target target)
         # CONFIGURE writes only when the text changes: a reconfigure rebuilds nothing.
         file(CONFIGURE OUTPUT "${unity_file}" CONTENT "${text}" @ONLY)
         set_source_files_properties(${batch} TARGET_DIRECTORY ${target} PROPERTIES HEADER_FILE_ONLY ON)
+        if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+            # A source included here is no longer the main file, so GCC's
+            # -Wsubobject-linkage would flag every Impl that holds a type of that
+            # source's anonymous namespace. Only the unity files drop the warning.
+            set_source_files_properties("${unity_file}" TARGET_DIRECTORY ${target}
+                PROPERTIES COMPILE_OPTIONS -Wno-subobject-linkage)
+        endif()
         list(APPEND unity_files "${unity_file}")
         math(EXPR index "${index} + 1")
     endwhile()
