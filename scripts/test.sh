@@ -437,6 +437,15 @@ else
             echo "warning: build/gcc/tests/hurray_fuzz_seeds missing; empty seed corpus"
         fi
     }
+    # Transport protocol messages (one of each kind, and sessions of several) written by
+    # hurray_fuzz_seeds of the stage-1 build.
+    seed_transport() {
+        if [[ -x build/gcc/tests/hurray_fuzz_seeds ]]; then
+            build/gcc/tests/hurray_fuzz_seeds transport "$1" >/dev/null
+        else
+            echo "warning: build/gcc/tests/hurray_fuzz_seeds missing; empty seed corpus"
+        fi
+    }
     # The annotator of `hurray inspect` reads all three kinds of input.
     seed_annotate() {
         seed_descriptors "$1"
@@ -479,6 +488,7 @@ else
         fuzz_decode:4096:seed_descriptors
         fuzz_file_reader:65536:seed_files
         fuzz_stream_reader:65536:seed_streams
+        fuzz_transport_message:65536:seed_transport
         fuzz_annotate:65536:seed_annotate
         fuzz_convert_safetensors:65536:seed_safetensors
         fuzz_convert_gguf:131072:seed_gguf

@@ -2,8 +2,9 @@
 // hurray_fuzz_seeds: writes seed inputs for the fuzz targets, built with the
 // test suite's own builders (scripts/test.sh stage 4c).
 //
-//   hurray_fuzz_seeds files DIR    HRRYFILE containers for fuzz/fuzz_file_reader
-//   hurray_fuzz_seeds streams DIR  streams for fuzz/fuzz_stream_reader
+//   hurray_fuzz_seeds files DIR      HRRYFILE containers for fuzz/fuzz_file_reader
+//   hurray_fuzz_seeds streams DIR    streams for fuzz/fuzz_stream_reader
+//   hurray_fuzz_seeds transport DIR  transport messages for fuzz/fuzz_transport_message
 //
 // Not a test: it only writes files. Exit status 0 on success, 1 when a seed
 // could not be built or written, 2 on a usage error.
@@ -15,6 +16,7 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,11 +24,13 @@
 
 #include "file_test_support.hpp"
 #include "hurray/core/builder.hpp"
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/kv_metadata.hpp"
+#include "hurray/io/transport_message.hpp"
 #include "stream_test_support.hpp"
 
 namespace {
@@ -189,16 +193,126 @@ bool write_stream_seeds(const std::string& dir) {
     return ok;
 }
 
+/// Where the first of the three bytes "\x01\x02\x03" lies in the ERROR seed
+/// "bad \x01\x02\x03 text": after the header, the code, the length and "bad ".
+constexpr size_t kErrorBadByteAt = hurray::kMessageHeaderSize + 8 + 4;
+
+/// The messages `parts`, back to back.
+std::vector<uint8_t> concat(std::initializer_list<std::vector<uint8_t>> parts) {
+    std::vector<uint8_t> out;
+    for (const auto& p : parts) {
+        out.insert(out.end(), p.begin(), p.end());
+    }
+    return out;
+}
+
+/// Seeds for fuzz/fuzz_transport_message: one message of each kind the
+/// encoders write (a hello without its memory-class list and an ERROR whose
+/// text is not UTF-8 by hand), and sessions of several messages back to back.
+bool write_transport_seeds(const std::string& dir) {
+    using hurray::LayoutEntry;
+    using hurray::MessageType;
+    using hurray::test::must;
+    const auto desc = must(hurray::encode(must(hurray::make_dense(hurray::ElementType::kFloat32, {2, 3}))));
+    const auto empty_desc = must(hurray::encode(must(hurray::make_dense(hurray::ElementType::kInt8, {0, 4}))));
+    const std::vector<uint8_t> data(24, 0x3F);
+
+    hurray::Hello client;
+    client.capability_flags = hurray::kCapTranscoding | hurray::kCapParallelStreams;
+    client.layouts = {LayoutEntry{0x01, {}}, LayoutEntry{0xF1, {1, 2, 3, 4}}, LayoutEntry{0x02, {}}};
+    client.devices = {0x00, 0x01};
+    client.memory_classes = {0x00, 0x02};
+    hurray::Hello server = client;
+    server.max_message_size = 1U << 20;
+    server.capability_flags = hurray::kCapTranscoding | hurray::kCapRdmaDataPlane | hurray::kCapRdmaGpuDirect;
+    server.layouts = {LayoutEntry{0x01, {}}};
+    server.devices = {0x00};
+    server.memory_classes.clear();
+    const auto client_hello = must(hurray::encode_hello(MessageType::kClientHello, 1, client));
+    const auto server_hello = must(hurray::encode_hello(MessageType::kServerHello, 1, server));
+    // The memory-class list absent (the spec's "If absent"): 2 bytes fewer.
+    auto hello_no_classes = server_hello;
+    hello_no_classes.resize(hello_no_classes.size() - 2);
+    hurray::store_le<uint32_t>(hello_no_classes.data() + 8,
+                               static_cast<uint32_t>(hello_no_classes.size() - hurray::kMessageHeaderSize));
+
+    hurray::TensorRequest request;
+    request.key = "model/layers.0/w";
+    request.preferred_layouts = {LayoutEntry{0xF3, {9, 9}}, LayoutEntry{0x01, {}}};
+    request.min_alignment = 64;
+    request.flags = hurray::kRequestAllowTranscode | hurray::kRequestParallelOk;
+    const auto request_message = must(hurray::encode_tensor_request(1, request));
+
+    const auto descriptor = must(hurray::encode_tensor_descriptor(1, desc, {data.size(), 0, 1}));
+    const auto shard = must(hurray::encode_tensor_descriptor(2, desc, {data.size(), 1, 2}));
+    const auto empty_descriptor = must(hurray::encode_tensor_descriptor(1, empty_desc, {0, 0, 1}));
+    auto frame = [&](uint64_t offset, size_t length) {
+        const auto head = must(hurray::encode_tensor_data_header(1, offset, length));
+        std::vector<uint8_t> out(head.begin(), head.end());
+        out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(offset),
+                   data.begin() + static_cast<std::ptrdiff_t>(offset + length));
+        return out;
+    };
+    const auto data_end = must(hurray::encode_message(MessageType::kTensorDataEnd, 1));
+    const auto put = must(hurray::encode_tensor_put(1, hurray::TensorPut{"pushed", desc, data.size()}));
+    const auto put_ack = must(hurray::encode_message(MessageType::kTensorPutAck, 1));
+    const auto error = hurray::encode_error(1, static_cast<uint32_t>(hurray::TransportErrorCode::kUnknownTensor),
+                                            "unknown tensor 'model/layers.0/w' \xE2\x82\xAC");
+    // An ERROR whose text is not UTF-8 (the decoder replaces the bad bytes).
+    auto error_bad_text = hurray::encode_error(1, 0xF3, "bad \x01\x02\x03 text");
+    error_bad_text[kErrorBadByteAt] = 0xFF;
+    error_bad_text[kErrorBadByteAt + 1] = 0xC3;
+    const std::vector<uint8_t> token = {1, 2, 3, 4, 5, 6, 7, 8};
+    const auto ping = must(hurray::encode_message(MessageType::kPing, 1, token));
+    const auto pong = must(hurray::encode_message(MessageType::kPong, 1, token));
+    const auto list_request = must(hurray::encode_message(MessageType::kListRequest, 1));
+    const std::vector<hurray::ListEntry> entries = {hurray::ListEntry{"a", desc},
+                                                    hurray::ListEntry{"empty", empty_desc}};
+    const auto list_entries = must(hurray::encode_list_entries(1, entries));
+    const auto list_end = hurray::encode_list_end(1, entries.size());
+
+    bool ok = true;
+    ok = save(dir, "transport_client_hello.bin", client_hello) && ok;
+    ok = save(dir, "transport_server_hello.bin", server_hello) && ok;
+    ok = save(dir, "transport_hello_no_classes.bin", hello_no_classes) && ok;
+    ok = save(dir, "transport_request.bin", request_message) && ok;
+    ok = save(dir, "transport_descriptor.bin", descriptor) && ok;
+    ok = save(dir, "transport_descriptor_shard.bin", shard) && ok;
+    ok = save(dir, "transport_data.bin", frame(0, data.size())) && ok;
+    ok = save(dir, "transport_data_end.bin", data_end) && ok;
+    ok = save(dir, "transport_put.bin", put) && ok;
+    ok = save(dir, "transport_put_ack.bin", put_ack) && ok;
+    ok = save(dir, "transport_error.bin", error) && ok;
+    ok = save(dir, "transport_error_bad_text.bin", error_bad_text) && ok;
+    ok = save(dir, "transport_ping.bin", ping) && ok;
+    ok = save(dir, "transport_pong.bin", pong) && ok;
+    ok = save(dir, "transport_list_request.bin", list_request) && ok;
+    ok = save(dir, "transport_list_entries.bin", list_entries) && ok;
+    ok = save(dir, "transport_list_end.bin", list_end) && ok;
+    // Sessions: what a client sends and what a server answers.
+    ok = save(dir, "transport_session_get_client.bin", concat({client_hello, request_message})) && ok;
+    ok = save(dir, "transport_session_get_server.bin",
+              concat({server_hello, descriptor, frame(0, 16), frame(16, 8), data_end, empty_descriptor, data_end})) &&
+         ok;
+    ok = save(dir, "transport_session_put.bin", concat({client_hello, put, frame(0, 24), data_end, put_ack})) && ok;
+    ok = save(dir, "transport_session_list.bin", concat({list_request, list_entries, list_end})) && ok;
+    ok = save(dir, "transport_session_error.bin", concat({hello_no_classes, ping, pong, error})) && ok;
+    return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 3 || (std::string_view(argv[1]) != "files" && std::string_view(argv[1]) != "streams")) {
-        std::fprintf(stderr, "usage: hurray_fuzz_seeds files|streams DIR\n");
+    const std::string_view mode = argc == 3 ? std::string_view(argv[1]) : std::string_view();
+    if (mode != "files" && mode != "streams" && mode != "transport") {
+        std::fprintf(stderr, "usage: hurray_fuzz_seeds files|streams|transport DIR\n");
         return 2;
     }
     bool ok = false;
     try {
-        ok = std::string_view(argv[1]) == "files" ? write_file_seeds(argv[2]) : write_stream_seeds(argv[2]);
+        ok = mode == "files"     ? write_file_seeds(argv[2])
+             : mode == "streams" ? write_stream_seeds(argv[2])
+                                 : write_transport_seeds(argv[2]);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "hurray_fuzz_seeds: %s\n", e.what());
         return 1;
