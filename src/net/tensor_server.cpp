@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tensor server: accept loops, one Connection per client (a reader, a
+// writer and a watchdog coroutine on the connection's strand), the catalog of
+// served tensors, and the jobs that turn a request into frames.
+#include "hurray/net/tensor_server.hpp"
+
+#include <asio/bind_executor.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/generic/stream_protocol.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/post.hpp>
+#include <asio/read.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/strand.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <filesystem>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "hurray/core/builder.hpp"
+#include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/descriptor_codec.hpp"
+#include "hurray/io/transport_message.hpp"
+#include "hurray/net/transport_address.hpp"
+
+namespace hurray::net {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Socket = asio::generic::stream_protocol::socket;
+
+/// One served tensor.
+struct CatalogEntry {
+    std::string key;
+    std::shared_ptr<const FileReader> file;
+    size_t index = 0;                       // in its file
+    std::vector<uint8_t> descriptor_bytes;  // as stored
+    TensorDescriptor descriptor;
+    std::vector<SharedBuffer> buffers;      // its data, in the file mapping
+    uint64_t data_bytes = 0;
+    std::vector<size_t> tree;               // what a request sends: itself, then its members (pre-order)
+};
+
+/// Whether the server can give `e` as a dense row-major tensor.
+bool can_transcode_to_row_major(const CatalogEntry& e) {
+    const TensorDescriptor& d = e.descriptor;
+    return e.tree.size() == 1 && d.layout_tag() != static_cast<uint8_t>(LayoutTag::kRowMajor) &&
+           d.layout_tag() != static_cast<uint8_t>(LayoutTag::kComposite) && !d.quantization && !d.extension_type &&
+           d.layout_tag() < 0xF0;
+}
+
+/// The data bytes of `e` as a dense row-major tensor, or nullopt when the
+/// shape's element count overflows.
+std::optional<uint64_t> row_major_bytes(const CatalogEntry& e) {
+    uint64_t count = 1;
+    for (uint64_t dim : e.descriptor.shape) {
+        const auto next = mul_u64(count, dim);
+        if (!next) {
+            return std::nullopt;
+        }
+        count = *next;
+    }
+    auto bytes = e.descriptor.element_storage_bytes(count);
+    if (!bytes) {
+        return std::nullopt;
+    }
+    return *bytes;
+}
+
+/// A tensor transcoded for one request; holds its share of the budget.
+struct Transcoded {
+    std::vector<uint8_t> descriptor_bytes;
+    std::shared_ptr<const std::vector<uint8_t>> data;
+    std::shared_ptr<void> reservation;  // releases the budget when the last holder goes
+};
+
+/// One message to write: small messages are owned; a data frame is its
+/// 20-byte head and views of the data (kept alive by `keep`).
+struct Frame {
+    std::vector<uint8_t> owned;
+    std::array<uint8_t, kMessageHeaderSize + kDataFrameHeaderSize> head{};
+    bool has_head = false;
+    std::vector<asio::const_buffer> data;
+    uint64_t data_bytes = 0;
+    std::shared_ptr<const void> keep;
+};
+
+/// Work that produces the frames of one stream.
+class Job {
+public:
+    explicit Job(uint32_t stream_id) noexcept : stream_id_(stream_id) {}
+    Job(const Job&) = delete;
+    Job& operator=(const Job&) = delete;
+    virtual ~Job() = default;
+    /// Fills `frame` with the next message (whose payload is at most `max_payload`).
+    virtual Status next(Frame& frame, uint32_t max_payload) = 0;
+    /// Whether every frame has been produced.
+    [[nodiscard]] virtual bool done() const noexcept = 0;
+    [[nodiscard]] uint32_t stream_id() const noexcept { return stream_id_; }
+
+private:
+    uint32_t stream_id_;
+};
+
+/// The frames of a tensor, or of a composite head and its members.
+class TensorJob final : public Job {
+public:
+    TensorJob(uint32_t stream_id, const std::vector<CatalogEntry>& catalog, const CatalogEntry& entry,
+              std::optional<Transcoded> transcoded, uint32_t frame_size)
+        : Job(stream_id), catalog_(catalog), entry_(entry), transcoded_(std::move(transcoded)), frame_size_(frame_size) {
+        start_item();
+    }
+
+    Status next(Frame& frame, uint32_t max_payload) override {
+        switch (phase_) {
+            case Phase::kDescriptor: {
+                const DescriptorTransport t{.total_data_bytes = total_, .shard_index = 0, .total_shards = 1};
+                auto msg = encode_tensor_descriptor(stream_id(), descriptor_bytes(), t);
+                if (!msg) {
+                    return std::move(msg).error();
+                }
+                if (msg->size() - kMessageHeaderSize > max_payload) {
+                    return Error(ErrorCode::kInvalidArgument,
+                                 "the descriptor of '" + current().key + "' (" + std::to_string(msg->size()) +
+                                     " bytes) exceeds the client's max_message_size of " + std::to_string(max_payload));
+                }
+                frame.owned = std::move(*msg);
+                phase_ = total_ > 0 ? Phase::kData : Phase::kEnd;
+                return Status::success();
+            }
+            case Phase::kData: {
+                const uint64_t room = std::max<uint64_t>(1, std::min<uint64_t>(frame_size_, max_payload - kDataFrameHeaderSize));
+                const uint64_t len = std::min(room, total_ - pos_);
+                auto head = encode_tensor_data_header(stream_id(), pos_, static_cast<size_t>(len));
+                if (!head) {
+                    return std::move(head).error();
+                }
+                frame.head = *head;
+                frame.has_head = true;
+                frame.data_bytes = len;
+                uint64_t left = len;
+                while (left > 0) {
+                    const std::span<const uint8_t> piece = span_at(buffer_);
+                    const uint64_t take = std::min<uint64_t>(left, piece.size() - in_buffer_);
+                    frame.data.emplace_back(piece.data() + in_buffer_, static_cast<size_t>(take));
+                    left -= take;
+                    in_buffer_ += take;
+                    if (in_buffer_ == piece.size()) {
+                        ++buffer_;
+                        in_buffer_ = 0;
+                    }
+                }
+                if (transcoded_ && item_ == 0) {
+                    frame.keep = transcoded_->data;
+                }
+                pos_ += len;
+                if (pos_ == total_) {
+                    phase_ = Phase::kEnd;
+                }
+                return Status::success();
+            }
+            case Phase::kEnd: {
+                auto msg = encode_message(MessageType::kTensorDataEnd, stream_id());
+                if (!msg) {
+                    return std::move(msg).error();
+                }
+                frame.owned = std::move(*msg);
+                ++item_;
+                if (item_ < entry_.tree.size()) {
+                    start_item();
+                } else {
+                    phase_ = Phase::kDone;
+                }
+                return Status::success();
+            }
+            case Phase::kDone: break;
+        }
+        return Error(ErrorCode::kInvalidArgument, "tensor job: no frame left");
+    }
+
+    [[nodiscard]] bool done() const noexcept override { return phase_ == Phase::kDone; }
+
+private:
+    enum class Phase : uint8_t { kDescriptor, kData, kEnd, kDone };
+
+    [[nodiscard]] const CatalogEntry& current() const { return catalog_[entry_.tree[item_]]; }
+
+    [[nodiscard]] std::span<const uint8_t> descriptor_bytes() const {
+        if (transcoded_ && item_ == 0) {
+            return transcoded_->descriptor_bytes;
+        }
+        return current().descriptor_bytes;
+    }
+
+    [[nodiscard]] size_t buffer_count() const {
+        return transcoded_ && item_ == 0 ? 1 : current().buffers.size();
+    }
+
+    [[nodiscard]] std::span<const uint8_t> span_at(size_t b) const {
+        if (transcoded_ && item_ == 0) {
+            return *transcoded_->data;
+        }
+        return current().buffers[b].span();
+    }
+
+    void start_item() {
+        phase_ = Phase::kDescriptor;
+        pos_ = 0;
+        buffer_ = 0;
+        in_buffer_ = 0;
+        total_ = transcoded_ && item_ == 0 ? transcoded_->data->size() : current().data_bytes;
+        // Skip empty buffers up front, so that span_at(buffer_) always has bytes left.
+        while (buffer_ < buffer_count() && span_at(buffer_).empty()) {
+            ++buffer_;
+        }
+    }
+
+    const std::vector<CatalogEntry>& catalog_;
+    const CatalogEntry& entry_;
+    std::optional<Transcoded> transcoded_;
+    uint32_t frame_size_;
+    size_t item_ = 0;
+    Phase phase_ = Phase::kDescriptor;
+    uint64_t total_ = 0;
+    uint64_t pos_ = 0;
+    size_t buffer_ = 0;
+    uint64_t in_buffer_ = 0;
+};
+
+/// The listing (private extension): batches of entries, then the end.
+class ListJob final : public Job {
+public:
+    ListJob(uint32_t stream_id, const std::vector<CatalogEntry>& catalog) : Job(stream_id), catalog_(catalog) {}
+
+    Status next(Frame& frame, uint32_t max_payload) override {
+        if (next_ == catalog_.size()) {
+            frame.owned = encode_list_end(stream_id(), catalog_.size());
+            ended_ = true;
+            return Status::success();
+        }
+        std::vector<ListEntry> batch;
+        uint64_t size = 4;
+        while (next_ < catalog_.size()) {
+            const CatalogEntry& e = catalog_[next_];
+            ListEntry le{.key = e.key, .descriptor = e.descriptor_bytes};
+            const uint64_t add = list_entry_encoded_size(le);
+            if (size + add > max_payload) {
+                if (batch.empty()) {
+                    return Error(ErrorCode::kInvalidArgument, "the listing entry of '" + e.key +
+                                                                  "' exceeds the client's max_message_size");
+                }
+                break;
+            }
+            size += add;
+            batch.push_back(std::move(le));
+            ++next_;
+        }
+        auto msg = encode_list_entries(stream_id(), batch);
+        if (!msg) {
+            return std::move(msg).error();
+        }
+        frame.owned = std::move(*msg);
+        return Status::success();
+    }
+
+    [[nodiscard]] bool done() const noexcept override { return ended_; }
+
+private:
+    const std::vector<CatalogEntry>& catalog_;
+    size_t next_ = 0;
+    bool ended_ = false;
+};
+
+}  // namespace
+
+class Connection;
+
+/// The server's shared state: the catalog (immutable after create), the
+/// acceptors and connections, the counters.
+struct HURRAY_NET_NO_EXPORT TensorServer::State : std::enable_shared_from_this<TensorServer::State> {
+    asio::any_io_executor executor;
+    ServerOptions options;
+    std::vector<CatalogEntry> catalog;
+    std::unordered_map<std::string_view, size_t> by_key;
+    std::vector<std::string> keys;
+    std::vector<LayoutEntry> layouts;  // advertised in SERVER_HELLO
+
+    std::mutex mutex;  // guards what follows
+    bool stopping = false;
+    std::vector<std::function<void()>> closers;     // close each acceptor
+    std::vector<std::weak_ptr<Connection>> connections;
+    std::vector<std::string> unix_paths;            // removed at stop
+
+    std::atomic<uint64_t> accepted{0}, refused{0}, open{0}, requests{0}, errors_sent{0}, data_bytes_sent{0};
+    std::atomic<uint64_t> transcode_bytes{0}, transcode_peak{0};
+    std::atomic<uint64_t> held_bytes{0}, held_peak{0};
+
+    /// Adds `delta` to the bytes held for connections (input payloads, queued answers).
+    void hold(int64_t delta) {
+        const uint64_t now = held_bytes.fetch_add(static_cast<uint64_t>(delta)) + static_cast<uint64_t>(delta);
+        uint64_t peak = held_peak.load();
+        while (now > peak && !held_peak.compare_exchange_weak(peak, now)) {
+        }
+    }
+
+    /// Reserves `n` bytes of the transcoding budget; nullptr when it would be exceeded.
+    std::shared_ptr<void> reserve_transcode(uint64_t n) {
+        uint64_t cur = transcode_bytes.load();
+        for (;;) {
+            if (n > options.transcode_memory_limit || cur > options.transcode_memory_limit - n) {
+                return nullptr;
+            }
+            if (transcode_bytes.compare_exchange_weak(cur, cur + n)) {
+                break;
+            }
+        }
+        uint64_t peak = transcode_peak.load();
+        while (cur + n > peak && !transcode_peak.compare_exchange_weak(peak, cur + n)) {
+        }
+        std::weak_ptr<State> weak = weak_from_this();
+        return {reinterpret_cast<void*>(1), [weak, n](void*) {
+                    if (auto s = weak.lock()) {
+                        s->transcode_bytes.fetch_sub(n);
+                    }
+                }};
+    }
+
+    void drain();
+};
+
+namespace {
+
+/// The reason a connection-level error names.
+std::string hex32(uint32_t v) {
+    static constexpr char kDigits[] = "0123456789ABCDEF";
+    std::string s = "0x";
+    for (int shift = 28; shift >= 0; shift -= 4) {
+        s.push_back(kDigits[(v >> shift) & 0xF]);
+    }
+    return s;
+}
+
+}  // namespace
+
+/// One client connection. Its three coroutines run on the socket's strand and
+/// share this object; the last one to finish destroys it.
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+    Connection(std::shared_ptr<TensorServer::State> state, Socket socket)
+        : state_(std::move(state)),
+          socket_(std::move(socket)),
+          wake_(socket_.get_executor()),
+          drained_(socket_.get_executor()),
+          watchdog_timer_(socket_.get_executor()) {
+        wake_.expires_at(Clock::time_point::max());
+        drained_.expires_at(Clock::time_point::max());
+        state_->open.fetch_add(1);
+    }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+    ~Connection() {
+        state_->hold(-static_cast<int64_t>(payload_.capacity() + control_bytes_));
+        state_->open.fetch_sub(1);
+        asio::post(state_->executor, [s = state_] { s->drain(); });
+    }
+
+    /// Starts the reader, writer and watchdog.
+    void start() {
+        auto self = shared_from_this();
+        const auto ex = socket_.get_executor();
+        asio::co_spawn(ex, [self]() { return self->guarded(self->read_loop()); }, asio::detached);
+        asio::co_spawn(ex, [self]() { return self->guarded(self->write_loop()); }, asio::detached);
+        asio::co_spawn(ex, [self]() { return self->guarded(self->watchdog()); }, asio::detached);
+    }
+
+    /// Answers `SERVER_BUSY` and closes (over `max_clients`).
+    void refuse() {
+        auto self = shared_from_this();
+        queue_error(0, TransportErrorCode::kServerBusy,
+                    "the server serves " + std::to_string(state_->options.max_clients) + " clients at most; try later");
+        reading_done_ = true;
+        asio::co_spawn(socket_.get_executor(), [self]() { return self->guarded(self->write_loop()); }, asio::detached);
+    }
+
+    /// Graceful stop: read no more requests, finish what is in flight (posted
+    /// to the strand by the server).
+    void drain() {
+        draining_ = true;
+        if (!reading_done_) {
+            std::error_code ec;
+            socket_.shutdown(asio::socket_base::shutdown_receive, ec);
+        }
+        notify();
+    }
+
+    [[nodiscard]] asio::any_io_executor executor() { return socket_.get_executor(); }
+
+private:
+    asio::awaitable<void> guarded(asio::awaitable<void> body) {
+        try {
+            co_await std::move(body);
+        } catch (...) {
+            close();
+        }
+    }
+
+    void close() {
+        if (closed_) {
+            return;
+        }
+        closed_ = true;
+        std::error_code ec;
+        socket_.shutdown(asio::socket_base::shutdown_both, ec);
+        socket_.close(ec);
+        wake_.cancel();
+        drained_.cancel();
+        watchdog_timer_.cancel();
+        jobs_.clear();
+    }
+
+    void notify() { wake_.cancel(); }
+
+    uint32_t max_payload() const noexcept { return client_max_payload_; }
+
+    void queue(std::vector<uint8_t> msg) {
+        control_bytes_ += msg.size();
+        state_->hold(static_cast<int64_t>(msg.size()));
+        control_.push_back(std::move(msg));
+        notify();
+    }
+
+    void queue_error(uint32_t stream_id, TransportErrorCode code, std::string_view message) {
+        state_->errors_sent.fetch_add(1);
+        queue(encode_error(stream_id, static_cast<uint32_t>(code), message, max_payload()));
+    }
+
+    /// Ends the stream `stream_id`: its job (if any) goes, no more frames.
+    void end_stream(uint32_t stream_id) {
+        std::erase_if(jobs_, [&](const std::unique_ptr<Job>& j) { return j->stream_id() == stream_id; });
+        streams_.erase(stream_id);
+    }
+
+    asio::awaitable<void> read_loop() {
+        std::array<uint8_t, kMessageHeaderSize> head{};
+        while (!closed_ && !draining_ && !reading_done_) {
+            read_deadline_ = Clock::now() + state_->options.idle_timeout;
+            std::error_code ec;
+            co_await asio::async_read(socket_, asio::buffer(head), asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                break;
+            }
+            auto h = decode_message_header(head);
+            if (h->payload_length > state_->options.max_message_size) {
+                queue_error(h->stream_id, TransportErrorCode::kMessageTooLarge,
+                            "payload_length " + std::to_string(h->payload_length) + " exceeds max_message_size " +
+                                std::to_string(state_->options.max_message_size));
+                break;
+            }
+            message_in_progress_ = true;
+            read_deadline_ = Clock::now() + state_->options.message_timeout;
+            const size_t before = payload_.capacity();
+            payload_.resize(h->payload_length);
+            state_->hold(static_cast<int64_t>(payload_.capacity() - before));
+            co_await asio::async_read(socket_, asio::buffer(payload_), asio::redirect_error(asio::use_awaitable, ec));
+            message_in_progress_ = false;
+            if (ec) {
+                break;
+            }
+            if (!handle(*h)) {
+                break;  // a connection-level error: stop reading, flush, close
+            }
+            // Backpressure: a client that sends faster than it reads the answers waits.
+            while (!closed_ && control_bytes_ > 2 * static_cast<uint64_t>(state_->options.max_message_size) + 65536) {
+                co_await drained_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                drained_.expires_at(Clock::time_point::max());
+            }
+        }
+        reading_done_ = true;
+        notify();
+    }
+
+    /// Handles one message; false when the connection must close (after
+    /// the queued messages have gone out).
+    bool handle(const MessageHeader& h) {
+        const std::span<const uint8_t> p(payload_);
+        const uint32_t sid = h.stream_id;
+        if (!is_known_message_type(h.type)) {
+            queue_error(sid, TransportErrorCode::kInvalidMessage, "unknown message type " + hex32(h.type));
+            end_stream(sid);
+            return true;
+        }
+        const auto type = static_cast<MessageType>(h.type);
+        if (!hello_done_) {
+            return handle_hello(h, p);
+        }
+        if (sid == 0) {
+            queue_error(0, TransportErrorCode::kInvalidMessage,
+                        std::string(message_type_name(h.type)) + " on stream_id 0, which is reserved");
+            return false;
+        }
+        switch (type) {
+            case MessageType::kTensorRequest: handle_request(sid, p); return true;
+            case MessageType::kListRequest: {
+                if (Status s = check_empty_payload(type, p); !s) {
+                    queue_error(sid, TransportErrorCode::kInvalidMessage, s.error().to_string());
+                    return true;
+                }
+                if (!open_stream(sid)) {
+                    return true;
+                }
+                state_->requests.fetch_add(1);
+                add_job(std::make_unique<ListJob>(sid, state_->catalog));
+                return true;
+            }
+            case MessageType::kPing: {
+                auto pong = encode_message(MessageType::kPong, sid, p);
+                if (pong) {
+                    queue(std::move(*pong));
+                }
+                return true;
+            }
+            case MessageType::kPong: return true;
+            case MessageType::kError: end_stream(sid); return true;
+            case MessageType::kTensorPut: {
+                remember_rejected_put(sid);
+                queue_error(sid, TransportErrorCode::kPutRejected, "this server does not accept uploads");
+                return true;
+            }
+            case MessageType::kTensorData:
+            case MessageType::kTensorDataEnd:
+                if (rejected_puts_.contains(sid)) {
+                    if (type == MessageType::kTensorDataEnd) {
+                        rejected_puts_.erase(sid);
+                    }
+                    return true;  // the rest of a PUT already answered with ERROR
+                }
+                [[fallthrough]];
+            default:
+                queue_error(sid, TransportErrorCode::kInvalidMessage,
+                            "a server does not accept " + std::string(message_type_name(h.type)) +
+                                (type == MessageType::kClientHello ? " twice" : ""));
+                end_stream(sid);
+                return true;
+        }
+    }
+
+    bool handle_hello(const MessageHeader& h, std::span<const uint8_t> p) {
+        if (h.type != static_cast<uint32_t>(MessageType::kClientHello)) {
+            queue_error(h.stream_id, TransportErrorCode::kInvalidMessage,
+                        "the first message must be CLIENT_HELLO, not " + std::string(message_type_name(h.type)));
+            return false;
+        }
+        if (p.size() >= 4 && load_le<uint32_t>(p.data()) == 0) {
+            queue_error(h.stream_id, TransportErrorCode::kProtocolVersionMismatch,
+                        "protocol_version 0 does not exist; this server speaks version 1");
+            return false;
+        }
+        auto hello = decode_hello(p);
+        if (!hello) {
+            queue_error(h.stream_id, TransportErrorCode::kInvalidMessage, hello.error().to_string());
+            return false;
+        }
+        client_max_payload_ = hello->max_message_size;
+        Hello reply;
+        reply.protocol_version = std::min(hello->protocol_version, kTransportProtocolVersion);
+        reply.max_message_size = state_->options.max_message_size;
+        reply.capability_flags = kCapTranscoding;
+        reply.layouts = state_->layouts;
+        reply.devices = {0x00};
+        reply.memory_classes = {0x00};
+        auto msg = encode_hello(MessageType::kServerHello, h.stream_id, reply);
+        if (!msg) {
+            queue_error(h.stream_id, TransportErrorCode::kInternal, msg.error().to_string());
+            return false;
+        }
+        queue(std::move(*msg));
+        hello_done_ = true;
+        return true;
+    }
+
+    /// Reserves `sid` for a new stream; answers an error and returns false when it cannot be.
+    bool open_stream(uint32_t sid) {
+        if (streams_.contains(sid)) {
+            queue_error(sid, TransportErrorCode::kInvalidMessage,
+                        "stream " + std::to_string(sid) + " already has a request in flight");
+            end_stream(sid);
+            return false;
+        }
+        if (streams_.size() >= state_->options.max_streams_per_connection) {
+            queue_error(sid, TransportErrorCode::kServerBusy,
+                        std::to_string(streams_.size()) + " streams are in flight on this connection already");
+            return false;
+        }
+        streams_.insert(sid);
+        return true;
+    }
+
+    void add_job(std::unique_ptr<Job> job) {
+        jobs_.push_back(std::move(job));
+        notify();
+    }
+
+    void remember_rejected_put(uint32_t sid) {
+        if (rejected_puts_.size() >= state_->options.max_streams_per_connection) {
+            rejected_puts_.clear();
+        }
+        rejected_puts_.insert(sid);
+    }
+
+    void handle_request(uint32_t sid, std::span<const uint8_t> p) {
+        auto req = decode_tensor_request(p);
+        if (!req) {
+            queue_error(sid, TransportErrorCode::kInvalidMessage, req.error().to_string());
+            end_stream(sid);
+            return;
+        }
+        const auto it = state_->by_key.find(req->key);
+        if (it == state_->by_key.end()) {
+            queue_error(sid, TransportErrorCode::kUnknownTensor, "no tensor '" + req->key + "' on this server");
+            return;
+        }
+        if (req->preferred_device != 0x00) {
+            queue_error(sid, TransportErrorCode::kDeviceUnavailable,
+                        "this server holds tensors in CPU memory (device 0x00) only; device 0x" +
+                            hex32(req->preferred_device).substr(8) + " was asked");
+            return;
+        }
+        if (!open_stream(sid)) {
+            return;
+        }
+        state_->requests.fetch_add(1);
+        const CatalogEntry& entry = state_->catalog[it->second];
+        // Layout selection (interchange.md § Server Layout Selection).
+        const uint8_t stored = entry.descriptor.layout_tag();
+        std::shared_ptr<void> reservation;
+        for (const LayoutEntry& pref : req->preferred_layouts) {
+            if (pref.tag == stored) {
+                break;
+            }
+            if ((req->flags & kRequestAllowTranscode) != 0 && pref.tag == static_cast<uint8_t>(LayoutTag::kRowMajor) &&
+                can_transcode_to_row_major(entry)) {
+                const auto bytes = row_major_bytes(entry);
+                if (bytes) {
+                    reservation = state_->reserve_transcode(*bytes);
+                }
+                if (reservation) {
+                    break;
+                }
+            }
+        }
+        if (!reservation) {
+            add_job(std::make_unique<TensorJob>(sid, state_->catalog, entry, std::nullopt, frame_size()));
+            return;
+        }
+        // Transcode on the pool, then queue the job back on this strand.
+        ++pending_transcodes_;
+        const asio::any_io_executor pool = state_->options.transcode ? state_->options.transcode : state_->executor;
+        asio::post(pool, [self = shared_from_this(), sid, &entry, reservation = std::move(reservation)]() mutable {
+            Result<Transcoded> t = transcode(entry, std::move(reservation));
+            asio::post(self->executor(), [self, sid, &entry, t = std::move(t)]() mutable {
+                self->transcoded(sid, entry, std::move(t));
+            });
+        });
+    }
+
+    static Result<Transcoded> transcode(const CatalogEntry& entry, std::shared_ptr<void> reservation) {
+        auto tensor = entry.file->tensor(entry.index);
+        if (!tensor) {
+            return std::move(tensor).error();
+        }
+        auto bytes = tensor->materialize();
+        if (!bytes) {
+            return std::move(bytes).error();
+        }
+        auto desc = make_dense(entry.descriptor.element_type, entry.descriptor.shape);
+        if (!desc) {
+            return std::move(desc).error();
+        }
+        desc->shard = entry.descriptor.shard;
+        desc->statistics = entry.descriptor.statistics;
+        auto encoded = encode(*desc);
+        if (!encoded) {
+            return std::move(encoded).error();
+        }
+        Transcoded t;
+        t.descriptor_bytes = std::move(*encoded);
+        t.data = std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
+        t.reservation = std::move(reservation);
+        return t;
+    }
+
+    void transcoded(uint32_t sid, const CatalogEntry& entry, Result<Transcoded> t) {
+        --pending_transcodes_;
+        if (closed_ || !streams_.contains(sid)) {
+            notify();
+            return;  // the client gave up the stream meanwhile
+        }
+        if (!t) {
+            streams_.erase(sid);
+            queue_error(sid, TransportErrorCode::kInternal, "transcoding '" + entry.key + "': " + t.error().to_string());
+            return;
+        }
+        add_job(std::make_unique<TensorJob>(sid, state_->catalog, entry, std::move(*t), frame_size()));
+    }
+
+    uint32_t frame_size() const noexcept { return state_->options.data_frame_size; }
+
+    asio::awaitable<void> write_loop() {
+        std::vector<asio::const_buffer> bufs;
+        while (!closed_) {
+            Frame frame;
+            if (!control_.empty()) {
+                frame.owned = std::move(control_.front());
+                control_.pop_front();
+                control_bytes_ -= frame.owned.size();
+                state_->hold(-static_cast<int64_t>(frame.owned.size()));
+                drained_.cancel();
+            } else if (!jobs_.empty()) {
+                std::unique_ptr<Job> job = std::move(jobs_.front());
+                jobs_.pop_front();
+                const uint32_t sid = job->stream_id();
+                if (Status s = job->next(frame, max_payload()); !s) {
+                    streams_.erase(sid);
+                    queue_error(sid, TransportErrorCode::kInternal, s.error().to_string());
+                    continue;
+                }
+                if (job->done()) {
+                    streams_.erase(sid);
+                } else {
+                    jobs_.push_back(std::move(job));  // round robin over the streams
+                }
+            } else if (reading_done_ && pending_transcodes_ == 0) {
+                break;
+            } else {
+                std::error_code ec;
+                co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                wake_.expires_at(Clock::time_point::max());
+                continue;
+            }
+            bufs.clear();
+            if (frame.has_head) {
+                bufs.emplace_back(frame.head.data(), frame.head.size());
+                bufs.insert(bufs.end(), frame.data.begin(), frame.data.end());
+            } else {
+                bufs.emplace_back(frame.owned.data(), frame.owned.size());
+            }
+            write_deadline_ = Clock::now() + state_->options.write_timeout;
+            std::error_code ec;
+            co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+            write_deadline_ = Clock::time_point::max();
+            if (ec) {
+                break;
+            }
+            state_->data_bytes_sent.fetch_add(frame.data_bytes);
+            if (!message_in_progress_) {
+                read_deadline_ = Clock::now() + state_->options.idle_timeout;  // sending is not idle
+            }
+        }
+        if (!closed_) {
+            co_await linger();
+        }
+        close();
+    }
+
+    /// A graceful end: no more sending, then what the client still sends is
+    /// read and dropped until it closes (1 s at most), so that closing with
+    /// unread input does not reset the connection before the client has read
+    /// the last messages (an ERROR, say).
+    asio::awaitable<void> linger() {
+        std::error_code ec;
+        socket_.shutdown(asio::socket_base::shutdown_send, ec);
+        asio::steady_timer limit(socket_.get_executor(), std::chrono::seconds(1));
+        limit.async_wait([self = shared_from_this()](const std::error_code& e) {
+            if (!e) {
+                self->close();
+            }
+        });
+        std::array<uint8_t, 4096> sink{};
+        while (!closed_) {
+            co_await socket_.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                break;
+            }
+        }
+        limit.cancel();
+    }
+
+    asio::awaitable<void> watchdog() {
+        const auto& o = state_->options;
+        const auto tick = std::clamp<Clock::duration>(
+            std::min({o.idle_timeout, o.message_timeout, o.write_timeout}) / 4, std::chrono::milliseconds(5),
+            std::chrono::milliseconds(250));
+        while (!closed_) {
+            watchdog_timer_.expires_after(tick);
+            std::error_code ec;
+            co_await watchdog_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            if (closed_) {
+                break;
+            }
+            const auto now = Clock::now();
+            if (write_deadline_ <= now) {
+                close();  // the client does not read
+                break;
+            }
+            const bool idle = jobs_.empty() && control_.empty() && pending_transcodes_ == 0;
+            if (!reading_done_ && read_deadline_ <= now && (message_in_progress_ || idle)) {
+                queue_error(0, TransportErrorCode::kTimeout,
+                            message_in_progress_ ? "a message did not arrive whole in time"
+                                                 : "the connection was idle too long");
+                reading_done_ = true;
+                std::error_code sec;
+                socket_.shutdown(asio::socket_base::shutdown_receive, sec);
+                notify();
+            }
+        }
+    }
+
+    std::shared_ptr<TensorServer::State> state_;
+    Socket socket_;
+    asio::steady_timer wake_;     // wakes the writer (cancel)
+    asio::steady_timer drained_;  // wakes a reader waiting for the control queue to drain
+    asio::steady_timer watchdog_timer_;
+    std::vector<uint8_t> payload_;
+    std::deque<std::vector<uint8_t>> control_;
+    uint64_t control_bytes_ = 0;
+    std::deque<std::unique_ptr<Job>> jobs_;
+    std::unordered_set<uint32_t> streams_;        // streams with a request in flight
+    std::unordered_set<uint32_t> rejected_puts_;  // PUT streams answered with ERROR
+    uint32_t client_max_payload_ = 1U << 20;
+    size_t pending_transcodes_ = 0;
+    Clock::time_point read_deadline_ = Clock::time_point::max();
+    Clock::time_point write_deadline_ = Clock::time_point::max();
+    bool hello_done_ = false;
+    bool message_in_progress_ = false;
+    bool reading_done_ = false;
+    bool draining_ = false;
+    bool closed_ = false;
+};
+
+void TensorServer::State::drain() {
+    std::lock_guard lock(mutex);
+    std::erase_if(connections, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
+}
+
+namespace {
+
+/// Accepts on `acceptor` until it is closed; each socket becomes a Connection
+/// on a strand of its own.
+template <typename Acceptor>
+asio::awaitable<void> accept_loop(std::shared_ptr<TensorServer::State> state, std::shared_ptr<Acceptor> acceptor,
+                                  asio::generic::stream_protocol protocol, bool tcp) {
+    for (;;) {
+        typename Acceptor::protocol_type::socket raw(state->executor);
+        std::error_code ec;
+        co_await acceptor->async_accept(raw, asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            if (ec == asio::error::operation_aborted || !acceptor->is_open()) {
+                break;
+            }
+            // Out of descriptors and the like: wait a little rather than spin.
+            asio::steady_timer pause(state->executor, std::chrono::milliseconds(50));
+            co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            continue;
+        }
+        if (tcp) {
+            raw.set_option(asio::ip::tcp::no_delay(true), ec);
+        }
+        const auto handle = raw.release(ec);
+        if (ec) {
+            continue;
+        }
+        Socket socket(asio::make_strand(state->executor));
+        socket.assign(protocol, handle, ec);
+        if (ec) {
+            continue;
+        }
+        auto conn = std::make_shared<Connection>(state, std::move(socket));
+        bool refuse = false;
+        {
+            std::lock_guard lock(state->mutex);
+            if (state->stopping) {
+                break;
+            }
+            std::erase_if(state->connections, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
+            refuse = state->connections.size() >= state->options.max_clients;
+            if (!refuse) {
+                state->connections.push_back(conn);
+            }
+        }
+        state->accepted.fetch_add(1);
+        if (refuse) {
+            state->refused.fetch_add(1);
+            asio::post(conn->executor(), [conn] { conn->refuse(); });
+        } else {
+            asio::post(conn->executor(), [conn] { conn->start(); });
+        }
+    }
+}
+
+/// Builds the catalog of `files`.
+Status build_catalog(TensorServer::State& st, std::span<const std::shared_ptr<const FileReader>> files) {
+    for (const auto& file : files) {
+        if (!file) {
+            return Error(ErrorCode::kInvalidArgument, "TensorServer: a file is null");
+        }
+        HURRAY_RETURN_IF_ERROR(file->check_all());
+        const size_t base = st.catalog.size();
+        std::vector<size_t> position(file->tensor_count());
+        for (size_t i : file->write_order()) {
+            CatalogEntry e;
+            e.file = file;
+            e.index = i;
+            e.key = file->entry(i).name;
+            HURRAY_ASSIGN_OR_RETURN(SharedBuffer bytes, file->descriptor_bytes(i));
+            e.descriptor_bytes.assign(bytes.begin(), bytes.end());
+            HURRAY_ASSIGN_OR_RETURN(const TensorDescriptor* d, file->descriptor(i));
+            e.descriptor = *d;
+            auto tensor = file->tensor(i);
+            if (!tensor) {
+                return std::move(tensor).error();
+            }
+            for (const SharedBuffer& b : tensor->buffers()) {
+                e.buffers.push_back(b);
+                e.data_bytes += b.size();
+            }
+            position[i] = st.catalog.size();
+            st.catalog.push_back(std::move(e));
+        }
+        // Each composite head sends its members after it, pre-order (nested heads with theirs).
+        for (size_t c = st.catalog.size(); c-- > base;) {
+            CatalogEntry& e = st.catalog[c];
+            e.tree = {c};
+            if (e.descriptor.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite)) {
+                HURRAY_ASSIGN_OR_RETURN(FileComposite comp, file->composite(e.index));
+                for (size_t m : comp.members) {
+                    const auto& sub = st.catalog[position[m]].tree;
+                    e.tree.insert(e.tree.end(), sub.begin(), sub.end());
+                }
+            }
+        }
+    }
+    std::unordered_set<uint8_t> tags;
+    for (size_t c = 0; c < st.catalog.size(); ++c) {
+        const CatalogEntry& e = st.catalog[c];
+        if (!st.by_key.emplace(e.key, c).second) {
+            return Error(ErrorCode::kDuplicateName, "TensorServer: two files hold a tensor named '" + e.key + "'");
+        }
+        st.keys.push_back(e.key);
+        tags.insert(e.descriptor.layout_tag());
+    }
+    tags.insert(static_cast<uint8_t>(LayoutTag::kRowMajor));  // the transcoding target
+    std::vector<uint8_t> sorted(tags.begin(), tags.end());
+    std::sort(sorted.begin(), sorted.end());
+    for (uint8_t t : sorted) {
+        if (t < 0xF0 || t == 0xFF) {
+            st.layouts.push_back(LayoutEntry{.tag = t, .ext_metadata = {}});
+        }
+    }
+    return Status::success();
+}
+
+}  // namespace
+
+TensorServer::TensorServer(std::shared_ptr<State> state) noexcept : state_(std::move(state)) {}
+
+TensorServer::~TensorServer() { stop(); }
+
+Result<std::shared_ptr<TensorServer>> TensorServer::create(asio::any_io_executor executor,
+                                                           std::span<const std::shared_ptr<const FileReader>> files,
+                                                           ServerOptions options) {
+    if (options.max_message_size < 64) {
+        return Error(ErrorCode::kInvalidArgument, "ServerOptions::max_message_size must be at least 64");
+    }
+    if (options.data_frame_size < 4096) {
+        return Error(ErrorCode::kInvalidArgument, "ServerOptions::data_frame_size must be at least 4096");
+    }
+    if (options.max_clients == 0 || options.max_streams_per_connection == 0) {
+        return Error(ErrorCode::kInvalidArgument, "ServerOptions: max_clients and max_streams_per_connection must be positive");
+    }
+    if (options.idle_timeout.count() <= 0 || options.message_timeout.count() <= 0 || options.write_timeout.count() <= 0) {
+        return Error(ErrorCode::kInvalidArgument, "ServerOptions: timeouts must be positive");
+    }
+    auto state = std::make_shared<State>();
+    state->executor = std::move(executor);
+    state->options = std::move(options);
+    try {
+        HURRAY_RETURN_IF_ERROR(build_catalog(*state, files));
+    } catch (const std::bad_alloc&) {
+        return Error(ErrorCode::kOutOfMemory, "TensorServer: out of memory building the catalog");
+    }
+    return std::shared_ptr<TensorServer>(new TensorServer(std::move(state)));
+}
+
+Result<std::string> TensorServer::listen(std::string_view address) {
+    HURRAY_ASSIGN_OR_RETURN(TransportAddress a, parse_transport_address(address));
+    State& st = *state_;
+    {
+        std::lock_guard lock(st.mutex);
+        if (st.stopping) {
+            return Error(ErrorCode::kInvalidArgument, "TensorServer::listen: the server is stopping");
+        }
+    }
+    std::error_code ec;
+    auto fail = [&](std::string_view what) {
+        return Error(ErrorCode::kIoError, "listen on " + a.to_string() + ": " + std::string(what) + ": " + ec.message());
+    };
+    if (a.kind == TransportAddress::Kind::kUnix) {
+        using Proto = asio::local::stream_protocol;
+        if (std::filesystem::exists(a.path, ec)) {
+            ec = std::make_error_code(std::errc::file_exists);
+            return fail("the socket path exists");
+        }
+        // The acceptor lives on a strand: its accept loop and its close (stop()) never run at once.
+        auto acc = std::make_shared<Proto::acceptor>(asio::make_strand(st.executor));
+        const Proto::endpoint ep(a.path);
+        acc->open(ep.protocol(), ec);
+        if (!ec) {
+            acc->bind(ep, ec);
+        }
+        if (!ec) {
+            acc->listen(asio::socket_base::max_listen_connections, ec);
+        }
+        if (ec) {
+            return fail("bind");
+        }
+        std::lock_guard lock(st.mutex);
+        st.unix_paths.push_back(a.path);
+        st.closers.push_back([acc] {
+            asio::post(acc->get_executor(), [acc] {
+                std::error_code e;
+                acc->close(e);
+            });
+        });
+        asio::co_spawn(acc->get_executor(), accept_loop(state_, acc, asio::generic::stream_protocol(AF_UNIX, 0), false),
+                       asio::detached);
+        return a.to_string();
+    }
+    using Tcp = asio::ip::tcp;
+    Tcp::resolver resolver(st.executor);
+    const auto results = resolver.resolve(a.host, std::to_string(a.port), Tcp::resolver::passive, ec);
+    if (ec || results.empty()) {
+        return fail("resolve '" + a.host + "'");
+    }
+    const Tcp::endpoint ep = results.begin()->endpoint();
+    auto acc = std::make_shared<Tcp::acceptor>(asio::make_strand(st.executor));
+    acc->open(ep.protocol(), ec);
+    if (!ec) {
+        acc->set_option(asio::socket_base::reuse_address(true), ec);
+    }
+    if (!ec) {
+        acc->bind(ep, ec);
+    }
+    if (!ec) {
+        acc->listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) {
+        return fail("bind");
+    }
+    const Tcp::endpoint bound = acc->local_endpoint(ec);
+    a.host = bound.address().to_string();
+    a.port = bound.port();
+    std::lock_guard lock(st.mutex);
+    st.closers.push_back([acc] {
+        asio::post(acc->get_executor(), [acc] {
+            std::error_code e;
+            acc->close(e);
+        });
+    });
+    const int family = ep.protocol().family();
+    asio::co_spawn(acc->get_executor(), accept_loop(state_, acc, asio::generic::stream_protocol(family, IPPROTO_TCP), true),
+                   asio::detached);
+    return a.to_string();
+}
+
+void TensorServer::stop() {
+    std::vector<std::shared_ptr<Connection>> live;
+    {
+        std::lock_guard lock(state_->mutex);
+        if (state_->stopping) {
+            return;
+        }
+        state_->stopping = true;
+        for (auto& close : state_->closers) {
+            close();  // posts the close to the acceptor's strand
+        }
+        state_->closers.clear();
+        for (const auto& w : state_->connections) {
+            if (auto c = w.lock()) {
+                live.push_back(std::move(c));
+            }
+        }
+        for (const auto& path : state_->unix_paths) {
+            std::error_code ec;
+            std::filesystem::remove(path, ec);
+        }
+    }
+    for (auto& c : live) {
+        asio::post(c->executor(), [c] { c->drain(); });
+    }
+}
+
+ServerStats TensorServer::stats() const noexcept {
+    const State& s = *state_;
+    return ServerStats{.connections_accepted = s.accepted.load(),
+                       .connections_refused = s.refused.load(),
+                       .connections_open = s.open.load(),
+                       .requests = s.requests.load(),
+                       .errors_sent = s.errors_sent.load(),
+                       .data_bytes_sent = s.data_bytes_sent.load(),
+                       .transcode_bytes = s.transcode_bytes.load(),
+                       .transcode_bytes_peak = s.transcode_peak.load(),
+                       .held_bytes = s.held_bytes.load(),
+                       .held_bytes_peak = s.held_peak.load()};
+}
+
+std::span<const std::string> TensorServer::keys() const noexcept { return state_->keys; }
+
+}  // namespace hurray::net

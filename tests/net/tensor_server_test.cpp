@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: Apache-2.0
+// TensorServer and TensorClient on loopback: every message type, negotiation
+// outcomes, transcoding against core's materialize, composites, multiplexed
+// streams, limits, timeouts and graceful stop; raw sockets for what a
+// well-behaved client never sends.
+#include <gtest/gtest.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/connect.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "hurray/core/builder.hpp"
+#include "hurray/core/byte_io.hpp"
+#include "hurray/core/descriptor_codec.hpp"
+#include "hurray/io/file_reader.hpp"
+#include "hurray/io/file_writer.hpp"
+#include "hurray/io/transport_message.hpp"
+#include "hurray/net/remote_listing.hpp"
+#include "hurray/net/tensor_client.hpp"
+#include "hurray/net/tensor_server.hpp"
+#include "hurray/net/transport_address.hpp"
+
+namespace {
+
+using namespace hurray;
+using hurray::net::TensorClient;
+using hurray::net::TensorServer;
+namespace fs = std::filesystem;
+
+/// Runs `a` to completion on `io` and returns its value.
+template <typename T>
+T run_on(asio::io_context& io, asio::awaitable<T> a) {
+    std::optional<T> out;
+    asio::co_spawn(
+        io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(a)); },
+        [](const std::exception_ptr& e) {
+            if (e) {
+                ADD_FAILURE() << "a coroutine threw";
+            }
+        });
+    io.restart();
+    io.run();
+    if (!out) {
+        std::abort();
+    }
+    return std::move(*out);
+}
+
+std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> v(n);
+    for (auto& b : v) {
+        b = static_cast<uint8_t>(rng());
+    }
+    return v;
+}
+
+/// A file with the tensors the tests fetch, served on 127.0.0.1:0.
+class TensorServerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("hurray_server_test_" + std::to_string(::getpid()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        path_ = dir_ / "a.hrry";
+        write_file(path_);
+        auto f = FileReader::open(path_);
+        ASSERT_TRUE(f.ok()) << f.error().to_string();
+        file_ = std::make_shared<const FileReader>(std::move(*f));
+    }
+
+    void TearDown() override {
+        stop_server();
+        fs::remove_all(dir_);
+    }
+
+    static void write_file(const fs::path& path) {
+        auto w = FileWriter::create_file(path);
+        ASSERT_TRUE(w.ok());
+        auto add = [&](std::string_view name, const TensorDescriptor& d, std::vector<std::vector<uint8_t>> bufs) {
+            std::vector<std::span<const uint8_t>> spans(bufs.begin(), bufs.end());
+            ASSERT_TRUE(w->add_tensor(name, d, spans).ok()) << name;
+        };
+        add("w", *make_dense(ElementType::kFloat32, {4, 1000}), {random_bytes(16000, 1)});
+        add("big", *make_dense(ElementType::kUInt8, {3 * 1024 * 1024 + 123}), {random_bytes(3 * 1024 * 1024 + 123, 2)});
+        add("empty", *make_dense(ElementType::kFloat32, {0, 3}), {{}});
+        TensorDescriptor cm = *make_dense(ElementType::kFloat32, {3, 5});
+        cm.layout = ColumnMajorLayout{};
+        add("cm", cm, {random_bytes(60, 3)});
+        TensorDescriptor csr = *make_csr(ElementType::kFloat32, 3, 3, 2);
+        std::vector<uint8_t> values(8), cols(16), rows(32);
+        store_le<float>(values.data(), 1.5F);
+        store_le<float>(values.data() + 4, -2.0F);
+        store_le<int64_t>(cols.data(), 0);
+        store_le<int64_t>(cols.data() + 8, 2);
+        const int64_t row_ptr[] = {0, 1, 1, 2};
+        for (size_t i = 0; i < 4; ++i) {
+            store_le<int64_t>(rows.data() + 8 * i, row_ptr[i]);
+        }
+        add("csr", csr, {values, cols, rows});
+        // A partition composite of two row blocks.
+        TensorDescriptor head = *make_composite_head(ElementType::kFloat32, {4, 3}, CompositionRule::kPartition, 2);
+        TensorDescriptor m0 = *make_dense(ElementType::kFloat32, {2, 3});
+        m0.shard = ShardDescriptor{{4, 3}, {0, 0}};
+        TensorDescriptor m1 = m0;
+        m1.shard = ShardDescriptor{{4, 3}, {2, 0}};
+        const std::vector<uint8_t> b0(24, 0x11), b1(24, 0x22);
+        const std::span<const uint8_t> s0[] = {b0};
+        const std::span<const uint8_t> s1[] = {b1};
+        const FileTensorInput members[] = {{"comp.0", &m0, s0}, {"comp.1", &m1, s1}};
+        ASSERT_TRUE(w->add_composite("comp", head, members).ok());
+        ASSERT_TRUE(w->finish().ok());
+    }
+
+    void start_server(net::ServerOptions o = {}) {
+        o.data_frame_size = o.data_frame_size == net::ServerOptions{}.data_frame_size ? 65536 : o.data_frame_size;
+        const std::shared_ptr<const FileReader> files[] = {file_};
+        auto s = TensorServer::create(server_io_.get_executor(), files, o);
+        ASSERT_TRUE(s.ok()) << s.error().to_string();
+        server_ = *s;
+        auto bound = server_->listen("127.0.0.1:0");
+        ASSERT_TRUE(bound.ok()) << bound.error().to_string();
+        address_ = *bound;
+        for (int i = 0; i < 2; ++i) {
+            threads_.emplace_back([this] { server_io_.run(); });
+        }
+    }
+
+    void stop_server() {
+        if (server_) {
+            server_->stop();
+        }
+        for (auto& t : threads_) {
+            t.join();
+        }
+        threads_.clear();
+        server_.reset();
+    }
+
+    std::unique_ptr<TensorClient> connect(net::ClientOptions o = {}) {
+        auto c = run_on(client_io_, TensorClient::connect(client_io_.get_executor(), address_, o));
+        EXPECT_TRUE(c.ok()) << c.error().to_string();
+        return c.ok() ? std::move(*c) : nullptr;
+    }
+
+    std::vector<uint8_t> stored_bytes(std::string_view name) const {
+        auto t = file_->tensor(name);
+        std::vector<uint8_t> out;
+        for (const SharedBuffer& b : t->buffers()) {
+            out.insert(out.end(), b.begin(), b.end());
+        }
+        return out;
+    }
+
+    fs::path dir_;
+    fs::path path_;
+    std::shared_ptr<const FileReader> file_;
+    asio::io_context server_io_;
+    asio::io_context client_io_;
+    std::vector<std::thread> threads_;
+    std::shared_ptr<TensorServer> server_;
+    std::string address_;
+};
+
+TEST_F(TensorServerTest, HelloAdvertisesWhatTheServerDoes) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    const Hello& h = c->server_hello();
+    EXPECT_EQ(h.protocol_version, 1U);
+    EXPECT_EQ(h.max_message_size, net::ServerOptions{}.max_message_size);
+    EXPECT_EQ(h.capability_flags, static_cast<uint64_t>(kCapTranscoding));
+    EXPECT_EQ(h.devices, std::vector<uint8_t>{0x00});
+    std::vector<uint8_t> tags;
+    for (const auto& l : h.layouts) {
+        tags.push_back(l.tag);
+    }
+    EXPECT_EQ(tags, (std::vector<uint8_t>{0x01, 0x02, 0x07, 0x0B}));
+    EXPECT_TRUE(address_.starts_with("hurray://127.0.0.1:"));
+}
+
+TEST_F(TensorServerTest, FetchesTensorsByteIdentical) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    for (const char* key : {"w", "big", "empty", "cm", "csr"}) {
+        for (uint32_t alignment : {64U, 4096U}) {
+            net::FetchOptions o;
+            o.min_alignment = alignment;
+            auto got = run_on(client_io_, c->fetch(key, o));
+            ASSERT_TRUE(got.ok()) << key << ": " << got.error().to_string();
+            ASSERT_EQ(got->size(), 1U);
+            const net::ReceivedTensor& t = (*got)[0];
+            EXPECT_EQ(t.descriptor, **file_->descriptor(key)) << key;
+            const std::vector<uint8_t> want = stored_bytes(key);
+            ASSERT_EQ(t.data.size(), want.size()) << key;
+            EXPECT_TRUE(std::equal(want.begin(), want.end(), t.data.begin())) << key;
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data.data()) % alignment, 0U) << key;
+            EXPECT_EQ(t.transport.total_data_bytes, want.size());
+            EXPECT_EQ(t.transport.total_shards, 1U);
+            EXPECT_EQ(t.buffers().size(), t.descriptor.buffers.size());
+        }
+    }
+    EXPECT_GE(server_->stats().data_bytes_sent, 2 * (3ULL * 1024 * 1024 + 123));
+}
+
+TEST_F(TensorServerTest, CompositeComesWithItsMembersInOrder) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    auto got = run_on(client_io_, c->fetch("comp"));
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    ASSERT_EQ(got->size(), 3U);
+    EXPECT_EQ((*got)[0].descriptor, **file_->descriptor("comp"));
+    EXPECT_EQ((*got)[0].data.size(), 0U);
+    EXPECT_EQ((*got)[1].descriptor, **file_->descriptor("comp.0"));
+    EXPECT_EQ((*got)[2].descriptor, **file_->descriptor("comp.1"));
+    EXPECT_EQ((*got)[1].data.span()[0], 0x11);
+    EXPECT_EQ((*got)[2].data.span()[23], 0x22);
+}
+
+TEST_F(TensorServerTest, TranscodesToRowMajorOnlyWhenAllowed) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    for (const char* key : {"cm", "csr"}) {
+        net::FetchOptions o;
+        o.preferred_layouts = {0x01};
+        auto native = run_on(client_io_, c->fetch(key, o));
+        ASSERT_TRUE(native.ok());
+        EXPECT_EQ((*native)[0].descriptor, **file_->descriptor(key)) << "no ALLOW_TRANSCODE: the stored layout";
+        o.allow_transcode = true;
+        auto dense = run_on(client_io_, c->fetch(key, o));
+        ASSERT_TRUE(dense.ok()) << dense.error().to_string();
+        const net::ReceivedTensor& t = (*dense)[0];
+        EXPECT_EQ(t.descriptor.layout_tag(), 0x01) << key;
+        EXPECT_EQ(t.descriptor.shape, (**file_->descriptor(key)).shape);
+        auto want = file_->tensor(key)->materialize();
+        ASSERT_TRUE(want.ok());
+        ASSERT_EQ(t.data.size(), want->size());
+        EXPECT_TRUE(std::equal(want->begin(), want->end(), t.data.begin())) << key;
+    }
+    // The stored layout listed first wins over a transcoding listed later.
+    net::FetchOptions o;
+    o.preferred_layouts = {0x02, 0x01};
+    o.allow_transcode = true;
+    auto got = run_on(client_io_, c->fetch("cm", o));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ((*got)[0].descriptor.layout_tag(), 0x02);
+    EXPECT_EQ(server_->stats().transcode_bytes, 0U) << "the budget is given back";
+    EXPECT_EQ(server_->stats().transcode_bytes_peak, 60U);
+}
+
+TEST_F(TensorServerTest, TranscodingOverTheMemoryLimitFallsBackToTheStoredLayout) {
+    net::ServerOptions so;
+    so.transcode_memory_limit = 59;  // "cm" needs 60 bytes
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.preferred_layouts = {0x01};
+    o.allow_transcode = true;
+    auto got = run_on(client_io_, c->fetch("cm", o));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ((*got)[0].descriptor.layout_tag(), 0x02);
+}
+
+TEST_F(TensorServerTest, ErrorsNameTheCauseAndKeepTheConnection) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    auto missing = run_on(client_io_, c->fetch("nope"));
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+    EXPECT_NE(missing.error().message().find("UNKNOWN_TENSOR"), std::string::npos) << missing.error().message();
+    net::FetchOptions gpu;
+    gpu.device = 0x01;
+    auto cuda = run_on(client_io_, c->fetch("w", gpu));
+    ASSERT_FALSE(cuda.ok());
+    EXPECT_EQ(cuda.error().code(), ErrorCode::kUnsupported);
+    EXPECT_NE(cuda.error().message().find("DEVICE_UNAVAILABLE"), std::string::npos);
+    net::FetchOptions tiny;
+    tiny.max_tensor_bytes = 100;
+    auto big = run_on(client_io_, c->fetch("w", tiny));
+    ASSERT_FALSE(big.ok());
+    EXPECT_EQ(big.error().code(), ErrorCode::kInvalidArgument);
+    // The connection still serves.
+    auto w = run_on(client_io_, c->fetch("w"));
+    ASSERT_TRUE(w.ok()) << w.error().to_string();
+    auto rtt = run_on(client_io_, c->ping());
+    EXPECT_TRUE(rtt.ok());
+}
+
+TEST_F(TensorServerTest, ListsInWriteOrderWithCompositeStructure) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    auto listed = run_on(client_io_, c->list());
+    ASSERT_TRUE(listed.ok()) << listed.error().to_string();
+    std::vector<std::string> keys;
+    for (const auto& t : *listed) {
+        keys.push_back(t.key);
+        EXPECT_EQ(t.descriptor, **file_->descriptor(t.key));
+    }
+    EXPECT_EQ(keys, (std::vector<std::string>{"w", "big", "empty", "cm", "csr", "comp", "comp.0", "comp.1"}));
+    const net::RemoteListing listing(std::move(*listed));
+    EXPECT_EQ(listing.top_level(), (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
+    EXPECT_EQ(listing.subtree(5), (std::vector<size_t>{5, 6, 7}));
+    EXPECT_EQ(listing.head_of(7), std::optional<size_t>(5));
+    EXPECT_EQ(listing.find("csr"), std::optional<size_t>(4));
+}
+
+TEST_F(TensorServerTest, ListingSpansSeveralMessagesUnderASmallClientLimit) {
+    start_server();
+    net::ClientOptions o;
+    o.max_message_size = 4096;
+    auto c = connect(o);
+    ASSERT_TRUE(c);
+    auto listed = run_on(client_io_, c->list());
+    ASSERT_TRUE(listed.ok()) << listed.error().to_string();
+    EXPECT_EQ(listed->size(), 8U);
+    auto big = run_on(client_io_, c->fetch("big"));  // frames of at most 4096 - 8 bytes
+    ASSERT_TRUE(big.ok()) << big.error().to_string();
+    EXPECT_EQ((*big)[0].data.size(), 3U * 1024 * 1024 + 123);
+}
+
+TEST_F(TensorServerTest, MaxClientsRefusesWithServerBusy) {
+    net::ServerOptions so;
+    so.max_clients = 1;
+    start_server(so);
+    auto first = connect();
+    ASSERT_TRUE(first);
+    auto second = run_on(client_io_, TensorClient::connect(client_io_.get_executor(), address_));
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.error().message().find("SERVER_BUSY"), std::string::npos) << second.error().message();
+    EXPECT_EQ(server_->stats().connections_refused, 1U);
+}
+
+TEST_F(TensorServerTest, DuplicateNamesAcrossFilesAreRefused) {
+    const std::shared_ptr<const FileReader> files[] = {file_, file_};
+    auto s = TensorServer::create(server_io_.get_executor(), files);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code(), ErrorCode::kDuplicateName);
+}
+
+TEST_F(TensorServerTest, ServesOnAUnixSocket) {
+    const std::shared_ptr<const FileReader> files[] = {file_};
+    auto s = TensorServer::create(server_io_.get_executor(), files);
+    ASSERT_TRUE(s.ok());
+    server_ = *s;
+    const std::string sock = (dir_ / "s.sock").string();
+    auto bound = server_->listen("unix:" + sock);
+    ASSERT_TRUE(bound.ok()) << bound.error().to_string();
+    EXPECT_EQ(*bound, "hurray+unix://" + sock);
+    EXPECT_FALSE(server_->listen("unix:" + sock).ok()) << "an existing path is not taken over";
+    address_ = *bound;
+    threads_.emplace_back([this] { server_io_.run(); });
+    auto c = connect();
+    ASSERT_TRUE(c);
+    auto w = run_on(client_io_, c->fetch("w"));
+    ASSERT_TRUE(w.ok());
+    stop_server();
+    EXPECT_FALSE(fs::exists(sock)) << "the socket file goes at stop";
+}
+
+// --- Raw sockets: what a well-behaved client never sends. -------------------
+
+class RawClient {
+public:
+    RawClient(asio::io_context& io, const std::string& address) : socket_(io) {
+        auto a = net::parse_transport_address(address);
+        socket_.connect(asio::ip::tcp::endpoint(asio::ip::make_address(a->host), a->port));
+    }
+
+    void send(const std::vector<uint8_t>& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+
+    void hello() {
+        Hello h;
+        h.max_message_size = 1U << 20;
+        send(*encode_hello(MessageType::kClientHello, 1, h));
+        auto m = receive();
+        ASSERT_TRUE(m.has_value());
+        ASSERT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kServerHello));
+    }
+
+    /// The next message, or nullopt at the end of the connection.
+    std::optional<std::pair<MessageHeader, std::vector<uint8_t>>> receive() {
+        std::array<uint8_t, kMessageHeaderSize> head{};
+        std::error_code ec;
+        asio::read(socket_, asio::buffer(head), ec);
+        if (ec) {
+            return std::nullopt;
+        }
+        auto h = decode_message_header(head);
+        std::vector<uint8_t> payload(h->payload_length);
+        asio::read(socket_, asio::buffer(payload), ec);
+        if (ec) {
+            return std::nullopt;
+        }
+        return std::make_pair(*h, std::move(payload));
+    }
+
+    /// The next ERROR's code (and checks its stream), or 0 when something else came.
+    uint32_t error_code(uint32_t stream_id) {
+        auto m = receive();
+        if (!m || m->first.type != static_cast<uint32_t>(MessageType::kError)) {
+            return 0;
+        }
+        EXPECT_EQ(m->first.stream_id, stream_id);
+        auto e = decode_error(m->second);
+        return e.ok() ? e->code : 0;
+    }
+
+    bool at_end() { return !receive().has_value(); }
+
+    asio::ip::tcp::socket socket_;
+};
+
+std::vector<uint8_t> request(uint32_t sid, std::string key) {
+    TensorRequest r;
+    r.key = std::move(key);
+    return *encode_tensor_request(sid, r);
+}
+
+constexpr auto code = [](TransportErrorCode c) { return static_cast<uint32_t>(c); };
+
+TEST_F(TensorServerTest, RawFirstMessageMustBeHello) {
+    start_server();
+    RawClient raw(client_io_, address_);
+    raw.send(request(3, "w"));
+    EXPECT_EQ(raw.error_code(3), code(TransportErrorCode::kInvalidMessage));
+    EXPECT_TRUE(raw.at_end());
+}
+
+TEST_F(TensorServerTest, RawVersionZeroIsAMismatch) {
+    start_server();
+    RawClient raw(client_io_, address_);
+    std::vector<uint8_t> hello = *encode_hello(MessageType::kClientHello, 1, Hello{});
+    store_le<uint32_t>(hello.data() + kMessageHeaderSize, 0);
+    raw.send(hello);
+    EXPECT_EQ(raw.error_code(1), code(TransportErrorCode::kProtocolVersionMismatch));
+    EXPECT_TRUE(raw.at_end());
+}
+
+TEST_F(TensorServerTest, RawOversizedMessageIsRefusedAndClosed) {
+    start_server();
+    RawClient raw(client_io_, address_);
+    raw.hello();
+    const auto head = encode_message_header(
+        MessageHeader{.type = 0x03, .stream_id = 9, .payload_length = net::ServerOptions{}.max_message_size + 1});
+    raw.send(std::vector<uint8_t>(head.begin(), head.end()));
+    EXPECT_EQ(raw.error_code(9), code(TransportErrorCode::kMessageTooLarge));
+    EXPECT_TRUE(raw.at_end());
+}
+
+TEST_F(TensorServerTest, RawUnknownTypeMalformedRequestAndPutCloseOnlyTheirStream) {
+    start_server();
+    RawClient raw(client_io_, address_);
+    raw.hello();
+    raw.send(*encode_message(static_cast<MessageType>(0x77), 4, std::vector<uint8_t>{1, 2, 3}));
+    EXPECT_EQ(raw.error_code(4), code(TransportErrorCode::kInvalidMessage));
+    std::vector<uint8_t> bad = request(5, "w");
+    bad.resize(bad.size() - 3);
+    store_le<uint32_t>(bad.data() + 8, static_cast<uint32_t>(bad.size() - kMessageHeaderSize));
+    raw.send(bad);
+    EXPECT_EQ(raw.error_code(5), code(TransportErrorCode::kInvalidMessage));
+    // A PUT is refused; its data frames that follow are dropped quietly.
+    const auto desc = *encode(*make_dense(ElementType::kUInt8, {4}));
+    raw.send(*encode_tensor_put(6, TensorPut{.key = "x", .descriptor = desc, .total_data_bytes = 4}));
+    const auto frame = encode_tensor_data_header(6, 0, 4);
+    std::vector<uint8_t> data(frame->begin(), frame->end());
+    data.insert(data.end(), {1, 2, 3, 4});
+    raw.send(data);
+    raw.send(*encode_message(MessageType::kTensorDataEnd, 6));
+    EXPECT_EQ(raw.error_code(6), code(TransportErrorCode::kPutRejected));
+    // Requests on stream 0 are a connection error.
+    raw.send(*encode_message(MessageType::kPing, 7, std::vector<uint8_t>{42}));
+    auto pong = raw.receive();
+    ASSERT_TRUE(pong.has_value());
+    EXPECT_EQ(pong->first.type, static_cast<uint32_t>(MessageType::kPong));
+    EXPECT_EQ(pong->first.stream_id, 7U);
+    EXPECT_EQ(pong->second, std::vector<uint8_t>{42});
+    raw.send(request(0, "w"));
+    EXPECT_EQ(raw.error_code(0), code(TransportErrorCode::kInvalidMessage));
+    EXPECT_TRUE(raw.at_end());
+}
+
+TEST_F(TensorServerTest, RawStreamsAreMultiplexedFrameByFrame) {
+    start_server();
+    RawClient raw(client_io_, address_);
+    raw.hello();
+    std::vector<uint8_t> both = request(11, "big");
+    const std::vector<uint8_t> second = request(13, "big");
+    both.insert(both.end(), second.begin(), second.end());
+    raw.send(both);
+    std::map<uint32_t, std::vector<uint8_t>> data;
+    std::map<uint32_t, bool> ended;
+    std::vector<uint32_t> order;
+    while (ended.size() < 2) {
+        auto m = raw.receive();
+        ASSERT_TRUE(m.has_value());
+        const uint32_t sid = m->first.stream_id;
+        if (m->first.type == static_cast<uint32_t>(MessageType::kTensorData)) {
+            auto f = decode_tensor_data(m->second);
+            ASSERT_TRUE(f.ok());
+            ASSERT_EQ(f->offset, data[sid].size());
+            data[sid].insert(data[sid].end(), f->data.begin(), f->data.end());
+            order.push_back(sid);
+        } else if (m->first.type == static_cast<uint32_t>(MessageType::kTensorDataEnd)) {
+            ended[sid] = true;
+        }
+    }
+    const std::vector<uint8_t> want = stored_bytes("big");
+    EXPECT_EQ(data[11], want);
+    EXPECT_EQ(data[13], want);
+    size_t switches = 0;
+    for (size_t i = 1; i < order.size(); ++i) {
+        switches += order[i] != order[i - 1] ? 1 : 0;
+    }
+    EXPECT_GT(switches, 10U) << "frames of the two streams take turns";
+}
+
+TEST_F(TensorServerTest, RawIdleAndSlowClientsTimeOut) {
+    net::ServerOptions so;
+    so.idle_timeout = std::chrono::milliseconds(200);
+    so.message_timeout = std::chrono::milliseconds(200);
+    start_server(so);
+    RawClient idle(client_io_, address_);
+    idle.hello();
+    EXPECT_EQ(idle.error_code(0), code(TransportErrorCode::kTimeout));
+    EXPECT_TRUE(idle.at_end());
+    RawClient slow(client_io_, address_);
+    slow.hello();
+    const auto head = encode_message_header(MessageHeader{.type = 0x0A, .stream_id = 3, .payload_length = 100});
+    slow.send(std::vector<uint8_t>(head.begin(), head.end()));
+    EXPECT_EQ(slow.error_code(0), code(TransportErrorCode::kTimeout));
+    EXPECT_TRUE(slow.at_end());
+}
+
+TEST_F(TensorServerTest, GracefulStopFinishesTransfersInFlight) {
+    start_server();
+    RawClient raw(client_io_, address_);
+    raw.hello();
+    raw.send(request(21, "big"));
+    auto first = raw.receive();
+    ASSERT_TRUE(first.has_value());
+    ASSERT_EQ(first->first.type, static_cast<uint32_t>(MessageType::kTensorDescriptor));
+    server_->stop();
+    uint64_t bytes = 0;
+    bool ended = false;
+    while (auto m = raw.receive()) {
+        if (m->first.type == static_cast<uint32_t>(MessageType::kTensorData)) {
+            bytes += m->second.size() - kDataFrameHeaderSize;
+        } else if (m->first.type == static_cast<uint32_t>(MessageType::kTensorDataEnd)) {
+            ended = true;
+        }
+    }
+    EXPECT_TRUE(ended);
+    EXPECT_EQ(bytes, 3U * 1024 * 1024 + 123);
+    for (auto& t : threads_) {
+        t.join();  // run() returns: nothing is left
+    }
+    threads_.clear();
+}
+
+// --- Addresses. --------------------------------------------------------------
+
+TEST(TransportAddress, ParsesEveryForm) {
+    auto a = net::parse_transport_address("hurray://example.org:81");
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->host, "example.org");
+    EXPECT_EQ(a->port, 81);
+    EXPECT_EQ(net::parse_transport_address("10.0.0.1")->port, net::kDefaultServerPort);
+    EXPECT_EQ(net::parse_transport_address(":0")->host, "127.0.0.1");
+    EXPECT_EQ(net::parse_transport_address("[::1]:9")->host, "::1");
+    EXPECT_EQ(net::parse_transport_address("[::1]:9")->to_string(), "hurray://[::1]:9");
+    auto u = net::parse_transport_address("unix:/tmp/x.sock");
+    ASSERT_TRUE(u.ok());
+    EXPECT_EQ(u->kind, net::TransportAddress::Kind::kUnix);
+    EXPECT_EQ(u->to_string(), "hurray+unix:///tmp/x.sock");
+    EXPECT_EQ(net::parse_transport_address(u->to_string())->path, "/tmp/x.sock");
+    for (const char* bad : {"", "host:", "host:65536", "host:x", "::1:80", "http://x", "unix:", "[::1", "[::1]x",
+                            "hurray://"}) {
+        auto r = net::parse_transport_address(bad);
+        EXPECT_FALSE(r.ok()) << bad;
+        if (!r.ok()) {
+            EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+        }
+    }
+    EXPECT_TRUE(net::is_server_url("hurray://h"));
+    EXPECT_TRUE(net::is_server_url("hurray+unix:///s"));
+    EXPECT_FALSE(net::is_server_url("model.hrry"));
+}
+
+}  // namespace
