@@ -48,6 +48,10 @@ int run(const std::vector<std::string>& args, const Console& console) {
         add_cat(app, reading, &status);
         add_get(app, reading, &status);
         add_demo(app, reading, &status);
+#ifdef HURRAY_CLI_HAS_NET
+        add_serve(app, reading, &status);
+        add_fetch(app, reading, &status);
+#endif
 
         if (args.size() > 1 && !args[1].empty() && args[1][0] != '-' &&
             app.get_subcommands([&](const CLI::App* sub) {

@@ -1,6 +1,7 @@
 // `hurray ls FILE|STREAM [--json]`: one line per tensor, in index (file) or stream order.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -9,6 +10,14 @@
 #include "hurray/input.hpp"
 #include "hurray/json_out.hpp"
 #include "hurray/listing.hpp"
+
+#ifdef HURRAY_CLI_HAS_NET
+#include <asio/co_spawn.hpp>
+#include <asio/io_context.hpp>
+
+#include "hurray/net/tensor_client.hpp"
+#include "hurray/net/transport_address.hpp"
+#endif
 
 namespace hurray::cli {
 namespace {
@@ -79,7 +88,61 @@ int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Con
 }
 #endif
 
+#ifdef HURRAY_CLI_HAS_NET
+/// `ls` of a tensor server (hurray serve): its listing, in its order.
+int run_ls_server(const LsOptions& o, const Console& console) {
+    asio::io_context io;
+    std::optional<Result<std::vector<net::RemoteTensor>>> listed;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            auto client = co_await net::TensorClient::connect(io.get_executor(), o.path);
+            if (!client) {
+                listed.emplace(std::move(client).error());
+                co_return;
+            }
+            listed.emplace(co_await (*client)->list());
+        },
+        [&](const std::exception_ptr& e) {
+            if (e) {
+                listed.emplace(Error(ErrorCode::kIoError, "unexpected failure"));
+            }
+        });
+    io.run();
+    if (!listed || !*listed) {
+        console.err << "hurray ls: " << o.path << ": "
+                    << (listed ? listed->error().to_string() : std::string("no answer")) << '\n';
+        return kExitInvalid;
+    }
+    std::vector<ListedTensor> tensors;
+    for (auto& t : **listed) {
+        tensors.push_back(ListedTensor{std::move(t.key), std::move(t.descriptor), {}});
+    }
+    if (!o.json) {
+        print_table(tensors, console.out);
+        return kExitOk;
+    }
+    nlohmann::ordered_json j;
+    j["kind"] = "server";
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& t : tensors) {
+        nlohmann::ordered_json one;
+        one["name"] = t.name;
+        one["descriptor"] = descriptor_json(t.descriptor);
+        list.push_back(std::move(one));
+    }
+    j["tensors"] = std::move(list);
+    console.out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    return kExitOk;
+}
+#endif
+
 int run_ls(const LsOptions& o, const Console& console) {
+#ifdef HURRAY_CLI_HAS_NET
+    if (net::is_server_url(o.path)) {
+        return run_ls_server(o, console);
+    }
+#endif
 #ifdef HURRAY_CLI_HAS_CONVERT
     if (auto foreign = open_foreign(o.path, o.remote)) {
         return run_ls_foreign(o, *foreign, console);
@@ -141,7 +204,7 @@ void add_ls(CLI::App& app, const Console& console, int* status) {
               "shape, layout, quantization scheme, data bytes. Dynamic dimensions print as '?'.");
     cmd->add_option("input", opts->path,
                     "HRRYFILE, stream ('-': standard input), http(s):// or s3:// URL of either, SafeTensors, GGUF, .npy or "
-                    ".npz file")
+                    ".npz file, or a tensor server (hurray://HOST:PORT, hurray+unix://PATH)")
         ->required();
     cmd->add_flag("--json", opts->json,
                   "print one JSON object: kind, container_version, flags, data_buffer_alignment, kv, tensors "

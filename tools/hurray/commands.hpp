@@ -29,5 +29,9 @@ void add_cat(CLI::App& app, const Console& console, int* status);
 void add_get(CLI::App& app, const Console& console, int* status);
 /// `hurray demo [DIR]`: writes, lists, verifies and streams a model-like file.
 void add_demo(CLI::App& app, const Console& console, int* status);
+#ifdef HURRAY_CLI_HAS_NET
+void add_serve(CLI::App& app, const Console& console, int* status);
+void add_fetch(CLI::App& app, const Console& console, int* status);
+#endif
 
 }  // namespace hurray::cli

@@ -1,0 +1,126 @@
+// `hurray serve`, `hurray fetch` and `hurray ls hurray://...`: the tool serves the demo
+// model on a Unix socket (as a process, stopped by SIGTERM) and fetches it back.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
+#include <thread>
+
+#include "cli_support.hpp"
+
+namespace hurray::clitest {
+namespace {
+
+/// `hurray serve ARGS...` as a child process, its output in `dir`.
+pid_t spawn_serve(const std::vector<std::string>& args, const TempDir& dir) {
+    std::vector<std::string> argv = {"hurray", "serve"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const std::string out = dir.file("serve.out");
+    const std::string err = dir.file("serve.err");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(o, 1);
+        ::dup2(e, 2);
+        std::vector<char*> c;
+        for (auto& a : argv) {
+            c.push_back(a.data());
+        }
+        c.push_back(nullptr);
+        ::execv(HURRAY_CLI_PATH, c.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+bool wait_for(const std::string& path) {
+    for (int i = 0; i < 2000; ++i) {
+        if (std::filesystem::exists(path)) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+TEST(CliServe, ServesListsFetchesAndStopsOnSigterm) {
+    TempDir dir;
+    const std::string model = dir.file("model.hrry");
+    ASSERT_TRUE(cli::write_demo_model(model).ok());
+    const std::string sock = dir.file("s.sock");
+    const pid_t pid = spawn_serve({model, "--listen", "unix:" + sock}, dir);
+    ASSERT_GT(pid, 0);
+    ASSERT_TRUE(wait_for(sock)) << "the server did not start";
+    const std::string url = "hurray+unix://" + sock;
+
+    auto file = FileReader::open(model);
+    ASSERT_TRUE(file.ok());
+    const Ran ls = run_cli({"ls", url});
+    EXPECT_EQ(ls.rc, 0) << ls.err;
+    for (size_t i = 0; i < file->tensor_count(); ++i) {
+        EXPECT_NE(ls.out.find(file->entry(i).name), std::string::npos) << file->entry(i).name;
+    }
+    const Ran js = run_cli({"ls", "--json", url});
+    EXPECT_EQ(js.rc, 0) << js.err;
+    EXPECT_NE(js.out.find("\"kind\": \"server\""), std::string::npos);
+
+    // Everything: the same tensors, descriptors and bytes in the same order.
+    const std::string copy = dir.file("copy.hrry");
+    const Ran all = run_cli({"fetch", url, "-o", copy});
+    ASSERT_EQ(all.rc, 0) << all.err;
+    EXPECT_EQ(stream_of(copy), stream_of(model));
+    auto fetched = FileReader::open(copy);
+    ASSERT_TRUE(fetched.ok());
+    ASSERT_EQ(fetched->tensor_count(), file->tensor_count());
+    for (size_t i : file->write_order()) {
+        EXPECT_TRUE(fetched->find(file->entry(i).name).has_value()) << file->entry(i).name;
+    }
+
+    // One key; a key that is not there; a server that is not there.
+    const std::string first(file->entry(file->write_order()[0]).name);
+    const std::string one = dir.file("one.hrry");
+    const Ran r1 = run_cli({"fetch", url, first, "-o", one});
+    EXPECT_EQ(r1.rc, 0) << r1.err;
+    EXPECT_GE(FileReader::open(one)->tensor_count(), 1U);
+    const Ran missing = run_cli({"fetch", url, "no-such-tensor", "-o", dir.file("x.hrry")});
+    EXPECT_EQ(missing.rc, 1);
+    EXPECT_NE(missing.err.find("no tensor 'no-such-tensor'"), std::string::npos) << missing.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("x.hrry")));
+    const Ran gone = run_cli({"ls", "hurray+unix://" + dir.file("nobody.sock")});
+    EXPECT_EQ(gone.rc, 1);
+    const Ran bad_layout = run_cli({"fetch", url, "--layout", "diagonal", "-o", dir.file("y.hrry")});
+    EXPECT_EQ(bad_layout.rc, 2) << bad_layout.err;
+
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    const auto out = read_all(dir.file("serve.out"));
+    EXPECT_EQ(std::string(out.begin(), out.end()), url + "\n");
+    const auto err = read_all(dir.file("serve.err"));
+    EXPECT_NE(std::string(err.begin(), err.end()).find("stopped after"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(sock));
+}
+
+TEST(CliServe, RefusesWhatItCannotServe) {
+    TempDir dir;
+    const Ran nofile = run_process("serve '" + dir.file("missing.hrry") + "' --listen unix:" + dir.file("s"), "", dir);
+    EXPECT_EQ(nofile.rc, 1);
+    const std::string model = dir.file("model.hrry");
+    ASSERT_TRUE(cli::write_demo_model(model).ok());
+    const Ran badaddr = run_process("serve '" + model + "' --listen 'http://x'", "", dir);
+    EXPECT_EQ(badaddr.rc, 1);
+    EXPECT_NE(badaddr.err.find("unknown scheme"), std::string::npos) << badaddr.err;
+    const Ran twice = run_process("serve '" + model + "' '" + model + "' --listen unix:" + dir.file("s2"), "", dir);
+    EXPECT_EQ(twice.rc, 1);
+    EXPECT_NE(twice.err.find("two files hold"), std::string::npos) << twice.err;
+}
+
+}  // namespace
+}  // namespace hurray::clitest
