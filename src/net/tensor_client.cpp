@@ -21,6 +21,7 @@
 #include "hurray/core/composite.hpp"
 #include "hurray/net/async_common.hpp"
 #include "hurray/net/transport_address.hpp"
+#include "net/full_transfer.hpp"
 
 namespace hurray::net {
 
@@ -143,7 +144,7 @@ struct HURRAY_NET_NO_EXPORT TensorClient::Impl {
                                      std::to_string(options.max_message_size));
         }
         payload.resize(h->payload_length);
-        co_await asio::async_read(socket, asio::buffer(payload), asio::redirect_error(asio::use_awaitable, ec));
+        co_await detail::read_exact(socket, payload, ec);
         disarm();
         if (ec) {
             co_return transport_failure(ec, "receive");
@@ -517,6 +518,79 @@ asio::awaitable<Result<std::vector<RemoteTensor>>> TensorClient::list() {
     } catch (...) {
         impl_->broken = true;
         co_return exception_error(std::current_exception(), "list", Error::kNoOffset);
+    }
+}
+
+asio::awaitable<Status> TensorClient::put(std::string key, const TensorDescriptor& desc,
+                                          std::span<const std::span<const uint8_t>> buffers) {
+    try {
+        Impl& c = *impl_;
+        if (buffers.size() != desc.buffers.size()) {
+            co_return Error(ErrorCode::kSizeMismatch, "put '" + key + "': " + std::to_string(buffers.size()) +
+                                                          " buffers given, the descriptor has " +
+                                                          std::to_string(desc.buffers.size()));
+        }
+        uint64_t total = 0;
+        for (size_t i = 0; i < buffers.size(); ++i) {
+            if (buffers[i].size() != desc.buffers[i].byte_size) {
+                co_return Error(ErrorCode::kSizeMismatch, "put '" + key + "': buffer " + std::to_string(i) + " has " +
+                                                              std::to_string(buffers[i].size()) + " bytes, the descriptor says " +
+                                                              std::to_string(desc.buffers[i].byte_size));
+            }
+            total += buffers[i].size();
+        }
+        HURRAY_NET_CO_ASSIGN(std::vector<uint8_t> encoded, encode(desc));
+        const uint32_t sid = c.new_stream();
+        HURRAY_NET_CO_ASSIGN(std::vector<uint8_t> msg,
+                             encode_tensor_put(sid, TensorPut{.key = key, .descriptor = encoded, .total_data_bytes = total}));
+        HURRAY_NET_CO_TRY(co_await c.send(msg));
+        // Frames of at most the server's limit, gathered from the buffers in order.
+        const uint64_t room = std::max<uint64_t>(1, std::min<uint64_t>(c.server_hello.max_message_size, 4U << 20U) -
+                                                        kDataFrameHeaderSize);
+        uint64_t pos = 0;
+        size_t b = 0;
+        uint64_t in_b = 0;
+        std::vector<asio::const_buffer> pieces;
+        while (pos < total) {
+            const uint64_t len = std::min(room, total - pos);
+            HURRAY_NET_CO_ASSIGN(auto head, encode_tensor_data_header(sid, pos, static_cast<size_t>(len)));
+            pieces.clear();
+            pieces.emplace_back(head.data(), head.size());
+            for (uint64_t left = len; left > 0;) {
+                while (buffers[b].size() == in_b) {
+                    ++b;
+                    in_b = 0;
+                }
+                const uint64_t take = std::min<uint64_t>(left, buffers[b].size() - in_b);
+                pieces.emplace_back(buffers[b].data() + in_b, static_cast<size_t>(take));
+                in_b += take;
+                left -= take;
+            }
+            std::error_code ec;
+            co_await detail::write_all(c.socket, pieces, ec);
+            if (ec) {
+                co_return c.transport_failure(ec, "send");
+            }
+            pos += len;
+        }
+        HURRAY_NET_CO_ASSIGN(std::vector<uint8_t> end, encode_message(MessageType::kTensorDataEnd, sid));
+        HURRAY_NET_CO_TRY(co_await c.send(end));
+        for (;;) {
+            HURRAY_NET_CO_ASSIGN(MessageHeader h, co_await c.receive_on(sid));
+            if (h.type == static_cast<uint32_t>(MessageType::kError)) {
+                co_return c.remote_error();
+            }
+            if (h.type == static_cast<uint32_t>(MessageType::kTensorPutAck)) {
+                if (Status s = check_empty_payload(MessageType::kTensorPutAck, c.payload); !s) {
+                    co_return protocol_error(s.error().to_string());
+                }
+                co_return Status::success();
+            }
+            co_return protocol_error("TENSOR_PUT answered with " + std::string(message_type_name(h.type)));
+        }
+    } catch (...) {
+        impl_->broken = true;
+        co_return exception_error(std::current_exception(), "put", Error::kNoOffset);
     }
 }
 

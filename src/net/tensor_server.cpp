@@ -19,6 +19,7 @@
 #include <asio/write.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -31,8 +32,10 @@
 #include "hurray/core/byte_io.hpp"
 #include "hurray/core/checked_math.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/io/file_writer.hpp"
 #include "hurray/io/transport_message.hpp"
 #include "hurray/net/transport_address.hpp"
+#include "net/full_transfer.hpp"
 
 namespace hurray::net {
 
@@ -352,6 +355,25 @@ std::string hex32(uint32_t v) {
     return s;
 }
 
+/// The file an uploaded tensor is stored in: its key with every byte outside
+/// [A-Za-z0-9._-] written %XX, a leading '.' too (no path, no hidden file), + ".hrry".
+std::string put_file_name(std::string_view key) {
+    static constexpr char kDigits[] = "0123456789ABCDEF";
+    std::string out;
+    for (size_t i = 0; i < key.size(); ++i) {
+        const auto c = static_cast<unsigned char>(key[i]);
+        const bool plain = (std::isalnum(c) != 0 || c == '_' || c == '-' || c == '.') && !(i == 0 && c == '.');
+        if (plain) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out.push_back('%');
+            out.push_back(kDigits[c >> 4]);
+            out.push_back(kDigits[c & 0xF]);
+        }
+    }
+    return out + ".hrry";
+}
+
 }  // namespace
 
 /// One client connection. Its three coroutines run on the socket's strand and
@@ -450,6 +472,7 @@ private:
     void end_stream(uint32_t stream_id) {
         std::erase_if(jobs_, [&](const std::unique_ptr<Job>& j) { return j->stream_id() == stream_id; });
         streams_.erase(stream_id);
+        puts_.erase(stream_id);  // an unfinished upload leaves no file
     }
 
     asio::awaitable<void> read_loop() {
@@ -473,7 +496,7 @@ private:
             const size_t before = payload_.capacity();
             payload_.resize(h->payload_length);
             state_->hold(static_cast<int64_t>(payload_.capacity() - before));
-            co_await asio::async_read(socket_, asio::buffer(payload_), asio::redirect_error(asio::use_awaitable, ec));
+            co_await detail::read_exact(socket_, payload_, ec);
             message_in_progress_ = false;
             if (ec) {
                 break;
@@ -533,13 +556,13 @@ private:
             }
             case MessageType::kPong: return true;
             case MessageType::kError: end_stream(sid); return true;
-            case MessageType::kTensorPut: {
-                remember_rejected_put(sid);
-                queue_error(sid, TransportErrorCode::kPutRejected, "this server does not accept uploads");
-                return true;
-            }
+            case MessageType::kTensorPut: handle_put(sid, p); return true;
             case MessageType::kTensorData:
             case MessageType::kTensorDataEnd:
+                if (auto put = puts_.find(sid); put != puts_.end()) {
+                    handle_put_data(put, type, p);
+                    return true;
+                }
                 if (rejected_puts_.contains(sid)) {
                     if (type == MessageType::kTensorDataEnd) {
                         rejected_puts_.erase(sid);
@@ -553,6 +576,131 @@ private:
                                 (type == MessageType::kClientHello ? " twice" : ""));
                 end_stream(sid);
                 return true;
+        }
+    }
+
+    /// A PUT being received: its file, what it expects, what has come.
+    struct PutInProgress {
+        std::string key;
+        std::filesystem::path path;
+        std::optional<FileWriter> writer;
+        uint64_t total = 0;
+        uint64_t received = 0;
+    };
+
+    /// Refuses PUT `sid` with `code`: its later data frames are dropped quietly.
+    void refuse_put(uint32_t sid, TransportErrorCode code, std::string_view why) {
+        remember_rejected_put(sid);
+        queue_error(sid, code, why);
+    }
+
+    void handle_put(uint32_t sid, std::span<const uint8_t> p) {
+        const ServerOptions& o = state_->options;
+        if (o.put_directory.empty()) {
+            refuse_put(sid, TransportErrorCode::kPutRejected, "this server does not accept uploads");
+            return;
+        }
+        auto put = decode_tensor_put(p);
+        if (!put) {
+            refuse_put(sid, TransportErrorCode::kInvalidMessage, put.error().to_string());
+            return;
+        }
+        auto desc = decode(put->descriptor);
+        if (!desc) {
+            refuse_put(sid, TransportErrorCode::kInvalidMessage, "TENSOR_PUT descriptor of '" + put->key + "': " +
+                                                                     desc.error().to_string());
+            return;
+        }
+        uint64_t sum = 0;
+        for (const BufferHandle& b : desc->buffers) {
+            if (b.device_tag != DeviceTag::kCpu) {
+                refuse_put(sid, TransportErrorCode::kDeviceUnavailable,
+                           "this server stores tensors from CPU memory (device 0x00) only");
+                return;
+            }
+            sum += b.byte_size;
+        }
+        if (sum != put->total_data_bytes) {
+            refuse_put(sid, TransportErrorCode::kInvalidMessage,
+                       "TENSOR_PUT total_data_bytes " + std::to_string(put->total_data_bytes) +
+                           " disagrees with the descriptor's buffers (" + std::to_string(sum) + " bytes)");
+            return;
+        }
+        if (sum > o.max_put_bytes) {
+            refuse_put(sid, TransportErrorCode::kPutRejected,
+                       "a tensor of " + std::to_string(sum) + " bytes exceeds this server's limit of " +
+                           std::to_string(o.max_put_bytes));
+            return;
+        }
+        if (desc->layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite) || desc->composite_member) {
+            refuse_put(sid, TransportErrorCode::kPutRejected, "composites cannot be uploaded to this server");
+            return;
+        }
+        if (puts_.contains(sid) || !open_stream(sid)) {
+            remember_rejected_put(sid);
+            return;
+        }
+        PutInProgress in;
+        in.key = put->key;
+        in.path = std::filesystem::path(o.put_directory) / put_file_name(put->key);
+        in.total = sum;
+        auto writer = FileWriter::create_file(in.path);
+        Status begun = writer ? writer->begin_tensor(put->key, *desc) : Status(writer.error());
+        if (!begun) {
+            streams_.erase(sid);
+            refuse_put(sid, TransportErrorCode::kInternal, "storing '" + put->key + "': " + begun.error().to_string());
+            return;
+        }
+        in.writer.emplace(std::move(*writer));
+        state_->requests.fetch_add(1);
+        puts_.emplace(sid, std::move(in));
+    }
+
+    void handle_put_data(std::unordered_map<uint32_t, PutInProgress>::iterator it, MessageType type,
+                         std::span<const uint8_t> p) {
+        const uint32_t sid = it->first;
+        PutInProgress& in = it->second;
+        auto fail = [&](TransportErrorCode code, std::string why) {
+            puts_.erase(it);  // the unfinished writer leaves no file
+            streams_.erase(sid);
+            refuse_put(sid, code, why);
+        };
+        if (type == MessageType::kTensorData) {
+            auto f = decode_tensor_data(p);
+            if (!f) {
+                return fail(TransportErrorCode::kInvalidMessage, f.error().to_string());
+            }
+            if (f->offset != in.received || f->data.size() > in.total - in.received) {
+                return fail(TransportErrorCode::kInvalidMessage,
+                            "TENSOR_DATA at " + std::to_string(f->offset) + " (+" + std::to_string(f->data.size()) +
+                                " bytes): expected the next bytes from " + std::to_string(in.received) + " of " +
+                                std::to_string(in.total));
+            }
+            if (Status s = in.writer->write_data(f->data); !s) {
+                return fail(TransportErrorCode::kInternal, "storing '" + in.key + "': " + s.error().to_string());
+            }
+            in.received += f->data.size();
+            return;
+        }
+        if (Status s = check_empty_payload(type, p); !s) {
+            return fail(TransportErrorCode::kInvalidMessage, s.error().to_string());
+        }
+        if (in.received != in.total) {
+            return fail(TransportErrorCode::kInvalidMessage, "TENSOR_DATA_END after " + std::to_string(in.received) +
+                                                                 " of " + std::to_string(in.total) + " bytes");
+        }
+        Status done = in.writer->end_tensor();
+        if (done) {
+            done = in.writer->finish();  // fsync, rename: the file appears whole
+        }
+        if (!done) {
+            return fail(TransportErrorCode::kInternal, "storing '" + in.key + "': " + done.error().to_string());
+        }
+        puts_.erase(it);
+        streams_.erase(sid);
+        auto ack = encode_message(MessageType::kTensorPutAck, sid);
+        if (ack) {
+            queue(std::move(*ack));
         }
     }
 
@@ -603,7 +751,7 @@ private:
                         std::to_string(streams_.size()) + " streams are in flight on this connection already");
             return false;
         }
-        streams_.insert(sid);
+        streams_.emplace(sid, ++next_token_);
         return true;
     }
 
@@ -667,10 +815,16 @@ private:
         // Transcode on the pool, then queue the job back on this strand.
         ++pending_transcodes_;
         const asio::any_io_executor pool = state_->options.transcode ? state_->options.transcode : state_->executor;
-        asio::post(pool, [self = shared_from_this(), sid, &entry, reservation = std::move(reservation)]() mutable {
-            Result<Transcoded> t = transcode(entry, std::move(reservation));
-            asio::post(self->executor(), [self, sid, &entry, t = std::move(t)]() mutable {
-                self->transcoded(sid, entry, std::move(t));
+        const uint64_t token = streams_.at(sid);
+        asio::post(pool, [self = shared_from_this(), sid, token, &entry, reservation = std::move(reservation)]() mutable {
+            Result<Transcoded> t = Error(ErrorCode::kOutOfMemory, "out of memory");
+            try {
+                t = transcode(entry, std::move(reservation));
+            } catch (const std::bad_alloc&) {
+                // t says so; nothing may escape a handler of the pool
+            }
+            asio::post(self->executor(), [self, sid, token, &entry, t = std::move(t)]() mutable {
+                self->transcoded(sid, token, entry, std::move(t));
             });
         });
     }
@@ -701,9 +855,10 @@ private:
         return t;
     }
 
-    void transcoded(uint32_t sid, const CatalogEntry& entry, Result<Transcoded> t) {
+    void transcoded(uint32_t sid, uint64_t token, const CatalogEntry& entry, Result<Transcoded> t) {
         --pending_transcodes_;
-        if (closed_ || !streams_.contains(sid)) {
+        const auto it = streams_.find(sid);
+        if (closed_ || it == streams_.end() || it->second != token) {
             notify();
             return;  // the client gave up the stream meanwhile
         }
@@ -758,7 +913,7 @@ private:
             }
             write_deadline_ = Clock::now() + state_->options.write_timeout;
             std::error_code ec;
-            co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+            co_await detail::write_all(socket_, bufs, ec);
             write_deadline_ = Clock::time_point::max();
             if (ec) {
                 break;
@@ -836,8 +991,10 @@ private:
     std::deque<std::vector<uint8_t>> control_;
     uint64_t control_bytes_ = 0;
     std::deque<std::unique_ptr<Job>> jobs_;
-    std::unordered_set<uint32_t> streams_;        // streams with a request in flight
+    std::unordered_map<uint32_t, uint64_t> streams_;  // streams with a request in flight -> their request's token
+    uint64_t next_token_ = 0;
     std::unordered_set<uint32_t> rejected_puts_;  // PUT streams answered with ERROR
+    std::unordered_map<uint32_t, PutInProgress> puts_;  // PUT streams being received
     uint32_t client_max_payload_ = 1U << 20;
     size_t pending_transcodes_ = 0;
     Clock::time_point read_deadline_ = Clock::time_point::max();
@@ -991,6 +1148,13 @@ Result<std::shared_ptr<TensorServer>> TensorServer::create(asio::any_io_executor
     }
     if (options.idle_timeout.count() <= 0 || options.message_timeout.count() <= 0 || options.write_timeout.count() <= 0) {
         return Error(ErrorCode::kInvalidArgument, "ServerOptions: timeouts must be positive");
+    }
+    if (!options.put_directory.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(options.put_directory, ec)) {
+            return Error(ErrorCode::kInvalidArgument,
+                         "ServerOptions::put_directory '" + options.put_directory + "' is not a directory");
+        }
     }
     auto state = std::make_shared<State>();
     state->executor = std::move(executor);

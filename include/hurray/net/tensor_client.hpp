@@ -141,6 +141,15 @@ public:
     /// `hurray serve`; another server answers with an error).
     asio::awaitable<Result<std::vector<RemoteTensor>>> list();
 
+    /// Uploads a tensor under `key` (`TENSOR_PUT`, its data in frames of at
+    /// most the server's `max_message_size`, `TENSOR_DATA_END`) and waits for
+    /// the server's `TENSOR_PUT_ACK`. `buffers`: one span per buffer of
+    /// `desc`, each exactly its `byte_size` (`kSizeMismatch` otherwise, before
+    /// anything is sent). A refusal (`PUT_REJECTED`, `DEVICE_UNAVAILABLE`...) is
+    /// returned as an error with the server's message.
+    asio::awaitable<Status> put(std::string key, const TensorDescriptor& desc,
+                                std::span<const std::span<const uint8_t>> buffers);
+
     /// Sends `PING` and waits for the `PONG`; returns the round-trip time.
     asio::awaitable<Result<std::chrono::nanoseconds>> ping();
 

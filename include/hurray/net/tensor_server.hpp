@@ -61,6 +61,15 @@ struct HURRAY_NET_EXPORT ServerOptions {
     /// Where transcoding runs (an `asio::thread_pool`'s executor). Empty: the
     /// server's own executor.
     asio::any_io_executor transcode{};
+    /// Where uploaded tensors (`TENSOR_PUT`) are stored, one HRRYFILE per tensor
+    /// named after its key (`KEY.hrry`; bytes outside `[A-Za-z0-9._-]` and a
+    /// leading `.` written `%XX`), committed atomically and durably when its
+    /// data is complete, then acknowledged (`TENSOR_PUT_ACK`); an existing file
+    /// of that name is replaced. Empty (default): every PUT is answered
+    /// `PUT_REJECTED`. Uploaded tensors are not served.
+    std::string put_directory;
+    /// The most data bytes one uploaded tensor may have.
+    uint64_t max_put_bytes = 1ULL << 40;
 };
 
 /// Counters of a `TensorServer` (a snapshot; each counter is read atomically).
