@@ -108,6 +108,42 @@ TEST(CliServe, ServesListsFetchesAndStopsOnSigterm) {
     EXPECT_FALSE(std::filesystem::exists(sock));
 }
 
+TEST(CliServe, PushUploadsIntoTheAcceptDirectory) {
+    TempDir dir;
+    const std::string model = dir.file("model.hrry");
+    ASSERT_TRUE(cli::write_demo_model(model).ok());
+    const std::string up = dir.file("up");
+    std::filesystem::create_directories(up);
+    const std::string sock = dir.file("p.sock");
+    const pid_t pid = spawn_serve({model, "--listen", "unix:" + sock, "--accept-put", up}, dir);
+    ASSERT_GT(pid, 0);
+    ASSERT_TRUE(wait_for(sock));
+    const std::string url = "hurray+unix://" + sock;
+    const Ran one = run_cli({"push", url, model, "token_embd.weight", "blk.0.attn_mask"});
+    EXPECT_EQ(one.rc, 0) << one.err;
+    EXPECT_NE(one.err.find("2 tensors"), std::string::npos) << one.err;
+    auto stored = FileReader::open(up + "/blk.0.attn_mask.hrry");
+    ASSERT_TRUE(stored.ok());
+    auto original = FileReader::open(model);
+    EXPECT_EQ(**stored->descriptor("blk.0.attn_mask"), **original->descriptor("blk.0.attn_mask"));
+    const Ran comp = run_cli({"push", url, model, "output.weight"});
+    EXPECT_EQ(comp.rc, 1);
+    EXPECT_NE(comp.err.find("composite"), std::string::npos) << comp.err;
+    const Ran missing = run_cli({"push", url, model, "nope"});
+    EXPECT_EQ(missing.rc, 1);
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    // A server without --accept-put refuses.
+    const pid_t ro = spawn_serve({model, "--listen", "unix:" + sock}, dir);
+    ASSERT_TRUE(wait_for(sock));
+    const Ran refused = run_cli({"push", url, model, "token_embd.weight"});
+    EXPECT_EQ(refused.rc, 1);
+    EXPECT_NE(refused.err.find("PUT_REJECTED"), std::string::npos) << refused.err;
+    ::kill(ro, SIGTERM);
+    ::waitpid(ro, &status, 0);
+}
+
 TEST(CliServe, RefusesWhatItCannotServe) {
     TempDir dir;
     const Ran nofile = run_process("serve '" + dir.file("missing.hrry") + "' --listen unix:" + dir.file("s"), "", dir);

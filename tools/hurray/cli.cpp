@@ -51,6 +51,7 @@ int run(const std::vector<std::string>& args, const Console& console) {
 #ifdef HURRAY_CLI_HAS_NET
         add_serve(app, reading, &status);
         add_fetch(app, reading, &status);
+        add_push(app, reading, &status);
 #endif
 
         if (args.size() > 1 && !args[1].empty() && args[1][0] != '-' &&

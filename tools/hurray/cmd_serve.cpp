@@ -29,6 +29,7 @@ struct ServeOptions {
     unsigned threads = 0;
     double idle_timeout = 120;
     uint64_t transcode_limit_mib = 1024;
+    std::string accept_put;
 };
 
 /// Polls for SIGINT/SIGTERM (recorded by InterruptGuard) and stops the server.
@@ -65,6 +66,7 @@ int run_serve(const ServeOptions& o, const Console& console) {
     so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.idle_timeout * 1000));
     so.transcode_memory_limit = o.transcode_limit_mib << 20;
     so.transcode = transcode_pool.get_executor();
+    so.put_directory = o.accept_put;
     auto server = net::TensorServer::create(io.get_executor(), files, so);
     if (!server) {
         console.err << "hurray serve: " << server.error().to_string() << '\n';
@@ -128,6 +130,10 @@ void add_serve(CLI::App& app, const Console& console, int* status) {
     cmd->add_option("--transcode-limit", opts->transcode_limit_mib,
                     "MiB of transcoded tensors held at once over all clients (default 1024)")
         ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30));
+    cmd->add_option("--accept-put", opts->accept_put,
+                    "accept uploads (hurray push, TENSOR_PUT) into this directory: one HRRYFILE per tensor, "
+                    "KEY.hrry, written atomically and durably before the upload is acknowledged")
+        ->check(CLI::ExistingDirectory);
     cmd->footer("Exit status: 0 stopped by a signal, 1 a file could not be opened or an address not bound, "
                 "2 usage error.");
     cmd->callback([&console, status, opts] { *status = run_serve(*opts, console); });

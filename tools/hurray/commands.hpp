@@ -32,6 +32,7 @@ void add_demo(CLI::App& app, const Console& console, int* status);
 #ifdef HURRAY_CLI_HAS_NET
 void add_serve(CLI::App& app, const Console& console, int* status);
 void add_fetch(CLI::App& app, const Console& console, int* status);
+void add_push(CLI::App& app, const Console& console, int* status);
 #endif
 
 }  // namespace hurray::cli
