@@ -1167,60 +1167,18 @@ Result<std::shared_ptr<TensorServer>> TensorServer::create(asio::any_io_executor
     return std::shared_ptr<TensorServer>(new TensorServer(std::move(state)));
 }
 
-Result<std::string> TensorServer::listen(std::string_view address) {
-    HURRAY_ASSIGN_OR_RETURN(TransportAddress a, parse_transport_address(address));
-    State& st = *state_;
-    {
-        std::lock_guard lock(st.mutex);
-        if (st.stopping) {
-            return Error(ErrorCode::kInvalidArgument, "TensorServer::listen: the server is stopping");
-        }
-    }
+namespace {
+
+/// An acceptor of `Protocol` listening on `ep`, on a strand of its own (its accept
+/// loop and its close never run at once).
+template <typename Protocol>
+Result<std::shared_ptr<typename Protocol::acceptor>> open_acceptor(const asio::any_io_executor& executor,
+                                                                   const typename Protocol::endpoint& ep,
+                                                                   bool reuse_address, const std::string& where) {
+    auto acc = std::make_shared<typename Protocol::acceptor>(asio::make_strand(executor));
     std::error_code ec;
-    auto fail = [&](std::string_view what) {
-        return Error(ErrorCode::kIoError, "listen on " + a.to_string() + ": " + std::string(what) + ": " + ec.message());
-    };
-    if (a.kind == TransportAddress::Kind::kUnix) {
-        using Proto = asio::local::stream_protocol;
-        if (std::filesystem::exists(a.path, ec)) {
-            ec = std::make_error_code(std::errc::file_exists);
-            return fail("the socket path exists");
-        }
-        // The acceptor lives on a strand: its accept loop and its close (stop()) never run at once.
-        auto acc = std::make_shared<Proto::acceptor>(asio::make_strand(st.executor));
-        const Proto::endpoint ep(a.path);
-        acc->open(ep.protocol(), ec);
-        if (!ec) {
-            acc->bind(ep, ec);
-        }
-        if (!ec) {
-            acc->listen(asio::socket_base::max_listen_connections, ec);
-        }
-        if (ec) {
-            return fail("bind");
-        }
-        std::lock_guard lock(st.mutex);
-        st.unix_paths.push_back(a.path);
-        st.closers.push_back([acc] {
-            asio::post(acc->get_executor(), [acc] {
-                std::error_code e;
-                acc->close(e);
-            });
-        });
-        asio::co_spawn(acc->get_executor(), accept_loop(state_, acc, asio::generic::stream_protocol(AF_UNIX, 0), false),
-                       asio::detached);
-        return a.to_string();
-    }
-    using Tcp = asio::ip::tcp;
-    Tcp::resolver resolver(st.executor);
-    const auto results = resolver.resolve(a.host, std::to_string(a.port), Tcp::resolver::passive, ec);
-    if (ec || results.empty()) {
-        return fail("resolve '" + a.host + "'");
-    }
-    const Tcp::endpoint ep = results.begin()->endpoint();
-    auto acc = std::make_shared<Tcp::acceptor>(asio::make_strand(st.executor));
     acc->open(ep.protocol(), ec);
-    if (!ec) {
+    if (!ec && reuse_address) {
         acc->set_option(asio::socket_base::reuse_address(true), ec);
     }
     if (!ec) {
@@ -1230,21 +1188,61 @@ Result<std::string> TensorServer::listen(std::string_view address) {
         acc->listen(asio::socket_base::max_listen_connections, ec);
     }
     if (ec) {
-        return fail("bind");
+        return Error(ErrorCode::kIoError, "listen on " + where + ": " + ec.message());
     }
-    const Tcp::endpoint bound = acc->local_endpoint(ec);
-    a.host = bound.address().to_string();
-    a.port = bound.port();
-    std::lock_guard lock(st.mutex);
-    st.closers.push_back([acc] {
+    return acc;
+}
+
+/// Starts accepting on `acc` and lets stop() close it (under the state's lock).
+template <typename Acceptor>
+void serve_acceptor(const std::shared_ptr<TensorServer::State>& state, const std::shared_ptr<Acceptor>& acc,
+                    asio::generic::stream_protocol protocol, bool tcp) {
+    state->closers.push_back([acc] {
         asio::post(acc->get_executor(), [acc] {
             std::error_code e;
             acc->close(e);
         });
     });
-    const int family = ep.protocol().family();
-    asio::co_spawn(acc->get_executor(), accept_loop(state_, acc, asio::generic::stream_protocol(family, IPPROTO_TCP), true),
-                   asio::detached);
+    asio::co_spawn(acc->get_executor(), accept_loop(state, acc, protocol, tcp), asio::detached);
+}
+
+}  // namespace
+
+Result<std::string> TensorServer::listen(std::string_view address) {
+    HURRAY_ASSIGN_OR_RETURN(TransportAddress a, parse_transport_address(address));
+    State& st = *state_;
+    {
+        std::lock_guard lock(st.mutex);
+        if (st.stopping) {
+            return Error(ErrorCode::kInvalidArgument, "TensorServer::listen: the server is stopping");
+        }
+    }
+    if (a.kind == TransportAddress::Kind::kUnix) {
+        std::error_code ec;
+        if (std::filesystem::exists(a.path, ec)) {
+            return Error(ErrorCode::kIoError, "listen on " + a.to_string() + ": the socket path exists");
+        }
+        using Proto = asio::local::stream_protocol;
+        HURRAY_ASSIGN_OR_RETURN(auto acc, open_acceptor<Proto>(st.executor, Proto::endpoint(a.path), false, a.to_string()));
+        std::lock_guard lock(st.mutex);
+        st.unix_paths.push_back(a.path);
+        serve_acceptor(state_, acc, asio::generic::stream_protocol(AF_UNIX, 0), false);
+        return a.to_string();
+    }
+    using Tcp = asio::ip::tcp;
+    Tcp::resolver resolver(st.executor);
+    std::error_code ec;
+    const auto results = resolver.resolve(a.host, std::to_string(a.port), Tcp::resolver::passive, ec);
+    if (ec || results.empty()) {
+        return Error(ErrorCode::kIoError, "listen on " + a.to_string() + ": resolve '" + a.host + "': " + ec.message());
+    }
+    const Tcp::endpoint ep = results.begin()->endpoint();
+    HURRAY_ASSIGN_OR_RETURN(auto acc, open_acceptor<Tcp>(st.executor, ep, true, a.to_string()));
+    const Tcp::endpoint bound = acc->local_endpoint(ec);
+    a.host = bound.address().to_string();
+    a.port = bound.port();
+    std::lock_guard lock(st.mutex);
+    serve_acceptor(state_, acc, asio::generic::stream_protocol(ep.protocol().family(), IPPROTO_TCP), true);
     return a.to_string();
 }
 

@@ -1,10 +1,7 @@
 // `hurray fetch ADDR [KEY...] -o OUT.hrry`: fetches tensors from a tensor server
 // (`hurray serve`) into an HRRYFILE, each streamed from the socket into the file
 // (bounded memory), the file committed atomically at the end.
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
 #include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -19,6 +16,7 @@
 #include "hurray/io/file_writer.hpp"
 #include "hurray/net/remote_listing.hpp"
 #include "hurray/net/tensor_client.hpp"
+#include "hurray/net_run.hpp"
 
 namespace hurray::cli {
 namespace {
@@ -129,19 +127,12 @@ asio::awaitable<int> fetch_all(asio::io_context& io, const FetchCmdOptions& o, c
 }
 
 int run_fetch(const FetchCmdOptions& o, const Console& console) {
-    asio::io_context io;
     InterruptGuard guard;
-    int rc = kExitInvalid;
-    asio::co_spawn(
-        io, [&]() -> asio::awaitable<void> { rc = co_await fetch_all(io, o, console); },
-        [&](const std::exception_ptr& e) {
-            if (e) {
-                console.err << "hurray fetch: unexpected failure\n";
-                rc = kExitInvalid;
-            }
-        });
-    io.run();
-    return rc;
+    const auto rc = run_on_io<int>([&](asio::io_context& io) { return fetch_all(io, o, console); });
+    if (!rc) {
+        console.err << "hurray fetch: unexpected failure\n";
+    }
+    return rc.value_or(kExitInvalid);
 }
 
 }  // namespace

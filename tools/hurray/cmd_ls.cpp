@@ -12,10 +12,10 @@
 #include "hurray/listing.hpp"
 
 #ifdef HURRAY_CLI_HAS_NET
-#include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
 
 #include "hurray/net/tensor_client.hpp"
+#include "hurray/net_run.hpp"
 #include "hurray/net/transport_address.hpp"
 #endif
 
@@ -55,6 +55,20 @@ void print_table(const std::vector<ListedTensor>& tensors, std::ostream& out) {
     }
 }
 
+/// Prints `j` (its kind and metadata set) with `tensors` as {name, descriptor}
+/// objects: the JSON of a listing without file offsets (foreign files, servers).
+void print_named_json(nlohmann::ordered_json j, const std::vector<ListedTensor>& tensors, std::ostream& out) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& t : tensors) {
+        nlohmann::ordered_json one;
+        one["name"] = t.name;
+        one["descriptor"] = descriptor_json(t.descriptor);
+        list.push_back(std::move(one));
+    }
+    j["tensors"] = std::move(list);
+    out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+}
+
 #ifdef HURRAY_CLI_HAS_CONVERT
 /// `ls` of a SafeTensors, GGUF, .npy or .npz file, read through hurray::convert.
 int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Console& console) {
@@ -75,15 +89,7 @@ int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Con
     nlohmann::ordered_json j;
     j["kind"] = std::string(convert::format_name(in->format));
     j["kv"] = kv_json(src.kv());
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& t : tensors) {
-        nlohmann::ordered_json one;
-        one["name"] = t.name;
-        one["descriptor"] = descriptor_json(t.descriptor);
-        list.push_back(std::move(one));
-    }
-    j["tensors"] = std::move(list);
-    console.out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    print_named_json(std::move(j), tensors, console.out);
     return kExitOk;
 }
 #endif
@@ -91,24 +97,14 @@ int run_ls_foreign(const LsOptions& o, const Result<ForeignInput>& in, const Con
 #ifdef HURRAY_CLI_HAS_NET
 /// `ls` of a tensor server (hurray serve): its listing, in its order.
 int run_ls_server(const LsOptions& o, const Console& console) {
-    asio::io_context io;
-    std::optional<Result<std::vector<net::RemoteTensor>>> listed;
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-            auto client = co_await net::TensorClient::connect(io.get_executor(), o.path);
-            if (!client) {
-                listed.emplace(std::move(client).error());
-                co_return;
-            }
-            listed.emplace(co_await (*client)->list());
-        },
-        [&](const std::exception_ptr& e) {
-            if (e) {
-                listed.emplace(Error(ErrorCode::kIoError, "unexpected failure"));
-            }
-        });
-    io.run();
+    using Listing = Result<std::vector<net::RemoteTensor>>;
+    auto listed = run_on_io<Listing>([&](asio::io_context& io) -> asio::awaitable<Listing> {
+        auto client = co_await net::TensorClient::connect(io.get_executor(), o.path);
+        if (!client) {
+            co_return std::move(client).error();
+        }
+        co_return co_await (*client)->list();
+    });
     if (!listed || !*listed) {
         console.err << "hurray ls: " << o.path << ": "
                     << (listed ? listed->error().to_string() : std::string("no answer")) << '\n';
@@ -124,15 +120,7 @@ int run_ls_server(const LsOptions& o, const Console& console) {
     }
     nlohmann::ordered_json j;
     j["kind"] = "server";
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& t : tensors) {
-        nlohmann::ordered_json one;
-        one["name"] = t.name;
-        one["descriptor"] = descriptor_json(t.descriptor);
-        list.push_back(std::move(one));
-    }
-    j["tensors"] = std::move(list);
-    console.out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    print_named_json(std::move(j), tensors, console.out);
     return kExitOk;
 }
 #endif

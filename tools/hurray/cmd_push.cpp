@@ -1,7 +1,6 @@
 // `hurray push ADDR FILE [NAME...]`: uploads tensors of an HRRYFILE to a tensor server
 // started with `hurray serve --accept-put DIR` (TENSOR_PUT), each acknowledged once the
 // server has stored it.
-#include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
 
 #include <memory>
@@ -13,6 +12,7 @@
 #include "hurray/interrupt.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/net/tensor_client.hpp"
+#include "hurray/net_run.hpp"
 
 namespace hurray::cli {
 namespace {
@@ -97,19 +97,12 @@ int run_push(const PushOptions& o, const Console& console) {
             which.push_back(*i);
         }
     }
-    asio::io_context io;
     InterruptGuard guard;
-    int rc = kExitInvalid;
-    asio::co_spawn(
-        io, [&]() -> asio::awaitable<void> { rc = co_await push_all(io, o, *file, which, console); },
-        [&](const std::exception_ptr& e) {
-            if (e) {
-                console.err << "hurray push: unexpected failure\n";
-                rc = kExitInvalid;
-            }
-        });
-    io.run();
-    return rc;
+    const auto rc = run_on_io<int>([&](asio::io_context& io) { return push_all(io, o, *file, which, console); });
+    if (!rc) {
+        console.err << "hurray push: unexpected failure\n";
+    }
+    return rc.value_or(kExitInvalid);
 }
 
 }  // namespace
