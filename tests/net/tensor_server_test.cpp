@@ -548,6 +548,13 @@ TEST_F(TensorServerTest, RawUnknownTypeMalformedRequestAndPutCloseOnlyTheirStrea
     EXPECT_EQ(pong->first.type, static_cast<uint32_t>(MessageType::kPong));
     EXPECT_EQ(pong->first.stream_id, 7U);
     EXPECT_EQ(pong->second, std::vector<uint8_t>{42});
+    // What only a server sends, and the RDMA handshake this server does not offer.
+    raw.send(*encode_hello(MessageType::kServerHello, 8, Hello{}));
+    EXPECT_EQ(raw.error_code(8), code(TransportErrorCode::kInvalidMessage));
+    raw.send(*encode_message(MessageType::kRdmaRegister, 10, std::vector<uint8_t>(24, 0)));
+    EXPECT_EQ(raw.error_code(10), code(TransportErrorCode::kInvalidMessage));
+    raw.send(*encode_hello(MessageType::kClientHello, 12, Hello{}));
+    EXPECT_EQ(raw.error_code(12), code(TransportErrorCode::kInvalidMessage)) << "a second CLIENT_HELLO";
     raw.send(request(0, "w"));
     EXPECT_EQ(raw.error_code(0), code(TransportErrorCode::kInvalidMessage));
     EXPECT_TRUE(raw.at_end());
