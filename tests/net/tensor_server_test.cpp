@@ -408,7 +408,8 @@ TEST_F(TensorServerTest, PutStoresEachTensorAtomicallyThenAcknowledges) {
     EXPECT_EQ(stored->entry(0).name, "csr");
     EXPECT_EQ(**stored->descriptor(0), **file_->descriptor("csr"));
     std::vector<uint8_t> got;
-    for (const SharedBuffer& b : stored->tensor(0)->buffers()) {
+    const auto tensor = stored->tensor(0);  // named: buffers() views it
+    for (const SharedBuffer& b : tensor->buffers()) {
         got.insert(got.end(), b.begin(), b.end());
     }
     EXPECT_EQ(got, stored_bytes("csr"));
