@@ -8,6 +8,8 @@
 // decodes.
 #include "hurray/io/transport_message.hpp"
 
+#include "hurray/core/checked_math.hpp"
+
 #include "hurray/core/byte_io.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/core/text.hpp"
@@ -897,6 +899,18 @@ Status check_empty_payload(MessageType type, std::span<const uint8_t> payload) {
                      0);
     }
     return Status::success();
+}
+
+Result<uint64_t> data_run_bytes(const TensorDescriptor& d) {
+    uint64_t total = 0;
+    for (const BufferHandle& b : d.buffers) {
+        const auto next = add_u64(total, b.byte_size);
+        if (!next) {
+            return Error(ErrorCode::kSizeOverflow, "the buffers' byte_size values add up past 2^64");
+        }
+        total = *next;
+    }
+    return total;
 }
 
 }  // namespace hurray

@@ -238,10 +238,12 @@ asio::awaitable<Result<uint64_t>> TensorClient::Impl::fetch_into(std::string key
                     step = protocol_error("TENSOR_DESCRIPTOR of '" + req.key + "': " + d.error().to_string());
                     break;
                 }
-                uint64_t sum = 0;
-                for (const BufferHandle& b : d->buffers) {
-                    sum += b.byte_size;  // each <= 2^63 (validated), at most 255 of them: no overflow in practice
+                auto run = data_run_bytes(*d);
+                if (!run) {
+                    step = protocol_error("TENSOR_DESCRIPTOR of '" + req.key + "': " + run.error().to_string());
+                    break;
                 }
+                const uint64_t sum = *run;
                 if (m->transport.total_data_bytes != sum) {
                     step = protocol_error("TENSOR_DESCRIPTOR total_data_bytes " +
                                           std::to_string(m->transport.total_data_bytes) +

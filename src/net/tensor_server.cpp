@@ -32,6 +32,7 @@
 #include "hurray/core/byte_io.hpp"
 #include "hurray/core/checked_math.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/transport_message.hpp"
 #include "hurray/net/transport_address.hpp"
@@ -345,20 +346,9 @@ struct HURRAY_NET_NO_EXPORT TensorServer::State : std::enable_shared_from_this<T
 
 namespace {
 
-/// The reason a connection-level error names.
-std::string hex32(uint32_t v) {
-    static constexpr char kDigits[] = "0123456789ABCDEF";
-    std::string s = "0x";
-    for (int shift = 28; shift >= 0; shift -= 4) {
-        s.push_back(kDigits[(v >> shift) & 0xF]);
-    }
-    return s;
-}
-
 /// The file an uploaded tensor is stored in: its key with every byte outside
 /// [A-Za-z0-9._-] written %XX, a leading '.' too (no path, no hidden file), + ".hrry".
 std::string put_file_name(std::string_view key) {
-    static constexpr char kDigits[] = "0123456789ABCDEF";
     std::string out;
     for (size_t i = 0; i < key.size(); ++i) {
         const auto c = static_cast<unsigned char>(key[i]);
@@ -366,9 +356,7 @@ std::string put_file_name(std::string_view key) {
         if (plain) {
             out.push_back(static_cast<char>(c));
         } else {
-            out.push_back('%');
-            out.push_back(kDigits[c >> 4]);
-            out.push_back(kDigits[c & 0xF]);
+            out += "%" + hex(c).substr(2);  // hex() writes "0xAB"
         }
     }
     return out + ".hrry";
@@ -520,7 +508,7 @@ private:
         const std::span<const uint8_t> p(payload_);
         const uint32_t sid = h.stream_id;
         if (!is_known_message_type(h.type)) {
-            queue_error(sid, TransportErrorCode::kInvalidMessage, "unknown message type " + hex32(h.type));
+            queue_error(sid, TransportErrorCode::kInvalidMessage, "unknown message type " + hex(h.type, 8));
             end_stream(sid);
             return true;
         }
@@ -611,15 +599,20 @@ private:
                                                                      desc.error().to_string());
             return;
         }
-        uint64_t sum = 0;
         for (const BufferHandle& b : desc->buffers) {
             if (b.device_tag != DeviceTag::kCpu) {
                 refuse_put(sid, TransportErrorCode::kDeviceUnavailable,
                            "this server stores tensors from CPU memory (device 0x00) only");
                 return;
             }
-            sum += b.byte_size;
         }
+        auto run = data_run_bytes(*desc);
+        if (!run) {
+            refuse_put(sid, TransportErrorCode::kInvalidMessage,
+                       "TENSOR_PUT descriptor of '" + put->key + "': " + run.error().to_string());
+            return;
+        }
+        const uint64_t sum = *run;
         if (sum != put->total_data_bytes) {
             refuse_put(sid, TransportErrorCode::kInvalidMessage,
                        "TENSOR_PUT total_data_bytes " + std::to_string(put->total_data_bytes) +
@@ -781,8 +774,8 @@ private:
         }
         if (req->preferred_device != 0x00) {
             queue_error(sid, TransportErrorCode::kDeviceUnavailable,
-                        "this server holds tensors in CPU memory (device 0x00) only; device 0x" +
-                            hex32(req->preferred_device).substr(8) + " was asked");
+                        "this server holds tensors in CPU memory (device 0x00) only; device " +
+                            hex(req->preferred_device) + " was asked");
             return;
         }
         if (!open_stream(sid)) {

@@ -978,5 +978,16 @@ TEST(TransportMessage, RandomHellosAndRequestsRoundTrip) {
     }
 }
 
+TEST(TransportMessage, DataRunBytesIsTheSumOfTheBuffersAndRefusesOverflow) {
+    hurray::TensorDescriptor d;
+    d.buffers = {hurray::BufferHandle{.byte_size = 8}, hurray::BufferHandle{.byte_size = 16}};
+    ASSERT_TRUE(hurray::data_run_bytes(d).ok());
+    EXPECT_EQ(*hurray::data_run_bytes(d), 24U);
+    d.buffers = {hurray::BufferHandle{.byte_size = 1ULL << 63}, hurray::BufferHandle{.byte_size = 1ULL << 63}};
+    auto r = hurray::data_run_bytes(d);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), hurray::ErrorCode::kSizeOverflow);
+}
+
 }  // namespace
 }  // namespace hurray::transport_test

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "hurray/core/result.hpp"
+#include "hurray/core/tensor_descriptor.hpp"
 
 namespace hurray {
 
@@ -282,6 +283,11 @@ struct HURRAY_IO_EXPORT ListEntry {
 /// Checks that an empty-payload message (`TENSOR_DATA_END`, `TENSOR_PUT_ACK`,
 /// `kListRequest`) has an empty payload (`kInvalidData` otherwise).
 [[nodiscard]] HURRAY_IO_EXPORT Status check_empty_payload(MessageType type, std::span<const uint8_t> payload);
+
+/// The bytes a tensor's data run holds on the wire (`total_data_bytes`): the
+/// sum of its buffers' `byte_size`, back to back (docs/server.md). Fails with
+/// `kSizeOverflow` when the sum does not fit 64 bits (a hostile descriptor).
+[[nodiscard]] HURRAY_IO_EXPORT Result<uint64_t> data_run_bytes(const TensorDescriptor& d);
 
 /// The `hurray::ErrorCode` under which a client reports an `ERROR` received
 /// from a server: `kNotFound` for UNKNOWN_TENSOR, `kUnsupported` for
