@@ -15,6 +15,13 @@
 //   BM_ServerFetch4     four clients on four connections fetch four tensors each,
 //                       at once (server and clients each run by four threads).
 //                       Raw: four such socket pairs at once.
+//   BM_ServerFetchParallel  one client fetches the 16 tensors in turn as parallel
+//                       shards (FetchOptions::parallel: 4 shards of 16 MiB on
+//                       four streams of one connection, received in place into
+//                       the tensor's memory by fetch), summing each tensor. Raw:
+//                       recv() of each tensor into fresh memory of its size,
+//                       then its sum (page faults included, as for fetch).
+//   BM_ServerFetchWhole the same through fetch without parallel shards.
 // vs_raw = raw time / hurray time (1.0: no overhead over the raw copy).
 #include <benchmark/benchmark.h>
 #include <netinet/in.h>
@@ -96,9 +103,13 @@ std::span<const uint8_t> tensor_data(size_t i) {
     return t ? t->buffers()[0].span() : std::span<const uint8_t>{};
 }
 
+/// How a benchmark client receives a tensor.
+enum class Receive { kStreamed, kWhole, kParallel };
+
 /// Raw: `tensors` copied over one TCP loopback connection, send() of 4 MiB pieces
-/// from the mapping on one thread, recv() into a 4 MiB buffer on this one.
-uint64_t raw_copy(const std::vector<size_t>& tensors) {
+/// from the mapping on one thread, recv() on this one into a 4 MiB buffer
+/// (kStreamed), or each tensor into fresh memory of its size (otherwise).
+uint64_t raw_copy(const std::vector<size_t>& tensors, Receive how) {
     const auto [rfd, wfd] = hurray_bench::open_channel(true);
     if (rfd < 0) {
         return 0;
@@ -116,10 +127,26 @@ uint64_t raw_copy(const std::vector<size_t>& tensors) {
         }
         ::shutdown(wfd, SHUT_WR);
     });
-    std::vector<uint8_t> buf(4U << 20U);
     uint64_t got = 0;
     uint64_t sum = 0;
-    for (;;) {
+    if (how != Receive::kStreamed) {
+        for (size_t i : tensors) {
+            const size_t size = tensor_data(i).size();
+            const std::unique_ptr<uint8_t[]> fresh(new uint8_t[size]);  // NOLINT(modernize-avoid-c-arrays): not zeroed
+            size_t pos = 0;
+            while (pos < size) {
+                const ssize_t n = ::recv(rfd, fresh.get() + pos, size - pos, 0);
+                if (n <= 0) {
+                    break;
+                }
+                pos += static_cast<size_t>(n);
+            }
+            sum += hurray_bench::sum_words(fresh.get(), pos);
+            got += pos;
+        }
+    }
+    std::vector<uint8_t> buf(how == Receive::kStreamed ? 4U << 20U : 0U);
+    for (; how == Receive::kStreamed;) {
         const ssize_t n = ::recv(rfd, buf.data(), buf.size(), 0);
         if (n <= 0) {
             break;
@@ -134,8 +161,10 @@ uint64_t raw_copy(const std::vector<size_t>& tensors) {
     return got;
 }
 
-/// One client: fetches `tensors` in turn through fetch_into, summing each frame.
-asio::awaitable<void> fetch_some(std::string address, std::vector<size_t> tensors, std::atomic<uint64_t>* got) {
+/// One client: fetches `tensors` in turn through fetch_into, summing each
+/// frame; or through fetch (with parallel shards or not), summing the tensor.
+asio::awaitable<void> fetch_some(std::string address, std::vector<size_t> tensors, std::atomic<uint64_t>* got,
+                                 Receive how) {
     auto client = co_await hurray::net::TensorClient::connect(co_await asio::this_coro::executor, address);
     if (!client) {
         co_return;
@@ -148,8 +177,16 @@ asio::awaitable<void> fetch_some(std::string address, std::vector<size_t> tensor
         bytes += piece.size();
         return hurray::Status::success();
     };
+    hurray::net::FetchOptions o;
+    o.parallel = how == Receive::kParallel;
     for (size_t i : tensors) {
-        if (!co_await (*client)->fetch_into(tensor_name(i), h)) {
+        if (how != Receive::kStreamed) {
+            auto t = co_await (*client)->fetch(tensor_name(i), o);
+            if (!t || t->size() != 1 || ((*t)[0].transport.total_shards < 2) == o.parallel) {
+                co_return;
+            }
+            (void)h.on_data((*t)[0].data.span());
+        } else if (!co_await (*client)->fetch_into(tensor_name(i), h)) {
             co_return;
         }
     }
@@ -157,7 +194,7 @@ asio::awaitable<void> fetch_some(std::string address, std::vector<size_t> tensor
     got->fetch_add(bytes);
 }
 
-void run(benchmark::State& state, size_t clients) {
+void run(benchmark::State& state, size_t clients, Receive how = Receive::kStreamed) {
     const ServedFile& f = served();
     if (!f.file) {
         state.SkipWithError("cannot write the benchmark file");
@@ -186,7 +223,7 @@ void run(benchmark::State& state, size_t clients) {
         std::atomic<uint64_t> got{0};
         asio::io_context client_io;
         for (size_t c = 0; c < clients; ++c) {
-            asio::co_spawn(asio::make_strand(client_io), fetch_some(*address, share[c], &got), asio::detached);
+            asio::co_spawn(asio::make_strand(client_io), fetch_some(*address, share[c], &got, how), asio::detached);
         }
         const double t0 = now_s();
         std::vector<std::thread> client_threads;
@@ -206,7 +243,7 @@ void run(benchmark::State& state, size_t clients) {
         const double t2 = now_s();
         std::vector<std::thread> raw_threads;
         for (size_t c = 0; c < clients; ++c) {
-            raw_threads.emplace_back([&, c] { raw_got.fetch_add(raw_copy(share[c])); });
+            raw_threads.emplace_back([&, c] { raw_got.fetch_add(raw_copy(share[c], how)); });
         }
         for (auto& t : raw_threads) {
             t.join();
@@ -230,8 +267,12 @@ void run(benchmark::State& state, size_t clients) {
 
 void BM_ServerFetch(benchmark::State& state) { run(state, 1); }
 void BM_ServerFetch4(benchmark::State& state) { run(state, 4); }
+void BM_ServerFetchParallel(benchmark::State& state) { run(state, 1, Receive::kParallel); }
+void BM_ServerFetchWhole(benchmark::State& state) { run(state, 1, Receive::kWhole); }
 
 }  // namespace
 
 BENCHMARK(BM_ServerFetch)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ServerFetch4)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ServerFetchParallel)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ServerFetchWhole)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);

@@ -14,11 +14,17 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
+#include <unordered_map>
 
+#include "hurray/core/builder.hpp"
 #include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
 #include "hurray/core/composite.hpp"
+#include "hurray/core/composite_materialize.hpp"
+#include "hurray/core/tensor_view.hpp"
 #include "hurray/net/async_common.hpp"
 #include "hurray/net/transport_address.hpp"
 #include "net/full_transfer.hpp"
@@ -55,6 +61,52 @@ Result<std::pair<uint8_t*, std::shared_ptr<const void>>> allocate_aligned(uint64
 }
 
 Error protocol_error(std::string message) { return {ErrorCode::kInvalidData, "server: " + std::move(message)}; }
+
+/// Where `fetch` puts a tensor that arrives as parallel shards: the block for
+/// the whole reassembled tensor, asked for once every shard's descriptor has
+/// been checked (its descriptor, encoded bytes and transport fields).
+using ReserveWhole =
+    std::function<Result<std::span<uint8_t>>(const TensorDescriptor&, std::span<const uint8_t>, const DescriptorTransport&)>;
+
+/// One shard of a parallel transfer being received.
+struct IncomingShard {
+    uint32_t index = 0;     // shard_index
+    uint32_t stream_id = 0;
+    TensorDescriptor descriptor;
+    uint64_t total = 0;     // its data bytes
+    uint64_t received = 0;
+    bool ended = false;
+    uint64_t place = 0;              // received in place: where its bytes start in the whole tensor
+    std::vector<uint8_t> bytes;      // otherwise: its data, reassembled at the end
+};
+
+/// Whether the shards are slices of whole rows of a row-major tensor, each
+/// stored row-major in one buffer: then their bytes go straight to their
+/// place in the whole tensor (set in `place`), in any order.
+bool slices_of_rows(std::vector<IncomingShard>& shards, const Shape& parent, uint64_t whole_bytes) {
+    const uint32_t bits = shards.empty() ? 0 : shards[0].descriptor.element_bits();
+    if (parent.empty() || parent[0] == 0 || bits == 0 || bits % 8 != 0) {
+        return false;  // packed elements: a row need not end on a byte
+    }
+    const uint64_t row_bytes = whole_bytes / parent[0];
+    if (row_bytes == 0 || row_bytes * parent[0] != whole_bytes) {
+        return false;
+    }
+    for (const IncomingShard& s : shards) {
+        const TensorDescriptor& d = s.descriptor;
+        if (d.layout_tag() != static_cast<uint8_t>(LayoutTag::kRowMajor) || d.buffers.size() != 1 ||
+            d.byte_offset != 0 || d.shape.size() != parent.size() ||
+            !std::equal(d.shape.begin() + 1, d.shape.end(), parent.begin() + 1) ||
+            !std::all_of(d.shard->shard_offset.begin() + 1, d.shard->shard_offset.end(), [](uint64_t v) { return v == 0; }) ||
+            mul_u64(d.shape[0], row_bytes) != std::optional<uint64_t>(s.total)) {
+            return false;
+        }
+    }
+    for (IncomingShard& s : shards) {
+        s.place = s.descriptor.shard->shard_offset[0] * row_bytes;  // within the whole: the box is in bounds
+    }
+    return true;
+}
 
 }  // namespace
 
@@ -93,9 +145,11 @@ struct HURRAY_NET_NO_EXPORT TensorClient::Impl {
     }
     void disarm() { timer.cancel(); }
 
+    /// The next stream id of this client: 1 to 2^31 - 1 (ids with bit 31 set
+    /// are left to the server's parallel transfers, docs/server.md).
     uint32_t new_stream() {
         const uint32_t sid = next_stream++;
-        if (next_stream == 0) {
+        if (next_stream == 0x80000000U) {
             next_stream = 1;
         }
         return sid;
@@ -163,26 +217,33 @@ struct HURRAY_NET_NO_EXPORT TensorClient::Impl {
     }
 
     /// Tells the server that this client gives up stream `sid` (best effort).
-    asio::awaitable<void> abandon(uint32_t sid, std::string_view why) {
-        const auto msg = encode_error(sid, static_cast<uint32_t>(TransportErrorCode::kInvalidMessage), why,
-                                      server_hello.max_message_size);
+    asio::awaitable<void> abandon(uint32_t sid, std::string_view why,
+                                  TransportErrorCode code = TransportErrorCode::kInvalidMessage) {
+        const auto msg = encode_error(sid, static_cast<uint32_t>(code), why, server_hello.max_message_size);
         (void)co_await send(msg);
+    }
+
+    /// Receives the next message, answering a PING on the way.
+    asio::awaitable<Result<MessageHeader>> receive_answering_pings() {
+        for (;;) {
+            auto h = co_await receive(options.read_timeout);
+            if (!h || h->type != static_cast<uint32_t>(MessageType::kPing)) {
+                co_return h;
+            }
+            auto pong = encode_message(MessageType::kPong, h->stream_id, payload);
+            if (pong) {
+                HURRAY_NET_CO_TRY(co_await send(*pong));
+            }
+        }
     }
 
     /// Receives the next message of stream `sid`: answers a PING, skips what
     /// belongs to other (abandoned) streams.
     asio::awaitable<Result<MessageHeader>> receive_on(uint32_t sid) {
         for (;;) {
-            auto h = co_await receive(options.read_timeout);
+            auto h = co_await receive_answering_pings();
             if (!h) {
                 co_return h;
-            }
-            if (h->type == static_cast<uint32_t>(MessageType::kPing)) {
-                auto pong = encode_message(MessageType::kPong, h->stream_id, payload);
-                if (pong) {
-                    HURRAY_NET_CO_TRY(co_await send(*pong));
-                }
-                continue;
             }
             if (h->stream_id != sid && h->stream_id != 0) {
                 continue;
@@ -194,11 +255,16 @@ struct HURRAY_NET_NO_EXPORT TensorClient::Impl {
         }
     }
 
-    asio::awaitable<Result<uint64_t>> fetch_into(std::string key, FetchHandler& handler, const FetchOptions& o);
+    asio::awaitable<Result<uint64_t>> fetch_into(std::string key, FetchHandler& handler, const FetchOptions& o,
+                                                 const ReserveWhole* reserve);
+    asio::awaitable<Status> receive_shards(const std::string& key, uint32_t sid, const DescriptorTransport& first,
+                                           TensorDescriptor first_decoded, const FetchOptions& o,
+                                           const ReserveWhole& reserve, TensorDescriptor& whole,
+                                           TransportErrorCode& why);
 };
 
 asio::awaitable<Result<uint64_t>> TensorClient::Impl::fetch_into(std::string key, FetchHandler& handler,
-                                                                const FetchOptions& o) {
+                                                                const FetchOptions& o, const ReserveWhole* reserve) {
     TensorRequest req;
     req.key = std::move(key);
     for (uint8_t t : o.preferred_layouts) {
@@ -206,7 +272,8 @@ asio::awaitable<Result<uint64_t>> TensorClient::Impl::fetch_into(std::string key
     }
     req.preferred_device = o.device;
     req.min_alignment = o.min_alignment;
-    req.flags = o.allow_transcode ? static_cast<uint32_t>(kRequestAllowTranscode) : 0U;
+    req.flags = (o.allow_transcode ? static_cast<uint32_t>(kRequestAllowTranscode) : 0U) |
+                (reserve != nullptr ? static_cast<uint32_t>(kRequestParallelOk) : 0U);
     const uint32_t sid = new_stream();
     HURRAY_NET_CO_ASSIGN(std::vector<uint8_t> msg, encode_tensor_request(sid, req));
     HURRAY_NET_CO_TRY(co_await send(msg));
@@ -248,6 +315,27 @@ asio::awaitable<Result<uint64_t>> TensorClient::Impl::fetch_into(std::string key
                     step = protocol_error("TENSOR_DESCRIPTOR total_data_bytes " +
                                           std::to_string(m->transport.total_data_bytes) +
                                           " disagrees with the descriptor's buffers (" + std::to_string(sum) + " bytes)");
+                    break;
+                }
+                if (m->transport.total_shards != 1 && reserve != nullptr) {
+                    TensorDescriptor whole;
+                    TransportErrorCode why = TransportErrorCode::kInvalidMessage;
+                    Status got = co_await receive_shards(req.key, sid, m->transport, std::move(*d), o, *reserve, whole, why);
+                    if (!got) {
+                        if (!broken) {
+                            co_await abandon(sid, got.error().message(), why);
+                        }
+                        co_return std::move(got).error();
+                    }
+                    if (++tensors > o.max_tensors) {
+                        step = Error(ErrorCode::kInvalidArgument, "the answer holds more than max_tensors = " +
+                                                                      std::to_string(o.max_tensors) + " tensors");
+                    } else if (Status s = assembler.add(whole); !s) {
+                        step = protocol_error("composite: " + s.error().to_string());
+                    } else if (handler.on_end) {
+                        step = handler.on_end();
+                    }
+                    finished = step.ok() && assembler.idle();
                     break;
                 }
                 if (m->transport.total_shards != 1) {
@@ -326,6 +414,191 @@ asio::awaitable<Result<uint64_t>> TensorClient::Impl::fetch_into(std::string key
             co_return tensors;
         }
     }
+}
+
+asio::awaitable<Status> TensorClient::Impl::receive_shards(const std::string& key, uint32_t sid,
+                                                           const DescriptorTransport& first,
+                                                           TensorDescriptor first_decoded, const FetchOptions& o,
+                                                           const ReserveWhole& reserve, TensorDescriptor& whole,
+                                                           TransportErrorCode& why) {
+    const uint32_t n = first.total_shards;
+    const std::string what = "the parallel transfer of '" + key + "'";
+    if (n == 0 || n > o.max_tensors) {
+        co_return protocol_error(what + ": total_shards " + std::to_string(n) +
+                                 (n == 0 ? " (at least 1)" : " exceeds max_tensors " + std::to_string(o.max_tensors)));
+    }
+    std::vector<IncomingShard> shards;  // as they come (each one a message the server sent), then by index
+    shards.reserve(std::min<uint32_t>(n, 1024));
+    std::vector<bool> bound(n, false);
+    std::unordered_map<uint32_t, uint32_t> by_stream;  // stream id -> shard index
+    uint64_t shard_bytes = 0;
+    // Binds one shard's descriptor to its stream; checks what can be checked alone.
+    auto bind = [&](uint32_t stream, const DescriptorTransport& t, TensorDescriptor d) -> Status {
+        if (t.total_shards != n) {
+            return protocol_error(what + ": a shard says total_shards " + std::to_string(t.total_shards) +
+                                  ", the first said " + std::to_string(n));
+        }
+        if (t.shard_index >= n || bound[t.shard_index]) {
+            return protocol_error(what + ": shard_index " + std::to_string(t.shard_index) +
+                                  (t.shard_index >= n ? " is out of range" : " arrived twice"));
+        }
+        if (by_stream.contains(stream)) {
+            return protocol_error(what + ": two shards on stream " + std::to_string(stream));
+        }
+        HURRAY_ASSIGN_OR_RETURN(uint64_t run, data_run_bytes(d));
+        if (run != t.total_data_bytes) {
+            return protocol_error(what + ": shard " + std::to_string(t.shard_index) + "'s total_data_bytes " +
+                                  std::to_string(t.total_data_bytes) + " disagrees with its buffers (" +
+                                  std::to_string(run) + " bytes)");
+        }
+        const auto sum = add_u64(shard_bytes, run);
+        if (!sum || *sum > o.max_tensor_bytes) {
+            return Error(ErrorCode::kInvalidArgument,
+                         what + ": shards of more than max_tensor_bytes " + std::to_string(o.max_tensor_bytes) + " bytes");
+        }
+        shard_bytes = *sum;
+        bound[t.shard_index] = true;
+        by_stream.emplace(stream, 0);  // its position once sorted, below
+        IncomingShard& sh = shards.emplace_back();
+        sh.index = t.shard_index;
+        sh.stream_id = stream;
+        sh.descriptor = std::move(d);
+        sh.total = run;
+        return Status::success();
+    };
+    HURRAY_NET_CO_TRY(bind(sid, first, std::move(first_decoded)));
+    // The other shards' descriptors come next, back to back, on streams the
+    // server opened: they bind to this request by position.
+    for (uint32_t got = 1; got < n; ++got) {
+        HURRAY_NET_CO_ASSIGN(MessageHeader h, co_await receive_answering_pings());
+        if (h.type == static_cast<uint32_t>(MessageType::kError) && (h.stream_id == sid || h.stream_id == 0)) {
+            co_return remote_error();
+        }
+        if (h.type != static_cast<uint32_t>(MessageType::kTensorDescriptor) || h.stream_id == sid) {
+            co_return protocol_error(what + ": expected the TENSOR_DESCRIPTOR of shard " + std::to_string(got + 1) +
+                                     " of " + std::to_string(n) + " on a stream of its own, got " +
+                                     std::string(message_type_name(h.type)) + " on stream " + std::to_string(h.stream_id));
+        }
+        auto m = decode_tensor_descriptor(payload);
+        if (!m) {
+            co_return protocol_error("TENSOR_DESCRIPTOR: " + m.error().to_string());
+        }
+        auto d = decode(m->descriptor, options.decode);
+        if (!d) {
+            co_return protocol_error(what + ": " + d.error().to_string());
+        }
+        HURRAY_NET_CO_TRY(bind(h.stream_id, m->transport, std::move(*d)));
+    }
+    std::sort(shards.begin(), shards.end(), [](const IncomingShard& a, const IncomingShard& b) { return a.index < b.index; });
+    for (uint32_t k = 0; k < n; ++k) {
+        by_stream[shards[k].stream_id] = k;
+    }
+    // Shard consistency (interchange.md § Shard Consistency): the shards are
+    // checked as the members of a partition composite of the parent's shape,
+    // whose rules are the same (same parent_shape and value type, boxes in
+    // bounds covering it exactly without overlap); plus one layout tag.
+    why = TransportErrorCode::kShardMismatch;
+    const TensorDescriptor& d0 = shards[0].descriptor;
+    for (const IncomingShard& sh : shards) {
+        const TensorDescriptor& d = sh.descriptor;
+        if (!d.shard) {
+            co_return protocol_error(what + ": a shard descriptor without a shard section");
+        }
+        if (d.element_type != d0.element_type || d.layout_tag() != d0.layout_tag()) {
+            co_return protocol_error(what + ": the shards differ in element type or layout");
+        }
+        if (d.quantization || d.extension_type || d.composite_member ||
+            d.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite)) {
+            why = TransportErrorCode::kInvalidMessage;
+            co_return Error(ErrorCode::kUnsupported, what + ": this client reassembles shards of plain (unquantized, "
+                                                            "non-extension, non-composite) tensors only");
+        }
+    }
+    const Shape parent(d0.shard->parent_shape.begin(), d0.shard->parent_shape.end());
+    HURRAY_NET_CO_ASSIGN(TensorDescriptor head, make_composite_head(d0.element_type, parent, CompositionRule::kPartition, n));
+    CompositeAssembler assembler;
+    Status consistent = assembler.add(head);
+    for (uint32_t k = 0; k < n && consistent.ok(); ++k) {
+        consistent = assembler.add(shards[k].descriptor);
+    }
+    if (!consistent) {
+        co_return protocol_error(what + ": shards inconsistent: " + consistent.error().message());
+    }
+    why = TransportErrorCode::kInvalidMessage;
+    HURRAY_NET_CO_ASSIGN(whole, make_dense(d0.element_type, parent));
+    const uint64_t whole_bytes = whole.buffers[0].byte_size;
+    if (whole_bytes > o.max_tensor_bytes) {
+        co_return Error(ErrorCode::kInvalidArgument, "tensor of " + std::to_string(whole_bytes) +
+                                                         " bytes exceeds max_tensor_bytes " + std::to_string(o.max_tensor_bytes));
+    }
+    HURRAY_NET_CO_ASSIGN(std::vector<uint8_t> whole_bytes_encoded, encode(whole));
+    const DescriptorTransport t{.total_data_bytes = whole_bytes, .shard_index = 0, .total_shards = n};
+    HURRAY_NET_CO_ASSIGN(std::span<uint8_t> out, reserve(whole, whole_bytes_encoded, t));
+    const bool in_place = slices_of_rows(shards, parent, whole_bytes);
+    // The data: frames of the shards' streams in any interleaving, each
+    // stream's in order.
+    for (uint32_t ended = 0; ended < n;) {
+        HURRAY_NET_CO_ASSIGN(MessageHeader h, co_await receive_answering_pings());
+        const auto at = by_stream.find(h.stream_id);
+        if (h.type == static_cast<uint32_t>(MessageType::kError) && (at != by_stream.end() || h.stream_id == 0)) {
+            co_return remote_error();
+        }
+        if (at == by_stream.end()) {
+            continue;  // an abandoned stream's late frames
+        }
+        IncomingShard& sh = shards[at->second];
+        const std::string which = what + ", shard " + std::to_string(at->second);
+        if (sh.ended) {
+            co_return protocol_error(which + ": " + std::string(message_type_name(h.type)) + " after its TENSOR_DATA_END");
+        }
+        if (h.type == static_cast<uint32_t>(MessageType::kTensorDataEnd)) {
+            if (Status st = check_empty_payload(MessageType::kTensorDataEnd, payload); !st) {
+                co_return protocol_error(st.error().to_string());
+            }
+            if (sh.received != sh.total) {
+                co_return protocol_error(which + ": TENSOR_DATA_END after " + std::to_string(sh.received) + " of " +
+                                         std::to_string(sh.total) + " bytes");
+            }
+            sh.ended = true;
+            ++ended;
+            continue;
+        }
+        if (h.type != static_cast<uint32_t>(MessageType::kTensorData)) {
+            co_return protocol_error(which + ": unexpected " + std::string(message_type_name(h.type)));
+        }
+        auto f = decode_tensor_data(payload);
+        if (!f) {
+            co_return protocol_error("TENSOR_DATA: " + f.error().to_string());
+        }
+        if (f->offset != sh.received || f->data.size() > sh.total - sh.received) {
+            co_return protocol_error(which + ": TENSOR_DATA at " + std::to_string(f->offset) + " (+" +
+                                     std::to_string(f->data.size()) + " bytes), expected the next bytes from " +
+                                     std::to_string(sh.received) + " of " + std::to_string(sh.total));
+        }
+        if (in_place) {
+            // SAFETY: slices_of_rows placed the shard's box (in bounds, checked by
+            // the assembler) at `place`, and the frame lies within its `total` bytes.
+            std::memcpy(out.data() + sh.place + sh.received, f->data.data(), f->data.size());
+        } else {
+            sh.bytes.insert(sh.bytes.end(), f->data.begin(), f->data.end());
+        }
+        sh.received += f->data.size();
+    }
+    if (!in_place) {
+        std::vector<std::vector<std::span<const uint8_t>>> spans(n);
+        std::vector<TensorView> views;
+        for (uint32_t k = 0; k < n; ++k) {
+            size_t pos = 0;
+            for (const BufferHandle& b : shards[k].descriptor.buffers) {
+                spans[k].emplace_back(shards[k].bytes.data() + pos, static_cast<size_t>(b.byte_size));
+                pos += static_cast<size_t>(b.byte_size);
+            }
+            HURRAY_NET_CO_ASSIGN(TensorView v, TensorView::make(shards[k].descriptor, spans[k]));
+            views.push_back(std::move(v));
+        }
+        HURRAY_NET_CO_TRY(materialize_composite(head, views, out));
+    }
+    co_return Status::success();
 }
 
 TensorClient::TensorClient(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
@@ -439,7 +712,7 @@ asio::awaitable<Result<std::unique_ptr<TensorClient>>> TensorClient::connect(asi
 
 asio::awaitable<Result<uint64_t>> TensorClient::fetch_into(std::string key, FetchHandler& handler, FetchOptions options) {
     try {
-        co_return co_await impl_->fetch_into(std::move(key), handler, options);
+        co_return co_await impl_->fetch_into(std::move(key), handler, options, nullptr);
     } catch (...) {
         impl_->broken = true;
         co_return exception_error(std::current_exception(), "fetch", Error::kNoOffset);
@@ -469,7 +742,18 @@ asio::awaitable<Result<std::vector<ReceivedTensor>>> TensorClient::fetch(std::st
         dest += piece.size();
         return Status::success();
     };
-    auto n = co_await fetch_into(std::move(key), h, options);
+    const ReserveWhole reserve = [&](const TensorDescriptor& d, std::span<const uint8_t> bytes,
+                                     const DescriptorTransport& t) -> Result<std::span<uint8_t>> {
+        HURRAY_RETURN_IF_ERROR(h.on_descriptor(d, bytes, t));
+        return std::span<uint8_t>(dest, static_cast<size_t>(t.total_data_bytes));
+    };
+    Result<uint64_t> n = Error(ErrorCode::kIoError, "fetch: not run");
+    try {
+        n = co_await impl_->fetch_into(std::move(key), h, options, options.parallel ? &reserve : nullptr);
+    } catch (...) {
+        impl_->broken = true;
+        n = exception_error(std::current_exception(), "fetch", Error::kNoOffset);
+    }
     if (!n) {
         co_return std::move(n).error();
     }

@@ -85,6 +85,7 @@ std::optional<uint64_t> row_major_bytes(const CatalogEntry& e) {
 
 /// A tensor transcoded for one request; holds its share of the budget.
 struct Transcoded {
+    TensorDescriptor descriptor;
     std::vector<uint8_t> descriptor_bytes;
     std::shared_ptr<const std::vector<uint8_t>> data;
     std::shared_ptr<void> reservation;  // releases the budget when the last holder goes
@@ -113,6 +114,14 @@ public:
     /// Whether every frame has been produced.
     [[nodiscard]] virtual bool done() const noexcept = 0;
     [[nodiscard]] uint32_t stream_id() const noexcept { return stream_id_; }
+    /// The streams the server opened for this job (a parallel transfer's
+    /// shards after the first), besides `stream_id()`.
+    [[nodiscard]] virtual std::span<const uint32_t> server_streams() const noexcept { return {}; }
+    /// Whether `sid` is one of this job's streams.
+    [[nodiscard]] bool owns(uint32_t sid) const noexcept {
+        const auto more = server_streams();
+        return sid == stream_id_ || std::find(more.begin(), more.end(), sid) != more.end();
+    }
 
 private:
     uint32_t stream_id_;
@@ -241,6 +250,152 @@ private:
     uint64_t pos_ = 0;
     size_t buffer_ = 0;
     uint64_t in_buffer_ = 0;
+};
+
+/// What a parallel transfer sends: the tensor as slices along dimension 0.
+struct ShardPlan {
+    struct Shard {
+        std::vector<uint8_t> descriptor;  // the shard's descriptor (with its shard section)
+        uint64_t begin = 0;               // its bytes within the tensor's data
+        uint64_t size = 0;
+    };
+    std::vector<Shard> shards;
+};
+
+/// Splits a dense row-major tensor of `data_bytes` (one buffer, nothing
+/// before element 0, no quantization, extension type, shard or member
+/// section) into at most `o.max_shards` slices of whole rows along dimension
+/// 0, each of at least `o.min_shard_bytes`; nullopt when the tensor does not
+/// qualify or would make fewer than two shards. Each shard's descriptor is the
+/// tensor's with its row count, its buffer's size and a shard section
+/// (`parent_shape` the tensor's shape, `shard_offset` its first row); the
+/// statistics section, which describes the whole tensor, is left out.
+std::optional<ShardPlan> plan_shards(const TensorDescriptor& d, uint64_t data_bytes, const ServerOptions& o) {
+    if (o.max_shards < 2 || d.layout_tag() != static_cast<uint8_t>(LayoutTag::kRowMajor) || d.buffers.size() != 1 ||
+        d.byte_offset != 0 || d.quantization || d.extension_type || d.shard || d.composite_member || d.shape.empty() ||
+        d.shape[0] < 2 || d.buffers[0].byte_size != data_bytes) {
+        return std::nullopt;
+    }
+    uint64_t row_elements = 1;
+    for (size_t k = 1; k < d.shape.size(); ++k) {
+        const auto next = mul_u64(row_elements, d.shape[k]);
+        if (!next) {
+            return std::nullopt;
+        }
+        row_elements = *next;
+    }
+    const auto row_bytes = d.element_storage_bytes(row_elements);
+    const uint64_t rows = d.shape[0];
+    if (!row_bytes || *row_bytes == 0 || mul_u64(*row_bytes, rows) != std::optional<uint64_t>(data_bytes)) {
+        return std::nullopt;  // empty rows, or sub-byte elements packed across rows
+    }
+    const uint64_t by_size = data_bytes / std::max<uint64_t>(o.min_shard_bytes, 1);
+    const uint64_t n = std::min({static_cast<uint64_t>(o.max_shards), rows, by_size});
+    if (n < 2) {
+        return std::nullopt;
+    }
+    ShardPlan plan;
+    std::vector<uint64_t> parent(d.shape.begin(), d.shape.end());
+    uint64_t row = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t count = rows / n + (k < rows % n ? 1 : 0);
+        TensorDescriptor s = d;
+        s.shape[0] = count;
+        s.buffers[0].byte_size = count * *row_bytes;
+        s.statistics.reset();
+        s.shard = ShardDescriptor{.parent_shape = parent, .shard_offset = std::vector<uint64_t>(parent.size(), 0)};
+        s.shard->shard_offset[0] = row;
+        auto bytes = encode(s);
+        if (!bytes) {
+            return std::nullopt;
+        }
+        plan.shards.push_back(ShardPlan::Shard{.descriptor = std::move(*bytes), .begin = row * *row_bytes,
+                                               .size = count * *row_bytes});
+        row += count;
+    }
+    return plan;
+}
+
+/// A parallel transfer (interchange.md § Parallel Transfers): every shard's
+/// TENSOR_DESCRIPTOR back to back in one write (shard 0 on the request's
+/// stream, the others on streams the server opened), so that a client binds
+/// the shards to its request by position; then the shards' data frames in
+/// turn, each shard's TENSOR_DATA_END after its last frame.
+class ShardedJob final : public Job {
+public:
+    /// `streams[k]` carries shard k (`streams[0]` is the request's); `data`
+    /// is the tensor's bytes, kept alive by `keep` (or by the catalog).
+    ShardedJob(std::vector<uint32_t> streams, ShardPlan plan, std::span<const uint8_t> data,
+               std::shared_ptr<const void> keep, uint32_t frame_size)
+        : Job(streams.at(0)),
+          streams_(std::move(streams)),
+          plan_(std::move(plan)),
+          sent_(plan_.shards.size(), 0),
+          ended_(plan_.shards.size(), false),
+          data_(data),
+          keep_(std::move(keep)),
+          frame_size_(frame_size) {}
+
+    Status next(Frame& frame, uint32_t max_payload) override {
+        const auto total = static_cast<uint32_t>(plan_.shards.size());
+        if (!announced_) {
+            for (uint32_t k = 0; k < total; ++k) {
+                const ShardPlan::Shard& s = plan_.shards[k];
+                const DescriptorTransport t{.total_data_bytes = s.size, .shard_index = k, .total_shards = total};
+                HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> msg, encode_tensor_descriptor(streams_[k], s.descriptor, t));
+                if (msg.size() - kMessageHeaderSize > max_payload) {
+                    return Error(ErrorCode::kInvalidArgument, "a shard descriptor (" + std::to_string(msg.size()) +
+                                                                  " bytes) exceeds the client's max_message_size of " +
+                                                                  std::to_string(max_payload));
+                }
+                frame.owned.insert(frame.owned.end(), msg.begin(), msg.end());
+            }
+            announced_ = true;
+            return Status::success();
+        }
+        const uint32_t k = turn_;
+        const ShardPlan::Shard& s = plan_.shards[k];
+        if (sent_[k] < s.size) {
+            const uint64_t room = std::max<uint64_t>(1, std::min<uint64_t>(frame_size_, max_payload - kDataFrameHeaderSize));
+            const uint64_t len = std::min(room, s.size - sent_[k]);
+            HURRAY_ASSIGN_OR_RETURN(frame.head, encode_tensor_data_header(streams_[k], sent_[k], static_cast<size_t>(len)));
+            frame.has_head = true;
+            frame.data.emplace_back(data_.data() + s.begin + sent_[k], static_cast<size_t>(len));
+            frame.data_bytes = len;
+            frame.keep = keep_;
+            sent_[k] += len;
+        } else {
+            HURRAY_ASSIGN_OR_RETURN(frame.owned, encode_message(MessageType::kTensorDataEnd, streams_[k]));
+            ended_[k] = true;
+            ++ended_count_;
+        }
+        // The next shard with something left to send, in turn.
+        for (uint32_t step = 1; step <= total && ended_count_ < total; ++step) {
+            const uint32_t c = (k + step) % total;
+            if (!ended_[c]) {
+                turn_ = c;
+                break;
+            }
+        }
+        return Status::success();
+    }
+
+    [[nodiscard]] bool done() const noexcept override { return ended_count_ == plan_.shards.size(); }
+    [[nodiscard]] std::span<const uint32_t> server_streams() const noexcept override {
+        return std::span<const uint32_t>(streams_).subspan(1);
+    }
+
+private:
+    std::vector<uint32_t> streams_;
+    ShardPlan plan_;
+    std::vector<uint64_t> sent_;
+    std::vector<bool> ended_;
+    std::span<const uint8_t> data_;
+    std::shared_ptr<const void> keep_;
+    uint32_t frame_size_;
+    bool announced_ = false;
+    uint32_t turn_ = 0;
+    size_t ended_count_ = 0;
 };
 
 /// The listing (private extension): batches of entries, then the end.
@@ -456,9 +611,16 @@ private:
         queue(encode_error(stream_id, static_cast<uint32_t>(code), message, max_payload()));
     }
 
-    /// Ends the stream `stream_id`: its job (if any) goes, no more frames.
+    /// Ends the stream `stream_id`: its job (if any) goes with every stream
+    /// it holds, no more frames.
     void end_stream(uint32_t stream_id) {
-        std::erase_if(jobs_, [&](const std::unique_ptr<Job>& j) { return j->stream_id() == stream_id; });
+        std::erase_if(jobs_, [&](const std::unique_ptr<Job>& j) {
+            if (!j->owns(stream_id)) {
+                return false;
+            }
+            release_streams(*j);
+            return true;
+        });
         streams_.erase(stream_id);
         puts_.erase(stream_id);  // an unfinished upload leaves no file
     }
@@ -717,7 +879,8 @@ private:
         Hello reply;
         reply.protocol_version = std::min(hello->protocol_version, kTransportProtocolVersion);
         reply.max_message_size = state_->options.max_message_size;
-        reply.capability_flags = kCapTranscoding;
+        reply.capability_flags = static_cast<uint64_t>(kCapTranscoding) |
+                                 (state_->options.max_shards > 1 ? static_cast<uint64_t>(kCapParallelStreams) : 0U);
         reply.layouts = state_->layouts;
         reply.devices = {0x00};
         reply.memory_classes = {0x00};
@@ -748,9 +911,52 @@ private:
         return true;
     }
 
+    /// Opens a stream of the server's own for request `token` (a parallel
+    /// transfer's shard): ids with bit 31 set, never one in flight.
+    uint32_t open_server_stream(uint64_t token) {
+        uint32_t sid = 0;
+        do {
+            sid = next_server_stream_;
+            next_server_stream_ = next_server_stream_ == UINT32_MAX ? kFirstServerStream : next_server_stream_ + 1;
+        } while (streams_.contains(sid));
+        streams_.emplace(sid, token);
+        return sid;
+    }
+
+    /// Forgets every stream of `job` (it ended or failed).
+    void release_streams(const Job& job) {
+        streams_.erase(job.stream_id());
+        for (uint32_t sid : job.server_streams()) {
+            streams_.erase(sid);
+        }
+    }
+
     void add_job(std::unique_ptr<Job> job) {
         jobs_.push_back(std::move(job));
         notify();
+    }
+
+    /// Queues the answer to request `sid` for `entry` (or its transcoded
+    /// form): as parallel shards when the client accepts them and the tensor
+    /// qualifies (`plan_shards`), else whole.
+    void answer(uint32_t sid, const CatalogEntry& entry, std::optional<Transcoded> t, bool parallel_ok) {
+        if (parallel_ok && entry.tree.size() == 1) {
+            const TensorDescriptor& d = t ? t->descriptor : entry.descriptor;
+            const uint64_t bytes = t ? t->data->size() : entry.data_bytes;
+            if (auto plan = plan_shards(d, bytes, state_->options)) {
+                std::shared_ptr<const Transcoded> keep = t ? std::make_shared<const Transcoded>(std::move(*t)) : nullptr;
+                const std::span<const uint8_t> data = keep ? std::span<const uint8_t>(*keep->data) : entry.buffers[0].span();
+                std::vector<uint32_t> streams{sid};
+                const uint64_t token = streams_.at(sid);
+                for (size_t k = 1; k < plan->shards.size(); ++k) {
+                    streams.push_back(open_server_stream(token));
+                }
+                add_job(std::make_unique<ShardedJob>(std::move(streams), std::move(*plan), data, std::move(keep),
+                                                     frame_size()));
+                return;
+            }
+        }
+        add_job(std::make_unique<TensorJob>(sid, state_->catalog, entry, std::move(t), frame_size()));
     }
 
     void remember_rejected_put(uint32_t sid) {
@@ -801,23 +1007,25 @@ private:
                 }
             }
         }
+        const bool parallel_ok = (req->flags & kRequestParallelOk) != 0;
         if (!reservation) {
-            add_job(std::make_unique<TensorJob>(sid, state_->catalog, entry, std::nullopt, frame_size()));
+            answer(sid, entry, std::nullopt, parallel_ok);
             return;
         }
         // Transcode on the pool, then queue the job back on this strand.
         ++pending_transcodes_;
         const asio::any_io_executor pool = state_->options.transcode ? state_->options.transcode : state_->executor;
         const uint64_t token = streams_.at(sid);
-        asio::post(pool, [self = shared_from_this(), sid, token, &entry, reservation = std::move(reservation)]() mutable {
+        asio::post(pool, [self = shared_from_this(), sid, token, &entry, parallel_ok,
+                          reservation = std::move(reservation)]() mutable {
             Result<Transcoded> t = Error(ErrorCode::kOutOfMemory, "out of memory");
             try {
                 t = transcode(entry, std::move(reservation));
             } catch (const std::bad_alloc&) {
                 // t says so; nothing may escape a handler of the pool
             }
-            asio::post(self->executor(), [self, sid, token, &entry, t = std::move(t)]() mutable {
-                self->transcoded(sid, token, entry, std::move(t));
+            asio::post(self->executor(), [self, sid, token, &entry, parallel_ok, t = std::move(t)]() mutable {
+                self->transcoded(sid, token, entry, std::move(t), parallel_ok);
             });
         });
     }
@@ -842,13 +1050,14 @@ private:
             return std::move(encoded).error();
         }
         Transcoded t;
+        t.descriptor = std::move(*desc);
         t.descriptor_bytes = std::move(*encoded);
         t.data = std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
         t.reservation = std::move(reservation);
         return t;
     }
 
-    void transcoded(uint32_t sid, uint64_t token, const CatalogEntry& entry, Result<Transcoded> t) {
+    void transcoded(uint32_t sid, uint64_t token, const CatalogEntry& entry, Result<Transcoded> t, bool parallel_ok) {
         --pending_transcodes_;
         const auto it = streams_.find(sid);
         if (closed_ || it == streams_.end() || it->second != token) {
@@ -860,7 +1069,7 @@ private:
             queue_error(sid, TransportErrorCode::kInternal, "transcoding '" + entry.key + "': " + t.error().to_string());
             return;
         }
-        add_job(std::make_unique<TensorJob>(sid, state_->catalog, entry, std::move(*t), frame_size()));
+        answer(sid, entry, std::move(*t), parallel_ok);
     }
 
     uint32_t frame_size() const noexcept { return state_->options.data_frame_size; }
@@ -880,12 +1089,12 @@ private:
                 jobs_.pop_front();
                 const uint32_t sid = job->stream_id();
                 if (Status s = job->next(frame, max_payload()); !s) {
-                    streams_.erase(sid);
+                    release_streams(*job);
                     queue_error(sid, TransportErrorCode::kInternal, s.error().to_string());
                     continue;
                 }
                 if (job->done()) {
-                    streams_.erase(sid);
+                    release_streams(*job);
                 } else {
                     jobs_.push_back(std::move(job));  // round robin over the streams
                 }
@@ -986,6 +1195,8 @@ private:
     std::deque<std::unique_ptr<Job>> jobs_;
     std::unordered_map<uint32_t, uint64_t> streams_;  // streams with a request in flight -> their request's token
     uint64_t next_token_ = 0;
+    static constexpr uint32_t kFirstServerStream = 0x80000000U;
+    uint32_t next_server_stream_ = kFirstServerStream;  // the next id for a stream the server opens
     std::unordered_set<uint32_t> rejected_puts_;  // PUT streams answered with ERROR
     std::unordered_map<uint32_t, PutInProgress> puts_;  // PUT streams being received
     uint32_t client_max_payload_ = 1U << 20;
@@ -1135,6 +1346,9 @@ Result<std::shared_ptr<TensorServer>> TensorServer::create(asio::any_io_executor
     }
     if (options.data_frame_size < 4096) {
         return Error(ErrorCode::kInvalidArgument, "ServerOptions::data_frame_size must be at least 4096");
+    }
+    if (options.max_shards == 0) {
+        return Error(ErrorCode::kInvalidArgument, "ServerOptions::max_shards must be at least 1 (1: no parallel transfers)");
     }
     if (options.max_clients == 0 || options.max_streams_per_connection == 0) {
         return Error(ErrorCode::kInvalidArgument, "ServerOptions: max_clients and max_streams_per_connection must be positive");

@@ -9,7 +9,9 @@
 
 #include <asio.hpp>
 
+#include <cstdlib>
 #include <optional>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -188,6 +190,29 @@ asio::awaitable<Result<std::vector<Item>>> async_read_items(S stream, net::Async
         }
         out.push_back(std::move(it));
     }
+}
+
+/// Runs `a` to completion on `io` (restarted first) and returns its value.
+template <typename T>
+T run_on(asio::io_context& io, asio::awaitable<T> a) {
+    std::optional<T> out;
+    asio::co_spawn(io, store(std::move(a), &out), no_exception());
+    io.restart();
+    io.run();
+    if (!out) {
+        std::abort();  // the coroutine threw: no_exception() reported it
+    }
+    return std::move(*out);
+}
+
+/// `n` pseudo-random bytes, the same for the same `seed`.
+inline std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> v(n);
+    for (auto& b : v) {
+        b = static_cast<uint8_t>(rng());
+    }
+    return v;
 }
 
 }  // namespace hurray::nettest

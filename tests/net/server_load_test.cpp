@@ -29,20 +29,13 @@
 #include "hurray/net/tensor_client.hpp"
 #include "hurray/net/tensor_server.hpp"
 #include "hurray/net/transport_address.hpp"
+#include "net_test_support.hpp"
 
 namespace {
 
 using namespace hurray;
 namespace fs = std::filesystem;
-
-std::vector<uint8_t> noise(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::vector<uint8_t> v(n);
-    for (auto& b : v) {
-        b = static_cast<uint8_t>(rng());
-    }
-    return v;
-}
+using hurray::nettest::random_bytes;
 
 /// A misbehaving peer: connects, does `kind` of harm, and keeps the socket until the
 /// server closes it or the test ends.
@@ -59,7 +52,7 @@ asio::awaitable<void> bad_client(std::string address, int kind, std::atomic<int>
     const std::vector<uint8_t> hello = *encode_hello(MessageType::kClientHello, 1, h);
     switch (kind % 4) {
         case 0: {  // garbage from the first byte
-            const auto junk = noise(4096, static_cast<uint32_t>(kind));
+            const auto junk = random_bytes(4096, static_cast<uint32_t>(kind));
             co_await asio::async_write(s, asio::buffer(junk), asio::redirect_error(asio::use_awaitable, ec));
             break;
         }
@@ -114,7 +107,7 @@ TEST(TensorServerLoad, GoodClientsAreServedWhileBadOnesAreContained) {
         auto w = FileWriter::create_file(path);
         ASSERT_TRUE(w.ok());
         for (int i = 0; i < 8; ++i) {
-            contents.push_back(noise(static_cast<size_t>(20000 + 70000 * i), static_cast<uint32_t>(i)));
+            contents.push_back(random_bytes(static_cast<size_t>(20000 + 70000 * i), static_cast<uint32_t>(i)));
             const auto d = *make_dense(ElementType::kUInt8, {contents.back().size()});
             const std::span<const uint8_t> b[] = {contents.back()};
             // Appended, not "t" + to_string(i): GCC 12 -O3 sees a false -Wstringop-overflow there.

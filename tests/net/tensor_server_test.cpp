@@ -31,41 +31,16 @@
 #include "hurray/net/tensor_client.hpp"
 #include "hurray/net/tensor_server.hpp"
 #include "hurray/net/transport_address.hpp"
+#include "net_test_support.hpp"
 
 namespace {
 
 using namespace hurray;
 using hurray::net::TensorClient;
 using hurray::net::TensorServer;
+using hurray::nettest::random_bytes;
+using hurray::nettest::run_on;
 namespace fs = std::filesystem;
-
-/// Runs `a` to completion on `io` and returns its value.
-template <typename T>
-T run_on(asio::io_context& io, asio::awaitable<T> a) {
-    std::optional<T> out;
-    asio::co_spawn(
-        io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(a)); },
-        [](const std::exception_ptr& e) {
-            if (e) {
-                ADD_FAILURE() << "a coroutine threw";
-            }
-        });
-    io.restart();
-    io.run();
-    if (!out) {
-        std::abort();
-    }
-    return std::move(*out);
-}
-
-std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::vector<uint8_t> v(n);
-    for (auto& b : v) {
-        b = static_cast<uint8_t>(rng());
-    }
-    return v;
-}
 
 /// A file with the tensors the tests fetch, served on 127.0.0.1:0.
 class TensorServerTest : public ::testing::Test {
@@ -183,7 +158,7 @@ TEST_F(TensorServerTest, HelloAdvertisesWhatTheServerDoes) {
     const Hello& h = c->server_hello();
     EXPECT_EQ(h.protocol_version, 1U);
     EXPECT_EQ(h.max_message_size, net::ServerOptions{}.max_message_size);
-    EXPECT_EQ(h.capability_flags, static_cast<uint64_t>(kCapTranscoding));
+    EXPECT_EQ(h.capability_flags, static_cast<uint64_t>(kCapTranscoding) | static_cast<uint64_t>(kCapParallelStreams));
     EXPECT_EQ(h.devices, std::vector<uint8_t>{0x00});
     std::vector<uint8_t> tags;
     for (const auto& l : h.layouts) {
@@ -432,6 +407,81 @@ TEST_F(TensorServerTest, PutStoresEachTensorAtomicallyThenAcknowledges) {
     EXPECT_TRUE(run_on(client_io_, c->ping()).ok()) << "the connection goes on";
 }
 
+// --- Parallel shard transfers. ----------------------------------------------
+
+TEST_F(TensorServerTest, ParallelFetchReassemblesShardsByteIdentical) {
+    net::ServerOptions so;
+    so.min_shard_bytes = 4096;
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    // key -> shards expected: "w" (16000 bytes in 4 rows: 16000 / 4096 -> 3),
+    // "big" (3 MiB in 1-byte rows -> max_shards 4), the rest too small or not
+    // row-major: whole.
+    const std::map<std::string, uint32_t> shards = {{"w", 3}, {"big", 4}, {"empty", 1}, {"cm", 1}, {"csr", 1}};
+    for (const auto& [key, n] : shards) {
+        net::FetchOptions o;
+        o.parallel = true;
+        o.min_alignment = 4096;
+        auto got = run_on(client_io_, c->fetch(key, o));
+        ASSERT_TRUE(got.ok()) << key << ": " << got.error().to_string();
+        ASSERT_EQ(got->size(), 1U);
+        const net::ReceivedTensor& t = (*got)[0];
+        EXPECT_EQ(t.transport.total_shards, n) << key;
+        EXPECT_EQ(t.descriptor, **file_->descriptor(key)) << key << ": the logical tensor, as stored";
+        const std::vector<uint8_t> want = stored_bytes(key);
+        ASSERT_EQ(t.data.size(), want.size()) << key;
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), t.data.begin())) << key;
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data.data()) % 4096, 0U) << key;
+    }
+}
+
+TEST_F(TensorServerTest, ParallelFetchOfATranscodedTensor) {
+    // Transcoded, then sharded: "cm" (3 x 5 column-major floats) as 3 row shards.
+    net::ServerOptions so;
+    so.min_shard_bytes = 16;
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.parallel = true;
+    o.preferred_layouts = {0x01};
+    o.allow_transcode = true;
+    auto cm = run_on(client_io_, c->fetch("cm", o));
+    ASSERT_TRUE(cm.ok()) << cm.error().to_string();
+    EXPECT_EQ((*cm)[0].transport.total_shards, 3U);
+    EXPECT_EQ((*cm)[0].descriptor.layout_tag(), 0x01);
+    auto want = file_->tensor("cm")->materialize();
+    ASSERT_TRUE(want.ok());
+    ASSERT_EQ((*cm)[0].data.size(), want->size());
+    EXPECT_TRUE(std::equal(want->begin(), want->end(), (*cm)[0].data.begin()));
+    EXPECT_EQ(server_->stats().transcode_bytes, 0U) << "the budget is given back when the shards are sent";
+    // A composite is never sharded; its members come as before.
+    auto comp = run_on(client_io_, c->fetch("comp", o));
+    ASSERT_TRUE(comp.ok()) << comp.error().to_string();
+    EXPECT_EQ(comp->size(), 3U);
+}
+
+TEST_F(TensorServerTest, ParallelTransfersCanBeTurnedOff) {
+    net::ServerOptions so;
+    so.max_shards = 1;
+    so.min_shard_bytes = 16;
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->server_hello().capability_flags & kCapParallelStreams, 0U);
+    net::FetchOptions o;
+    o.parallel = true;
+    auto got = run_on(client_io_, c->fetch("big", o));
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    EXPECT_EQ((*got)[0].transport.total_shards, 1U);
+    so.max_shards = 0;
+    const std::shared_ptr<const FileReader> files[] = {file_};
+    auto bad = TensorServer::create(server_io_.get_executor(), files, so);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
+}
+
 // --- Raw sockets: what a well-behaved client never sends. -------------------
 
 class RawClient {
@@ -656,6 +706,106 @@ TEST_F(TensorServerTest, RawIdleAndSlowClientsTimeOut) {
     slow.send(std::vector<uint8_t>(head.begin(), head.end()));
     EXPECT_EQ(slow.error_code(0), code(TransportErrorCode::kTimeout));
     EXPECT_TRUE(slow.at_end());
+}
+
+TEST_F(TensorServerTest, RawParallelShardsComeBackToBackOnServerStreams) {
+    net::ServerOptions so;
+    so.min_shard_bytes = 4000;
+    start_server(so);
+    RawClient raw(client_io_, address_);
+    raw.hello();
+    TensorRequest r;
+    r.key = "w";
+    r.flags = kRequestParallelOk;
+    raw.send(*encode_tensor_request(5, r));
+    // Four descriptors first, back to back: shard 0 on the request's stream,
+    // the others on distinct streams with bit 31 set.
+    std::map<uint32_t, uint32_t> shard_of;  // stream -> shard index
+    std::vector<uint8_t> whole(16000);
+    std::map<uint32_t, uint64_t> placed;    // stream -> byte where its shard starts
+    for (uint32_t k = 0; k < 4; ++k) {
+        auto m = raw.receive();
+        ASSERT_TRUE(m.has_value());
+        ASSERT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kTensorDescriptor)) << k;
+        auto td = decode_tensor_descriptor(m->second);
+        ASSERT_TRUE(td.ok());
+        EXPECT_EQ(td->transport.shard_index, k);
+        EXPECT_EQ(td->transport.total_shards, 4U);
+        EXPECT_EQ(td->transport.total_data_bytes, 4000U);
+        if (k == 0) {
+            EXPECT_EQ(m->first.stream_id, 5U);
+        } else {
+            EXPECT_NE(m->first.stream_id & 0x80000000U, 0U);
+        }
+        auto d = decode(td->descriptor);
+        ASSERT_TRUE(d.ok());
+        EXPECT_EQ(d->shape, (Shape{1, 1000}));
+        ASSERT_TRUE(d->shard.has_value());
+        EXPECT_EQ(d->shard->parent_shape, (std::vector<uint64_t>{4, 1000}));
+        EXPECT_EQ(d->shard->shard_offset, (std::vector<uint64_t>{k, 0}));
+        EXPECT_TRUE(shard_of.emplace(m->first.stream_id, k).second) << "one stream per shard";
+        placed[m->first.stream_id] = k * 4000ULL;
+    }
+    std::map<uint32_t, uint64_t> received;
+    size_t ended = 0;
+    while (ended < 4) {
+        auto m = raw.receive();
+        ASSERT_TRUE(m.has_value());
+        const uint32_t sid = m->first.stream_id;
+        ASSERT_TRUE(shard_of.contains(sid));
+        if (m->first.type == static_cast<uint32_t>(MessageType::kTensorDataEnd)) {
+            EXPECT_EQ(received[sid], 4000U);
+            ++ended;
+            continue;
+        }
+        ASSERT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kTensorData));
+        auto f = decode_tensor_data(m->second);
+        ASSERT_TRUE(f.ok());
+        ASSERT_EQ(f->offset, received[sid]);
+        ASSERT_LE(f->offset + f->data.size(), 4000U);
+        std::copy(f->data.begin(), f->data.end(), whole.begin() + static_cast<ptrdiff_t>(placed[sid] + f->offset));
+        received[sid] += f->data.size();
+    }
+    EXPECT_EQ(whole, stored_bytes("w"));
+    // The connection goes on; the shard streams are free again.
+    raw.send(request(7, "w"));
+    auto m = raw.receive();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kTensorDescriptor));
+    EXPECT_EQ(decode_tensor_descriptor(m->second)->transport.total_shards, 1U) << "no PARALLEL_OK: whole";
+}
+
+TEST_F(TensorServerTest, RawErrorOnAShardStreamEndsTheWholeTransfer) {
+    net::ServerOptions so;
+    so.min_shard_bytes = 4096;
+    start_server(so);
+    RawClient raw(client_io_, address_);
+    raw.hello();
+    TensorRequest r;
+    r.key = "big";
+    r.flags = kRequestParallelOk;
+    raw.send(*encode_tensor_request(5, r));
+    std::vector<uint32_t> streams;
+    for (int k = 0; k < 4; ++k) {
+        auto m = raw.receive();
+        ASSERT_TRUE(m.has_value());
+        ASSERT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kTensorDescriptor));
+        streams.push_back(m->first.stream_id);
+    }
+    raw.send(encode_error(streams[2], code(TransportErrorCode::kShardMismatch), "give up", 1U << 20));
+    raw.send(*encode_message(MessageType::kPing, 9, std::vector<uint8_t>{1, 2}));
+    // Whatever was already on its way may arrive; then the PONG, and no more data.
+    for (;;) {
+        auto m = raw.receive();
+        ASSERT_TRUE(m.has_value());
+        if (m->first.type == static_cast<uint32_t>(MessageType::kPong)) {
+            break;
+        }
+    }
+    raw.send(*encode_message(MessageType::kPing, 9, std::vector<uint8_t>{3}));
+    auto m = raw.receive();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kPong)) << "the transfer has stopped";
 }
 
 TEST_F(TensorServerTest, GracefulStopFinishesTransfersInFlight) {

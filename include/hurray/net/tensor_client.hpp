@@ -61,8 +61,21 @@ struct HURRAY_NET_EXPORT FetchOptions {
     uint32_t min_alignment = 64;
     /// The most data bytes accepted for one tensor (a composite's members each).
     uint64_t max_tensor_bytes = 1ULL << 40;
-    /// The most tensors one answer may hold (a composite head and its members).
+    /// The most tensors one answer may hold (a composite head and its members;
+    /// the shards of a parallel transfer count each).
     uint64_t max_tensors = 1U << 20;
+    /// Accept the tensor as parallel shards (`PARALLEL_OK`;
+    /// interchange.md § Parallel Transfers). `fetch` checks the shards'
+    /// consistency once every shard's descriptor has arrived (same
+    /// `parent_shape`, element type and layout; boxes covering the parent
+    /// exactly, without overlap; else `SHARD_MISMATCH` to the server and
+    /// `kInvalidData` here) and returns the logical tensor, reassembled: a
+    /// dense row-major descriptor of `parent_shape` and its data (shards
+    /// stored row-major along dimension 0 are received in place, any other
+    /// rectangular shards through `materialize_composite`), with
+    /// `transport.total_shards` saying how many shards it came in.
+    /// `fetch_into` ignores it (its handler takes the bytes in order).
+    bool parallel = false;
 };
 
 /// A tensor received whole.

@@ -70,6 +70,15 @@ struct HURRAY_NET_EXPORT ServerOptions {
     std::string put_directory;
     /// The most data bytes one uploaded tensor may have.
     uint64_t max_put_bytes = 1ULL << 40;
+    /// Parallel shard transfers (interchange.md § Parallel Transfers): a
+    /// request with `PARALLEL_OK` for a dense row-major tensor (stored so, or
+    /// transcoded to it) of at least `2 * min_shard_bytes` is answered as up
+    /// to this many shards, slices along dimension 0, each on its own stream
+    /// (docs/server.md says which stream ids). 1 turns parallel transfers off
+    /// (`PARALLEL_STREAMS` is then not advertised). At least 1.
+    uint32_t max_shards = 4;
+    /// The smallest shard worth its own stream, in data bytes.
+    uint64_t min_shard_bytes = 1U << 20;
 };
 
 /// Counters of a `TensorServer` (a snapshot; each counter is read atomically).
