@@ -30,6 +30,7 @@
 #include "hurray/core/lifetime.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 #include "hurray/core/quantize.hpp"
+#include "hurray/core/relayout.hpp"
 #include "hurray/core/result.hpp"
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/core/tensor_ref.hpp"

@@ -32,6 +32,7 @@
 #include "hurray/core/byte_io.hpp"
 #include "hurray/core/checked_math.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/relayout.hpp"
 #include "hurray/core/text.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/transport_message.hpp"
@@ -57,12 +58,29 @@ struct CatalogEntry {
     std::vector<size_t> tree;               // what a request sends: itself, then its members (pre-order)
 };
 
-/// Whether the server can give `e` as a dense row-major tensor.
-bool can_transcode_to_row_major(const CatalogEntry& e) {
+/// The layouts the server transcodes to, from its row-major materialization:
+/// row-major itself, column-major (`column_major_from_row_major`) and
+/// strided with the row-major strides (the same bytes).
+constexpr uint8_t kTranscodeTargets[] = {static_cast<uint8_t>(LayoutTag::kRowMajor),
+                                         static_cast<uint8_t>(LayoutTag::kColumnMajor),
+                                         static_cast<uint8_t>(LayoutTag::kStrided)};
+
+/// Whether the server can give `e` in layout `target`: any unquantized,
+/// non-extension tensor that is not a composite, into another layout of
+/// `kTranscodeTargets` (column-major and strided from rank 1: a scalar is
+/// row-major by rule).
+bool can_transcode(const CatalogEntry& e, uint8_t target) {
     const TensorDescriptor& d = e.descriptor;
-    return e.tree.size() == 1 && d.layout_tag() != static_cast<uint8_t>(LayoutTag::kRowMajor) &&
-           d.layout_tag() != static_cast<uint8_t>(LayoutTag::kComposite) && !d.quantization && !d.extension_type &&
-           d.layout_tag() < 0xF0;
+    const bool source = e.tree.size() == 1 && d.layout_tag() != static_cast<uint8_t>(LayoutTag::kComposite) &&
+                        !d.quantization && !d.extension_type && d.layout_tag() < 0xF0;
+    if (!source || d.layout_tag() == target) {
+        return false;
+    }
+    if (target == static_cast<uint8_t>(LayoutTag::kRowMajor)) {
+        return true;
+    }
+    return std::find(std::begin(kTranscodeTargets), std::end(kTranscodeTargets), target) != std::end(kTranscodeTargets) &&
+           !d.shape.empty();
 }
 
 /// The data bytes of `e` as a dense row-major tensor, or nullopt when the
@@ -992,17 +1010,22 @@ private:
         // Layout selection (interchange.md § Server Layout Selection).
         const uint8_t stored = entry.descriptor.layout_tag();
         std::shared_ptr<void> reservation;
+        uint8_t target = stored;
         for (const LayoutEntry& pref : req->preferred_layouts) {
             if (pref.tag == stored) {
                 break;
             }
-            if ((req->flags & kRequestAllowTranscode) != 0 && pref.tag == static_cast<uint8_t>(LayoutTag::kRowMajor) &&
-                can_transcode_to_row_major(entry)) {
+            if ((req->flags & kRequestAllowTranscode) != 0 && can_transcode(entry, pref.tag)) {
+                // Column-major holds the row-major bytes and their transposition at once.
                 const auto bytes = row_major_bytes(entry);
-                if (bytes) {
-                    reservation = state_->reserve_transcode(*bytes);
+                const auto held = !bytes ? std::nullopt
+                                  : pref.tag == static_cast<uint8_t>(LayoutTag::kColumnMajor) ? mul_u64(*bytes, 2)
+                                                                                              : bytes;
+                if (held) {
+                    reservation = state_->reserve_transcode(*held);
                 }
                 if (reservation) {
+                    target = pref.tag;
                     break;
                 }
             }
@@ -1016,11 +1039,11 @@ private:
         ++pending_transcodes_;
         const asio::any_io_executor pool = state_->options.transcode ? state_->options.transcode : state_->executor;
         const uint64_t token = streams_.at(sid);
-        asio::post(pool, [self = shared_from_this(), sid, token, &entry, parallel_ok,
+        asio::post(pool, [self = shared_from_this(), sid, token, &entry, parallel_ok, target,
                           reservation = std::move(reservation)]() mutable {
             Result<Transcoded> t = Error(ErrorCode::kOutOfMemory, "out of memory");
             try {
-                t = transcode(entry, std::move(reservation));
+                t = transcode(entry, target, std::move(reservation));
             } catch (const std::bad_alloc&) {
                 // t says so; nothing may escape a handler of the pool
             }
@@ -1030,7 +1053,10 @@ private:
         });
     }
 
-    static Result<Transcoded> transcode(const CatalogEntry& entry, std::shared_ptr<void> reservation) {
+    /// `entry` in layout `target` (`can_transcode`): its row-major
+    /// materialization, laid out again for column-major; strided gets the
+    /// row-major strides.
+    static Result<Transcoded> transcode(const CatalogEntry& entry, uint8_t target, std::shared_ptr<void> reservation) {
         auto tensor = entry.file->tensor(entry.index);
         if (!tensor) {
             return std::move(tensor).error();
@@ -1042,6 +1068,26 @@ private:
         auto desc = make_dense(entry.descriptor.element_type, entry.descriptor.shape);
         if (!desc) {
             return std::move(desc).error();
+        }
+        if (target == static_cast<uint8_t>(LayoutTag::kColumnMajor)) {
+            auto cm = column_major_from_row_major(desc->element_type, desc->shape, *bytes);
+            if (!cm) {
+                return std::move(cm).error();
+            }
+            *bytes = std::move(*cm);
+            desc->layout = ColumnMajorLayout{};
+        } else if (target == static_cast<uint8_t>(LayoutTag::kStrided)) {
+            StridedLayout strided;
+            strided.strides.resize(desc->shape.size());
+            uint64_t stride = 1;
+            for (size_t k = desc->shape.size(); k-- > 0;) {
+                if (stride > static_cast<uint64_t>(INT64_MAX)) {
+                    return Error(ErrorCode::kSizeOverflow, "a row-major stride of '" + entry.key + "' exceeds int64");
+                }
+                strided.strides[k] = static_cast<int64_t>(stride);
+                stride = mul_u64(stride, std::max<uint64_t>(desc->shape[k], 1)).value_or(UINT64_MAX);
+            }
+            desc->layout = std::move(strided);
         }
         desc->shard = entry.descriptor.shard;
         desc->statistics = entry.descriptor.statistics;
@@ -1321,7 +1367,7 @@ Status build_catalog(TensorServer::State& st, std::span<const std::shared_ptr<co
         st.keys.push_back(e.key);
         tags.insert(e.descriptor.layout_tag());
     }
-    tags.insert(static_cast<uint8_t>(LayoutTag::kRowMajor));  // the transcoding target
+    tags.insert(std::begin(kTranscodeTargets), std::end(kTranscodeTargets));
     std::vector<uint8_t> sorted(tags.begin(), tags.end());
     std::sort(sorted.begin(), sorted.end());
     for (uint8_t t : sorted) {

@@ -24,6 +24,7 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/core/byte_io.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/tensor_view.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/transport_message.hpp"
@@ -164,7 +165,7 @@ TEST_F(TensorServerTest, HelloAdvertisesWhatTheServerDoes) {
     for (const auto& l : h.layouts) {
         tags.push_back(l.tag);
     }
-    EXPECT_EQ(tags, (std::vector<uint8_t>{0x01, 0x02, 0x07, 0x0B}));
+    EXPECT_EQ(tags, (std::vector<uint8_t>{0x01, 0x02, 0x03, 0x07, 0x0B})) << "stored, plus the transcoding targets";
     EXPECT_TRUE(address_.starts_with("hurray://127.0.0.1:"));
 }
 
@@ -238,6 +239,47 @@ TEST_F(TensorServerTest, TranscodesToRowMajorOnlyWhenAllowed) {
     EXPECT_EQ((*got)[0].descriptor.layout_tag(), 0x02);
     EXPECT_EQ(server_->stats().transcode_bytes, 0U) << "the budget is given back";
     EXPECT_EQ(server_->stats().transcode_bytes_peak, 60U);
+}
+
+TEST_F(TensorServerTest, TranscodesToColumnMajorAndStrided) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.allow_transcode = true;
+    for (const char* key : {"w", "csr", "cm"}) {
+        for (uint8_t target : {uint8_t{0x02}, uint8_t{0x03}}) {
+            SCOPED_TRACE(std::string(key) + " to layout " + std::to_string(target));
+            o.preferred_layouts = {target};
+            auto got = run_on(client_io_, c->fetch(key, o));
+            ASSERT_TRUE(got.ok()) << got.error().to_string();
+            const net::ReceivedTensor& t = (*got)[0];
+            EXPECT_EQ(t.descriptor.layout_tag(), target);
+            EXPECT_EQ(t.descriptor.shape, (**file_->descriptor(key)).shape);
+            // The same logical tensor: read back row-major, it is the stored one's.
+            const auto bufs = t.buffers();
+            std::vector<std::span<const uint8_t>> spans;
+            for (const SharedBuffer& b : bufs) {
+                spans.push_back(b.span());
+            }
+            auto view = TensorView::make(t.descriptor, spans);
+            ASSERT_TRUE(view.ok()) << view.error().to_string();
+            auto back = view->materialize();
+            auto want = file_->tensor(key)->materialize();
+            ASSERT_TRUE(back.ok() && want.ok());
+            EXPECT_EQ(*back, *want);
+        }
+    }
+    // Column-major holds the row-major bytes and their transposition at once:
+    // "w" (16000 bytes) reserved twice over. Strided is the row-major bytes.
+    EXPECT_EQ(server_->stats().transcode_bytes_peak, 32000U);
+    EXPECT_EQ(server_->stats().transcode_bytes, 0U);
+    o.preferred_layouts = {0x03};
+    auto strided = run_on(client_io_, c->fetch("w", o));
+    ASSERT_TRUE(strided.ok());
+    EXPECT_EQ(std::get<StridedLayout>((*strided)[0].descriptor.layout).strides, (std::vector<int64_t>{1000, 1}));
+    const auto stored = stored_bytes("w");
+    EXPECT_TRUE(std::equal(stored.begin(), stored.end(), (*strided)[0].data.begin()));
 }
 
 TEST_F(TensorServerTest, TranscodingOverTheMemoryLimitFallsBackToTheStoredLayout) {
