@@ -200,18 +200,29 @@ void run(benchmark::State& state, size_t clients, Receive how = Receive::kStream
         state.SkipWithError("cannot write the benchmark file");
         return;
     }
-    asio::io_context server_io;
+    // The server: its acceptor on one io_context, its connections spread over
+    // one io_context per client, each run by a thread of its own.
+    asio::io_context server_io(1);
+    std::vector<std::unique_ptr<asio::io_context>> connection_ios;
+    hurray::net::ServerOptions options;
+    for (size_t i = 0; i < clients; ++i) {
+        connection_ios.push_back(std::make_unique<asio::io_context>(1));
+        options.connection_executors.push_back(connection_ios.back()->get_executor());
+    }
     const std::shared_ptr<const hurray::FileReader> files[] = {f.file};
-    auto server = hurray::net::TensorServer::create(server_io.get_executor(), files);
+    auto server = hurray::net::TensorServer::create(server_io.get_executor(), files, options);
     auto address = server ? (*server)->listen("127.0.0.1:0") : hurray::Result<std::string>(server.error());
     if (!address) {
         state.SkipWithError("server");
         return;
     }
     auto guard = asio::make_work_guard(server_io);
+    std::vector<decltype(asio::make_work_guard(server_io))> connection_guards;
     std::vector<std::thread> server_threads;
-    for (size_t i = 0; i < clients; ++i) {
-        server_threads.emplace_back([&] { server_io.run(); });
+    server_threads.emplace_back([&] { server_io.run(); });
+    for (auto& io : connection_ios) {
+        connection_guards.push_back(asio::make_work_guard(*io));
+        server_threads.emplace_back([&io] { io->run(); });
     }
     std::vector<std::vector<size_t>> share(clients);
     for (size_t i = 0; i < kTensors; ++i) {
@@ -221,16 +232,19 @@ void run(benchmark::State& state, size_t clients, Receive how = Receive::kStream
     double raw_s = 0;
     for (auto _ : state) {
         std::atomic<uint64_t> got{0};
-        asio::io_context client_io;
+        // One io_context per client, each run by a thread of its own: no
+        // scheduler shared between the clients.
+        std::vector<std::unique_ptr<asio::io_context>> client_ios;
         for (size_t c = 0; c < clients; ++c) {
-            asio::co_spawn(asio::make_strand(client_io), fetch_some(*address, share[c], &got, how), asio::detached);
+            client_ios.push_back(std::make_unique<asio::io_context>(1));
+            asio::co_spawn(*client_ios.back(), fetch_some(*address, share[c], &got, how), asio::detached);
         }
         const double t0 = now_s();
         std::vector<std::thread> client_threads;
         for (size_t c = 1; c < clients; ++c) {
-            client_threads.emplace_back([&] { client_io.run(); });
+            client_threads.emplace_back([&, c] { client_ios[c]->run(); });
         }
-        client_io.run();
+        client_ios[0]->run();
         for (auto& t : client_threads) {
             t.join();
         }
@@ -259,6 +273,7 @@ void run(benchmark::State& state, size_t clients, Receive how = Receive::kStream
     }
     (*server)->stop();
     guard.reset();
+    connection_guards.clear();
     for (auto& t : server_threads) {
         t.join();
     }

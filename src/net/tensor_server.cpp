@@ -1288,7 +1288,9 @@ asio::awaitable<void> accept_loop(std::shared_ptr<TensorServer::State> state, st
         if (ec) {
             continue;
         }
-        Socket socket(asio::make_strand(state->executor));
+        const auto& spread = state->options.connection_executors;
+        Socket socket(asio::make_strand(spread.empty() ? state->executor
+                                                       : spread[state->accepted.load() % spread.size()]));
         socket.assign(protocol, handle, ec);
         if (ec) {
             continue;

@@ -121,8 +121,14 @@ TEST(TensorServerLoad, GoodClientsAreServedWhileBadOnesAreContained) {
     ASSERT_TRUE(f.ok());
     const std::shared_ptr<const FileReader> files[] = {std::make_shared<const FileReader>(std::move(*f))};
 
+    // The acceptor on one io_context, the connections spread over two more,
+    // each run by a thread of its own (ServerOptions::connection_executors).
     asio::io_context server_io;
+    asio::io_context connections_a(1);
+    asio::io_context connections_b(1);
     net::ServerOptions so;
+    so.connection_executors = {connections_a.get_executor(), connections_b.get_executor()};
+    so.min_shard_bytes = 16 * 1024;  // the clients that ask for parallel shards get them
     so.max_clients = 80;
     so.max_message_size = 64 * 1024;
     so.data_frame_size = 16 * 1024;
@@ -134,9 +140,11 @@ TEST(TensorServerLoad, GoodClientsAreServedWhileBadOnesAreContained) {
     auto address = (*server)->listen("127.0.0.1:0");
     ASSERT_TRUE(address.ok());
     std::vector<std::thread> server_threads;
-    for (int i = 0; i < 2; ++i) {
-        server_threads.emplace_back([&] { server_io.run(); });
-    }
+    server_threads.emplace_back([&] { server_io.run(); });
+    auto busy_a = asio::make_work_guard(connections_a);
+    auto busy_b = asio::make_work_guard(connections_b);
+    server_threads.emplace_back([&] { connections_a.run(); });
+    server_threads.emplace_back([&] { connections_b.run(); });
 
     asio::io_context client_io;
     std::atomic<int> good{0};
@@ -152,9 +160,13 @@ TEST(TensorServerLoad, GoodClientsAreServedWhileBadOnesAreContained) {
                     failures.fetch_add(1);
                     co_return;
                 }
+                net::FetchOptions o;
+                o.parallel = c % 2 == 1;  // half of them as parallel shards
                 for (int k = 0; k < 3; ++k) {
                     const int i = (c + 3 * k) % 8;
-                    auto t = co_await (*client)->fetch("t" + std::to_string(i));
+                    std::string key = "t";
+                    key.append(std::to_string(i));
+                    auto t = co_await (*client)->fetch(key, o);
                     if (!t || t->size() != 1 || (*t)[0].data.size() != contents[i].size() ||
                         !std::equal(contents[i].begin(), contents[i].end(), (*t)[0].data.begin())) {
                         ADD_FAILURE() << "client " << c << " tensor t" << i << ": "
@@ -200,6 +212,8 @@ TEST(TensorServerLoad, GoodClientsAreServedWhileBadOnesAreContained) {
     EXPECT_LE(s.held_bytes_peak, 8ULL << 20) << "far below the bound in practice";
     EXPECT_GE(s.errors_sent, 4U);
     (*server)->stop();
+    busy_a.reset();
+    busy_b.reset();
     for (auto& t : server_threads) {
         t.join();
     }

@@ -1,6 +1,7 @@
 // `hurray serve FILE... [--listen ADDR]...`: serves the tensors of HRRYFILEs over the
 // Hurray network transport protocol (hurray::net::TensorServer) until SIGINT or SIGTERM,
 // then stops gracefully (transfers in flight finish, new requests are refused).
+#include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/thread_pool.hpp>
@@ -58,9 +59,16 @@ int run_serve(const ServeOptions& o, const Console& console) {
         files.push_back(std::make_shared<const FileReader>(std::move(*f)));
     }
     const unsigned threads = o.threads != 0 ? o.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
-    asio::io_context io(static_cast<int>(threads));
+    // The acceptors and the signal watch on `io`; the connections spread over
+    // one io_context per thread (no scheduler shared between the threads).
+    asio::io_context io(1);
+    std::vector<std::unique_ptr<asio::io_context>> connection_ios;
     asio::thread_pool transcode_pool(2);
     net::ServerOptions so;
+    for (unsigned i = 0; i < threads; ++i) {
+        connection_ios.push_back(std::make_unique<asio::io_context>(1));
+        so.connection_executors.push_back(connection_ios.back()->get_executor());
+    }
     so.max_clients = o.max_clients;
     so.max_message_size = o.max_message_size;
     so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.idle_timeout * 1000));
@@ -91,11 +99,14 @@ int run_serve(const ServeOptions& o, const Console& console) {
                 << (files.size() == 1 ? " file" : " files") << "; SIGINT or SIGTERM stops\n";
     asio::steady_timer signals(io);
     watch_signals(signals, **server);
+    std::vector<asio::executor_work_guard<asio::io_context::executor_type>> busy;
     std::vector<std::thread> workers;
-    for (unsigned i = 1; i < threads; ++i) {
-        workers.emplace_back([&io] { io.run(); });
+    for (auto& cio : connection_ios) {
+        busy.push_back(asio::make_work_guard(*cio));
+        workers.emplace_back([&cio] { cio->run(); });
     }
-    io.run();
+    io.run();      // returns once stopped: the acceptors are closed
+    busy.clear();  // the connections finish the transfers in flight, then their threads end
     for (auto& t : workers) {
         t.join();
     }

@@ -61,6 +61,11 @@ struct HURRAY_NET_EXPORT ServerOptions {
     /// Where transcoding runs (an `asio::thread_pool`'s executor). Empty: the
     /// server's own executor.
     asio::any_io_executor transcode{};
+    /// Where connections run, each on a strand of one of these, taken in
+    /// turn. One `io_context` per thread, each run by its own thread, spreads
+    /// connections over threads without a scheduler shared between them
+    /// (what `hurray serve --threads N` does). Empty: the server's executor.
+    std::vector<asio::any_io_executor> connection_executors{};
     /// Where uploaded tensors (`TENSOR_PUT`) are stored, one HRRYFILE per tensor
     /// named after its key (`KEY.hrry`; bytes outside `[A-Za-z0-9._-]` and a
     /// leading `.` written `%XX`), committed atomically and durably when its
