@@ -21,6 +21,7 @@ pid_t spawn_serve(const std::vector<std::string>& args, const TempDir& dir) {
     argv.insert(argv.end(), args.begin(), args.end());
     const std::string out = dir.file("serve.out");
     const std::string err = dir.file("serve.err");
+    std::filesystem::remove(out);  // wait_for_server reads it: no earlier server's address
     const pid_t pid = ::fork();
     if (pid == 0) {
         const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -38,9 +39,15 @@ pid_t spawn_serve(const std::vector<std::string>& args, const TempDir& dir) {
     return pid;
 }
 
-bool wait_for(const std::string& path) {
+/// Waits until the server listens: it prints its bound address on stdout
+/// (`serve.out` in `dir`) once `listen` has succeeded. The socket file alone
+/// is not enough: it appears at bind(), before listen(), and a client that
+/// connects in between is refused.
+bool wait_for_server(const TempDir& dir) {
+    const std::string out = dir.file("serve.out");
     for (int i = 0; i < 2000; ++i) {
-        if (std::filesystem::exists(path)) {
+        std::error_code ec;
+        if (std::filesystem::file_size(out, ec) > 0 && !ec) {
             return true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -55,7 +62,7 @@ TEST(CliServe, ServesListsFetchesAndStopsOnSigterm) {
     const std::string sock = dir.file("s.sock");
     const pid_t pid = spawn_serve({model, "--listen", "unix:" + sock}, dir);
     ASSERT_GT(pid, 0);
-    ASSERT_TRUE(wait_for(sock)) << "the server did not start";
+    ASSERT_TRUE(wait_for_server(dir)) << "the server did not start";
     const std::string url = "hurray+unix://" + sock;
 
     auto file = FileReader::open(model);
@@ -117,7 +124,7 @@ TEST(CliServe, PushUploadsIntoTheAcceptDirectory) {
     const std::string sock = dir.file("p.sock");
     const pid_t pid = spawn_serve({model, "--listen", "unix:" + sock, "--accept-put", up}, dir);
     ASSERT_GT(pid, 0);
-    ASSERT_TRUE(wait_for(sock));
+    ASSERT_TRUE(wait_for_server(dir));
     const std::string url = "hurray+unix://" + sock;
     const Ran one = run_cli({"push", url, model, "token_embd.weight", "blk.0.attn_mask"});
     EXPECT_EQ(one.rc, 0) << one.err;
@@ -136,7 +143,7 @@ TEST(CliServe, PushUploadsIntoTheAcceptDirectory) {
     ::waitpid(pid, &status, 0);
     // A server without --accept-put refuses.
     const pid_t ro = spawn_serve({model, "--listen", "unix:" + sock}, dir);
-    ASSERT_TRUE(wait_for(sock));
+    ASSERT_TRUE(wait_for_server(dir));
     const Ran refused = run_cli({"push", url, model, "token_embd.weight"});
     EXPECT_EQ(refused.rc, 1);
     EXPECT_NE(refused.err.find("PUT_REJECTED"), std::string::npos) << refused.err;
