@@ -6,9 +6,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <filesystem>
 #include <string>
-#include <system_error>
 
 #include "common.hpp"
 
@@ -90,20 +88,11 @@ py::object text_or_none(std::string_view text) { return text.empty() ? py::objec
     throw py::error_already_set();
 }
 
-/// The errno behind an I/O error of opening the local file `file`: ENOENT
-/// when the path names nothing, else 0. The library's Error keeps its code
-/// (kIoError), not the errno of the failed open(2), so the path is asked
-/// again, with stat(2), only after an open failed: a path that does not
-/// exist now did not exist then either (barring a file created in between,
-/// which then reads as a plain FileError). URLs are not local paths.
-int missing_file_errno(const Error& error, PythonSite where, std::string_view file) {
-    if (where != PythonSite::kOpen || error.code() != ErrorCode::kIoError || file.empty() ||
-        file.find("://") != std::string_view::npos) {
-        return 0;
-    }
-    std::error_code ec;
-    static_cast<void>(std::filesystem::status(std::filesystem::path(std::string(file)), ec));
-    return ec && ec.value() == ENOENT && ec.category() == std::generic_category() ? ENOENT : 0;
+/// The errno behind an I/O error of opening a file: ENOENT when the path
+/// named nothing (the failed open(2)'s own errno, kept by the library as
+/// `Error::os_error()`), else 0.
+int missing_file_errno(const Error& error, PythonSite where) {
+    return where == PythonSite::kOpen && error.code() == ErrorCode::kIoError && error.os_error() == ENOENT ? ENOENT : 0;
 }
 
 /// raise_error_as, with the OS errno (0: none) given to raise_instance.
@@ -128,8 +117,7 @@ bool is_unsupported(ErrorCode code) noexcept {
 
 void raise_error(const Error& error, PythonSite where, const Site& site) {
     const PythonError kind = error_kind(error.code(), where);
-    const std::string_view file = !error.file().empty() ? error.file() : site.file;
-    raise_with_errno(kind, error, site, kind == PythonError::kFile ? missing_file_errno(error, where, file) : 0);
+    raise_with_errno(kind, error, site, kind == PythonError::kFile ? missing_file_errno(error, where) : 0);
 }
 
 void raise_error_as(PythonError kind, const Error& error, const Site& site) { raise_with_errno(kind, error, site, 0); }

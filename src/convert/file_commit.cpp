@@ -2,6 +2,8 @@
 // Temporary names beside a target (hurray::replace_file puts the file in place).
 #include "convert/file_commit.hpp"
 
+#include "hurray/io/os_error.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,7 +24,7 @@ Result<std::filesystem::path> temp_dir_beside(const std::filesystem::path& targe
     // SAFETY: buf is a NUL-terminated writable std::string buffer; mkdtemp replaces the six
     // trailing X in place and keeps its length.
     if (::mkdtemp(buf.data()) == nullptr) {
-        return Error(ErrorCode::kIoError, buf + ": mkdtemp: " + std::strerror(errno));
+        return os_error(buf + ": mkdtemp", errno);
     }
     return std::filesystem::path(buf);
 }

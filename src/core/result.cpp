@@ -87,6 +87,7 @@ void Error::WhereDeleter::operator()(Where* w) const noexcept {
 
 Error::Error(const Error& other)
     : code_(other.code_),
+      os_error_(other.os_error_),
       offset_(other.offset_),
       message_(other.message_),
       where_(other.where_ ? new Where(*other.where_) : nullptr) {}  // NOLINT(cppcoreguidelines-owning-memory)

@@ -5,6 +5,7 @@
 #include "hurray/io/byte_sink.hpp"
 
 #include "hurray/core/text.hpp"
+#include "hurray/io/os_error.hpp"
 
 #include <cerrno>
 #include <cstdint>
@@ -25,19 +26,7 @@ namespace hurray {
 namespace {
 
 
-/// The OS error `err` as text ("No space left on device").
-std::string os_error(int err) {
-    // strerror is not thread-safe; strerror_r (GNU flavour) is.
-    char buf[256] = {};
-    // SAFETY: buf is a local array of the size passed; the GNU strerror_r
-    // returns either buf or a static string, both NUL-terminated.
-    const char* s = strerror_r(err, buf, sizeof buf);
-    return {s};
-}
-
-Error io_error(std::string_view what, int err) {
-    return {ErrorCode::kIoError, std::string(what) + ": " + os_error(err)};
-}
+Error io_error(std::string_view what, int err) { return os_error(what, err); }
 
 /// Writes all of `bytes` to `fd`, retrying EINTR and short writes. With
 /// `socket`, uses send(MSG_NOSIGNAL) so a closed peer is EPIPE, not SIGPIPE.
@@ -365,8 +354,7 @@ Status StdioSink::write(std::span<const uint8_t> bytes) {
     const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), file_);
     if (n != bytes.size()) {
         const int err = errno != 0 ? errno : EIO;
-        return Error(ErrorCode::kIoError, "fwrite: wrote " + dec(n) + " of " + dec(bytes.size()) +
-                                              " bytes: " + os_error(err));
+        return io_error("fwrite: wrote " + dec(n) + " of " + dec(bytes.size()) + " bytes", err);
     }
     return Status::success();
 }

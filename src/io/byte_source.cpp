@@ -3,6 +3,7 @@
 // hurray::io that hands caller buffers to system calls; each such call has a
 // SAFETY note.
 #include "hurray/io/byte_source.hpp"
+#include "hurray/io/os_error.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,9 +26,7 @@ namespace {
 constexpr size_t kSkipBufferSize = size_t{64} * 1024;
 
 /// `kIoError` naming the failed call and the errno text.
-Error io_error(const char* call, int err) {
-    return {ErrorCode::kIoError, std::string(call) + " failed: " + std::strerror(err)};
-}
+Error io_error(const char* call, int err) { return os_error(std::string(call) + " failed", err); }
 
 /// A subclass's read_some claimed more bytes than the buffer holds.
 Error overlong_read() {

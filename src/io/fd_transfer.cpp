@@ -5,6 +5,7 @@
 #include "io/fd_transfer.hpp"
 
 #include "hurray/core/text.hpp"
+#include "hurray/io/os_error.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -26,13 +27,6 @@ constexpr size_t kMaxPerCall = 0x7ffff000;
 /// At most this many iovec entries per call (IOV_MAX is 1024 on Linux).
 constexpr size_t kMaxIov = IOV_MAX;
 
-std::string errno_text(int err) {
-    char buf[256] = {};
-    // SAFETY: buf is a local array of the size passed; the GNU strerror_r
-    // returns either buf or a static string, both NUL-terminated.
-    const char* s = strerror_r(err, buf, sizeof buf);
-    return {s};
-}
 
 /// Drops the first `n` bytes from the front of `iov` (entries wholly sent
 /// become empty and are skipped); returns the first entry still to send.
@@ -66,8 +60,7 @@ Status wait_for(int fd, short events, const char* what) {
             return Status::success();
         }
         if (errno != EINTR) {
-            return Error(ErrorCode::kIoError, std::string("poll fd ") + std::to_string(fd) + " (" + what +
-                                                  "): " + errno_text(errno));
+            return hurray::os_error(std::string("poll fd ") + std::to_string(fd) + " (" + what + ")", errno);
         }
     }
 }
@@ -78,7 +71,7 @@ Result<FdKind> fd_kind(int fd) {
     struct stat st {};
     // SAFETY: st is a local struct that fstat fills.
     if (::fstat(fd, &st) != 0) {
-        return Error(ErrorCode::kIoError, "fstat fd " + std::to_string(fd) + ": " + errno_text(errno));
+        return hurray::os_error("fstat fd " + std::to_string(fd), errno);
     }
     if (S_ISFIFO(st.st_mode)) {
         return FdKind::kPipe;
@@ -134,12 +127,12 @@ SigpipeGuard::~SigpipeGuard() {
 // FdWriter
 
 Status FdWriter::os_error(const char* call, int err) const {
-    std::string message = std::string(call) + " to fd " + std::to_string(fd_) + " at stream offset " +
-                          dec(written_) + ": " + errno_text(err);
+    Error e = hurray::os_error(std::string(call) + " to fd " + std::to_string(fd_) + " at stream offset " + dec(written_),
+                               err, ErrorCode::kIoError, written_);
     if (err == EPIPE || err == ECONNRESET) {
-        message += " (the reader closed its end)";
+        return Error(e.code(), e.message() + " (the reader closed its end)", e.offset()).with_os_error(err);
     }
-    return Error(ErrorCode::kIoError, std::move(message), written_);
+    return e;
 }
 
 Status FdWriter::wait_writable() const { return wait_for(fd_, POLLOUT, "wait to write"); }

@@ -21,15 +21,12 @@
 
 #include "hurray/core/checked_math.hpp"
 #include "hurray/core/text.hpp"
+#include "hurray/io/os_error.hpp"
 
 namespace hurray::detail {
 
 namespace {
 
-/// "<what>: <strerror(err)>".
-std::string os_error(const std::string& what, int err) {
-    return what + ": " + std::error_code(err, std::generic_category()).message();
-}
 
 /// Closes a descriptor when the last FileSource copy using it goes away.
 struct FdCloser {
@@ -148,14 +145,14 @@ Result<FileSource> FileSource::open(const std::string& path, bool use_mmap, bool
     // SAFETY: path.c_str() is a valid NUL-terminated string for the call.
     const int raw_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // NOLINT(cppcoreguidelines-pro-type-vararg)
     if (raw_fd < 0) {
-        return Error(ErrorCode::kIoError, os_error("open '" + path + "'", errno));
+        return os_error("open '" + path + "'", errno);
     }
     std::shared_ptr<const int> fd(new int(raw_fd), FdCloser{});  // NOLINT(cppcoreguidelines-owning-memory)
 
     struct stat st {};
     // SAFETY: st is a local, writable struct stat; fd is open.
     if (::fstat(*fd, &st) != 0) {
-        return Error(ErrorCode::kIoError, os_error("fstat '" + path + "'", errno));
+        return os_error("fstat '" + path + "'", errno);
     }
     if (!S_ISREG(st.st_mode)) {  // NOLINT(hicpp-signed-bitwise)
         return Error(ErrorCode::kIoError, "open '" + path + "': not a regular file");
@@ -478,7 +475,7 @@ Status FileSource::pread_into(uint64_t offset, std::span<uint8_t> out, const cha
             if (errno == EINTR) {
                 continue;
             }
-            return Error(ErrorCode::kIoError, os_error(std::string("pread ") + what, errno), offset + done);
+            return os_error(std::string("pread ") + what, errno, ErrorCode::kIoError, offset + done);
         }
         if (n == 0) {
             return Error(ErrorCode::kIoError,
@@ -580,7 +577,7 @@ Status FileSource::advise(uint64_t offset, uint64_t length, AccessPattern patter
     // as FileReadOptions::copy_on_write documents).
     void* addr = const_cast<uint8_t*>(all.data() + first);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
     if (::madvise(addr, static_cast<size_t>(last - first), to_madvise(pattern)) != 0) {
-        return Error(ErrorCode::kIoError, os_error("madvise", errno));
+        return os_error("madvise", errno);
     }
     return Status::success();
 }

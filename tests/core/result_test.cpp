@@ -112,6 +112,22 @@ TEST(Error, WithContextPrefixesMovesTheOffsetAndRecordsTheParts) {
     EXPECT_TRUE(inner.tensor().empty());
 }
 
+TEST(Error, OsErrorIsKeptThroughContextCopiesAndMoves) {
+    EXPECT_EQ(Error(ErrorCode::kIoError, "x").os_error(), 0) << "not from a system call";
+    const Error e = Error(ErrorCode::kIoError, "open 'm.hrry': No such file or directory").with_os_error(2);
+    EXPECT_EQ(e.os_error(), 2);
+    const Error wrapped = e.with_context({.prefix = "m.hrry", .file = "m.hrry"});
+    EXPECT_EQ(wrapped.os_error(), 2);
+    Error copy = wrapped;
+    EXPECT_EQ(copy.os_error(), 2);
+    Error moved = std::move(copy).with_context({.prefix = "load"});
+    EXPECT_EQ(moved.os_error(), 2);
+    EXPECT_EQ(moved.without_file().os_error(), 2);
+    EXPECT_EQ(moved.rebased(4).os_error(), 2);
+    Result<int> r = moved;
+    EXPECT_EQ(r.error().os_error(), 2);
+}
+
 TEST(Error, WithContextKeepsTheInnermostPartsAndFillsAMissingOffset) {
     Error e(ErrorCode::kInvalidLayout, "stride: zero");
     EXPECT_TRUE(e.file().empty() && e.tensor().empty() && e.field().empty());

@@ -156,6 +156,16 @@ public:
     [[nodiscard]] std::string_view tensor() const noexcept;
     /// The field, section or KV key the error is in, empty when unknown.
     [[nodiscard]] std::string_view field() const noexcept;
+    /// The operating system's error number (`errno`) behind a failed system
+    /// call (`kIoError` from `open`, `pread`, `write`...; `ENOENT` for a path
+    /// that names nothing), 0 when the error did not come from one. The
+    /// message says it in words too.
+    [[nodiscard]] int os_error() const noexcept { return os_error_; }
+    /// This error with `os_error()` set to `err`.
+    [[nodiscard]] Error with_os_error(int err) && {
+        os_error_ = err;
+        return std::move(*this);
+    }
 
     /// This error with `context` added: its prefix before the message, its
     /// base added to the offset, and its file, tensor and field recorded where
@@ -186,6 +196,7 @@ private:
     };
 
     ErrorCode code_;
+    int os_error_ = 0;
     uint64_t offset_;
     std::string message_;
     std::unique_ptr<Where, WhereDeleter> where_;
