@@ -583,6 +583,14 @@ std::vector<uint8_t> request(uint32_t sid, std::string key) {
     return *encode_tensor_request(sid, r);
 }
 
+/// A TENSOR_REQUEST for `key` on stream 5 with PARALLEL_OK.
+std::vector<uint8_t> parallel_request_message(std::string key) {
+    TensorRequest r;
+    r.key = std::move(key);
+    r.flags = kRequestParallelOk;
+    return *encode_tensor_request(5, r);
+}
+
 constexpr auto code = [](TransportErrorCode c) { return static_cast<uint32_t>(c); };
 
 TEST_F(TensorServerTest, RawFirstMessageMustBeHello) {
@@ -756,10 +764,7 @@ TEST_F(TensorServerTest, RawParallelShardsComeBackToBackOnServerStreams) {
     start_server(so);
     RawClient raw(client_io_, address_);
     raw.hello();
-    TensorRequest r;
-    r.key = "w";
-    r.flags = kRequestParallelOk;
-    raw.send(*encode_tensor_request(5, r));
+    raw.send(parallel_request_message("w"));
     // Four descriptors first, back to back: shard 0 on the request's stream,
     // the others on distinct streams with bit 31 set.
     std::map<uint32_t, uint32_t> shard_of;  // stream -> shard index
@@ -823,10 +828,7 @@ TEST_F(TensorServerTest, RawErrorOnAShardStreamEndsTheWholeTransfer) {
     start_server(so);
     RawClient raw(client_io_, address_);
     raw.hello();
-    TensorRequest r;
-    r.key = "big";
-    r.flags = kRequestParallelOk;
-    raw.send(*encode_tensor_request(5, r));
+    raw.send(parallel_request_message("big"));
     std::vector<uint32_t> streams;
     for (int k = 0; k < 4; ++k) {
         auto m = raw.receive();
