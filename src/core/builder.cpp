@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/core/builder.hpp"
 
+#include "core/quant_storage.hpp"
+
 #include <string>
 
 #include "hurray/core/text.hpp"
@@ -62,15 +64,7 @@ Result<TensorDescriptor> make_per_block_quantized(ElementType type, Shape shape,
     TensorDescriptor d;
     d.element_type = type;
     d.shape = std::move(shape);
-    PerBlockAffine q;
-    q.axis = axis;
-    q.block_size = block_size;
-    q.scale_buffer_index = 1;
-    if (!symmetric) {
-        q.zero_point_buffer_index = 2;
-    }
-    q.scale_type = scale_type;
-    d.quantization = QuantizationDescriptor{q, {}};
+    d.quantization = QuantizationDescriptor{detail::per_block_affine(axis, block_size, scale_type, symmetric), {}};
     return size_buffers(std::move(d), placement);
 }
 

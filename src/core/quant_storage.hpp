@@ -8,8 +8,24 @@
 #include <optional>
 
 #include "hurray/core/element_type.hpp"
+#include "hurray/core/quantization.hpp"
 
 namespace hurray::detail {
+
+/// A per-block affine scheme in this library's buffer convention (the
+/// builder's and the quantizer's): scales of `scale_type` in buffer 1 and,
+/// unless `symmetric`, zero points in buffer 2.
+inline PerBlockAffine per_block_affine(uint32_t axis, uint32_t block_size, ElementType scale_type, bool symmetric) {
+    PerBlockAffine s;
+    s.axis = axis;
+    s.block_size = block_size;
+    s.scale_buffer_index = 1;
+    if (!symmetric) {
+        s.zero_point_buffer_index = 2;
+    }
+    s.scale_type = scale_type;
+    return s;
+}
 
 /// The inclusive value range of an integer storage type.
 struct CodeRange {

@@ -358,15 +358,8 @@ Result<QuantizedTensor> quantize_per_channel(std::span<const float> values, cons
 Result<QuantizedTensor> quantize_per_block(std::span<const float> values, const Shape& shape,
                                            ElementType storage, uint32_t axis, uint32_t block_size,
                                            ElementType scale_type, bool symmetric) {
-    PerBlockAffine s;
-    s.axis = axis;
-    s.block_size = block_size;
-    s.scale_buffer_index = 1;
-    if (!symmetric) {
-        s.zero_point_buffer_index = 2;
-    }
-    s.scale_type = scale_type;
-    return quantize_affine("quantize_per_block", values, shape, storage, s, ParamKind::kBlock, axis,
+    return quantize_affine("quantize_per_block", values, shape, storage,
+                           detail::per_block_affine(axis, block_size, scale_type, symmetric), ParamKind::kBlock, axis,
                            block_size, scale_type, symmetric);
 }
 
