@@ -23,6 +23,7 @@
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/core/shape.hpp"
+#include "hurray/core/text.hpp"
 
 namespace hurray::python {
 
@@ -35,13 +36,6 @@ PyObject* g_layout_class = nullptr;
 // Nested tiled levels followed before giving up (the core accepts 8).
 constexpr size_t kMaxTiledChain = 64;
 
-std::string hex_byte(unsigned value) {
-    static const char* const digits = "0123456789ABCDEF";
-    std::string out = "0x";
-    out += digits[(value >> 4U) & 0xFU];
-    out += digits[value & 0xFU];
-    return out;
-}
 
 LayoutTag tile_order(const py::handle& name) {
     const auto text = name.cast<std::string>();
@@ -220,7 +214,7 @@ void check_layout(const py::handle& obj) {
     const LayoutDescriptor layout = layout_from_python(obj);
     if (const auto* e = std::get_if<ExtensionLayout>(&layout)) {
         if (e->tag == 0x00 || e->tag == 0xFF) {
-            raise_kind(PythonError::kInvalidDescriptor, "layout tag " + hex_byte(e->tag) + " is invalid");
+            raise_kind(PythonError::kInvalidDescriptor, "layout tag " + hurray::hex(e->tag) + " is invalid");
         }
         const py::dict p = obj.attr("_params");
         if (is_unknown_layout(layout) && !p.contains("extension_layout_id")) {
@@ -375,7 +369,7 @@ LayoutDescriptor layout_from_python(const py::handle& layout) {
         case 0x40: return HilbertLayout{p["hilbert_order"].cast<uint32_t>(), p["hilbert_rank"].cast<uint32_t>()};
         default: break;
     }
-    raise_kind(PythonError::kUnsupported, "layout tag " + hex_byte(tag & 0xFFU) + " (" +
+    raise_kind(PythonError::kUnsupported, "layout tag " + hurray::hex(tag & 0xFFU) + " (" +
                                             py::str(layout.attr("name")).cast<std::string>() +
                                             ") has no parameters this module can write");
 }

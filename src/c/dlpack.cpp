@@ -19,6 +19,7 @@
 #include "hurray/core/layout.hpp"
 #include "hurray/core/shape.hpp"
 #include "hurray/core/tensor_view.hpp"
+#include "hurray/core/text.hpp"
 
 using hurray::c::fail;
 
@@ -125,13 +126,6 @@ DtypeOrReason dlpack_dtype(hurray::ElementType type) {
     return {{}, "it is not a built-in element type"};
 }
 
-std::string hex_byte(uint8_t v) {
-    static constexpr char kDigits[] = "0123456789ABCDEF";
-    std::string s = "0x";
-    s += kDigits[v >> 4U];
-    s += kDigits[v & 0xFU];
-    return s;
-}
 
 // Why memory placed on (`device`, `memory_class`) is not exported as kDLCPU,
 // or "" when it is: standard, host-pinned and unified CPU memory all read as
@@ -139,7 +133,7 @@ std::string hex_byte(uint8_t v) {
 std::string cpu_placement_problem(hurray::DeviceTag device, hurray::MemoryClass memory_class) {
     if (device != hurray::DeviceTag::kCpu) {
         const std::string_view name = hurray::device_name(device);
-        return "is not on the CPU but on device " + hex_byte(static_cast<uint8_t>(device)) +
+        return "is not on the CPU but on device " + hurray::hex(static_cast<uint8_t>(device)) +
                (name.empty() ? std::string() : " (" + std::string(name) + ")") +
                "; only CPU tensors are exported";
     }
@@ -155,7 +149,7 @@ std::string type_label(const hurray::TensorDescriptor& d) {
     if (!name.empty()) {
         return std::string(name);
     }
-    return "element type " + hex_byte(hurray::type_tag(d.element_type));
+    return "element type " + hurray::hex(hurray::type_tag(d.element_type));
 }
 
 // "[2, 3, 4]".
@@ -185,7 +179,7 @@ HurrayStatus describe(const char* function, const std::string& what, const hurra
                            " storage), and DLPack carries no quantization parameters; dequantize it first");
     }
     if (d.extension_type) {
-        return unsupported("the private element type " + hex_byte(hurray::type_tag(d.element_type)) +
+        return unsupported("the private element type " + hurray::hex(hurray::type_tag(d.element_type)) +
                            " has no DLPack type");
     }
     const DtypeOrReason dtype = dlpack_dtype(d.element_type);
@@ -196,7 +190,7 @@ HurrayStatus describe(const char* function, const std::string& what, const hurra
                         std::holds_alternative<hurray::ColumnMajorLayout>(d.layout) ||
                         std::holds_alternative<hurray::StridedLayout>(d.layout);
     if (!affine) {
-        return unsupported("the " + (layout.empty() ? "layout " + hex_byte(d.layout_tag()) : layout) +
+        return unsupported("the " + (layout.empty() ? "layout " + hurray::hex(d.layout_tag()) : layout) +
                            " layout is not one stride per dimension (row-major, column-major and strided "
                            "tensors are exported)");
     }

@@ -14,6 +14,7 @@
 #include "convert/guard.hpp"
 #include "convert/materialize.hpp"
 #include "hurray/convert/convert.hpp"
+#include "hurray/core/describe.hpp"
 #include "hurray/core/element_convert.hpp"
 
 namespace hurray::convert {
@@ -38,15 +39,8 @@ std::string float_text(float v) {
     return buf;
 }
 
-std::string bytes_text(std::span<const uint8_t> b) {
-    std::string s = "0x";
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (const uint8_t x : b) {
-        s += kHex[x >> 4U];
-        s += kHex[x & 0xFU];
-    }
-    return s;
-}
+/// "0x" and the bytes in hex.
+std::string bytes_text(std::span<const uint8_t> b) { return "0x" + hex_bytes(b); }
 
 Error mismatch(const std::string& name, const std::string& what) {
     return {ErrorCode::kInvalidData, "tensor '" + name + "': " + what};

@@ -21,6 +21,7 @@
 #include "convert/npy_array.hpp"
 #include "convert/zip_directory.hpp"
 #include "hurray/convert/numpy.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/io/range_source.hpp"
 #include "hurray/io/read_only_file.hpp"
 
@@ -43,13 +44,6 @@ struct MemberInfo {
     uint64_t compressed_size = 0; // compressed bytes
 };
 
-std::string hex32(uint32_t v) {
-    std::string s(8, '0');
-    for (size_t k = 8; k > 0; --k, v >>= 4U) {
-        s[k - 1] = "0123456789abcdef"[v & 0xFU];
-    }
-    return "0x" + s;
-}
 
 /// "<what>: ", or nothing when `what` is empty (the tensor reads: NpySource names the
 /// array itself).
@@ -123,7 +117,7 @@ private:
         if (code == ZIP_ER_CRC) {
             return {ErrorCode::kChecksumMismatch,
                     lead(what) + "CRC-32: its " + std::to_string(m.size) +
-                        " bytes do not match the CRC-32 " + hex32(m.crc32) +
+                        " bytes do not match the CRC-32 " + "0x" + hex_digits(m.crc32, 8) +
                         " of its central directory entry at byte " + std::to_string(m.crc_at),
                     m.crc_at};
         }

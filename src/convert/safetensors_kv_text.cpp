@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "convert/safetensors_internal.hpp"
+#include "hurray/core/describe.hpp"
 
 namespace hurray::convert::detail {
 
@@ -27,16 +28,6 @@ std::string float_text(double v) {
     return {buf.data(), r.ptr};
 }
 
-std::string hex_text(const std::vector<uint8_t>& bytes) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string s;
-    s.reserve(bytes.size() * 2);
-    for (const uint8_t b : bytes) {
-        s += kDigits[b >> 4];
-        s += kDigits[b & 0x0F];
-    }
-    return s;
-}
 
 /// One array element as JSON text.
 template <typename T>
@@ -53,7 +44,7 @@ std::string json_element(const T& v) {
     } else if constexpr (std::is_same_v<T, bool>) {
         return v ? "true" : "false";
     } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
-        std::string s = hex_text(v);
+        std::string s = hex_bytes(v);
         s.insert(s.begin(), '"');
         s.push_back('"');
         return s;
@@ -100,7 +91,7 @@ Result<std::string> kv_text_form(const KvValue& value) {
         return std::string(*v ? "true" : "false");
     }
     if (const auto* v = value.as_bytes()) {
-        return hex_text(*v);
+        return hex_bytes(*v);
     }
     if (const auto* v = value.as_array()) {
         return array_text(*v);

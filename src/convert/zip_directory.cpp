@@ -4,6 +4,8 @@
 // refused naming the field and its byte offset (libzip's own errors carry none).
 #include "convert/zip_directory.hpp"
 
+#include "hurray/core/text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -56,16 +58,9 @@ uint32_t le32(std::span<const uint8_t> b, size_t at) noexcept {
 }
 uint64_t le64(std::span<const uint8_t> b, size_t at) noexcept { return load_le(b, at, 8); }
 
-std::string hex(uint64_t v) {
-    constexpr std::array<char, 16> kDigits = {'0', '1', '2', '3', '4', '5', '6', '7',
-                                              '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
-    std::string s;
-    do {
-        s.insert(s.begin(), kDigits[v & 0xFU]);
-        v >>= 4U;
-    } while (v != 0);
-    return "0x" + s;
-}
+/// A number in the archive checks' messages: "0x" and as many lower-case
+/// digits as it needs ("0x4034b50").
+std::string zip_hex(uint64_t v) { return "0x" + hex_digits(v, 0); }
 
 /// A name for messages: printable ASCII kept, anything else escaped, long names cut.
 std::string printable(std::string_view name) {
@@ -77,8 +72,7 @@ std::string printable(std::string_view name) {
             out.push_back(static_cast<char>(c));
         } else {
             out += "\\x";
-            out.push_back("0123456789abcdef"[c >> 4U]);
-            out.push_back("0123456789abcdef"[c & 0xFU]);
+            out += hex_digits(c, 2);
         }
     }
     if (name.size() > kMaxShown) {
@@ -228,7 +222,7 @@ Status read_zip64(uint64_t e, const ZipReadAt& read, const Reporter& fail, EndRe
     HURRAY_RETURN_IF_ERROR(read(z, rec));
     if (le32(rec, 0) != kZip64EndSignature) {
         return fail(ErrorCode::kInvalidFile, zwhere,
-                    "signature " + hex(le32(rec, 0)) + ", expected " + hex(kZip64EndSignature) +
+                    "signature " + zip_hex(le32(rec, 0)) + ", expected " + zip_hex(kZip64EndSignature) +
                         " (PK\\x06\\x06; the locator at byte " + std::to_string(l) +
                         " points here)",
                     z);
@@ -360,7 +354,7 @@ Result<std::optional<std::pair<std::span<const uint8_t>, uint64_t>>> find_zip64_
         const uint16_t len = le16(extra, pos + 2);
         if (len > extra.size() - pos - 4) {
             return fail(ErrorCode::kInvalidFile, where,
-                        "extra field " + hex(id) + ": length " + std::to_string(len) +
+                        "extra field " + zip_hex(id) + ": length " + std::to_string(len) +
                             " runs past the extra fields' end at byte " +
                             std::to_string(base + extra.size()),
                         base + pos + 2);
@@ -430,7 +424,7 @@ Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fa
     HURRAY_RETURN_IF_ERROR(read(l, h));
     if (le32(h, 0) != kLocalSignature) {
         return fail(ErrorCode::kInvalidFile, lwhere,
-                    "signature " + hex(le32(h, 0)) + ", expected " + hex(kLocalSignature) +
+                    "signature " + zip_hex(le32(h, 0)) + ", expected " + zip_hex(kLocalSignature) +
                         " (PK\\x03\\x04)",
                     l);
     }
@@ -468,8 +462,8 @@ Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fa
     }
     if (le32(h, 10) != le32(c, 12)) {
         return fail(ErrorCode::kInvalidFile, lwhere,
-                    "modification time " + hex(le32(h, 10)) + " differs from the central directory's " +
-                        hex(le32(c, 12)),
+                    "modification time " + zip_hex(le32(h, 10)) + " differs from the central directory's " +
+                        zip_hex(le32(c, 12)),
                     l + 10);
     }
     uint64_t local_size = le32(h, 22);
@@ -507,8 +501,8 @@ Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fa
     if (!descriptor_zeros) {
         if (le32(h, 14) != entry.crc32) {
             return fail(ErrorCode::kInvalidFile, lwhere,
-                        "CRC-32 " + hex(le32(h, 14)) + " differs from the central directory's " +
-                            hex(entry.crc32),
+                        "CRC-32 " + zip_hex(le32(h, 14)) + " differs from the central directory's " +
+                            zip_hex(entry.crc32),
                         l + 14);
         }
         if (local_compressed != entry.compressed_size) {
@@ -589,7 +583,7 @@ Result<ZipDirectory> read_zip_directory(uint64_t file_size, const ZipReadAt& rea
         }();
         if (le32(c, 0) != kCentralSignature) {
             return fail(ErrorCode::kInvalidFile, where,
-                        "signature " + hex(le32(c, 0)) + ", expected " + hex(kCentralSignature) +
+                        "signature " + zip_hex(le32(c, 0)) + ", expected " + zip_hex(kCentralSignature) +
                             " (PK\\x01\\x02)",
                         pos);
         }
@@ -623,7 +617,7 @@ Result<ZipDirectory> read_zip_directory(uint64_t file_size, const ZipReadAt& rea
         const uint16_t flags = le16(c, 8);
         if ((flags & (kFlagEncrypted | kFlagStrongEncryption)) != 0) {
             return fail(ErrorCode::kUnsupported, where,
-                        "flags " + hex(flags) + ": encrypted members are not read", pos + 8);
+                        "flags " + zip_hex(flags) + ": encrypted members are not read", pos + 8);
         }
         const uint16_t method = le16(c, 10);
         if (method != static_cast<uint16_t>(ZipMethod::kStored) &&

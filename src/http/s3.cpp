@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hurray/http/s3.hpp"
 
+#include "hurray/core/text.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
@@ -35,7 +37,6 @@ bool valid_bucket(std::string_view b) {
 
 /// The key as S3 signs a path: every byte but A-Z a-z 0-9 - _ . ~ / as %XX.
 std::string encode_key(std::string_view key) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
     std::string out;
     out.reserve(key.size());
     for (const char ch : key) {
@@ -45,8 +46,7 @@ std::string encode_key(std::string_view key) {
             out.push_back(ch);
         } else {
             out.push_back('%');
-            out.push_back(kHex[c >> 4U]);
-            out.push_back(kHex[c & 15U]);
+            out += hex_digits(c, 2, /*upper=*/true);
         }
     }
     return out;

@@ -11,6 +11,7 @@
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/layout.hpp"
 #include "hurray/core/quantization.hpp"
+#include "hurray/core/text.hpp"
 #include "json/json_internal.hpp"
 
 namespace hurray::json_detail {
@@ -46,16 +47,6 @@ bool parse_hex_bits(std::string_view s, size_t max_digits, uint64_t& out) noexce
     }
     out = v;
     return true;
-}
-
-std::string hex_digits(uint64_t v, int digits) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string s(static_cast<size_t>(digits), '0');
-    for (int i = digits - 1; i >= 0; --i) {
-        s[static_cast<size_t>(i)] = kHex[v & 0xFU];
-        v >>= 4U;
-    }
-    return s;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "hurray/core/describe.hpp"
 #include "hurray/annotate_walker.hpp"
 #include "hurray/core/buffer_handle.hpp"
+#include "hurray/core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/element_type.hpp"
 #include "hurray/core/layout.hpp"
@@ -16,15 +17,7 @@
 namespace hurray::cli {
 namespace detail {
 
-std::string hexnum(uint64_t v, int digits) {
-    static const char* kDigits = "0123456789abcdef";
-    std::string s(static_cast<size_t>(digits), '0');
-    for (int i = digits - 1; i >= 0 && v != 0; --i) {
-        s[static_cast<size_t>(i)] = kDigits[v & 0xF];
-        v >>= 4;
-    }
-    return "0x" + s;
-}
+std::string hexnum(uint64_t v, int digits) { return "0x" + hex_digits(v, digits); }
 
 std::string tagged(std::string_view name, uint64_t tag, int digits) {
     if (name.empty()) {
