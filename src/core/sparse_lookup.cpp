@@ -9,9 +9,11 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "core/element_slot.hpp"
 #include "core/index_array.hpp"
+#include "hurray/core/shape.hpp"
 #include "hurray/core/text.hpp"
 
 namespace hurray::detail {
@@ -77,17 +79,6 @@ Error coordinate_out_of_shape(const TensorDescriptor& d, const IndexArray& a, ui
                    ") is outside shape[" + dec(dim) + "] = " + dec(d.shape[dim]));
 }
 
-// Row-major strides of the logical shape (the element count fits in 64 bits).
-std::array<uint64_t, kMaxRank> row_major_strides(const Shape& shape) noexcept {
-    std::array<uint64_t, kMaxRank> s{};
-    uint64_t step = 1;
-    for (size_t k = shape.size(); k-- > 0;) {
-        s[k] = step;
-        step *= shape[k];
-    }
-    return s;
-}
-
 // ---------------------------------------------------------------------------
 // COO
 
@@ -148,7 +139,7 @@ Status coo_materialize(const TensorView& v, const CooLayout& l, std::span<uint8_
     const ElementGeometry g = ElementGeometry::of(d);
     HURRAY_RETURN_IF_ERROR(check_values(v, g, l.nnz));
     HURRAY_ASSIGN_OR_RETURN(IndexArray idx, coo_indices(v, l.nnz));
-    const auto rs = row_major_strides(d.shape);
+    HURRAY_ASSIGN_OR_RETURN(const std::vector<int64_t> rs, row_major_strides(d.shape));
     const uint64_t rank = d.rank();
     for (uint64_t k = 0; k < l.nnz; ++k) {
         uint64_t n = 0;
@@ -157,7 +148,7 @@ Status coo_materialize(const TensorView& v, const CooLayout& l, std::span<uint8_
             if (c >= d.shape[dim]) {
                 return coordinate_out_of_shape(d, idx, k * rank + dim, c, dim);
             }
-            n += c * rs[dim];
+            n += c * static_cast<uint64_t>(rs[dim]);
         }
         copy_element(g, v.buffer(0), run_location(g, 0, k), out, n);
     }
@@ -255,7 +246,7 @@ Status csf_materialize(const TensorView& v, const CsfLayout& l, std::span<uint8_
     const ElementGeometry g = ElementGeometry::of(d);
     HURRAY_RETURN_IF_ERROR(check_values(v, g, l.nnz));
     const uint32_t rank = d.rank();
-    const auto rs = row_major_strides(d.shape);
+    HURRAY_ASSIGN_OR_RETURN(const std::vector<int64_t> rs, row_major_strides(d.shape));
     // Depth-first, leaf order. frame[L] walks the children [i, end) of the
     // current level-(L-1) node; partial[L] is the row-major offset of the
     // coordinates chosen above level L. Slices of one level must follow each
@@ -283,7 +274,7 @@ Status csf_materialize(const TensorView& v, const CsfLayout& l, std::span<uint8_
         if (c >= d.shape[dim]) {
             return coordinate_out_of_shape(d, crd, i, c, dim);
         }
-        const uint64_t n = partial[level] + c * rs[dim];
+        const uint64_t n = partial[level] + c * static_cast<uint64_t>(rs[dim]);
         if (level + 1 == rank) {
             if (i >= l.nnz) {
                 return invalid("csf: leaf position " + dec(i) + " (crd_" + dec(level) + ", buffer " +

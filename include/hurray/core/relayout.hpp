@@ -33,4 +33,35 @@ namespace hurray {
 [[nodiscard]] HURRAY_CORE_EXPORT Result<std::vector<uint8_t>> column_major_from_row_major(
     ElementType type, std::span<const uint64_t> shape, std::span<const uint8_t> row_major);
 
+/// The data bytes of a one-level tiled tensor of `type` and `shape` with
+/// tiles of `tile_shape` (layouts/tiled.md § Boundary Padding): whole tiles,
+/// `prod(ceil(shape[k] / tile_shape[k])) * prod(tile_shape)` elements; 0 when
+/// a dimension is 0.
+///
+/// Fails with `kInvalidArgument` for a scalar (a tiled tensor has rank >= 1),
+/// ranks that differ or a tile dimension of 0, `kInvalidShape` for a dynamic
+/// dimension, `kUnsupported` for packed element types (1, 2, 4 or 6 bits:
+/// tiles of them need not start on a byte) and `kSizeOverflow` when the count
+/// exceeds 64 bits.
+[[nodiscard]] HURRAY_CORE_EXPORT Result<uint64_t> tiled_storage_bytes(ElementType type, std::span<const uint64_t> shape,
+                                                                      std::span<const uint64_t> tile_shape);
+
+/// The elements of a dense tensor of `type` and `shape`, given in row-major
+/// order (`row_major`: exactly `storage_bytes(type, element_count(shape))`
+/// bytes, `kSizeMismatch` otherwise), laid out in tiles of `tile_shape`, the
+/// tile grid and each tile's elements row-major: the bytes of
+/// `TiledLayout{{{.tile_shape = tile_shape}}}` for the same shape
+/// (`tiled_storage_bytes` of them). Boundary tiles are padded with zero bytes.
+/// Whole-byte element types only; fails as `tiled_storage_bytes` does.
+///
+/// @code
+/// auto tiled = hurray::tiled_from_row_major(hurray::ElementType::kFloat32, shape, tile, row_major_bytes);
+/// auto d = hurray::make_dense(hurray::ElementType::kFloat32, shape);
+/// d->layout = hurray::TiledLayout{{{.tile_shape = {tile.begin(), tile.end()}}}};
+/// d = hurray::size_buffers(std::move(*d));  // one buffer of tiled->size() bytes: d describes *tiled
+/// @endcode
+[[nodiscard]] HURRAY_CORE_EXPORT Result<std::vector<uint8_t>> tiled_from_row_major(
+    ElementType type, std::span<const uint64_t> shape, std::span<const uint64_t> tile_shape,
+    std::span<const uint8_t> row_major);
+
 }  // namespace hurray

@@ -6,6 +6,7 @@
 #include "hurray/core/export.hpp"
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "hurray/core/result.hpp"
 #include "hurray/core/small_vector.hpp"
@@ -45,5 +46,19 @@ HURRAY_CORE_EXPORT bool has_dynamic_dim(std::span<const uint64_t> shape) noexcep
 /// auto n = hurray::element_count(hurray::Shape{3, 0, 5});  // 0
 /// @endcode
 HURRAY_CORE_EXPORT Result<uint64_t> element_count(std::span<const uint64_t> shape);
+
+/// The row-major (C order) strides of `shape`, in elements: 1 for the last
+/// dimension, and for each other one the product of the dimensions after it,
+/// a zero dimension counting as 1 (so no stride is 0). The strides of
+/// `StridedLayout` for a dense row-major tensor, and the steps of a row-major
+/// walk. A scalar has none.
+///
+/// Fails with `kInvalidShape` if a dimension is dynamic and with
+/// `kSizeOverflow` if a stride exceeds `INT64_MAX`.
+///
+/// @code
+/// auto s = hurray::row_major_strides(hurray::Shape{2, 3, 4});  // {12, 4, 1}
+/// @endcode
+[[nodiscard]] HURRAY_CORE_EXPORT Result<std::vector<int64_t>> row_major_strides(std::span<const uint64_t> shape);
 
 }  // namespace hurray
