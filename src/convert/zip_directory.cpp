@@ -92,6 +92,19 @@ public:
         m.append(" at byte ").append(std::to_string(at));
         return {code, std::move(m), at};
     }
+    /// `kInvalidFile` unless `record`, read at byte `at`, begins with the
+    /// signature `expected` (`pk`: its bytes as text; `note`: more for the
+    /// parenthesis).
+    [[nodiscard]] Status signature(std::span<const uint8_t> record, uint32_t expected, std::string_view pk,
+                                   const std::string& where, uint64_t at, std::string_view note = {}) const {
+        const uint32_t got = le32(record, 0);
+        if (got == expected) {
+            return Status::success();
+        }
+        std::string m = "signature " + zip_hex(got) + ", expected " + zip_hex(expected) + " (";
+        m.append(pk).append(note).append(")");
+        return (*this)(ErrorCode::kInvalidFile, where, m, at);
+    }
 
 private:
     const std::string& file_;
@@ -220,13 +233,8 @@ Status read_zip64(uint64_t e, const ZipReadAt& read, const Reporter& fail, EndRe
     const std::string zwhere = "zip64 end of central directory record";
     std::array<uint8_t, kZip64EndSize> rec{};
     HURRAY_RETURN_IF_ERROR(read(z, rec));
-    if (le32(rec, 0) != kZip64EndSignature) {
-        return fail(ErrorCode::kInvalidFile, zwhere,
-                    "signature " + zip_hex(le32(rec, 0)) + ", expected " + zip_hex(kZip64EndSignature) +
-                        " (PK\\x06\\x06; the locator at byte " + std::to_string(l) +
-                        " points here)",
-                    z);
-    }
+    HURRAY_RETURN_IF_ERROR(fail.signature(rec, kZip64EndSignature, "PK\\x06\\x06", zwhere, z,
+                                          "; the locator at byte " + std::to_string(l) + " points here"));
     const uint64_t record = le64(rec, 4);
     if (record < kZip64EndMinRecord || record > l - z - 12) {
         return fail(ErrorCode::kInvalidFile, zwhere,
@@ -422,12 +430,7 @@ Status check_local(uint64_t file_size, const ZipReadAt& read, const Reporter& fa
     const std::string lwhere = where + ": local header at byte " + std::to_string(l);
     std::array<uint8_t, kLocalSize> h{};
     HURRAY_RETURN_IF_ERROR(read(l, h));
-    if (le32(h, 0) != kLocalSignature) {
-        return fail(ErrorCode::kInvalidFile, lwhere,
-                    "signature " + zip_hex(le32(h, 0)) + ", expected " + zip_hex(kLocalSignature) +
-                        " (PK\\x03\\x04)",
-                    l);
-    }
+    HURRAY_RETURN_IF_ERROR(fail.signature(h, kLocalSignature, "PK\\x03\\x04", lwhere, l));
     const uint64_t name_len = le16(h, 26);
     const uint64_t extra_len = le16(h, 28);
     if (end.cd_offset - l - kLocalSize < name_len + extra_len) {
@@ -581,12 +584,7 @@ Result<ZipDirectory> read_zip_directory(uint64_t file_size, const ZipReadAt& rea
             std::copy(fixed.begin(), fixed.end(), a.begin());
             return a;
         }();
-        if (le32(c, 0) != kCentralSignature) {
-            return fail(ErrorCode::kInvalidFile, where,
-                        "signature " + zip_hex(le32(c, 0)) + ", expected " + zip_hex(kCentralSignature) +
-                            " (PK\\x01\\x02)",
-                        pos);
-        }
+        HURRAY_RETURN_IF_ERROR(fail.signature(c, kCentralSignature, "PK\\x01\\x02", where, pos));
         const uint64_t name_len = le16(c, 28);
         const uint64_t extra_len = le16(c, 30);
         const uint64_t comment_len = le16(c, 32);
