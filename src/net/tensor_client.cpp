@@ -26,6 +26,7 @@
 #include "hurray/core/composite_materialize.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/net/async_common.hpp"
+#include "hurray/net/dequantize_entry.hpp"
 #include "hurray/net/transport_address.hpp"
 #include "net/full_transfer.hpp"
 
@@ -267,12 +268,15 @@ asio::awaitable<Result<uint64_t>> TensorClient::Impl::fetch_into(std::string key
                                                                 const FetchOptions& o, const ReserveWhole* reserve) {
     TensorRequest req;
     req.key = std::move(key);
+    if (o.dequantize) {
+        req.preferred_layouts.push_back(dequantize_layout_entry());
+    }
     for (uint8_t t : o.preferred_layouts) {
         req.preferred_layouts.push_back(LayoutEntry{.tag = t, .ext_metadata = {}});
     }
     req.preferred_device = o.device;
     req.min_alignment = o.min_alignment;
-    req.flags = (o.allow_transcode ? static_cast<uint32_t>(kRequestAllowTranscode) : 0U) |
+    req.flags = (o.allow_transcode || o.dequantize ? static_cast<uint32_t>(kRequestAllowTranscode) : 0U) |
                 (reserve != nullptr ? static_cast<uint32_t>(kRequestParallelOk) : 0U);
     const uint32_t sid = new_stream();
     HURRAY_NET_CO_ASSIGN(std::vector<uint8_t> msg, encode_tensor_request(sid, req));

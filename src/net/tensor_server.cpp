@@ -31,11 +31,14 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/core/byte_io.hpp"
 #include "hurray/core/checked_math.hpp"
+#include "hurray/core/dequantize.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/core/relayout.hpp"
+#include "hurray/core/shape.hpp"
 #include "hurray/core/text.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/transport_message.hpp"
+#include "hurray/net/dequantize_entry.hpp"
 #include "hurray/net/transport_address.hpp"
 #include "net/full_transfer.hpp"
 
@@ -59,53 +62,88 @@ struct CatalogEntry {
 };
 
 /// The layouts the server transcodes to, from its row-major materialization:
-/// row-major itself, column-major (`column_major_from_row_major`) and
-/// strided with the row-major strides (the same bytes).
-constexpr uint8_t kTranscodeTargets[] = {static_cast<uint8_t>(LayoutTag::kRowMajor),
-                                         static_cast<uint8_t>(LayoutTag::kColumnMajor),
-                                         static_cast<uint8_t>(LayoutTag::kStrided)};
+/// row-major itself, column-major (`column_major_from_row_major`), strided
+/// with the row-major strides (the same bytes) and tiled
+/// (`tiled_from_row_major`, tiles of `server_tile_shape`).
+constexpr uint8_t kTranscodeTargets[] = {
+    static_cast<uint8_t>(LayoutTag::kRowMajor), static_cast<uint8_t>(LayoutTag::kColumnMajor),
+    static_cast<uint8_t>(LayoutTag::kStrided), static_cast<uint8_t>(LayoutTag::kTiled)};
 
-/// Whether the server can give `e` in layout `target`: any unquantized,
-/// non-extension tensor that is not a composite, into another layout of
-/// `kTranscodeTargets` (column-major and strided from rank 1: a scalar is
-/// row-major by rule).
-bool can_transcode(const CatalogEntry& e, uint8_t target) {
+/// Whether `e` is one dense tensor the server can read row-major: not a
+/// composite, no extension type or layout.
+bool plain_tensor(const CatalogEntry& e) {
     const TensorDescriptor& d = e.descriptor;
-    const bool source = e.tree.size() == 1 && d.layout_tag() != static_cast<uint8_t>(LayoutTag::kComposite) &&
-                        !d.quantization && !d.extension_type && d.layout_tag() < 0xF0;
-    if (!source || d.layout_tag() == target) {
-        return false;
-    }
-    if (target == static_cast<uint8_t>(LayoutTag::kRowMajor)) {
-        return true;
-    }
-    return std::find(std::begin(kTranscodeTargets), std::end(kTranscodeTargets), target) != std::end(kTranscodeTargets) &&
-           !d.shape.empty();
+    return e.tree.size() == 1 && d.layout_tag() != static_cast<uint8_t>(LayoutTag::kComposite) && !d.extension_type &&
+           d.layout_tag() < 0xF0;
 }
 
-/// The data bytes of `e` as a dense row-major tensor, or nullopt when the
-/// shape's element count overflows.
-std::optional<uint64_t> row_major_bytes(const CatalogEntry& e) {
-    uint64_t count = 1;
-    for (uint64_t dim : e.descriptor.shape) {
-        const auto next = mul_u64(count, dim);
-        if (!next) {
-            return std::nullopt;
-        }
-        count = *next;
+/// Whether the server can give `e` in layout `target`: an unquantized
+/// `plain_tensor` into another layout of `kTranscodeTargets`; row-major from
+/// any rank (a scalar is row-major by rule), tiled for whole-byte element
+/// types only.
+bool can_transcode(const CatalogEntry& e, uint8_t target) {
+    const TensorDescriptor& d = e.descriptor;
+    if (!plain_tensor(e) || d.quantization || d.layout_tag() == target ||
+        std::find(std::begin(kTranscodeTargets), std::end(kTranscodeTargets), target) == std::end(kTranscodeTargets)) {
+        return false;
     }
-    auto bytes = e.descriptor.element_storage_bytes(count);
-    if (!bytes) {
+    if (target == static_cast<uint8_t>(LayoutTag::kTiled)) {
+        return !d.shape.empty() && bit_width(d.element_type) % 8 == 0;
+    }
+    return target == static_cast<uint8_t>(LayoutTag::kRowMajor) || !d.shape.empty();
+}
+
+/// Whether the server can give `e` dequantized (`dequantize_layout_entry`):
+/// a quantized `plain_tensor`.
+bool can_dequantize(const CatalogEntry& e) { return plain_tensor(e) && e.descriptor.quantization.has_value(); }
+
+/// The tiles of a tiled answer (docs/server.md): `min(dim, edge)` (at least
+/// 1) along the last two dimensions, 1 along the others.
+std::vector<uint64_t> server_tile_shape(std::span<const uint64_t> shape, uint64_t edge) {
+    std::vector<uint64_t> tile(shape.size(), 1);
+    for (size_t k = shape.size() >= 2 ? shape.size() - 2 : 0; k < shape.size(); ++k) {
+        tile[k] = std::max<uint64_t>(1, std::min(shape[k], edge));
+    }
+    return tile;
+}
+
+/// The logical element count of `e`, or nullopt when it overflows.
+std::optional<uint64_t> logical_elements(const CatalogEntry& e) {
+    auto n = element_count(e.descriptor.shape);
+    return n ? std::optional<uint64_t>(*n) : std::nullopt;
+}
+
+/// The bytes a transcoding of `e` to `target` holds at once (its row-major
+/// materialization and, but for row-major and strided, the laid out copy;
+/// float32 values when dequantized), or nullopt when that overflows.
+std::optional<uint64_t> transcode_held_bytes(const CatalogEntry& e, uint8_t target, uint64_t tile_edge) {
+    const auto count = logical_elements(e);
+    if (!count) {
         return std::nullopt;
     }
-    return *bytes;
+    if (target == kDequantizeLayoutTag) {
+        return mul_u64(*count, sizeof(float));
+    }
+    const auto row_major = e.descriptor.element_storage_bytes(*count);
+    if (!row_major) {
+        return std::nullopt;
+    }
+    if (target == static_cast<uint8_t>(LayoutTag::kColumnMajor)) {
+        return mul_u64(*row_major, 2);
+    }
+    if (target == static_cast<uint8_t>(LayoutTag::kTiled)) {
+        const auto tiled = tiled_storage_bytes(e.descriptor.element_type, e.descriptor.shape,
+                                               server_tile_shape(e.descriptor.shape, tile_edge));
+        return tiled ? add_u64(*row_major, *tiled) : std::nullopt;
+    }
+    return *row_major;
 }
 
 /// A tensor transcoded for one request; holds its share of the budget.
 struct Transcoded {
     TensorDescriptor descriptor;
     std::vector<uint8_t> descriptor_bytes;
-    std::shared_ptr<const std::vector<uint8_t>> data;
+    SharedBuffer data;
     std::shared_ptr<void> reservation;  // releases the budget when the last holder goes
 };
 
@@ -194,7 +232,7 @@ public:
                     }
                 }
                 if (transcoded_ && item_ == 0) {
-                    frame.keep = transcoded_->data;
+                    frame.keep = transcoded_->data.owner();
                 }
                 pos_ += len;
                 if (pos_ == total_) {
@@ -241,7 +279,7 @@ private:
 
     [[nodiscard]] std::span<const uint8_t> span_at(size_t b) const {
         if (transcoded_ && item_ == 0) {
-            return *transcoded_->data;
+            return transcoded_->data.span();
         }
         return current().buffers[b].span();
     }
@@ -251,7 +289,7 @@ private:
         pos_ = 0;
         buffer_ = 0;
         in_buffer_ = 0;
-        total_ = transcoded_ && item_ == 0 ? transcoded_->data->size() : current().data_bytes;
+        total_ = transcoded_ && item_ == 0 ? transcoded_->data.size() : current().data_bytes;
         // Skip empty buffers up front, so that span_at(buffer_) always has bytes left.
         while (buffer_ < buffer_count() && span_at(buffer_).empty()) {
             ++buffer_;
@@ -529,7 +567,8 @@ std::string put_file_name(std::string_view key) {
         if (plain) {
             out.push_back(static_cast<char>(c));
         } else {
-            out += "%" + hex(c).substr(2);  // hex() writes "0xAB"
+            out += '%';
+            out += hex_digits(c, 2, true);
         }
     }
     return out + ".hrry";
@@ -960,10 +999,10 @@ private:
     void answer(uint32_t sid, const CatalogEntry& entry, std::optional<Transcoded> t, bool parallel_ok) {
         if (parallel_ok && entry.tree.size() == 1) {
             const TensorDescriptor& d = t ? t->descriptor : entry.descriptor;
-            const uint64_t bytes = t ? t->data->size() : entry.data_bytes;
+            const uint64_t bytes = t ? t->data.size() : entry.data_bytes;
             if (auto plan = plan_shards(d, bytes, state_->options)) {
                 std::shared_ptr<const Transcoded> keep = t ? std::make_shared<const Transcoded>(std::move(*t)) : nullptr;
-                const std::span<const uint8_t> data = keep ? std::span<const uint8_t>(*keep->data) : entry.buffers[0].span();
+                const std::span<const uint8_t> data = keep ? keep->data.span() : entry.buffers[0].span();
                 std::vector<uint32_t> streams{sid};
                 const uint64_t token = streams_.at(sid);
                 for (size_t k = 1; k < plan->shards.size(); ++k) {
@@ -1010,22 +1049,20 @@ private:
         // Layout selection (interchange.md § Server Layout Selection).
         const uint8_t stored = entry.descriptor.layout_tag();
         std::shared_ptr<void> reservation;
-        uint8_t target = stored;
+        uint8_t target = stored;  // kDequantizeLayoutTag: dequantized
+        const bool allow = (req->flags & kRequestAllowTranscode) != 0;
         for (const LayoutEntry& pref : req->preferred_layouts) {
-            if (pref.tag == stored) {
+            const bool dequantize = is_dequantize_layout_entry(pref);
+            if (!dequantize && pref.tag == stored) {
                 break;
             }
-            if ((req->flags & kRequestAllowTranscode) != 0 && can_transcode(entry, pref.tag)) {
-                // Column-major holds the row-major bytes and their transposition at once.
-                const auto bytes = row_major_bytes(entry);
-                const auto held = !bytes ? std::nullopt
-                                  : pref.tag == static_cast<uint8_t>(LayoutTag::kColumnMajor) ? mul_u64(*bytes, 2)
-                                                                                              : bytes;
-                if (held) {
+            if (allow && (dequantize ? can_dequantize(entry) : can_transcode(entry, pref.tag))) {
+                const uint8_t candidate = dequantize ? kDequantizeLayoutTag : pref.tag;
+                if (const auto held = transcode_held_bytes(entry, candidate, state_->options.tile_edge)) {
                     reservation = state_->reserve_transcode(*held);
                 }
                 if (reservation) {
-                    target = pref.tag;
+                    target = candidate;
                     break;
                 }
             }
@@ -1040,10 +1077,10 @@ private:
         const asio::any_io_executor pool = state_->options.transcode ? state_->options.transcode : state_->executor;
         const uint64_t token = streams_.at(sid);
         asio::post(pool, [self = shared_from_this(), sid, token, &entry, parallel_ok, target,
-                          reservation = std::move(reservation)]() mutable {
+                          tile_edge = state_->options.tile_edge, reservation = std::move(reservation)]() mutable {
             Result<Transcoded> t = Error(ErrorCode::kOutOfMemory, "out of memory");
             try {
-                t = transcode(entry, target, std::move(reservation));
+                t = transcode(entry, target, tile_edge, std::move(reservation));
             } catch (const std::bad_alloc&) {
                 // t says so; nothing may escape a handler of the pool
             }
@@ -1054,51 +1091,83 @@ private:
     }
 
     /// `entry` in layout `target` (`can_transcode`): its row-major
-    /// materialization, laid out again for column-major; strided gets the
-    /// row-major strides.
-    static Result<Transcoded> transcode(const CatalogEntry& entry, uint8_t target, std::shared_ptr<void> reservation) {
+    /// materialization, laid out again for column-major and tiled; strided
+    /// gets the row-major strides. `kDequantizeLayoutTag`: its float32 values,
+    /// row-major (`can_dequantize`).
+    static Result<Transcoded> transcode(const CatalogEntry& entry, uint8_t target, uint64_t tile_edge,
+                                        std::shared_ptr<void> reservation) {
         auto tensor = entry.file->tensor(entry.index);
         if (!tensor) {
             return std::move(tensor).error();
         }
-        auto bytes = tensor->materialize();
-        if (!bytes) {
-            return std::move(bytes).error();
-        }
-        auto desc = make_dense(entry.descriptor.element_type, entry.descriptor.shape);
-        if (!desc) {
-            return std::move(desc).error();
-        }
-        if (target == static_cast<uint8_t>(LayoutTag::kColumnMajor)) {
-            auto cm = column_major_from_row_major(desc->element_type, desc->shape, *bytes);
-            if (!cm) {
-                return std::move(cm).error();
+        Transcoded t;
+        if (target == kDequantizeLayoutTag) {
+            auto view = tensor->view();
+            if (!view) {
+                return std::move(view).error();
             }
-            *bytes = std::move(*cm);
-            desc->layout = ColumnMajorLayout{};
-        } else if (target == static_cast<uint8_t>(LayoutTag::kStrided)) {
-            StridedLayout strided;
-            strided.strides.resize(desc->shape.size());
-            uint64_t stride = 1;
-            for (size_t k = desc->shape.size(); k-- > 0;) {
-                if (stride > static_cast<uint64_t>(INT64_MAX)) {
-                    return Error(ErrorCode::kSizeOverflow, "a row-major stride of '" + entry.key + "' exceeds int64");
+            auto values = dequantize(*view);
+            if (!values) {
+                return std::move(values).error();
+            }
+            auto desc = make_dense(ElementType::kFloat32, entry.descriptor.shape);
+            if (!desc) {
+                return std::move(desc).error();
+            }
+            desc->shard = entry.descriptor.shard;  // statistics describe the stored values: left out
+            t.descriptor = std::move(*desc);
+            auto owner = std::make_shared<const std::vector<float>>(std::move(*values));
+            const auto bytes = std::as_bytes(std::span<const float>(*owner));
+            // SAFETY: the floats' object representation, read as bytes (any
+            // object may be; little-endian on the hosts this library builds
+            // for), kept alive by `owner`, which the buffer holds.
+            t.data = SharedBuffer({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, owner);
+        } else {
+            auto bytes = tensor->materialize();
+            if (!bytes) {
+                return std::move(bytes).error();
+            }
+            auto desc = make_dense(entry.descriptor.element_type, entry.descriptor.shape);
+            if (!desc) {
+                return std::move(desc).error();
+            }
+            if (target == static_cast<uint8_t>(LayoutTag::kColumnMajor)) {
+                auto cm = column_major_from_row_major(desc->element_type, desc->shape, *bytes);
+                if (!cm) {
+                    return std::move(cm).error();
                 }
-                strided.strides[k] = static_cast<int64_t>(stride);
-                stride = mul_u64(stride, std::max<uint64_t>(desc->shape[k], 1)).value_or(UINT64_MAX);
+                *bytes = std::move(*cm);
+                desc->layout = ColumnMajorLayout{};
+            } else if (target == static_cast<uint8_t>(LayoutTag::kTiled)) {
+                std::vector<uint64_t> tile = server_tile_shape(desc->shape, tile_edge);
+                auto tiled = tiled_from_row_major(desc->element_type, desc->shape, tile, *bytes);
+                if (!tiled) {
+                    return std::move(tiled).error();
+                }
+                *bytes = std::move(*tiled);
+                desc->layout = TiledLayout{{TiledLevel{.tile_shape = std::move(tile)}}};
+                desc = size_buffers(std::move(*desc));  // whole tiles: more bytes than row-major
+                if (!desc) {
+                    return std::move(desc).error();
+                }
+            } else if (target == static_cast<uint8_t>(LayoutTag::kStrided)) {
+                auto strides = row_major_strides(desc->shape);
+                if (!strides) {
+                    const std::string prefix = "tensor '" + entry.key + "'";
+                    return std::move(strides).error().with_context({.prefix = prefix, .tensor = entry.key});
+                }
+                desc->layout = StridedLayout{.strides = std::move(*strides)};
             }
-            desc->layout = std::move(strided);
+            desc->shard = entry.descriptor.shard;
+            desc->statistics = entry.descriptor.statistics;
+            t.descriptor = std::move(*desc);
+            t.data = SharedBuffer::from_vector(std::move(*bytes));
         }
-        desc->shard = entry.descriptor.shard;
-        desc->statistics = entry.descriptor.statistics;
-        auto encoded = encode(*desc);
+        auto encoded = encode(t.descriptor);
         if (!encoded) {
             return std::move(encoded).error();
         }
-        Transcoded t;
-        t.descriptor = std::move(*desc);
         t.descriptor_bytes = std::move(*encoded);
-        t.data = std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
         t.reservation = std::move(reservation);
         return t;
     }
@@ -1377,6 +1446,7 @@ Status build_catalog(TensorServer::State& st, std::span<const std::shared_ptr<co
             st.layouts.push_back(LayoutEntry{.tag = t, .ext_metadata = {}});
         }
     }
+    st.layouts.push_back(dequantize_layout_entry());
     return Status::success();
 }
 
@@ -1394,6 +1464,9 @@ Result<std::shared_ptr<TensorServer>> TensorServer::create(asio::any_io_executor
     }
     if (options.data_frame_size < 4096) {
         return Error(ErrorCode::kInvalidArgument, "ServerOptions::data_frame_size must be at least 4096");
+    }
+    if (options.tile_edge == 0) {
+        return Error(ErrorCode::kInvalidArgument, "ServerOptions::tile_edge must be at least 1");
     }
     if (options.max_shards == 0) {
         return Error(ErrorCode::kInvalidArgument, "ServerOptions::max_shards must be at least 1 (1: no parallel transfers)");

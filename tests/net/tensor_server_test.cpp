@@ -23,11 +23,14 @@
 
 #include "hurray/core/builder.hpp"
 #include "hurray/core/byte_io.hpp"
+#include "hurray/core/dequantize.hpp"
 #include "hurray/core/descriptor_codec.hpp"
+#include "hurray/core/quantize.hpp"
 #include "hurray/core/tensor_view.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/transport_message.hpp"
+#include "hurray/net/dequantize_entry.hpp"
 #include "hurray/net/remote_listing.hpp"
 #include "hurray/net/tensor_client.hpp"
 #include "hurray/net/tensor_server.hpp"
@@ -165,7 +168,9 @@ TEST_F(TensorServerTest, HelloAdvertisesWhatTheServerDoes) {
     for (const auto& l : h.layouts) {
         tags.push_back(l.tag);
     }
-    EXPECT_EQ(tags, (std::vector<uint8_t>{0x01, 0x02, 0x03, 0x07, 0x0B})) << "stored, plus the transcoding targets";
+    EXPECT_EQ(tags, (std::vector<uint8_t>{0x01, 0x02, 0x03, 0x04, 0x07, 0x0B, 0xF0}))
+        << "stored, plus the transcoding targets, plus the dequantize entry";
+    EXPECT_EQ(h.layouts.back(), net::dequantize_layout_entry());
     EXPECT_TRUE(address_.starts_with("hurray://127.0.0.1:"));
 }
 
@@ -280,6 +285,76 @@ TEST_F(TensorServerTest, TranscodesToColumnMajorAndStrided) {
     EXPECT_EQ(std::get<StridedLayout>((*strided)[0].descriptor.layout).strides, (std::vector<int64_t>{1000, 1}));
     const auto stored = stored_bytes("w");
     EXPECT_TRUE(std::equal(stored.begin(), stored.end(), (*strided)[0].data.begin()));
+}
+
+/// `t`'s elements read back row-major through a view of its buffers.
+std::vector<uint8_t> received_row_major(const net::ReceivedTensor& t) {
+    const auto bufs = t.buffers();
+    std::vector<std::span<const uint8_t>> spans;
+    for (const SharedBuffer& b : bufs) {
+        spans.push_back(b.span());
+    }
+    auto view = TensorView::make(t.descriptor, spans);
+    EXPECT_TRUE(view.ok()) << view.error().to_string();
+    if (!view.ok()) {
+        return {};
+    }
+    auto back = view->materialize();
+    EXPECT_TRUE(back.ok()) << back.error().to_string();
+    return back.ok() ? *back : std::vector<uint8_t>{};
+}
+
+TEST_F(TensorServerTest, TranscodesToTiles) {
+    net::ServerOptions so;
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.allow_transcode = true;
+    o.preferred_layouts = {0x04};
+    // Tiles of min(dim, 32) along the last two dimensions.
+    const std::pair<const char*, std::vector<uint64_t>> cases[] = {{"w", {4, 32}}, {"cm", {3, 5}}, {"csr", {3, 3}},
+                                                                   {"big", {32}}};
+    for (const auto& [key, tile] : cases) {
+        SCOPED_TRACE(key);
+        auto got = run_on(client_io_, c->fetch(key, o));
+        ASSERT_TRUE(got.ok()) << got.error().to_string();
+        const net::ReceivedTensor& t = (*got)[0];
+        ASSERT_EQ(t.descriptor.layout_tag(), 0x04);
+        const auto& levels = std::get<TiledLayout>(t.descriptor.layout).levels;
+        ASSERT_EQ(levels.size(), 1U);
+        EXPECT_EQ(levels[0].tile_shape, tile);
+        EXPECT_EQ(t.descriptor.shape, (**file_->descriptor(key)).shape);
+        EXPECT_EQ(received_row_major(t), *file_->tensor(key)->materialize());
+    }
+    // The largest held at once: "big"'s row-major bytes and their tiled copy,
+    // padded to whole tiles of 32 bytes.
+    EXPECT_EQ(server_->stats().transcode_bytes_peak, (3U * 1024 * 1024 + 123) + (3U * 1024 * 1024 + 128));
+    EXPECT_EQ(server_->stats().transcode_bytes, 0U);
+    // "empty" [0, 3]: a tiled tensor of no tile.
+    auto empty = run_on(client_io_, c->fetch("empty", o));
+    ASSERT_TRUE(empty.ok()) << empty.error().to_string();
+    EXPECT_EQ((*empty)[0].descriptor.layout_tag(), 0x04);
+    EXPECT_EQ((*empty)[0].data.size(), 0U);
+}
+
+TEST_F(TensorServerTest, TileEdgeIsAnOption) {
+    net::ServerOptions so;
+    so.tile_edge = 2;
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.allow_transcode = true;
+    o.preferred_layouts = {0x04};
+    auto got = run_on(client_io_, c->fetch("cm", o));
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    EXPECT_EQ(std::get<TiledLayout>((*got)[0].descriptor.layout).levels[0].tile_shape, (std::vector<uint64_t>{2, 2}));
+    EXPECT_EQ((*got)[0].data.size(), 2U * 3 * 4 * 4) << "a 2 x 3 grid of 2 x 2 float tiles, padded";
+    EXPECT_EQ(received_row_major((*got)[0]), *file_->tensor("cm")->materialize());
+    so.tile_edge = 0;
+    const std::shared_ptr<const FileReader> files[] = {file_};
+    EXPECT_EQ(TensorServer::create(server_io_.get_executor(), files, so).error().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST_F(TensorServerTest, TranscodingOverTheMemoryLimitFallsBackToTheStoredLayout) {
@@ -850,6 +925,127 @@ TEST_F(TensorServerTest, RawErrorOnAShardStreamEndsTheWholeTransfer) {
     auto m = raw.receive();
     ASSERT_TRUE(m.has_value());
     EXPECT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kPong)) << "the transfer has stopped";
+}
+
+/// Serves a file of quantized tensors instead of the fixture's: "q" int4
+/// per-block [8, 64], "pc" int8 per-channel [6, 5], "h" float16 [3, 4].
+class DequantizingServerTest : public TensorServerTest {
+protected:
+    void SetUp() override {
+        TensorServerTest::SetUp();
+        const fs::path path = dir_ / "q.hrry";
+        auto w = FileWriter::create_file(path);
+        ASSERT_TRUE(w.ok());
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<float> dist(-3.0F, 3.0F);
+        auto values = [&](size_t n) {
+            std::vector<float> v(n);
+            for (float& x : v) {
+                x = dist(rng);
+            }
+            return v;
+        };
+        auto q = quantize_per_block(values(8 * 64), Shape{8, 64}, ElementType::kInt4, 1, 32, ElementType::kFloat16, false);
+        auto pc = quantize_per_channel(values(30), Shape{6, 5}, ElementType::kInt8, 0, true);
+        ASSERT_TRUE(q.ok() && pc.ok());
+        ASSERT_TRUE(w->add_tensor("q", q->descriptor, q->spans()).ok());
+        ASSERT_TRUE(w->add_tensor("pc", pc->descriptor, pc->spans()).ok());
+        const std::vector<uint8_t> h = random_bytes(24, 9);
+        const std::span<const uint8_t> hs[] = {h};
+        ASSERT_TRUE(w->add_tensor("h", *make_dense(ElementType::kFloat16, {3, 4}), hs).ok());
+        ASSERT_TRUE(w->finish().ok());
+        auto f = FileReader::open(path);
+        ASSERT_TRUE(f.ok()) << f.error().to_string();
+        file_ = std::make_shared<const FileReader>(std::move(*f));
+    }
+
+    /// The stored tensor's real values, as bytes.
+    std::vector<uint8_t> real_values(std::string_view key) const {
+        auto view = file_->tensor(key)->view();
+        auto v = dequantize(*view);
+        EXPECT_TRUE(v.ok());
+        const auto bytes = std::as_bytes(std::span<const float>(*v));
+        std::vector<uint8_t> out(bytes.size());
+        std::memcpy(out.data(), bytes.data(), bytes.size());
+        return out;
+    }
+};
+
+TEST_F(DequantizingServerTest, AnswersQuantizedTensorsWithTheirValues) {
+    net::ServerOptions so;
+    so.min_shard_bytes = 256;
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.dequantize = true;
+    for (const char* key : {"q", "pc"}) {
+        SCOPED_TRACE(key);
+        auto got = run_on(client_io_, c->fetch(key, o));
+        ASSERT_TRUE(got.ok()) << got.error().to_string();
+        const net::ReceivedTensor& t = (*got)[0];
+        EXPECT_EQ(t.descriptor.element_type, ElementType::kFloat32);
+        EXPECT_EQ(t.descriptor.layout_tag(), 0x01);
+        EXPECT_FALSE(t.descriptor.quantization.has_value());
+        EXPECT_EQ(t.descriptor.shape, (**file_->descriptor(key)).shape);
+        const std::vector<uint8_t> want = real_values(key);
+        ASSERT_EQ(t.data.size(), want.size());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), t.data.begin()));
+    }
+    EXPECT_EQ(server_->stats().transcode_bytes_peak, 8U * 64 * 4) << "the float32 values of q, held once";
+    // An unquantized tensor comes as stored; so does a quantized one not asked for.
+    auto h = run_on(client_io_, c->fetch("h", o));
+    ASSERT_TRUE(h.ok());
+    EXPECT_EQ((*h)[0].descriptor.element_type, ElementType::kFloat16);
+    auto q = run_on(client_io_, c->fetch("q"));
+    ASSERT_TRUE(q.ok());
+    EXPECT_EQ((*q)[0].descriptor, **file_->descriptor("q"));
+    // Dequantized answers come as parallel shards too (2048 bytes, shards of >= 256).
+    o.parallel = true;
+    auto par = run_on(client_io_, c->fetch("q", o));
+    ASSERT_TRUE(par.ok()) << par.error().to_string();
+    EXPECT_EQ((*par)[0].descriptor.element_type, ElementType::kFloat32);
+    EXPECT_EQ((*par)[0].transport.total_shards, 4U);
+    const std::vector<uint8_t> want = real_values("q");
+    ASSERT_EQ((*par)[0].data.size(), want.size());
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), (*par)[0].data.begin()));
+}
+
+TEST_F(DequantizingServerTest, OverTheLimitOrWithoutTranscodingTheStoredTensorComes) {
+    net::ServerOptions so;
+    so.transcode_memory_limit = 8 * 64 * 4 - 1;
+    start_server(so);
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.dequantize = true;
+    auto q = run_on(client_io_, c->fetch("q", o));
+    ASSERT_TRUE(q.ok());
+    EXPECT_EQ((*q)[0].descriptor, **file_->descriptor("q"));
+    // The entry without ALLOW_TRANSCODE, and another implementation's private
+    // entry (same tag, other metadata), are passed over: raw requests.
+    RawClient raw(client_io_, address_);
+    raw.hello();
+    for (const bool allow : {false, true}) {
+        TensorRequest r;
+        r.key = "pc";
+        r.flags = allow ? kRequestAllowTranscode : 0U;
+        r.preferred_layouts = {allow ? LayoutEntry{.tag = 0xF0, .ext_metadata = {'x', 'y'}} : net::dequantize_layout_entry(),
+                               LayoutEntry{.tag = 0x02, .ext_metadata = {}}};
+        raw.send(*encode_tensor_request(7, r));
+        auto m = raw.receive();
+        ASSERT_TRUE(m.has_value());
+        ASSERT_EQ(m->first.type, static_cast<uint32_t>(MessageType::kTensorDescriptor));
+        auto d = decode(decode_tensor_descriptor(m->second)->descriptor);
+        ASSERT_TRUE(d.ok());
+        EXPECT_TRUE(d->quantization.has_value()) << "allow " << allow;
+        EXPECT_EQ(d->layout_tag(), 0x01) << "quantized tensors are not transcoded";
+        while (auto next = raw.receive()) {
+            if (next->first.type == static_cast<uint32_t>(MessageType::kTensorDataEnd)) {
+                break;
+            }
+        }
+    }
 }
 
 TEST_F(TensorServerTest, GracefulStopFinishesTransfersInFlight) {

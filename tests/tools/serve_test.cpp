@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fcntl.h>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "cli_support.hpp"
@@ -102,6 +103,56 @@ TEST(CliServe, ServesListsFetchesAndStopsOnSigterm) {
     EXPECT_EQ(gone.rc, 1);
     const Ran bad_layout = run_cli({"fetch", url, "--layout", "diagonal", "-o", dir.file("y.hrry")});
     EXPECT_EQ(bad_layout.rc, 2) << bad_layout.err;
+
+    // --dequantize: quantized tensors come as their float32 values, the others
+    // as stored; --layout tiled --transcode: unquantized ones come tiled.
+    const std::string dq = dir.file("dq.hrry");
+    const Ran rdq = run_cli({"fetch", url, "--dequantize", "-o", dq});
+    ASSERT_EQ(rdq.rc, 0) << rdq.err;
+    const std::string tiled = dir.file("tiled.hrry");
+    const Ran rt = run_cli({"fetch", url, "--layout", "tiled", "--transcode", "-o", tiled});
+    ASSERT_EQ(rt.rc, 0) << rt.err;
+    auto dqf = FileReader::open(dq);
+    auto tf = FileReader::open(tiled);
+    ASSERT_TRUE(dqf.ok() && tf.ok());
+    // Members come with their composite, as stored: only what is asked for is transcoded.
+    std::set<size_t> members;
+    for (size_t i = 0; i < file->tensor_count(); ++i) {
+        if ((**file->descriptor(file->entry(i).name)).layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite)) {
+            auto comp = file->composite(i);
+            ASSERT_TRUE(comp.ok());
+            members.insert(comp->members.begin(), comp->members.end());
+        }
+    }
+    size_t dequantized = 0;
+    for (size_t i = 0; i < file->tensor_count(); ++i) {
+        const std::string name(file->entry(i).name);
+        SCOPED_TRACE(name);
+        const TensorDescriptor& stored = **file->descriptor(name);
+        const TensorDescriptor& got = **dqf->descriptor(name);
+        const TensorDescriptor& t = **tf->descriptor(name);
+        const bool composite = stored.layout_tag() == static_cast<uint8_t>(LayoutTag::kComposite);
+        if (stored.quantization && !composite) {
+            EXPECT_EQ(got.element_type, ElementType::kFloat32);
+            EXPECT_FALSE(got.quantization.has_value());
+            EXPECT_EQ(got.shape, stored.shape);
+            ++dequantized;
+            EXPECT_EQ(t, stored) << "quantized tensors are not transcoded";
+        } else {
+            EXPECT_EQ(got, stored);
+        }
+        const bool tileable = !stored.quantization && !stored.extension_type && !composite && !members.contains(i) &&
+                              !stored.shape.empty() &&
+                              bit_width(stored.element_type) % 8 == 0;
+        if (tileable) {
+            EXPECT_EQ(t.layout_tag(), 0x04);
+            auto back = tf->tensor(name)->materialize();
+            auto want = file->tensor(name)->materialize();
+            ASSERT_TRUE(back.ok() && want.ok());
+            EXPECT_EQ(*back, *want);
+        }
+    }
+    EXPECT_GE(dequantized, 2U);
 
     ASSERT_EQ(::kill(pid, SIGTERM), 0);
     int status = 0;

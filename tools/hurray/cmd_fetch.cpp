@@ -27,6 +27,7 @@ struct FetchCmdOptions {
     std::string output;
     std::vector<std::string> layouts;
     bool transcode = false;
+    bool dequantize = false;
 };
 
 /// The layout tag called `name` ("row_major", "csr", ...; '-' and '_' alike), or 0.
@@ -87,6 +88,7 @@ asio::awaitable<int> fetch_all(asio::io_context& io, const FetchCmdOptions& o, c
         fo.preferred_layouts.push_back(tag);
     }
     fo.allow_transcode = o.transcode;
+    fo.dequantize = o.dequantize;
     auto writer = FileWriter::create_file(o.output);
     if (!writer) {
         console.err << "hurray fetch: " << o.output << ": " << writer.error().to_string() << '\n';
@@ -159,8 +161,11 @@ void add_fetch(CLI::App& app, const Console& console, int* status) {
     cmd->add_option("--layout", opts->layouts,
                     "preferred layout, repeatable, most preferred first (row_major, column_major, csr, ...)");
     cmd->add_flag("--transcode", opts->transcode,
-                  "let the server transcode to a preferred layout (it can produce row_major from any unquantized "
-                  "tensor)");
+                  "let the server transcode to a preferred layout (hurray serve produces row_major, column_major, "
+                  "strided and tiled from any unquantized tensor)");
+    cmd->add_flag("--dequantize", opts->dequantize,
+                  "ask for quantized tensors as their float32 values, row-major (a hurray serve extension; "
+                  "implies --transcode)");
     cmd->footer("Exit status: 0 fetched, 1 the server or a tensor failed (nothing written), 2 usage error, "
                 "130/143 interrupted.");
     cmd->callback([&console, status, opts] { *status = run_fetch(*opts, console); });

@@ -55,6 +55,14 @@ struct HURRAY_NET_EXPORT FetchOptions {
     std::vector<uint8_t> preferred_layouts;
     /// Let the server transcode to a preferred layout (`ALLOW_TRANSCODE`).
     bool allow_transcode = false;
+    /// Ask for a quantized tensor's real values: a dense row-major float32
+    /// tensor of its shape (`dequantize_layout_entry`, put before
+    /// `preferred_layouts`; sets `ALLOW_TRANSCODE`, which then holds for the
+    /// other preferences too). A server that does not know the entry, or
+    /// cannot hold the values under its transcoding limit, answers as the
+    /// other preferences say: check the answer's descriptor. Unquantized
+    /// tensors are answered as if it were not set.
+    bool dequantize = false;
     /// `preferred_device` (0x00: CPU). This library receives into CPU memory.
     uint8_t device = 0x00;
     /// `min_alignment` of the received data (a power of two); `fetch` honours it.

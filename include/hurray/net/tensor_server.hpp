@@ -58,6 +58,11 @@ struct HURRAY_NET_EXPORT ServerOptions {
     /// request whose transcoding would exceed it is served in a later
     /// preferred layout or the stored one, as the spec says.
     uint64_t transcode_memory_limit = 1ULL << 30;
+    /// Tiled answers (layout 0x04, from a tensor of whole-byte elements) use
+    /// one level of tiles, the grid and each tile row-major, of
+    /// `min(dim, tile_edge)` elements along the last two dimensions and 1
+    /// along the others (a 32 x 32 block of a matrix by default).
+    uint64_t tile_edge = 32;
     /// Where transcoding runs (an `asio::thread_pool`'s executor). Empty: the
     /// server's own executor.
     asio::any_io_executor transcode{};
