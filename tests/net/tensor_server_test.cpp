@@ -136,6 +136,14 @@ protected:
         return c.ok() ? std::move(*c) : nullptr;
     }
 
+    /// Options that ask for `layout`, transcoding allowed.
+    static net::FetchOptions transcoding_to(uint8_t layout) {
+        net::FetchOptions o;
+        o.allow_transcode = true;
+        o.preferred_layouts = {layout};
+        return o;
+    }
+
     std::vector<uint8_t> stored_bytes(std::string_view name) const {
         auto t = file_->tensor(name);
         std::vector<uint8_t> out;
@@ -246,47 +254,6 @@ TEST_F(TensorServerTest, TranscodesToRowMajorOnlyWhenAllowed) {
     EXPECT_EQ(server_->stats().transcode_bytes_peak, 60U);
 }
 
-TEST_F(TensorServerTest, TranscodesToColumnMajorAndStrided) {
-    start_server();
-    auto c = connect();
-    ASSERT_TRUE(c);
-    net::FetchOptions o;
-    o.allow_transcode = true;
-    for (const char* key : {"w", "csr", "cm"}) {
-        for (uint8_t target : {uint8_t{0x02}, uint8_t{0x03}}) {
-            SCOPED_TRACE(std::string(key) + " to layout " + std::to_string(target));
-            o.preferred_layouts = {target};
-            auto got = run_on(client_io_, c->fetch(key, o));
-            ASSERT_TRUE(got.ok()) << got.error().to_string();
-            const net::ReceivedTensor& t = (*got)[0];
-            EXPECT_EQ(t.descriptor.layout_tag(), target);
-            EXPECT_EQ(t.descriptor.shape, (**file_->descriptor(key)).shape);
-            // The same logical tensor: read back row-major, it is the stored one's.
-            const auto bufs = t.buffers();
-            std::vector<std::span<const uint8_t>> spans;
-            for (const SharedBuffer& b : bufs) {
-                spans.push_back(b.span());
-            }
-            auto view = TensorView::make(t.descriptor, spans);
-            ASSERT_TRUE(view.ok()) << view.error().to_string();
-            auto back = view->materialize();
-            auto want = file_->tensor(key)->materialize();
-            ASSERT_TRUE(back.ok() && want.ok());
-            EXPECT_EQ(*back, *want);
-        }
-    }
-    // Column-major holds the row-major bytes and their transposition at once:
-    // "w" (16000 bytes) reserved twice over. Strided is the row-major bytes.
-    EXPECT_EQ(server_->stats().transcode_bytes_peak, 32000U);
-    EXPECT_EQ(server_->stats().transcode_bytes, 0U);
-    o.preferred_layouts = {0x03};
-    auto strided = run_on(client_io_, c->fetch("w", o));
-    ASSERT_TRUE(strided.ok());
-    EXPECT_EQ(std::get<StridedLayout>((*strided)[0].descriptor.layout).strides, (std::vector<int64_t>{1000, 1}));
-    const auto stored = stored_bytes("w");
-    EXPECT_TRUE(std::equal(stored.begin(), stored.end(), (*strided)[0].data.begin()));
-}
-
 /// `t`'s elements read back row-major through a view of its buffers.
 std::vector<uint8_t> received_row_major(const net::ReceivedTensor& t) {
     const auto bufs = t.buffers();
@@ -304,14 +271,43 @@ std::vector<uint8_t> received_row_major(const net::ReceivedTensor& t) {
     return back.ok() ? *back : std::vector<uint8_t>{};
 }
 
+TEST_F(TensorServerTest, TranscodesToColumnMajorAndStrided) {
+    start_server();
+    auto c = connect();
+    ASSERT_TRUE(c);
+    net::FetchOptions o;
+    o.allow_transcode = true;
+    for (const char* key : {"w", "csr", "cm"}) {
+        for (uint8_t target : {uint8_t{0x02}, uint8_t{0x03}}) {
+            SCOPED_TRACE(std::string(key) + " to layout " + std::to_string(target));
+            o.preferred_layouts = {target};
+            auto got = run_on(client_io_, c->fetch(key, o));
+            ASSERT_TRUE(got.ok()) << got.error().to_string();
+            const net::ReceivedTensor& t = (*got)[0];
+            EXPECT_EQ(t.descriptor.layout_tag(), target);
+            EXPECT_EQ(t.descriptor.shape, (**file_->descriptor(key)).shape);
+            // The same logical tensor: read back row-major, it is the stored one's.
+            EXPECT_EQ(received_row_major(t), *file_->tensor(key)->materialize());
+        }
+    }
+    // Column-major holds the row-major bytes and their transposition at once:
+    // "w" (16000 bytes) reserved twice over. Strided is the row-major bytes.
+    EXPECT_EQ(server_->stats().transcode_bytes_peak, 32000U);
+    EXPECT_EQ(server_->stats().transcode_bytes, 0U);
+    o.preferred_layouts = {0x03};
+    auto strided = run_on(client_io_, c->fetch("w", o));
+    ASSERT_TRUE(strided.ok());
+    EXPECT_EQ(std::get<StridedLayout>((*strided)[0].descriptor.layout).strides, (std::vector<int64_t>{1000, 1}));
+    const auto stored = stored_bytes("w");
+    EXPECT_TRUE(std::equal(stored.begin(), stored.end(), (*strided)[0].data.begin()));
+}
+
 TEST_F(TensorServerTest, TranscodesToTiles) {
     net::ServerOptions so;
     start_server(so);
     auto c = connect();
     ASSERT_TRUE(c);
-    net::FetchOptions o;
-    o.allow_transcode = true;
-    o.preferred_layouts = {0x04};
+    const net::FetchOptions o = transcoding_to(0x04);
     // Tiles of min(dim, 32) along the last two dimensions.
     const std::pair<const char*, std::vector<uint64_t>> cases[] = {{"w", {4, 32}}, {"cm", {3, 5}}, {"csr", {3, 3}},
                                                                    {"big", {32}}};
@@ -344,9 +340,7 @@ TEST_F(TensorServerTest, TileEdgeIsAnOption) {
     start_server(so);
     auto c = connect();
     ASSERT_TRUE(c);
-    net::FetchOptions o;
-    o.allow_transcode = true;
-    o.preferred_layouts = {0x04};
+    const net::FetchOptions o = transcoding_to(0x04);
     auto got = run_on(client_io_, c->fetch("cm", o));
     ASSERT_TRUE(got.ok()) << got.error().to_string();
     EXPECT_EQ(std::get<TiledLayout>((*got)[0].descriptor.layout).levels[0].tile_shape, (std::vector<uint64_t>{2, 2}));
@@ -363,10 +357,7 @@ TEST_F(TensorServerTest, TranscodingOverTheMemoryLimitFallsBackToTheStoredLayout
     start_server(so);
     auto c = connect();
     ASSERT_TRUE(c);
-    net::FetchOptions o;
-    o.preferred_layouts = {0x01};
-    o.allow_transcode = true;
-    auto got = run_on(client_io_, c->fetch("cm", o));
+    auto got = run_on(client_io_, c->fetch("cm", transcoding_to(0x01)));
     ASSERT_TRUE(got.ok());
     EXPECT_EQ((*got)[0].descriptor.layout_tag(), 0x02);
 }
@@ -560,10 +551,8 @@ TEST_F(TensorServerTest, ParallelFetchOfATranscodedTensor) {
     start_server(so);
     auto c = connect();
     ASSERT_TRUE(c);
-    net::FetchOptions o;
+    net::FetchOptions o = transcoding_to(0x01);
     o.parallel = true;
-    o.preferred_layouts = {0x01};
-    o.allow_transcode = true;
     auto cm = run_on(client_io_, c->fetch("cm", o));
     ASSERT_TRUE(cm.ok()) << cm.error().to_string();
     EXPECT_EQ((*cm)[0].transport.total_shards, 3U);
