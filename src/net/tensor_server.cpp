@@ -94,8 +94,11 @@ bool can_transcode(const CatalogEntry& e, uint8_t target) {
 }
 
 /// Whether the server can give `e` dequantized (`dequantize_layout_entry`):
-/// a quantized `plain_tensor`.
-bool can_dequantize(const CatalogEntry& e) { return plain_tensor(e) && e.descriptor.quantization.has_value(); }
+/// a `plain_tensor` quantized by a scheme core interprets (not a private one).
+bool can_dequantize(const CatalogEntry& e) {
+    const auto& q = e.descriptor.quantization;
+    return plain_tensor(e) && q && !std::holds_alternative<OpaqueQuantization>(q->scheme);
+}
 
 /// The tiles of a tiled answer (docs/server.md): `min(dim, edge)` (at least
 /// 1) along the last two dimensions, 1 along the others.
@@ -107,17 +110,11 @@ std::vector<uint64_t> server_tile_shape(std::span<const uint64_t> shape, uint64_
     return tile;
 }
 
-/// The logical element count of `e`, or nullopt when it overflows.
-std::optional<uint64_t> logical_elements(const CatalogEntry& e) {
-    auto n = element_count(e.descriptor.shape);
-    return n ? std::optional<uint64_t>(*n) : std::nullopt;
-}
-
 /// The bytes a transcoding of `e` to `target` holds at once (its row-major
 /// materialization and, but for row-major and strided, the laid out copy;
 /// float32 values when dequantized), or nullopt when that overflows.
 std::optional<uint64_t> transcode_held_bytes(const CatalogEntry& e, uint8_t target, uint64_t tile_edge) {
-    const auto count = logical_elements(e);
+    const auto count = element_count(e.descriptor.shape);
     if (!count) {
         return std::nullopt;
     }
@@ -1090,86 +1087,62 @@ private:
         });
     }
 
-    /// `entry` in layout `target` (`can_transcode`): its row-major
-    /// materialization, laid out again for column-major and tiled; strided
-    /// gets the row-major strides. `kDequantizeLayoutTag`: its float32 values,
-    /// row-major (`can_dequantize`).
+    /// `entry` in layout `target` (`can_transcode`), or dequantized
+    /// (`kDequantizeLayoutTag`, `can_dequantize`). Errors are named after the
+    /// tensor by `transcoded`.
     static Result<Transcoded> transcode(const CatalogEntry& entry, uint8_t target, uint64_t tile_edge,
                                         std::shared_ptr<void> reservation) {
-        auto tensor = entry.file->tensor(entry.index);
-        if (!tensor) {
-            return std::move(tensor).error();
-        }
+        HURRAY_ASSIGN_OR_RETURN(FileTensor tensor, entry.file->tensor(entry.index));
         Transcoded t;
         if (target == kDequantizeLayoutTag) {
-            auto view = tensor->view();
-            if (!view) {
-                return std::move(view).error();
-            }
-            auto values = dequantize(*view);
-            if (!values) {
-                return std::move(values).error();
-            }
-            auto desc = make_dense(ElementType::kFloat32, entry.descriptor.shape);
-            if (!desc) {
-                return std::move(desc).error();
-            }
-            desc->shard = entry.descriptor.shard;  // statistics describe the stored values: left out
-            t.descriptor = std::move(*desc);
-            auto owner = std::make_shared<const std::vector<float>>(std::move(*values));
-            const auto bytes = std::as_bytes(std::span<const float>(*owner));
-            // SAFETY: the floats' object representation, read as bytes (any
-            // object may be; little-endian on the hosts this library builds
-            // for), kept alive by `owner`, which the buffer holds.
-            t.data = SharedBuffer({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, owner);
+            HURRAY_RETURN_IF_ERROR(dequantized(entry, tensor, t));
         } else {
-            auto bytes = tensor->materialize();
-            if (!bytes) {
-                return std::move(bytes).error();
-            }
-            auto desc = make_dense(entry.descriptor.element_type, entry.descriptor.shape);
-            if (!desc) {
-                return std::move(desc).error();
-            }
-            if (target == static_cast<uint8_t>(LayoutTag::kColumnMajor)) {
-                auto cm = column_major_from_row_major(desc->element_type, desc->shape, *bytes);
-                if (!cm) {
-                    return std::move(cm).error();
-                }
-                *bytes = std::move(*cm);
-                desc->layout = ColumnMajorLayout{};
-            } else if (target == static_cast<uint8_t>(LayoutTag::kTiled)) {
-                std::vector<uint64_t> tile = server_tile_shape(desc->shape, tile_edge);
-                auto tiled = tiled_from_row_major(desc->element_type, desc->shape, tile, *bytes);
-                if (!tiled) {
-                    return std::move(tiled).error();
-                }
-                *bytes = std::move(*tiled);
-                desc->layout = TiledLayout{{TiledLevel{.tile_shape = std::move(tile)}}};
-                desc = size_buffers(std::move(*desc));  // whole tiles: more bytes than row-major
-                if (!desc) {
-                    return std::move(desc).error();
-                }
-            } else if (target == static_cast<uint8_t>(LayoutTag::kStrided)) {
-                auto strides = row_major_strides(desc->shape);
-                if (!strides) {
-                    const std::string prefix = "tensor '" + entry.key + "'";
-                    return std::move(strides).error().with_context({.prefix = prefix, .tensor = entry.key});
-                }
-                desc->layout = StridedLayout{.strides = std::move(*strides)};
-            }
-            desc->shard = entry.descriptor.shard;
-            desc->statistics = entry.descriptor.statistics;
-            t.descriptor = std::move(*desc);
-            t.data = SharedBuffer::from_vector(std::move(*bytes));
+            HURRAY_RETURN_IF_ERROR(relaid(entry, tensor, target, tile_edge, t));
         }
-        auto encoded = encode(t.descriptor);
-        if (!encoded) {
-            return std::move(encoded).error();
-        }
-        t.descriptor_bytes = std::move(*encoded);
+        HURRAY_ASSIGN_OR_RETURN(t.descriptor_bytes, encode(t.descriptor));
         t.reservation = std::move(reservation);
         return t;
+    }
+
+    /// Into `t`: the float32 values of the quantized `tensor`, row-major,
+    /// with its shard section (its statistics describe the stored values).
+    static Status dequantized(const CatalogEntry& entry, const FileTensor& tensor, Transcoded& t) {
+        HURRAY_ASSIGN_OR_RETURN(const TensorView view, tensor.view());
+        HURRAY_ASSIGN_OR_RETURN(std::vector<float> values, dequantize(view));
+        HURRAY_ASSIGN_OR_RETURN(t.descriptor, make_dense(ElementType::kFloat32, entry.descriptor.shape));
+        t.descriptor.shard = entry.descriptor.shard;
+        auto owner = std::make_shared<const std::vector<float>>(std::move(values));
+        const auto bytes = std::as_bytes(std::span<const float>(*owner));
+        // SAFETY: the floats' object representation, read as bytes (any
+        // object may be; little-endian on the hosts this library builds
+        // for), kept alive by `owner`, which the buffer holds.
+        t.data = SharedBuffer({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, owner);
+        return Status::success();
+    }
+
+    /// Into `t`: `tensor`'s row-major materialization, laid out again for
+    /// column-major and tiled; strided gets the row-major strides.
+    static Status relaid(const CatalogEntry& entry, const FileTensor& tensor, uint8_t target, uint64_t tile_edge,
+                         Transcoded& t) {
+        HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, tensor.materialize());
+        HURRAY_ASSIGN_OR_RETURN(TensorDescriptor desc, make_dense(entry.descriptor.element_type, entry.descriptor.shape));
+        if (target == static_cast<uint8_t>(LayoutTag::kColumnMajor)) {
+            HURRAY_ASSIGN_OR_RETURN(bytes, column_major_from_row_major(desc.element_type, desc.shape, bytes));
+            desc.layout = ColumnMajorLayout{};
+        } else if (target == static_cast<uint8_t>(LayoutTag::kTiled)) {
+            std::vector<uint64_t> tile = server_tile_shape(desc.shape, tile_edge);
+            HURRAY_ASSIGN_OR_RETURN(bytes, tiled_from_row_major(desc.element_type, desc.shape, tile, bytes));
+            desc.layout = TiledLayout{{TiledLevel{.tile_shape = std::move(tile)}}};
+            HURRAY_ASSIGN_OR_RETURN(desc, size_buffers(std::move(desc)));  // whole tiles: more bytes than row-major
+        } else if (target == static_cast<uint8_t>(LayoutTag::kStrided)) {
+            HURRAY_ASSIGN_OR_RETURN(std::vector<int64_t> strides, row_major_strides(desc.shape));
+            desc.layout = StridedLayout{.strides = std::move(strides)};
+        }
+        desc.shard = entry.descriptor.shard;
+        desc.statistics = entry.descriptor.statistics;
+        t.descriptor = std::move(desc);
+        t.data = SharedBuffer::from_vector(std::move(bytes));
+        return Status::success();
     }
 
     void transcoded(uint32_t sid, uint64_t token, const CatalogEntry& entry, Result<Transcoded> t, bool parallel_ok) {
@@ -1178,6 +1151,10 @@ private:
         if (closed_ || it == streams_.end() || it->second != token) {
             notify();
             return;  // the client gave up the stream meanwhile
+        }
+        if (!t && t.error().code() == ErrorCode::kUnsupported) {
+            answer(sid, entry, std::nullopt, parallel_ok);  // what core cannot convert comes as stored
+            return;
         }
         if (!t) {
             streams_.erase(sid);

@@ -917,7 +917,8 @@ TEST_F(TensorServerTest, RawErrorOnAShardStreamEndsTheWholeTransfer) {
 }
 
 /// Serves a file of quantized tensors instead of the fixture's: "q" int4
-/// per-block [8, 64], "pc" int8 per-channel [6, 5], "h" float16 [3, 4].
+/// per-block [8, 64], "pc" int8 per-channel [6, 5], "h" float16 [3, 4],
+/// "priv" int8 [4] under a private scheme.
 class DequantizingServerTest : public TensorServerTest {
 protected:
     void SetUp() override {
@@ -942,8 +943,17 @@ protected:
         const std::vector<uint8_t> h = random_bytes(24, 9);
         const std::span<const uint8_t> hs[] = {h};
         ASSERT_TRUE(w->add_tensor("h", *make_dense(ElementType::kFloat16, {3, 4}), hs).ok());
+        // A private scheme (0xF0), which core carries but does not interpret.
+        TensorDescriptor priv = *make_dense(ElementType::kInt8, {4});
+        priv.quantization = QuantizationDescriptor{.scheme = OpaqueQuantization{.scheme_tag = 0xF0, .payload = {1, 2}}};
+        const std::vector<uint8_t> pb = {1, 2, 3, 4};
+        const std::span<const uint8_t> ps[] = {pb};
+        auto added = w->add_tensor("priv", priv, ps);
+        ASSERT_TRUE(added.ok()) << added.error().to_string();
         ASSERT_TRUE(w->finish().ok());
-        auto f = FileReader::open(path);
+        FileReadOptions permissive;  // "priv" is served only by a permissive reader
+        permissive.strict = false;
+        auto f = FileReader::open(path, permissive);
         ASSERT_TRUE(f.ok()) << f.error().to_string();
         file_ = std::make_shared<const FileReader>(std::move(*f));
     }
@@ -964,7 +974,9 @@ TEST_F(DequantizingServerTest, AnswersQuantizedTensorsWithTheirValues) {
     net::ServerOptions so;
     so.min_shard_bytes = 256;
     start_server(so);
-    auto c = connect();
+    net::ClientOptions co;
+    co.decode.strict = false;  // "priv" comes with its private scheme
+    auto c = connect(co);
     ASSERT_TRUE(c);
     net::FetchOptions o;
     o.dequantize = true;
@@ -989,6 +1001,10 @@ TEST_F(DequantizingServerTest, AnswersQuantizedTensorsWithTheirValues) {
     auto q = run_on(client_io_, c->fetch("q"));
     ASSERT_TRUE(q.ok());
     EXPECT_EQ((*q)[0].descriptor, **file_->descriptor("q"));
+    // A private scheme is not dequantized: it comes as stored.
+    auto priv = run_on(client_io_, c->fetch("priv", o));
+    ASSERT_TRUE(priv.ok()) << priv.error().to_string();
+    EXPECT_EQ((*priv)[0].descriptor, **file_->descriptor("priv"));
     // Dequantized answers come as parallel shards too (2048 bytes, shards of >= 256).
     o.parallel = true;
     auto par = run_on(client_io_, c->fetch("q", o));
