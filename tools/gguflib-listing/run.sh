@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Issue 28's peer figure: gguflib's open + list against libhurray's BM_List, in
+# one run, interleaved (README.md). Usage:
+#   GGUF_TOOLS=/path/to/gguf-tools tools/gguflib-listing/run.sh [N] [ROUNDS]
+# from the repository root, after a release build in build/gcc.
+set -euo pipefail
+n=${1:-100000}
+rounds=${2:-3}
+: "${GGUF_TOOLS:?set GGUF_TOOLS to a checkout of antirez/gguf-tools (8fa6eb6 measured)}"
+here=$(cd "$(dirname "$0")" && pwd)
+out=${TMPDIR:-/tmp}/gguflib-listing
+mkdir -p "$out"
+gcc -O2 -std=c11 -w -I"$GGUF_TOOLS" "$here/list_gguf.c" "$GGUF_TOOLS/gguflib.c" "$GGUF_TOOLS/sds.c" \
+    "$GGUF_TOOLS/fp16.c" -lm -o "$out/list_gguf"
+for r in $(seq 1 "$rounds"); do
+    echo "== round $r"
+    "$out/list_gguf" "$out/peer.gguf" "$n" 20
+    build/gcc/bench/hurray_bench --benchmark_filter="BM_List/$n/1" 2>/dev/null | grep -E "^BM_List"
+done
