@@ -14,6 +14,7 @@
 #include <array>
 #include <cstring>
 
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/checked_math.hpp"
 #include "hurray/core/builder.hpp"
 
@@ -69,7 +70,7 @@ Result<TensorDescriptor> ggml_descriptor(GgmlPresentation presentation, uint32_t
 
 bool ggml_scales_valid(std::span<const uint8_t> blocks, uint32_t bytes_per_block) noexcept {
     for (size_t at = 0; at + bytes_per_block <= blocks.size(); at += bytes_per_block) {
-        const auto h = static_cast<uint16_t>(blocks[at] | (blocks[at + 1] << 8));
+        const auto h = load_le<uint16_t>(blocks.data() + at);  // SAFETY: at + bytes_per_block <= size
         if ((h & 0x7FFFU) == 0 || (h & 0x7C00U) == 0x7C00U) {
             return false;  // +-0, inf or NaN
         }

@@ -4,6 +4,7 @@
 // refused naming the field and its byte offset (libzip's own errors carry none).
 #include "convert/zip_directory.hpp"
 
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/text.hpp"
 
 #include <algorithm>
@@ -38,25 +39,16 @@ constexpr uint32_t kMax32 = 0xFFFFFFFF;
 /// Bytes of the central directory read at a time.
 constexpr size_t kWindow = size_t{64} * 1024;
 
-/// Little-endian loads from a span; an index past the end reads as zero (callers pass
-/// spans they sized for the record, so that never happens).
-uint64_t load_le(std::span<const uint8_t> b, size_t at, size_t width) noexcept {
-    if (at > b.size() || b.size() - at < width) {
-        return 0;
-    }
-    uint64_t v = 0;
-    for (size_t k = width; k > 0; --k) {
-        v = (v << 8U) | b[at + k - 1];
-    }
-    return v;
+/// Core's little-endian load of the `T` at `at` in a record; a position past the end
+/// reads as zero (callers pass spans they sized for the record, so that never happens).
+template <typename T>
+T le(std::span<const uint8_t> b, size_t at) noexcept {
+    // SAFETY: sizeof(T) bytes at `at` lie inside `b`, checked first.
+    return at <= b.size() && b.size() - at >= sizeof(T) ? load_le<T>(b.data() + at) : T{0};
 }
-uint16_t le16(std::span<const uint8_t> b, size_t at) noexcept {
-    return static_cast<uint16_t>(load_le(b, at, 2));
-}
-uint32_t le32(std::span<const uint8_t> b, size_t at) noexcept {
-    return static_cast<uint32_t>(load_le(b, at, 4));
-}
-uint64_t le64(std::span<const uint8_t> b, size_t at) noexcept { return load_le(b, at, 8); }
+uint16_t le16(std::span<const uint8_t> b, size_t at) noexcept { return le<uint16_t>(b, at); }
+uint32_t le32(std::span<const uint8_t> b, size_t at) noexcept { return le<uint32_t>(b, at); }
+uint64_t le64(std::span<const uint8_t> b, size_t at) noexcept { return le<uint64_t>(b, at); }
 
 /// A number in the archive checks' messages: "0x" and as many lower-case
 /// digits as it needs ("0x4034b50").

@@ -463,9 +463,8 @@ Result<uint32_t> peek_length(std::span<const uint8_t> prefix) {
         return Error(ErrorCode::kUnsupportedVersion,
                      "version_major: " + dec(prefix[4]) + " is not supported (this reader reads 1)", 4);
     }
-    const uint32_t length = static_cast<uint32_t>(prefix[6]) | (static_cast<uint32_t>(prefix[7]) << 8) |
-                            (static_cast<uint32_t>(prefix[8]) << 16) |
-                            (static_cast<uint32_t>(prefix[9]) << 24);
+    // SAFETY: prefix holds at least kDescriptorPeekSize (10) bytes, checked above.
+    const auto length = load_le<uint32_t>(prefix.data() + 6);
     if (length < kFixedHeaderSize) {
         return Error(ErrorCode::kInvalidDescriptorLength,
                      "descriptor_length: " + dec(length) + " is below the 20-byte minimum", 6);

@@ -10,6 +10,7 @@
 
 #include "core/float16_widen.hpp"
 #include "core/float_vector.hpp"
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/text.hpp"
 #include "hurray/core/ggml_blocks.hpp"
 
@@ -26,14 +27,9 @@ namespace {
 using hurray::detail::widen_bfloat16;
 using hurray::detail::widen_float16;
 
-float f16(const uint8_t* p) noexcept {
-    return widen_float16(static_cast<uint16_t>(p[0] | (p[1] << 8)));
-}
+float f16(const uint8_t* p) noexcept { return widen_float16(load_le<uint16_t>(p)); }
 
-uint32_t u32(const uint8_t* p) noexcept {
-    return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-           (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
+uint32_t u32(const uint8_t* p) noexcept { return load_le<uint32_t>(p); }
 
 // Each takes one block and writes its values to y.
 
@@ -235,7 +231,7 @@ void q8_k(const uint8_t* b, float* y) noexcept {
 void f32(const uint8_t* b, float* y) noexcept { std::memcpy(y, b, 4); }
 void f16v(const uint8_t* b, float* y) noexcept { *y = f16(b); }
 void bf16(const uint8_t* b, float* y) noexcept {
-    *y = widen_bfloat16(static_cast<uint16_t>(b[0] | (b[1] << 8)));
+    *y = widen_bfloat16(load_le<uint16_t>(b));
 }
 
 using BlockFn = void (*)(const uint8_t*, float*) noexcept;

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/describe.hpp"
 #include "hurray/io/cached_head_source.hpp"
 #include "hurray/core/descriptor_codec.hpp"
@@ -225,10 +226,7 @@ convert::Format detect_file_format(const std::string& path) {
         // A SafeTensors header whose length runs past the end of the file (detect_format
         // wants it inside): a truncated SafeTensors file, which its reader reports (field,
         // byte offset) better than "not a Hurray file" would.
-        uint64_t header_len = 0;
-        for (size_t k = 8; k-- > 0;) {
-            header_len = (header_len << 8) | head[k];
-        }
+        const auto header_len = load_le<uint64_t>(head.data());  // n >= 9 bytes read
         if (header_len >= 2 && header_len < (uint64_t{1} << 32)) {
             return convert::Format::kSafeTensors;
         }
