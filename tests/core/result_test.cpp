@@ -515,6 +515,35 @@ TEST(Status, SuccessAndFailure) {
     EXPECT_EQ(e.message(), "crc");
 }
 
+// Status assignment between every pair of states: the error is there exactly while
+// the status is a failure, and moved-from failures stay destructible.
+TEST(Status, AssignmentBetweenStates) {
+    const auto failed = [](const char* m) { return Status(Error(ErrorCode::kInvalidFile, m, 7)); };
+    Status s = failed("one");
+    s = failed("two");
+    EXPECT_EQ(s.error().message(), "two");
+    s = Status::success();
+    EXPECT_TRUE(s.ok());
+    s = failed("three");
+    EXPECT_EQ(s.error().message(), "three");
+    EXPECT_EQ(s.error().offset(), 7U);
+    Status copy;
+    copy = s;
+    EXPECT_EQ(copy.error().message(), "three");
+    const Status& same = copy;
+    copy = same;  // self-assignment keeps the error
+    EXPECT_EQ(copy.error().message(), "three");
+    Status moved(std::move(copy));
+    EXPECT_EQ(moved.error().message(), "three");
+    Status target;
+    target = std::move(moved);
+    EXPECT_EQ(target.error().code(), ErrorCode::kInvalidFile);
+    target = Status();
+    EXPECT_TRUE(target.ok());
+    Status from_success(target);
+    EXPECT_TRUE(from_success.ok());
+}
+
 Status fail_if(bool fail) {
     if (fail) {
         return Error(ErrorCode::kInvalidArgument, "asked to fail", 3);

@@ -416,15 +416,50 @@ private:
 template <>
 class [[nodiscard]] Result<void> {
 public:
-    /// A successful status.
-    Result() = default;
+    /// A successful status. Nothing but a flag is set: a success costs no
+    /// `Error` to build or destroy (the error is held only on failure).
+    Result() noexcept {}  // NOLINT(modernize-use-equals-default): the union member stays unconstructed
     /// A failed status holding `error`. Aborts when `error.code()` is
     /// `ErrorCode::kOk`: an error that is no error is a bug at the call site.
-    Result(Error error) noexcept : error_(std::move(error)), failed_(true) {  // NOLINT
-        if (error_.code() == ErrorCode::kOk) [[unlikely]] {
-            ResultMisuse::from_ok_error("Status", error_);
+    Result(Error error) noexcept : failed_(true) {  // NOLINT
+        if (error.code() == ErrorCode::kOk) [[unlikely]] {
+            ResultMisuse::from_ok_error("Status", error);
+        }
+        ::new (&storage_.error) Error(std::move(error));
+    }
+    /// Copy constructor.
+    Result(const Result& other) : failed_(other.failed_) {
+        if (failed_) {
+            ::new (&storage_.error) Error(other.storage_.error);
         }
     }
+    /// Move constructor.
+    Result(Result&& other) noexcept : failed_(other.failed_) {
+        if (failed_) {
+            ::new (&storage_.error) Error(std::move(other.storage_.error));
+        }
+    }
+    /// Copy assignment. The copy is made first; if it throws, `*this` is unchanged.
+    Result& operator=(const Result& other) {
+        if (this != &other) {
+            Result copy(other);
+            *this = std::move(copy);
+        }
+        return *this;
+    }
+    /// Move assignment.
+    Result& operator=(Result&& other) noexcept {
+        if (this != &other) {
+            destroy();
+            failed_ = other.failed_;
+            if (failed_) {
+                ::new (&storage_.error) Error(std::move(other.storage_.error));
+            }
+        }
+        return *this;
+    }
+    ~Result() { destroy(); }
+
     /// A successful status (reads better at call sites than `{}`).
     [[nodiscard]] static Result success() noexcept { return {}; }
 
@@ -435,12 +470,12 @@ public:
     /// The error. Aborts with a message when the operation succeeded.
     [[nodiscard]] const Error& error() const& noexcept {
         check_error();
-        return error_;
+        return storage_.error;
     }
     /// The error, moved out. Aborts with a message when the operation succeeded.
     [[nodiscard]] Error&& error() && noexcept {
         check_error();
-        return std::move(error_);
+        return std::move(storage_.error);
     }
 
 private:
@@ -449,9 +484,18 @@ private:
             ResultMisuse::error_of_success("Status");
         }
     }
-    // Holds `kOk` and an empty message while the status is a success; never
-    // handed out then.
-    Error error_{ErrorCode::kOk, std::string()};
+    void destroy() noexcept {
+        if (failed_) {
+            storage_.error.~Error();
+            failed_ = false;
+        }
+    }
+    // The error lives in the union only while the status is a failure.
+    union Storage {
+        Storage() {}   // NOLINT(modernize-use-equals-default): union with a non-trivial member
+        ~Storage() {}  // NOLINT(modernize-use-equals-default)
+        Error error;
+    } storage_;
     bool failed_ = false;
 };
 
