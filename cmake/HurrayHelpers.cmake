@@ -39,4 +39,9 @@ function(hurray_export_symbols target lib)
     set_target_properties(${target} PROPERTIES
         CXX_VISIBILITY_PRESET hidden
         VISIBILITY_INLINES_HIDDEN ON)
+    # GCC assumes that an exported function may be interposed (replaced at load time by
+    # another library's), so it neither inlines one nor calls it directly from inside
+    # its own library: every call goes through the PLT. Nothing interposes ours (Clang
+    # assumes the same by default).
+    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-fno-semantic-interposition>)
 endfunction()
