@@ -1291,20 +1291,6 @@ std::optional<uint64_t> plain_element_count(std::span<const uint64_t> shape) noe
     return n;
 }
 
-// storage_bytes_for_bits, as a value: nullopt where it fails.
-std::optional<uint64_t> plain_storage_bytes(uint32_t bits, uint64_t count) noexcept {
-    if (bits == 1 || bits == 2 || bits == 4) {
-        return ceil_div(count, 8 / bits);
-    }
-    if (bits == 6) {
-        return mul_u64(ceil_div(count, 4), 3);
-    }
-    if (bits >= 8 && bits % 8 == 0) {
-        return mul_u64(count, bits / 8);
-    }
-    return std::nullopt;
-}
-
 // The per-block affine part of plain_dense_valid: the scheme's fields, and
 // its scale (and zero-point) buffers at indices 1 (and 2), each exactly the
 // size of one entry per block.
@@ -1349,6 +1335,19 @@ bool per_block_valid(const TensorDescriptor& d, const PerBlockAffine& p) noexcep
 }
 
 }  // namespace
+
+std::optional<uint64_t> plain_storage_bytes(uint32_t bits, uint64_t count) noexcept {
+    if (bits == 1 || bits == 2 || bits == 4) {
+        return ceil_div(count, 8 / bits);
+    }
+    if (bits == 6) {
+        return mul_u64(ceil_div(count, 4), 3);
+    }
+    if (bits >= 8 && bits % 8 == 0) {
+        return mul_u64(count, bits / 8);
+    }
+    return std::nullopt;
+}
 
 bool plain_dense_valid(const TensorDescriptor& d) noexcept {
     if (d.version_major != kDescriptorVersionMajor || d.shard || d.statistics || d.extension_type ||

@@ -6,9 +6,14 @@
 // bytes, reserved flag bits, the symmetric zero-point sentinel, boolean bytes)
 // are enforced here; every other rule is enforced by check_descriptor_at, the
 // same function the encoder runs, so that decode and encode agree.
+#include <cstring>
+#include <optional>
 #include <string>
 
+#include "hurray/core/buffer_handle.hpp"
 #include "hurray/core/byte_io.hpp"
+#include "hurray/core/checked_math.hpp"
+#include "hurray/core/element_type.hpp"
 #include "core/descriptor_internal.hpp"
 #include "hurray/core/text.hpp"
 #include "hurray/core/descriptor_codec.hpp"
@@ -447,6 +452,119 @@ bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDe
     return true;
 }
 
+// The commonest descriptor, decoded and checked in one pass over its bytes,
+// without building it first: no section (flags 0), a row-major layout (or a
+// column-major one of rank >= 1), one buffer on the CPU (producer-synced,
+// standard memory, a power-of-two alignment of at least 64 unless empty, its
+// reserved byte zero), an assigned element type, no dynamic dimension, and
+// byte_offset plus the elements inside that buffer. Everything it accepts,
+// parse_plain_dense and plain_dense_valid accept too, with the same model.
+// Fills `d` and returns true only then; returns false with `d` untouched
+// otherwise (the one-pass parse and check, then the general parser, decide).
+// `bytes` holds the descriptor_length (>= 20) bytes, magic and version checked.
+bool decode_simple_dense(std::span<const uint8_t> bytes, TensorDescriptor& d) {
+    // SAFETY: bytes.size() >= kFixedHeaderSize, so the header loads are in
+    // bounds; the rest is read only once bytes.size() is proved to equal the
+    // exact extent of the shape, byte_offset, buffer_count and one handle.
+    const uint8_t* p = bytes.data();
+    const auto flags = load_le<uint32_t>(p + 10);
+    const uint8_t type = p[14];
+    const uint8_t layout = p[15];
+    const auto rank = load_le<uint32_t>(p + 16);
+    if (flags != 0 || rank > kMaxRank || (layout != 0x01 && (layout != 0x02 || rank == 0))) {
+        return false;
+    }
+    const uint64_t table = uint64_t{kFixedHeaderSize} + uint64_t{8} * rank + 8;
+    if (bytes.size() != table + 1 + kBufferHandleSize || p[table] != 1) {
+        return false;
+    }
+    const TypeTagClass cls = classify_type_tag(type);
+    const uint32_t bits = bit_width(static_cast<ElementType>(type));
+    if ((cls != TypeTagClass::kTier1 && cls != TypeTagClass::kTier2) || bits == 0) {
+        return false;
+    }
+    const uint8_t* dims = p + kFixedHeaderSize;
+    uint64_t count = 1;
+    bool overflow = false;
+    bool zero = false;
+    for (uint32_t k = 0; k < rank; ++k) {
+        const auto dim = load_le<uint64_t>(dims + uint64_t{8} * k);
+        if (dim == kDynamicDim) {
+            return false;
+        }
+        zero = zero || dim == 0;
+        overflow = __builtin_mul_overflow(count, dim, &count) || overflow;
+    }
+    if (zero) {
+        count = 0;
+    } else if (overflow) {
+        return false;
+    }
+    const auto byte_offset = load_le<uint64_t>(dims + uint64_t{8} * rank);
+    const uint8_t* h = p + table + 1;
+    const auto size = load_le<uint64_t>(h);
+    const auto alignment = load_le<uint32_t>(h + 8);
+    if (h[12] != static_cast<uint8_t>(DeviceTag::kCpu) || h[13] != static_cast<uint8_t>(SyncMode::kProducerSynced) ||
+        h[14] != static_cast<uint8_t>(MemoryClass::kStandard) || h[15] != 0 || !is_pow2(alignment) ||
+        (size != 0 && alignment < kMinBufferAlignment)) {
+        return false;
+    }
+    uint64_t need = 0;
+    if (bits % 8 == 0) {
+        if (__builtin_mul_overflow(count, uint64_t{bits / 8}, &need)) {
+            return false;
+        }
+    } else if (count > 0) {
+        const std::optional<uint64_t> elements = detail::plain_storage_bytes(bits, count);
+        if (!elements) {
+            return false;
+        }
+        need = *elements;
+    }
+    if (byte_offset > size || need > size - byte_offset) {
+        return false;
+    }
+    d.version_major = p[4];
+    d.version_minor = p[5];
+    d.element_type = static_cast<ElementType>(type);
+    d.shape.resize(rank);
+    for (uint32_t k = 0; k < rank; ++k) {
+        d.shape[k] = load_le<uint64_t>(dims + uint64_t{8} * k);
+    }
+    d.byte_offset = byte_offset;
+    if (layout == 0x02) {
+        d.layout = ColumnMajorLayout{};
+    } else {
+        d.layout = RowMajorLayout{};
+    }
+    d.buffers.resize(1);
+    BufferHandle& b = d.buffers[0];
+    b.byte_size = size;
+    b.alignment = alignment;
+    b.device_tag = DeviceTag::kCpu;
+    b.sync_mode = SyncMode::kProducerSynced;
+    b.memory_class = MemoryClass::kStandard;
+    d.quantization.reset();
+    d.shard.reset();
+    d.statistics.reset();
+    d.extension_type.reset();
+    d.composite_member.reset();
+    d.unknown_trailing_bytes.clear();
+    return true;
+}
+
+// descriptor_length when the magic and version_major are right and the length
+// is at least the fixed header; 0 otherwise (peek_length then says why).
+uint32_t quick_length(std::span<const uint8_t> bytes) noexcept {
+    if (bytes.size() < kDescriptorPeekSize || std::memcmp(bytes.data(), kDescriptorMagic, 4) != 0 ||
+        bytes[4] != kDescriptorVersionMajor) {
+        return 0;
+    }
+    // SAFETY: bytes holds at least kDescriptorPeekSize (10) bytes, checked above.
+    const auto length = load_le<uint32_t>(bytes.data() + 6);
+    return length >= kFixedHeaderSize ? length : 0;
+}
+
 }  // namespace
 
 Result<uint32_t> peek_length(std::span<const uint8_t> prefix) {
@@ -479,8 +597,14 @@ Result<TensorDescriptor> decode(std::span<const uint8_t> bytes, const DecodeOpti
 }
 
 Status decode_into(std::span<const uint8_t> bytes, const DecodeOptions& opt, TensorDescriptor& out) {
-    HURRAY_ASSIGN_OR_RETURN(uint32_t length, peek_length(bytes));
+    uint32_t length = quick_length(bytes);
+    if (length == 0) {
+        HURRAY_ASSIGN_OR_RETURN(length, peek_length(bytes));
+    }
     if (length <= bytes.size()) {
+        if (decode_simple_dense(bytes.first(length), out)) {
+            return Status::success();
+        }
         // The common case: one pass over the bytes, then the one-pass check (the
         // full check only when that one cannot decide).
         // What parse_plain_dense does not set is put back to its default; the shape

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "hurray/core/descriptor_codec.hpp"
@@ -58,6 +59,10 @@ Status check_descriptor_full(const TensorDescriptor& d, const DecodeOptions& opt
 /// `check_descriptor_full` accepts too (the differential tests hold it to
 /// that); false says nothing (the full check decides). Allocates nothing.
 bool plain_dense_valid(const TensorDescriptor& d) noexcept;
+
+/// `storage_bytes_for_bits` as a value: the bytes that `count` elements of `bits`
+/// bits take (1, 2, 4, 6 or a multiple of 8), nullopt for another width or on overflow.
+std::optional<uint64_t> plain_storage_bytes(uint32_t bits, uint64_t count) noexcept;
 
 /// `decode` without its fast path for plain dense descriptors: the general
 /// parser, then `check_descriptor_at`. For the differential tests.
