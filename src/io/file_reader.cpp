@@ -383,6 +383,7 @@ std::optional<uint64_t> buffers_end(const TensorDescriptor& d, uint64_t data_off
 // from the enclosing one, and nothing outside libhurray_io may call it.
 struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     FileReadOptions options;
+    DecodeOptions decoding;  // decode_options()
     // Owned copies of the spans in options.descriptor (they point here).
     std::vector<uint64_t> known_layouts;
     std::vector<uint8_t> known_schemes;
@@ -411,6 +412,10 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// Position in write order of index entry `i`.
     [[nodiscard]] size_t position(size_t i) const noexcept { return write_position.empty() ? i : write_position[i]; }
     bool sorted = false;
+    // Whether the names are in strictly ascending byte order: SORTED_INDEX, or seen so
+    // at open in an index without the flag. Unique then, and found by binary search
+    // (no name table).
+    bool ascending = false;
     NameTable by_name;      // unsorted index only
     DescriptorStore store;  // decoded descriptors
     // The descriptor table (hurray/io/descriptor_table.hpp), when the file has a
@@ -507,7 +512,13 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// when already read), read here unless known; an error naming the tensor and both
     /// places when it does not. Success without a table.
     [[nodiscard]] Status check_in_place(size_t i, std::span<const uint8_t> bytes = {}) const;
-    [[nodiscard]] DecodeOptions decode_options() const;
+    /// The options descriptors are decoded with: options.descriptor, strict when
+    /// both the file and the descriptors are (set once by open).
+    [[nodiscard]] const DecodeOptions& decode_options() const noexcept { return decoding; }
+    /// Decodes `view` (entry `i`'s descriptor, or its copy in the table when
+    /// `from_table`) into `out`, then checks it against the entry.
+    [[nodiscard]] Status decode_view(size_t i, std::span<const uint8_t> view, bool from_table,
+                                     TensorDescriptor& out) const;
     [[nodiscard]] bool strict_descriptors() const {
         return options.strict && options.descriptor.strict;
     }
@@ -523,6 +534,8 @@ Result<FileReader> FileReader::Impl::open(detail::FileSource source,
                                options.descriptor.known_private_schemes.end());
     impl->options.descriptor.known_extension_layouts = impl->known_layouts;
     impl->options.descriptor.known_private_schemes = impl->known_schemes;
+    impl->decoding = impl->options.descriptor;
+    impl->decoding.strict = impl->strict_descriptors();
     impl->source = std::move(source);
     if (auto loaded = impl->load(); !loaded) {
         // A file cut while it was being checked reads as zeros past the cut:
@@ -576,12 +589,6 @@ Result<SharedBuffer> FileReader::Impl::data_region(size_t i) {
         data_cache[i] = std::move(read);
     }
     return data_cache[i];
-}
-
-DecodeOptions FileReader::Impl::decode_options() const {
-    DecodeOptions d = options.descriptor;
-    d.strict = strict_descriptors();
-    return d;
 }
 
 Status FileReader::Impl::load() {
@@ -886,9 +893,23 @@ Status FileReader::Impl::check_names() {
     if (sorted) {
         // One linear pass; the entries' offsets are worked out only for an error.
         if (check_index_names(entries, true).ok()) {
+            ascending = true;
             return Status::success();
         }
         return check_index_names(entries, true, entry_offsets());
+    }
+    // Many writers emit names in order (a SafeTensors header sorted by name, for one):
+    // strictly ascending names are unique, proved in one linear pass that stops at the
+    // first pair out of order (at once, for most other files).
+    ascending = true;
+    for (size_t i = 1; i < entries.size(); ++i) {
+        if (!(entries[i - 1].name < entries[i].name)) {  // string_view: unsigned bytes, as SORTED_INDEX
+            ascending = false;
+            break;
+        }
+    }
+    if (ascending) {
+        return Status::success();
     }
     if (entries.size() > NameTable::kMaxEntries) {
         // Unreachable in practice: each entry takes >= 35 bytes of the index.
@@ -1053,7 +1074,7 @@ Status FileReader::Impl::check_sections() {
 
 Status FileReader::Impl::check_entries(uint64_t tensor_region_end) {
     const uint64_t first = header.first_descriptor_offset;
-    const uint64_t align = header.data_buffer_alignment;
+    const uint64_t align = header.data_buffer_alignment;  // a power of two (check_file_header)
     for (size_t i = 0; i < entries.size(); ++i) {
         const IndexEntry& e = entries[i];
         // Offsets of the entry's fields (index codec layout, SPEC-NOTES 15).
@@ -1111,7 +1132,7 @@ Status FileReader::Impl::check_entries(uint64_t tensor_region_end) {
                              " (outside the tensor region)",
                          field(12));
         }
-        if (e.data_length > 0 && e.data_offset % align != 0) {
+        if (e.data_length > 0 && (e.data_offset & (align - 1)) != 0) {
             return Error(ErrorCode::kInvalidFile,
                          label() + ": data_offset " + dec(e.data_offset) +
                              " is not a multiple of data_buffer_alignment " + dec(align),
@@ -1227,6 +1248,11 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i, const SharedBuffer& given) {
 }
 
 Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const SharedBuffer& given) const {
+    if (given.empty() && has_table() && options.descriptors != DescriptorCheck::kLazy) {
+        // The common case: the copy in the table (its magic, version and length were
+        // checked at open), as the general path below would choose it.
+        return decode_view(i, table_copy(i), table_in_file, out);
+    }
     const IndexEntry& e = entries[i];
     // With a descriptor table: its copy (the descriptor in place is compared with it
     // before the tensor's data is handed out), unless the bytes in place were given.
@@ -1268,18 +1294,25 @@ Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const Shar
         read = std::move(*bytes);
         view = read.span();
     }
-    if (auto d = hurray::decode_into(view, decode_options(), out); !d) {
+    return decode_view(i, view, table_in_file && !copy.empty(), out);
+}
+
+Status FileReader::Impl::decode_view(size_t i, std::span<const uint8_t> view, bool from_table,
+                                     TensorDescriptor& out) const {
+    if (auto d = hurray::decode_into(view, decoding, out); !d) [[unlikely]] {
         // Bytes that were valid at open and are not now: the file changed
         // under the mapping (its pages read as zeros), not a corrupt file.
+        const IndexEntry& e = entries[i];
         if (auto changed = source.check_unchanged(); !changed) {
             return changed.error().with_context({.prefix = entry_label(e, i) + " descriptor", .tensor = e.name});
         }
         return d.error().with_context({.prefix = entry_label(e, i) + " descriptor at " + dec(e.descriptor_offset) +
-                                      (table_in_file && !copy.empty() ? " (its copy in the descriptor table)" : ""),
-                                      .tensor = e.name,
-                                      .base = e.descriptor_offset});
+                                                 (from_table ? " (its copy in the descriptor table)" : ""),
+                                       .tensor = e.name,
+                                       .base = e.descriptor_offset});
     }
-    if (auto s = check_against_entry(i, out); !s) {
+    if (auto s = check_against_entry(i, out); !s) [[unlikely]] {
+        const IndexEntry& e = entries[i];
         if (auto changed = source.check_unchanged(); !changed) {
             return changed.error().with_context({.prefix = entry_label(e, i) + " descriptor", .tensor = e.name});
         }
@@ -1306,9 +1339,17 @@ void FileReader::Impl::take_table(const SharedBuffer& kv_bytes, std::span<const 
         return;  // malformed or of another version: the descriptors in place
     }
     for (size_t i = 0; i < entries.size(); ++i) {
-        // Each copy's own magic, version and length, as check_prefix checks in place.
-        const auto own = peek_length(value.subspan(static_cast<size_t>((*at)[i])));
-        if (!own || *own != entries[i].descriptor_length) {
+        // Each copy's own magic, version and length (>= the fixed header), as
+        // check_prefix checks in place (peek_length's rules).
+        const uint32_t length = entries[i].descriptor_length;
+        if (length < kFixedHeaderSize) {
+            return;
+        }
+        // SAFETY: locate_descriptor_table proved that the copy's `length` (>= 20)
+        // bytes lie inside `value`.
+        const uint8_t* p = value.data() + (*at)[i];
+        if (std::memcmp(p, kDescriptorMagic, 4) != 0 || p[4] != kDescriptorVersionMajor ||
+            load_le<uint32_t>(p + 6) != length) {
             return;
         }
     }
@@ -1408,7 +1449,10 @@ Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes
 
 Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d) const {
     const IndexEntry& e = entries[i];
-    const uint64_t align = header.data_buffer_alignment;
+    const uint64_t align = header.data_buffer_alignment;  // a power of two (check_file_header)
+    if (d.buffers.size() == 1 && d.buffers[0].byte_size == e.data_length && (e.data_offset & (align - 1)) == 0) {
+        return Status::success();  // the common case: one buffer, exactly the entry's data
+    }
     if (d.buffers.empty()) {
         // A composite head: no data. Its data_offset is wherever its writer
         // left it (the descriptor end, or the next aligned offset for the
@@ -1421,7 +1465,7 @@ Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d
         }
         return Status::success();
     }
-    if (e.data_offset % align != 0) {
+    if ((e.data_offset & (align - 1)) != 0) {
         return Error(ErrorCode::kInvalidFile,
                      entry_label(e, i) + ": data_offset " + dec(e.data_offset) +
                          " is not a multiple of data_buffer_alignment " + dec(align),
@@ -1516,7 +1560,7 @@ std::span<const size_t> FileReader::write_order() const noexcept {
 
 std::optional<size_t> FileReader::find(std::string_view name) const {
     const auto& entries = impl_->entries;
-    if (impl_->sorted) {
+    if (impl_->ascending) {
         // std::string_view compares as unsigned bytes: the SORTED_INDEX order.
         const auto it =
             std::lower_bound(entries.begin(), entries.end(), name,
@@ -1549,7 +1593,21 @@ Status FileReader::decode_descriptor(size_t i, TensorDescriptor& out) const {
                                                       " requested, the file has " +
                                                       dec(impl_->entries.size()));
     }
-    const uint8_t st = impl_->store.state[i].load(std::memory_order_acquire);
+    const Impl& m = *impl_;
+    const uint8_t st = m.store.state[i].load(std::memory_order_acquire);
+    if (st == DescriptorStore::kPending && m.has_table() && m.options.descriptors != DescriptorCheck::kLazy) {
+        // The common case, listing a file with a descriptor table: its copy, then the
+        // entry. Any failure is decoded again below, where it gets its context.
+        if (hurray::decode_into(m.table_copy(i), m.decoding, out).ok()) {
+            const IndexEntry& e = m.entries[i];
+            const uint64_t align_mask = uint64_t{m.header.data_buffer_alignment} - 1;
+            if ((out.buffers.size() == 1 && out.buffers[0].byte_size == e.data_length &&
+                 (e.data_offset & align_mask) == 0) ||
+                m.check_against_entry(i, out).ok()) {
+                return Status::success();  // check_against_entry's common case, inline
+            }
+        }
+    }
     if (st != DescriptorStore::kPending) {  // kept already: published, read without a lock
         const DescriptorSlot& slot = impl_->store.slot(i);
         if (st == DescriptorStore::kFailed) {

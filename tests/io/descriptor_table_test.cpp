@@ -482,6 +482,16 @@ TEST(DescriptorTable, MalformedOrUnknownTablesFallBackToTheDescriptorsInPlace) {
         }
     }
 
+    // A copy's own version_major and descriptor_length (each byte of it), checked at
+    // open as the descriptor in place would be: a mismatch is a malformed table too.
+    for (const size_t at : {v + 16 + 4, v + 16 + 6, v + 16 + 7, v + 16 + 8, v + 16 + 9}) {
+        Bytes bytes = good;
+        bytes[at] ^= 1;
+        auto r = open_bytes(bytes);
+        EXPECT_FALSE(r.descriptor_table_bytes().has_value()) << at - v;
+        EXPECT_TRUE(r.check_all()) << at - v;
+    }
+
     // Other lengths and types, through the independent test builder.
     std::vector<test::TestTensor> tensors = {test::dense("a", ElementType::kFloat32, {2, 2}),
                                              test::dense("b", ElementType::kInt8, {5})};

@@ -263,6 +263,44 @@ TEST(FileReaderLookup, FindsByNameSortedAndUnsorted) {
     }
 }
 
+// Without SORTED_INDEX, names that happen to be in strictly ascending byte order are
+// proved unique in one pass and found by binary search; any other order falls back to
+// the name table. Both find every name, miss every other, and refuse a duplicate.
+TEST(FileReaderLookup, AscendingNamesWithoutTheFlagAreFoundAndChecked) {
+    const std::vector<std::vector<std::string>> orders = {
+        {"Beta", "alpha", "alphabet", "zeta", "\xC3\xA9t\xC3\xA9"},  // ascending bytes
+        {"alpha", "beta", "gamma", "Alpha"},                          // all but the last pair
+        {"b", "a"},
+        {"only"},
+    };
+    for (const auto& names : orders) {
+        std::vector<TestTensor> tensors;
+        for (const std::string& n : names) {
+            tensors.push_back(dense(n, ElementType::kInt8, {2}));
+        }
+        const BuiltFile f = build_file(tensors);
+        const FileReader r = open_bytes(f.bytes);
+        EXPECT_EQ(r.header().flags & file_flags::kSortedIndex, 0U);
+        for (size_t i = 0; i < names.size(); ++i) {
+            EXPECT_EQ(r.find(names[i]), std::optional<size_t>(i)) << names[i];
+        }
+        for (const char* missing : {"", "a0", "alph", "alphabets", "zz", "beta0", "\xC3\xA9", "\xFF"}) {
+            EXPECT_FALSE(r.find(missing).has_value()) << missing;
+        }
+    }
+    // "a", "b", "c", "d" ascending; a duplicate side by side, or after an ascending run.
+    const std::vector<TestTensor> four = {dense("a", ElementType::kInt8, {1}), dense("b", ElementType::kInt8, {1}),
+                                          dense("c", ElementType::kInt8, {1}), dense("d", ElementType::kInt8, {1})};
+    for (const auto& [from, to] : std::vector<std::pair<size_t, size_t>>{{0, 1}, {2, 3}, {0, 3}, {1, 3}}) {
+        BuildOptions o;
+        o.edit_index = [from = from, to = to](std::vector<IndexEntry>& es) { es[to].name = es[from].name; };
+        const BuiltFile f = build_file(four, nullptr, o);
+        auto r = FileReader::open_memory(f.bytes, {});
+        ASSERT_FALSE(r.ok()) << from << " " << to;
+        EXPECT_EQ(r.error().code(), ErrorCode::kDuplicateName) << r.error().to_string();
+    }
+}
+
 TEST(FileReaderLookup, SortedIndexUsesRawByteOrder) {
     BuildOptions o;
     o.sort_index = true;
