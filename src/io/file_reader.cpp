@@ -140,17 +140,25 @@ struct DescriptorStore {
     }
 };
 
+/// What a name table's `build` found.
+enum class NamesBuilt : uint8_t { kUnique, kDuplicate, kNoMemory };
+
 /// Name -> index position for an unsorted index: open addressing over a
-/// power-of-two table, each slot the position + 1 (0: empty) in the low 40
-/// bits and 24 bits of the name's hash above them, so that a probe compares
+/// power-of-two table of words `W`, each slot the position + 1 (0: empty) in
+/// its low bits (24 of a 32-bit word, 40 of a 64-bit one) and as many bits of
+/// the name's hash as are left above them (8 or 24), so that a probe compares
 /// names only when those bits agree. Lookups allocate nothing.
-class NameTable {
+template <typename W>
+class NameSlots {
+    static constexpr unsigned kIndexBits = sizeof(W) == 4 ? 24 : 40;
+    static constexpr W kIndexMask = static_cast<W>((uint64_t{1} << kIndexBits) - 1);
+
 public:
-    /// Entries the table can hold (positions + 1 must fit in 40 bits).
-    static constexpr uint64_t kMaxEntries = (uint64_t{1} << 40U) - 2;
+    /// Entries the table can hold (positions + 1 must fit in the low bits).
+    static constexpr uint64_t kMaxEntries = (uint64_t{1} << kIndexBits) - 2;
 
     /// What `build` found.
-    enum class Built : uint8_t { kUnique, kDuplicate, kNoMemory };
+    using Built = NamesBuilt;
 
     /// Builds the table; kDuplicate when two entries share a name (the
     /// caller reports which, with the full duplicate check).
@@ -160,7 +168,7 @@ public:
             cap *= 2;
         }
         // calloc: a large table comes zeroed from the kernel, not memset.
-        slots_.reset(static_cast<uint64_t*>(std::calloc(cap, sizeof(uint64_t))));
+        slots_.reset(static_cast<W*>(std::calloc(cap, sizeof(W))));
         if (!slots_) {
             mask_ = 0;
             return Built::kNoMemory;
@@ -187,9 +195,9 @@ public:
                 look_ahead(i + kAhead);
             }
             for (size_t k = static_cast<size_t>(h) & mask_;; k = (k + 1) & mask_) {
-                const uint64_t v = slots_[k];
+                const W v = slots_[k];
                 if (v == 0) {
-                    slots_[k] = (tag(h) << kIndexBits) | (i + 1);
+                    slots_[k] = static_cast<W>((tag(h) << kIndexBits) | (i + 1));
                     break;
                 }
                 if ((v >> kIndexBits) == tag(h) && entries[(v & kIndexMask) - 1].name == name) {
@@ -207,7 +215,7 @@ public:
         }
         const uint64_t h = hash(name);
         for (size_t k = static_cast<size_t>(h) & mask_;; k = (k + 1) & mask_) {
-            const uint64_t v = slots_[k];
+            const W v = slots_[k];
             if (v == 0) {
                 return std::nullopt;
             }
@@ -218,8 +226,6 @@ public:
     }
 
 private:
-    static constexpr unsigned kIndexBits = 40;
-    static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
     /// A keyed hash of `name`, eight bytes at a time (names are short: ~4
     /// words), with a per-process random key so that a file cannot be built
     /// to make every name collide.
@@ -263,13 +269,41 @@ private:
         }
         return key;
     }
-    static uint64_t tag(uint64_t h) noexcept { return h >> kIndexBits; }  // the top 24 bits
+    /// The hash's top bits, as many as the slot leaves above the position (8 or 24).
+    static uint64_t tag(uint64_t h) noexcept { return h >> (64U - (8 * sizeof(W) - kIndexBits)); }
 
     struct Free {
-        void operator()(uint64_t* p) const noexcept { std::free(p); }
+        void operator()(W* p) const noexcept { std::free(p); }
     };
-    std::unique_ptr<uint64_t[], Free> slots_;  // NOLINT(modernize-avoid-c-arrays): calloc'd, mask_ + 1 slots
+    std::unique_ptr<W[], Free> slots_;  // NOLINT(modernize-avoid-c-arrays): calloc'd, mask_ + 1 slots
     size_t mask_ = 0;
+};
+
+/// The name table of an unsorted index: 32-bit slots (half the memory, and as
+/// many more of them in the cache) for up to 16,777,214 entries, 64-bit ones
+/// beyond.
+class NameTable {
+public:
+    /// Entries the table can hold.
+    static constexpr uint64_t kMaxEntries = NameSlots<uint64_t>::kMaxEntries;
+    /// What `build` found.
+    using Built = NamesBuilt;
+
+    /// Builds the table; kDuplicate when two entries share a name.
+    Built build(const std::vector<IndexEntry>& entries) {
+        wide_ = entries.size() > NameSlots<uint32_t>::kMaxEntries;
+        return wide_ ? wide_slots_.build(entries) : narrow_slots_.build(entries);
+    }
+    /// The position of `name`, if present.
+    [[nodiscard]] std::optional<size_t> find(const std::vector<IndexEntry>& entries,
+                                             std::string_view name) const noexcept {
+        return wide_ ? wide_slots_.find(entries, name) : narrow_slots_.find(entries, name);
+    }
+
+private:
+    NameSlots<uint32_t> narrow_slots_;
+    NameSlots<uint64_t> wide_slots_;
+    bool wide_ = false;
 };
 
 /// (key, position) pairs sorted by key: an LSD radix sort on the bytes of
