@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "hurray/core/byte_io.hpp"
 #include "hurray/core/checked_math.hpp"
 #include "hurray/core/text.hpp"
 #include "hurray/core/layout.hpp"
