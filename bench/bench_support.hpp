@@ -7,7 +7,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -42,6 +44,44 @@ inline std::string tmp_path(const std::string& name) {
     s.append(name);
     return s;
 }
+
+/// A file opened, fstat'ed and mapped read-only (MAP_PRIVATE), as a floor that reads
+/// through a mapping pays; unmapped and closed when it goes. `base()` is null when the
+/// open, fstat or mmap failed.
+class MappedFile {
+public:
+    /// Opens and maps `path`.
+    explicit MappedFile(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+        struct stat st {};
+        if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+            return;
+        }
+        size_ = static_cast<size_t>(st.st_size);
+        void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+        if (m != MAP_FAILED) {
+            base_ = static_cast<const uint8_t*>(m);
+        }
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    ~MappedFile() {
+        if (base_ != nullptr) {
+            ::munmap(const_cast<uint8_t*>(base_), size_);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        }
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+    /// The first byte of the mapping, or null.
+    [[nodiscard]] const uint8_t* base() const { return base_; }
+    /// The file's size.
+    [[nodiscard]] size_t size() const { return size_; }
+
+private:
+    int fd_;
+    size_t size_ = 0;
+    const uint8_t* base_ = nullptr;
+};
 
 /// The sum of the 64-bit words of the `n` bytes at `p` (two accumulators; tail
 /// bytes added one by one): the consume loop of the read benchmarks.

@@ -119,16 +119,9 @@ uint64_t pread_floor(const std::string& path, const Layout& l, bool each_descrip
 /// The checks floor (see the file comment): CRC-32C of the index, the KV section read
 /// once, a hash-tag insert per name; through a mapping of the file.
 uint64_t checks_floor(const std::string& path, const Layout& l) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) {
-        return 0;
-    }
-    const auto size = static_cast<size_t>(st.st_size);
-    void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const hurray_bench::MappedFile file(path);
     uint64_t acc = 0;
-    if (m != MAP_FAILED && l.index_length >= 8) {
-        const auto* base = static_cast<const uint8_t*>(m);
+    if (const uint8_t* base = file.base(); base != nullptr && l.index_length >= 8) {
         const uint8_t* index = base + l.index_offset;
         acc = hurray::crc32c(std::span<const uint8_t>(index, static_cast<size_t>(l.index_length)));
         acc += sum_words(base + l.kv_offset, static_cast<size_t>(l.kv_length));
@@ -180,34 +173,19 @@ uint64_t checks_floor(const std::string& path, const Layout& l) {
             }
         }
     }
-    if (m != MAP_FAILED) {
-        ::munmap(m, size);
-    }
-    ::close(fd);
     return acc;
 }
 
 /// The touch floor (`touch` true) or the bare mapping (false).
 uint64_t mmap_floor(const std::string& path, const Layout& l, bool touch) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) {
-        return 0;
-    }
-    const auto size = static_cast<size_t>(st.st_size);
-    void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const hurray_bench::MappedFile file(path);
     uint64_t acc = 0;
-    if (m != MAP_FAILED) {
-        const auto* base = static_cast<const uint8_t*>(m);
-        if (touch) {
-            acc = sum_words(base + l.tail_offset, size - l.tail_offset);
-            for (const auto& [off, len] : l.descriptors) {
-                acc += sum_words(base + off, len);
-            }
+    if (const uint8_t* base = file.base(); base != nullptr && touch) {
+        acc = sum_words(base + l.tail_offset, file.size() - l.tail_offset);
+        for (const auto& [off, len] : l.descriptors) {
+            acc += sum_words(base + off, len);
         }
-        ::munmap(m, size);
     }
-    ::close(fd);
     return acc;
 }
 

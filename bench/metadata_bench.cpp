@@ -84,42 +84,20 @@ struct Floor {
     std::vector<std::pair<uint64_t, uint32_t>> descriptors;
 
     /// open + fstat + mmap + munmap + close, touching nothing.
-    static uint64_t bare(const std::string& path) {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        struct stat st {};
-        if (fd < 0 || ::fstat(fd, &st) != 0) {
-            return 0;
-        }
-        void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-        const bool ok = m != MAP_FAILED;
-        if (ok) {
-            ::munmap(m, static_cast<size_t>(st.st_size));
-        }
-        ::close(fd);
-        return ok ? 1 : 0;
-    }
+    static uint64_t bare(const std::string& path) { return hurray_bench::MappedFile(path).base() != nullptr ? 1 : 0; }
 
     [[nodiscard]] uint64_t run(const std::string& path, bool index_only) const {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        struct stat st {};
-        if (fd < 0 || ::fstat(fd, &st) != 0) {
+        const hurray_bench::MappedFile file(path);
+        const uint8_t* base = file.base();
+        if (base == nullptr) {
             return 0;
         }
-        const auto size = static_cast<size_t>(st.st_size);
-        void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            ::close(fd);
-            return 0;
-        }
-        const auto* base = static_cast<const uint8_t*>(m);
         uint64_t acc = sum_words(base + index_offset, index_length);
         if (!index_only) {
             for (const auto& [off, len] : descriptors) {
                 acc += sum_words(base + off, len);
             }
         }
-        ::munmap(m, size);
-        ::close(fd);
         return acc;
     }
 };

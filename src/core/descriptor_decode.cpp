@@ -452,6 +452,17 @@ bool parse_plain_dense(std::span<const uint8_t> bytes, uint32_t length, TensorDe
     return true;
 }
 
+// Puts every optional section of `d` back to none, and drops its unknown trailing
+// bytes; the shape, layout and buffer table are the caller's to set.
+void clear_sections(TensorDescriptor& d) noexcept {
+    d.quantization.reset();
+    d.shard.reset();
+    d.statistics.reset();
+    d.extension_type.reset();
+    d.composite_member.reset();
+    d.unknown_trailing_bytes.clear();
+}
+
 // The commonest descriptor, decoded and checked in one pass over its bytes,
 // without building it first: no section (flags 0), a row-major layout (or a
 // column-major one of rank >= 1), one buffer on the CPU (producer-synced,
@@ -544,12 +555,7 @@ bool decode_simple_dense(std::span<const uint8_t> bytes, TensorDescriptor& d) {
     b.device_tag = DeviceTag::kCpu;
     b.sync_mode = SyncMode::kProducerSynced;
     b.memory_class = MemoryClass::kStandard;
-    d.quantization.reset();
-    d.shard.reset();
-    d.statistics.reset();
-    d.extension_type.reset();
-    d.composite_member.reset();
-    d.unknown_trailing_bytes.clear();
+    clear_sections(d);
     return true;
 }
 
@@ -610,12 +616,7 @@ Status decode_into(std::span<const uint8_t> bytes, const DecodeOptions& opt, Ten
         // What parse_plain_dense does not set is put back to its default; the shape
         // and buffer table are resized there, keeping their storage.
         out.layout = RowMajorLayout{};
-        out.quantization.reset();
-        out.shard.reset();
-        out.statistics.reset();
-        out.extension_type.reset();
-        out.composite_member.reset();
-        out.unknown_trailing_bytes.clear();
+        clear_sections(out);
         if (parse_plain_dense(bytes, length, out)) {
             if (!detail::plain_dense_valid(out)) {
                 HURRAY_RETURN_IF_ERROR(detail::check_descriptor_full(out, opt, detail::section_offsets(out)));
