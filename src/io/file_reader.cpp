@@ -523,6 +523,14 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// returns its published state.
     uint8_t ensure_decoded(size_t i, const SharedBuffer& given = {});
     [[nodiscard]] Status check_against_entry(size_t i, const TensorDescriptor& d) const;
+    /// check_against_entry's common case, decided inline: one buffer holding exactly
+    /// entry `i`'s data, at an aligned data_offset (the header's alignment is a power
+    /// of two: check_file_header).
+    [[nodiscard]] bool one_buffer_fits(size_t i, const TensorDescriptor& d) const noexcept {
+        const IndexEntry& e = entries[i];
+        return d.buffers.size() == 1 && d.buffers[0].byte_size == e.data_length &&
+               (e.data_offset & (uint64_t{header.data_buffer_alignment} - 1)) == 0;
+    }
     /// Keeps the descriptor table (`value`, the payload of its KV entry, a view of
     /// `kv_bytes`) when it is well formed for this index, each copy's own magic and
     /// length included; otherwise the descriptors in place are read, as without a table.
@@ -1485,8 +1493,8 @@ Status FileReader::Impl::check_in_place(size_t i, std::span<const uint8_t> bytes
 Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d) const {
     const IndexEntry& e = entries[i];
     const uint64_t align = header.data_buffer_alignment;  // a power of two (check_file_header)
-    if (d.buffers.size() == 1 && d.buffers[0].byte_size == e.data_length && (e.data_offset & (align - 1)) == 0) {
-        return Status::success();  // the common case: one buffer, exactly the entry's data
+    if (one_buffer_fits(i, d)) {
+        return Status::success();
     }
     if (d.buffers.empty()) {
         // A composite head: no data. Its data_offset is wherever its writer
@@ -1633,14 +1641,9 @@ Status FileReader::decode_descriptor(size_t i, TensorDescriptor& out) const {
     if (st == DescriptorStore::kPending && m.has_table() && m.options.descriptors != DescriptorCheck::kLazy) {
         // The common case, listing a file with a descriptor table: its copy, then the
         // entry. Any failure is decoded again below, where it gets its context.
-        if (hurray::decode_into(m.table_copy(i), m.decoding, out).ok()) {
-            const IndexEntry& e = m.entries[i];
-            const uint64_t align_mask = uint64_t{m.header.data_buffer_alignment} - 1;
-            if ((out.buffers.size() == 1 && out.buffers[0].byte_size == e.data_length &&
-                 (e.data_offset & align_mask) == 0) ||
-                m.check_against_entry(i, out).ok()) {
-                return Status::success();  // check_against_entry's common case, inline
-            }
+        if (hurray::decode_into(m.table_copy(i), m.decoding, out).ok() &&
+            (m.one_buffer_fits(i, out) || m.check_against_entry(i, out).ok())) {
+            return Status::success();
         }
     }
     if (st != DescriptorStore::kPending) {  // kept already: published, read without a lock
