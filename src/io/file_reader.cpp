@@ -105,7 +105,15 @@ struct DefaultInitAllocator : std::allocator<T> {
 struct DescriptorSlot {
     std::optional<TensorDescriptor> descriptor;
     std::optional<Error> error;
+    /// A class's descriptor only (DescriptorClasses): the bytes its buffers span from
+    /// an aligned data_offset (buffer 0 there, each next one at the next multiple of
+    /// the alignment), which every entry of the class must give as its data_length;
+    /// kNoSpan when they do not fit in 64 bits.
+    uint64_t span = 0;
 };
+
+/// DescriptorSlot::span when the buffers do not fit in 64 bits.
+constexpr uint64_t kNoSpan = ~uint64_t{0};
 
 /// The decoded descriptors. Slots are allocated in chunks on first use, so
 /// that opening a file of a million tensors costs no memory per tensor until
@@ -139,7 +147,99 @@ struct DescriptorStore {
         }
         return chunk[i % kChunk];
     }
+    /// Installs `decoded` as slot `i` unless another thread installed one first, and
+    /// returns the published state (kDecoded or kFailed). Everything that allocates
+    /// happens while no lock is held: this library is built without exceptions, so a
+    /// std::bad_alloc unwinding through it (to the C ABI's or the caller's handler)
+    /// runs no destructor here, and a lock_guard it passed would keep the mutex locked
+    /// for ever.
+    uint8_t install(size_t i, DescriptorSlot&& decoded) {
+        std::unique_ptr<DescriptorSlot[]> spare;  // NOLINT(modernize-avoid-c-arrays)
+        bool chunk_missing = false;
+        {
+            const std::lock_guard<std::mutex> lock(mutex);
+            chunk_missing = !chunks[i / kChunk];
+        }
+        if (chunk_missing) {
+            spare = std::make_unique<DescriptorSlot[]>(kChunk);  // NOLINT(modernize-avoid-c-arrays)
+        }
+        const std::lock_guard<std::mutex> lock(mutex);
+        uint8_t st = state[i].load(std::memory_order_acquire);
+        if (st != kPending) {
+            return st;  // another thread installed it meanwhile
+        }
+        auto& chunk = chunks[i / kChunk];
+        if (!chunk) {
+            chunk = std::move(spare);  // allocated above: chunks are never freed before the reader
+        }
+        DescriptorSlot& slot = chunk[i % kChunk];
+        slot = std::move(decoded);  // moves only: no allocation under the lock
+        st = slot.descriptor ? kDecoded : kFailed;
+        state[i].store(st, std::memory_order_release);
+        return st;
+    }
 };
+
+/// Tensors whose descriptors are byte-identical (their copies in the descriptor table,
+/// or the descriptors read in place) form a class, decoded and validated once: the
+/// layers of a model repeat a few shapes (the 291 tensors of a 7B-like file have 4
+/// distinct descriptors), and a decode is a pure function of the bytes and the decode
+/// options. What depends on the entry (its data_length and data_offset) is checked per
+/// tensor, against the class's span. Built on the first descriptor asked for.
+struct DescriptorClasses {
+    /// The class of each tensor.
+    std::vector<uint32_t, DefaultInitAllocator<uint32_t>> of;
+    /// A tensor of each class (its first in index order), whose bytes are decoded.
+    std::vector<uint32_t> first;
+    /// How many tensors each class has.
+    std::vector<uint32_t> size;
+    /// Each class's decoded descriptor (failed: each of its tensors is decoded on its
+    /// own, which reports the error with the tensor's context).
+    DescriptorStore decoded;
+};
+
+/// The per-process key of the hashes below: from getrandom, else from addresses and
+/// the clock, so that a file cannot be built to make its names or descriptors collide.
+uint64_t hash_key() noexcept {
+    uint64_t key = 0;
+    if (::getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) {
+        key = static_cast<uint64_t>(std::bit_cast<uintptr_t>(&key)) ^
+              static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+    return key;
+}
+
+/// A keyed hash of `n` bytes at `p`, eight at a time (names are ~4 words,
+/// descriptors ~8).
+uint64_t keyed_hash(const uint8_t* p, size_t n) noexcept {
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+    static const uint64_t key = hash_key();
+    uint64_t h = key ^ (n * kMul);
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        h = std::rotl((h ^ load_le<uint64_t>(p + k)) * kMul, 29);
+    }
+    if (k < n) {
+        // The last 8 bytes (overlapping the words above) when there are 8, else
+        // the bytes one by one: no call to memcpy.
+        uint64_t w = 0;
+        if (n >= 8) {
+            w = load_le<uint64_t>(p + n - 8);
+        } else {
+            for (size_t j = 0; j < n; ++j) {
+                w |= uint64_t{p[j]} << (8U * j);
+            }
+        }
+        h = std::rotl((h ^ w) * kMul, 29);
+    }
+    // The splitmix64 finaliser: every input bit reaches the top bits (the tags)
+    // and the low bits (the slot).
+    h ^= h >> 30U;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 27U;
+    h *= 0x94D049BB133111EBULL;
+    return h ^ (h >> 31U);
+}
 
 /// What a name table's `build` found.
 enum class NamesBuilt : uint8_t { kUnique, kDuplicate, kNoMemory };
@@ -227,48 +327,10 @@ public:
     }
 
 private:
-    /// A keyed hash of `name`, eight bytes at a time (names are short: ~4
-    /// words), with a per-process random key so that a file cannot be built
-    /// to make every name collide.
+    /// A keyed hash of `name` (keyed_hash).
     static uint64_t hash(std::string_view name) noexcept {
-        constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
-        static const uint64_t key = hash_key();
-        uint64_t h = key ^ (name.size() * kMul);
-        size_t k = 0;
-        for (; k + 8 <= name.size(); k += 8) {
-            uint64_t w = 0;
-            std::memcpy(&w, name.data() + k, 8);
-            h = std::rotl((h ^ w) * kMul, 29);
-        }
-        if (k < name.size()) {
-            // The last 8 bytes (overlapping the words above) when there are
-            // 8, else the bytes one by one: no call to memcpy.
-            uint64_t w = 0;
-            if (name.size() >= 8) {
-                std::memcpy(&w, name.data() + name.size() - 8, 8);
-            } else {
-                for (size_t j = 0; j < name.size(); ++j) {
-                    w |= uint64_t{static_cast<uint8_t>(name[j])} << (8U * j);
-                }
-            }
-            h = std::rotl((h ^ w) * kMul, 29);
-        }
-        // The splitmix64 finaliser: every input bit reaches the top 24 bits
-        // (the tag) and the low bits (the slot).
-        h ^= h >> 30U;
-        h *= 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 27U;
-        h *= 0x94D049BB133111EBULL;
-        return h ^ (h >> 31U);
-    }
-    /// The hash key: from getrandom, else from addresses and the clock.
-    static uint64_t hash_key() noexcept {
-        uint64_t key = 0;
-        if (::getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) {
-            key = static_cast<uint64_t>(std::bit_cast<uintptr_t>(&key)) ^
-                  static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-        }
-        return key;
+        const std::span<const uint8_t> bytes = detail::byte_view(name);
+        return keyed_hash(bytes.data(), bytes.size());
     }
     /// The hash's top bits, as many as the slot leaves above the position (8 or 24).
     static uint64_t tag(uint64_t h) noexcept { return h >> (64U - (8 * sizeof(W) - kIndexBits)); }
@@ -468,6 +530,12 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     std::vector<uint64_t> table_at;
     bool table_in_file = false;
     std::unique_ptr<std::atomic<uint8_t>[]> in_place;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
+    // Descriptor classes (DescriptorClasses), built on the first descriptor asked for
+    // when the copies are in `table` and decoded from there (shares_decodes()); null
+    // until then, and when no classes are built (more than 2^32 - 1 tensors).
+    std::unique_ptr<DescriptorClasses> class_storage;
+    std::atomic<DescriptorClasses*> classes{nullptr};
+    std::mutex classes_mutex;  // guards class_storage
     // Without a mapping (pread), each tensor's data region as first read, kept
     // until the file is closed so that it lives as long as mapped data would.
     // Empty for in-memory files, and for mapped ones unless their mapping failed (sized then, on first use).
@@ -541,6 +609,30 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// serves data only). Runs after the overlap check: the copies fit in the file.
     Status read_descriptors();
     [[nodiscard]] bool has_table() const noexcept { return !table_at.empty(); }
+    /// Whether descriptors are decoded from the copies in `table` (a descriptor table,
+    /// or the descriptors preaded at open), so that byte-identical ones share a class.
+    [[nodiscard]] bool shares_decodes() const noexcept {
+        return has_table() && options.descriptors != DescriptorCheck::kLazy;
+    }
+    /// The descriptor classes, built by the first caller (shares_decodes()); null when
+    /// none can be built.
+    DescriptorClasses* descriptor_classes();
+    /// Class `c`'s slot, its descriptor decoded on first use; null when it does not
+    /// decode.
+    const DescriptorSlot* class_descriptor(DescriptorClasses& classes, uint32_t c) const;
+    /// Tensor `i`'s descriptor as its class's, when the class decodes and entry `i`
+    /// agrees with it; null otherwise (then the per-tensor path decides, and reports).
+    const TensorDescriptor* shared_descriptor(size_t i);
+    /// Whether entry `i` agrees with its class's descriptor `t` (check_against_entry's
+    /// rules, from the class's span).
+    [[nodiscard]] bool fits_class(size_t i, const DescriptorSlot& t) const noexcept {
+        const IndexEntry& e = entries[i];
+        if (t.descriptor->buffers.empty()) {
+            return e.data_length == 0;
+        }
+        return t.span != kNoSpan && e.data_length == t.span &&
+               (e.data_offset & (uint64_t{header.data_buffer_alignment} - 1)) == 0;
+    }
     /// Whether load reads the descriptors with read_descriptors (no table in the file).
     [[nodiscard]] bool preads_descriptors() const noexcept {
         const auto k = source.kind();
@@ -914,7 +1006,9 @@ Status FileReader::Impl::fetch_tensor(size_t i) {
             data_cache[i] = std::move(data);
         }
     }
-    static_cast<void>(ensure_decoded(i, both.slice(0, e.descriptor_length)));
+    if (!shares_decodes()) {  // otherwise its class's descriptor serves it
+        static_cast<void>(ensure_decoded(i, both.slice(0, e.descriptor_length)));
+    }
     return Status::success();
 }
 
@@ -1241,6 +1335,9 @@ Status FileReader::Impl::decode_all() {
     // In file order: one sequential sweep over the descriptor pages.
     for (size_t k = 0; k < entries.size(); ++k) {
         const size_t i = ordered(k);
+        if (shares_decodes() && shared_descriptor(i) != nullptr) {
+            continue;  // its class decoded, and its entry agrees
+        }
         DescriptorSlot& slot = store.make(i);
         decode_descriptor(i, slot);
         const bool ok = slot.descriptor.has_value();
@@ -1258,36 +1355,109 @@ uint8_t FileReader::Impl::ensure_decoded(size_t i, const SharedBuffer& given) {
     if (st != DescriptorStore::kPending) {
         return st;
     }
-    // Everything that allocates happens while no lock is held: this library is built
-    // without exceptions, so a std::bad_alloc unwinding through it (to the C ABI's or
-    // the caller's handler) runs no destructor here, and a lock_guard it passed would
-    // keep the mutex locked for ever. Two threads may decode the same descriptor at
-    // once; the first result installed is the one every caller sees.
+    // Two threads may decode the same descriptor at once; the first result installed
+    // is the one every caller sees.
     DescriptorSlot decoded;
     decode_descriptor(i, decoded, given);
-    std::unique_ptr<DescriptorSlot[]> spare;  // NOLINT(modernize-avoid-c-arrays)
-    bool chunk_missing = false;
-    {
-        const std::lock_guard<std::mutex> lock(store.mutex);
-        chunk_missing = !store.chunks[i / DescriptorStore::kChunk];
+    return store.install(i, std::move(decoded));
+}
+
+DescriptorClasses* FileReader::Impl::descriptor_classes() {
+    if (DescriptorClasses* ready = classes.load(std::memory_order_acquire)) {
+        return ready;
     }
-    if (chunk_missing) {
-        spare = std::make_unique<DescriptorSlot[]>(DescriptorStore::kChunk);  // NOLINT(modernize-avoid-c-arrays)
+    const size_t n = entries.size();
+    if (!shares_decodes() || n == 0 || n >= UINT32_MAX) {
+        return nullptr;
     }
-    const std::lock_guard<std::mutex> lock(store.mutex);
-    st = store.state[i].load(std::memory_order_acquire);
-    if (st != DescriptorStore::kPending) {
-        return st;  // another thread installed it meanwhile
+    // Built without a lock (it allocates; see DescriptorStore::install); should two
+    // threads build at once, the first installed is kept.
+    auto built = std::make_unique<DescriptorClasses>();
+    built->of.resize(n);
+    // Open addressing over the classes: each slot the class + 1 in its low 32 bits and
+    // the top 32 bits of its first copy's hash above them; grown to keep the load <= 1/2.
+    std::vector<uint64_t> slots(64);
+    std::vector<uint64_t> hashes;  // of each class's first copy
+    const auto insert = [&slots](uint64_t h, uint32_t c) {
+        const size_t mask = slots.size() - 1;
+        size_t k = static_cast<size_t>(h) & mask;
+        while (slots[k] != 0) {
+            k = (k + 1) & mask;
+        }
+        slots[k] = (h & 0xFFFFFFFF00000000ULL) | (uint64_t{c} + 1);
+    };
+    std::span<const uint8_t> previous;
+    for (size_t i = 0; i < n; ++i) {
+        const std::span<const uint8_t> copy = table_copy(i);
+        // Runs of identical descriptors (a model's layers) cost one memcmp each.
+        if (i > 0 && copy.size() == previous.size() && std::memcmp(copy.data(), previous.data(), copy.size()) == 0) {
+            const uint32_t c = built->of[i - 1];
+            built->of[i] = c;
+            ++built->size[c];
+            continue;
+        }
+        previous = copy;
+        const uint64_t h = keyed_hash(copy.data(), copy.size());
+        const size_t mask = slots.size() - 1;
+        uint32_t c = 0;
+        for (size_t k = static_cast<size_t>(h) & mask;; k = (k + 1) & mask) {
+            const uint64_t v = slots[k];
+            if (v == 0) {
+                c = static_cast<uint32_t>(built->first.size());
+                built->first.push_back(static_cast<uint32_t>(i));
+                built->size.push_back(0);
+                hashes.push_back(h);
+                slots[k] = (h & 0xFFFFFFFF00000000ULL) | (uint64_t{c} + 1);
+                if (2 * hashes.size() > slots.size()) {
+                    slots.assign(2 * slots.size(), 0);
+                    for (uint32_t d = 0; d < hashes.size(); ++d) {
+                        insert(hashes[d], d);
+                    }
+                }
+                break;
+            }
+            const auto candidate = static_cast<uint32_t>((v & 0xFFFFFFFFULL) - 1);
+            if ((v >> 32U) == (h >> 32U)) {
+                const std::span<const uint8_t> other = table_copy(built->first[candidate]);
+                if (other.size() == copy.size() && std::memcmp(other.data(), copy.data(), copy.size()) == 0) {
+                    c = candidate;
+                    break;
+                }
+            }
+        }
+        built->of[i] = c;
+        ++built->size[c];
     }
-    auto& chunk = store.chunks[i / DescriptorStore::kChunk];
-    if (!chunk) {
-        chunk = std::move(spare);  // allocated above: chunks are never freed before the reader
+    built->decoded.reset(built->first.size());
+    const std::lock_guard<std::mutex> lock(classes_mutex);
+    if (!class_storage) {
+        class_storage = std::move(built);
+        classes.store(class_storage.get(), std::memory_order_release);
     }
-    DescriptorSlot& slot = chunk[i % DescriptorStore::kChunk];
-    slot = std::move(decoded);  // moves only: no allocation under the lock
-    st = slot.descriptor ? DescriptorStore::kDecoded : DescriptorStore::kFailed;
-    store.state[i].store(st, std::memory_order_release);
-    return st;
+    return class_storage.get();
+}
+
+const DescriptorSlot* FileReader::Impl::class_descriptor(DescriptorClasses& cls, uint32_t c) const {
+    uint8_t st = cls.decoded.state[c].load(std::memory_order_acquire);
+    if (st == DescriptorStore::kPending) {
+        DescriptorSlot slot;
+        TensorDescriptor d;
+        if (hurray::decode_into(table_copy(cls.first[c]), decoding, d).ok()) {
+            slot.span = d.buffers.empty() ? 0 : buffers_end(d, 0, header.data_buffer_alignment).value_or(kNoSpan);
+            slot.descriptor = std::move(d);
+        }
+        st = cls.decoded.install(c, std::move(slot));
+    }
+    return st == DescriptorStore::kDecoded ? &cls.decoded.slot(c) : nullptr;
+}
+
+const TensorDescriptor* FileReader::Impl::shared_descriptor(size_t i) {
+    DescriptorClasses* cls = descriptor_classes();
+    if (cls == nullptr) {
+        return nullptr;
+    }
+    const DescriptorSlot* t = class_descriptor(*cls, cls->of[i]);
+    return t != nullptr && fits_class(i, *t) ? &*t->descriptor : nullptr;
 }
 
 Status FileReader::Impl::decode_into(size_t i, TensorDescriptor& out, const SharedBuffer& given) const {
@@ -1622,6 +1792,11 @@ Result<const TensorDescriptor*> FileReader::descriptor(size_t i) const {
                                                       " requested, the file has " +
                                                       dec(impl_->entries.size()));
     }
+    if (impl_->shares_decodes()) {
+        if (const TensorDescriptor* d = impl_->shared_descriptor(i)) {
+            return d;  // its class's: decoded once for every tensor that has the same bytes
+        }
+    }
     const uint8_t st = impl_->ensure_decoded(i);
     const DescriptorSlot& slot = impl_->store.slot(i);
     if (st == DescriptorStore::kFailed) {
@@ -1638,9 +1813,11 @@ Status FileReader::decode_descriptor(size_t i, TensorDescriptor& out) const {
     }
     const Impl& m = *impl_;
     const uint8_t st = m.store.state[i].load(std::memory_order_acquire);
-    if (st == DescriptorStore::kPending && m.has_table() && m.options.descriptors != DescriptorCheck::kLazy) {
+    if (st == DescriptorStore::kPending && m.shares_decodes()) {
         // The common case, listing a file with a descriptor table: its copy, then the
-        // entry. Any failure is decoded again below, where it gets its context.
+        // entry. Any failure is decoded again below, where it gets its context. (Not
+        // its class's descriptor: copying a TensorDescriptor costs as much as this
+        // decode of the bytes, which the cache holds.)
         if (hurray::decode_into(m.table_copy(i), m.decoding, out).ok() &&
             (m.one_buffer_fits(i, out) || m.check_against_entry(i, out).ok())) {
             return Status::success();

@@ -20,6 +20,7 @@
 #include "hurray/core/builder.hpp"
 #include "hurray/core/descriptor_codec.hpp"
 #include "hurray/io/byte_sink.hpp"
+#include "hurray/io/crc32c.hpp"
 #include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
@@ -547,6 +548,177 @@ TEST(DescriptorTable, RemoteListingReadsTheTailOnly) {
             EXPECT_TRUE(r->check_all());
         } else {
             EXPECT_GT(src->request_count(), 3U);
+        }
+    }
+}
+
+// --- Descriptor classes: byte-identical descriptors decoded once ---------------------
+
+/// Where tensor `i`'s copy lies in the file (the table's copies follow its header in
+/// index order).
+size_t copy_offset(const Bytes& bytes, const FileReader& r, size_t i) {
+    size_t at = table_offset(bytes) + kDescriptorTableHeaderSize;
+    for (size_t k = 0; k < i; ++k) {
+        at += r.entry(k).descriptor_length;
+    }
+    return at;
+}
+
+/// Sets tensor `i`'s data_length in the index to `value` and recomputes the index CRC.
+void set_data_length(Bytes& bytes, const FileReader& r, size_t i, uint64_t value) {
+    const FileTrailer& t = r.trailer();
+    const std::string_view name = r.entry(i).name;
+    Bytes key{static_cast<uint8_t>(name.size()), 0};
+    key.insert(key.end(), name.begin(), name.end());
+    const auto index_begin = bytes.begin() + static_cast<std::ptrdiff_t>(t.index_offset);
+    const auto index_end = index_begin + static_cast<std::ptrdiff_t>(t.index_length);
+    const auto it = std::search(index_begin, index_end, key.begin(), key.end());
+    ASSERT_NE(it, index_end);
+    // name_length, name, descriptor_offset (8), descriptor_length (4), data_offset (8).
+    const auto at = static_cast<size_t>(it - bytes.begin()) + key.size() + 20;
+    for (size_t b = 0; b < 8; ++b) {
+        bytes[at + b] = static_cast<uint8_t>(value >> (8 * b));
+    }
+    const uint32_t crc = crc32c(std::span<const uint8_t>(bytes).subspan(t.index_offset, t.index_length));
+    const size_t crc_at = bytes.size() - kFileTrailerSize + trailer_field::kIndexCrc32c;
+    for (size_t b = 0; b < 4; ++b) {
+        bytes[crc_at + b] = static_cast<uint8_t>(crc >> (8 * b));
+    }
+}
+
+TEST(DescriptorClasses, IdenticalDescriptorsAreDecodedOnceAndShared) {
+    // write_file(20): five shapes, four tensors of each. With a table (memory), and
+    // from the descriptors read at open (a local file without one, mapped or not, each
+    // check mode but kLazy): descriptor(i) is one object for the tensors whose
+    // descriptors are the same bytes, another for each other; equal to what kLazy
+    // (one per tensor) and decode_descriptor give.
+    test::TempDir dir;
+    FileWriterOptions no_table;
+    no_table.descriptor_table = false;
+    const auto path = dir.path() / "plain.hrry";
+    write_to(path, write_file(20, no_table));
+    const Bytes bytes = write_file(20);
+    FileReadOptions lazy_options;
+    lazy_options.descriptors = DescriptorCheck::kLazy;
+    auto lazy = open_bytes(bytes, lazy_options);
+    std::vector<FileReader> readers{open_bytes(bytes)};
+    for (const bool mmap : {true, false}) {
+        for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kFull}) {
+            FileReadOptions o;
+            o.use_mmap = mmap;
+            o.descriptors = check;
+            readers.push_back(must(FileReader::open(path, o)));
+        }
+    }
+    for (size_t n = 0; n < readers.size(); ++n) {
+        SCOPED_TRACE(n);
+        const FileReader& r = readers[n];
+        ASSERT_EQ(r.tensor_count(), 20U);
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            const TensorDescriptor* di = must(r.descriptor(i));
+            EXPECT_EQ(*di, *must(lazy.descriptor(i)));
+            TensorDescriptor out;
+            ASSERT_TRUE(r.decode_descriptor(i, out));
+            EXPECT_EQ(out, *di);
+            for (size_t j = 0; j < r.tensor_count(); ++j) {
+                const TensorDescriptor* dj = must(r.descriptor(j));
+                EXPECT_EQ(di == dj, *di == *dj) << i << " " << j;
+                EXPECT_EQ(must(lazy.descriptor(i)) == must(lazy.descriptor(j)), i == j) << "kLazy: one per tensor";
+            }
+        }
+        EXPECT_TRUE(r.check_all());
+        EXPECT_TRUE(r.tensor(7).to_float32());
+    }
+}
+
+TEST(DescriptorClasses, ConcurrentFirstUsesShareOneDecode) {
+    // Eight threads ask for every descriptor of a fresh reader at once: each gets the
+    // same object for the same descriptor bytes.
+    const Bytes bytes = write_file(200);
+    for (int round = 0; round < 5; ++round) {
+        auto r = open_bytes(bytes);
+        std::vector<std::vector<const TensorDescriptor*>> got(8);
+        std::vector<std::thread> threads;
+        for (auto& g : got) {
+            threads.emplace_back([&r, &g] {
+                for (size_t i = 0; i < r.tensor_count(); ++i) {
+                    auto d = r.descriptor(i);
+                    g.push_back(d ? *d : nullptr);
+                }
+            });
+        }
+        for (auto& t : threads) {
+            t.join();
+        }
+        for (const auto& g : got) {
+            ASSERT_EQ(g, got[0]);
+        }
+        for (size_t i = 0; i < r.tensor_count(); ++i) {
+            ASSERT_NE(got[0][i], nullptr);
+            EXPECT_EQ(got[0][i], got[0][i % 5]) << "the same shape every fifth tensor";
+        }
+    }
+}
+
+TEST(DescriptorClasses, AnEntryThatDisagreesWithItsClassIsRefusedAlone) {
+    // Tensor 7's data_length shortened in the index (the CRC recomputed): its
+    // descriptor is refused with the error a reader without classes gives (it names
+    // the tensor), kFull fails open with it, and tensor 2, of the same class, reads.
+    Bytes bytes = write_file(10);
+    auto clean = open_bytes(bytes);
+    set_data_length(bytes, clean, 7, clean.entry(7).data_length - 4);
+    FileReadOptions lazy_options;
+    lazy_options.descriptors = DescriptorCheck::kLazy;
+    const Error want = open_bytes(bytes, lazy_options).descriptor(7).error();
+    EXPECT_EQ(want.code(), ErrorCode::kSizeMismatch);
+    EXPECT_NE(want.message().find("(index entry 7)"), std::string::npos) << want.to_string();
+    auto r = open_bytes(bytes);
+    ASSERT_EQ(*must(r.descriptor(2)), *must(clean.descriptor(7))) << "its class decodes";
+    auto d = r.descriptor(7);
+    ASSERT_FALSE(d);
+    EXPECT_EQ(d.error().to_string(), want.to_string());
+    TensorDescriptor out;
+    auto decoded = r.decode_descriptor(7, out);
+    ASSERT_FALSE(decoded);
+    EXPECT_EQ(decoded.error().to_string(), want.to_string());
+    EXPECT_FALSE(r.tensor(7));
+    EXPECT_TRUE(r.tensor(2).to_float32());
+    EXPECT_FALSE(r.check_all());
+    FileReadOptions full;
+    full.descriptors = DescriptorCheck::kFull;
+    auto owner = std::make_shared<Bytes>(bytes);
+    auto opened = FileReader::open_memory(*owner, owner, full);
+    ASSERT_FALSE(opened);
+    EXPECT_EQ(opened.error().to_string(), want.to_string());
+}
+
+TEST(DescriptorClasses, AClassThatDoesNotDecodeGivesEachTensorItsOwnError) {
+    // The copies of tensors 3 and 8 (one shape) both given an unknown element type:
+    // one class that does not decode; each tensor's error names it, as without
+    // classes; the other tensors decode and read.
+    Bytes bytes = write_file(10);
+    auto clean = open_bytes(bytes);
+    for (const size_t i : {3, 8}) {
+        bytes[copy_offset(bytes, clean, i) + 10] = 0xEE;  // element_type
+    }
+    FileReadOptions lazy_options;
+    lazy_options.descriptors = DescriptorCheck::kLazy;
+    auto lazy = open_bytes(bytes, lazy_options);
+    auto r = open_bytes(bytes);
+    ASSERT_TRUE(r.descriptor_table_bytes().has_value()) << "the table is still well formed";
+    for (size_t i = 0; i < r.tensor_count(); ++i) {
+        auto d = r.descriptor(i);
+        if (i == 3 || i == 8) {
+            ASSERT_FALSE(d) << i;
+            EXPECT_EQ(d.error().to_string(), lazy.descriptor(i).error().to_string());
+            std::string label("(index entry ");
+            label.append(std::to_string(i)).push_back(')');
+            EXPECT_NE(d.error().message().find(label), std::string::npos) << d.error().to_string();
+            EXPECT_FALSE(r.tensor(i));
+        } else {
+            ASSERT_TRUE(d) << i;
+            EXPECT_EQ(**d, *must(clean.descriptor(i)));
+            EXPECT_TRUE(r.tensor(i).to_float32()) << i;
         }
     }
 }
