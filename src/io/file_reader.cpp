@@ -35,6 +35,8 @@
 #include "hurray/io/index_codec.hpp"
 #include "io/byte_view.hpp"
 #include "io/file_source.hpp"
+#include "io/huge_pages.hpp"
+#include "io/index_entry_parse.hpp"
 #include "io/kv_section.hpp"
 
 namespace hurray {
@@ -241,6 +243,83 @@ uint64_t keyed_hash(const uint8_t* p, size_t n) noexcept {
     return h ^ (h >> 31U);
 }
 
+/// Sorts descriptors into DescriptorClasses, one at a time in index order: a copy
+/// equal to the one before it joins its class (one memcmp: the layers of a model come
+/// in runs), any other is looked up by its keyed hash.
+class ClassBuilder {
+public:
+    /// For `n` tensors (n < 2^32).
+    explicit ClassBuilder(size_t n) : classes_(std::make_unique<DescriptorClasses>()), slots_(64) {
+        classes_->of.resize(n);
+    }
+    /// Files tensor `i`'s descriptor bytes (a view that outlives the builder).
+    void add(size_t i, std::span<const uint8_t> copy) {
+        DescriptorClasses& c = *classes_;
+        if (i > 0 && copy.size() == previous_.size() && std::memcmp(copy.data(), previous_.data(), copy.size()) == 0) {
+            const uint32_t k = c.of[i - 1];
+            c.of[i] = k;
+            ++c.size[k];
+            return;
+        }
+        previous_ = copy;
+        const uint64_t h = keyed_hash(copy.data(), copy.size());
+        const uint64_t tag = h & 0xFFFFFFFF00000000ULL;
+        const size_t mask = slots_.size() - 1;
+        for (size_t k = static_cast<size_t>(h) & mask;; k = (k + 1) & mask) {
+            const uint64_t v = slots_[k];
+            if (v == 0) {
+                const auto fresh = static_cast<uint32_t>(c.first.size());
+                c.first.push_back(static_cast<uint32_t>(i));
+                c.size.push_back(1);
+                bytes_.push_back(copy);
+                hashes_.push_back(h);
+                slots_[k] = tag | (uint64_t{fresh} + 1);
+                c.of[i] = fresh;
+                if (2 * hashes_.size() > slots_.size()) {
+                    grow();
+                }
+                return;
+            }
+            const auto candidate = static_cast<uint32_t>((v & 0xFFFFFFFFULL) - 1);
+            if ((v & 0xFFFFFFFF00000000ULL) == tag) {
+                const std::span<const uint8_t> other = bytes_[candidate];
+                if (other.size() == copy.size() && std::memcmp(other.data(), copy.data(), copy.size()) == 0) {
+                    c.of[i] = candidate;
+                    ++c.size[candidate];
+                    return;
+                }
+            }
+        }
+    }
+    /// The classes of every tensor filed, ready to decode.
+    std::unique_ptr<DescriptorClasses> take() {
+        classes_->decoded.reset(classes_->first.size());
+        return std::move(classes_);
+    }
+
+private:
+    /// Doubles the slots and files every class again.
+    void grow() {
+        slots_.assign(2 * slots_.size(), 0);
+        const size_t mask = slots_.size() - 1;
+        for (size_t c = 0; c < hashes_.size(); ++c) {
+            size_t k = static_cast<size_t>(hashes_[c]) & mask;
+            while (slots_[k] != 0) {
+                k = (k + 1) & mask;
+            }
+            slots_[k] = (hashes_[c] & 0xFFFFFFFF00000000ULL) | (uint64_t{c} + 1);
+        }
+    }
+
+    std::unique_ptr<DescriptorClasses> classes_;
+    // Open addressing over the classes (load <= 1/2): each slot the class + 1 in its
+    // low 32 bits and the top 32 bits of its hash above them.
+    std::vector<uint64_t> slots_;
+    std::vector<uint64_t> hashes_;                   // of each class's bytes
+    std::vector<std::span<const uint8_t>> bytes_;  // each class's bytes
+    std::span<const uint8_t> previous_;             // the last copy filed
+};
+
 /// What a name table's `build` found.
 enum class NamesBuilt : uint8_t { kUnique, kDuplicate, kNoMemory };
 
@@ -261,6 +340,11 @@ public:
     /// What `build` found.
     using Built = NamesBuilt;
 
+    /// A keyed hash of `name` (keyed_hash).
+    static uint64_t hash(std::string_view name) noexcept {
+        const std::span<const uint8_t> bytes = detail::byte_view(name);
+        return keyed_hash(bytes.data(), bytes.size());
+    }
     /// Builds the table; kDuplicate when two entries share a name (the
     /// caller reports which, with the full duplicate check).
     Built build(const std::vector<IndexEntry>& entries) {
@@ -327,11 +411,6 @@ public:
     }
 
 private:
-    /// A keyed hash of `name` (keyed_hash).
-    static uint64_t hash(std::string_view name) noexcept {
-        const std::span<const uint8_t> bytes = detail::byte_view(name);
-        return keyed_hash(bytes.data(), bytes.size());
-    }
     /// The hash's top bits, as many as the slot leaves above the position (8 or 24).
     static uint64_t tag(uint64_t h) noexcept { return h >> (64U - (8 * sizeof(W) - kIndexBits)); }
 
@@ -546,6 +625,26 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
 
     static Result<FileReader> open(detail::FileSource source, const FileReadOptions& options);
     Status load();
+    /// The usual file in one pass over its index (and its descriptor table), after the
+    /// index's CRC: its KV section decoded, then each entry parsed (common form),
+    /// checked (check_entries), its regions swept in file order (overlaps), its name
+    /// compared with the one before and hashed, its copy in the table peeked at and
+    /// filed in its class, before the next entry is read. True when the file passed
+    /// every check: entries, kv, names, the table and its classes are set. False when
+    /// anything is unusual or wrong (an index out of file order, an entry of the rarer
+    /// form, any failed check): nothing is set, and load runs the checks one after
+    /// another, which report the first error.
+    bool load_in_one_pass(uint64_t tensor_region_end);
+    /// The end of load, either way: the store, the data cache, the descriptors read in
+    /// place when there is no table.
+    Status finish_load();
+    /// A section of the file: a view of the mapping when the file is mapped and the
+    /// section is large (kMappedSectionsMin), otherwise a pread copy.
+    Result<SharedBuffer> read_section(uint64_t offset, uint64_t length, const char* what) {
+        return source.kind() == detail::FileSource::Kind::kMapped && length >= kMappedSectionsMin
+                   ? source.read(offset, length, what)
+                   : source.read_copy(offset, length, what);
+    }
     Status check_sections();
     /// Range sources: the header, the index and the KV section in one
     /// `read_ranges` call, located by the trailer in the tail window (which
@@ -623,6 +722,8 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// Tensor `i`'s descriptor as its class's, when the class decodes and entry `i`
     /// agrees with it; null otherwise (then the per-tensor path decides, and reports).
     const TensorDescriptor* shared_descriptor(size_t i);
+    /// FileReader::descriptor beyond its inline case (a class decoded already).
+    [[gnu::noinline]] Result<const TensorDescriptor*> descriptor_slow(size_t i);
     /// Whether entry `i` agrees with its class's descriptor `t` (check_against_entry's
     /// rules, from the class's span).
     [[nodiscard]] bool fits_class(size_t i, const DescriptorSlot& t) const noexcept {
@@ -783,14 +884,9 @@ Status FileReader::Impl::load() {
     // Should the file be cut under the mapping, a view's vanished pages read as
     // zeros, as data would (names included: they point into the index): memory stays
     // valid, and check_unchanged reports the change.
-    const auto section = [&](uint64_t offset, uint64_t length, const char* what) {
-        return source.kind() == detail::FileSource::Kind::kMapped && length >= kMappedSectionsMin
-                   ? source.read(offset, length, what)
-                   : source.read_copy(offset, length, what);
-    };
 
     // CRC-32C of the index, then the index itself: one read of the whole section.
-    HURRAY_ASSIGN_OR_RETURN(index_bytes, section(trailer.index_offset, trailer.index_length, "index"));
+    HURRAY_ASSIGN_OR_RETURN(index_bytes, read_section(trailer.index_offset, trailer.index_length, "index"));
     if ((header.flags & file_flags::kHasIndexCrc32c) != 0) {
         const uint32_t computed = crc32c(index_bytes.span());
         if (computed != trailer.index_crc32c) {
@@ -808,8 +904,23 @@ Status FileReader::Impl::load() {
                      trailer_offset + trailer_field::kIndexCrc32c);
     }
 
-    HURRAY_ASSIGN_OR_RETURN(entries, decode_index(index_bytes.span(), trailer.index_offset));
     sorted = (header.flags & file_flags::kSortedIndex) != 0;
+    uint64_t tensor_region_end = trailer.index_offset;
+    if (has_kv) {
+        tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
+    }
+    if (load_in_one_pass(tensor_region_end)) {
+        HURRAY_RETURN_IF_ERROR(prefetch_descriptors(tensor_region_end));
+        if (options.descriptors != DescriptorCheck::kLazy && !has_table() && !preads_descriptors()) {
+            for (size_t i = 0; i < entries.size(); ++i) {  // check_entries' last check
+                HURRAY_RETURN_IF_ERROR(check_prefix(i));
+            }
+        }
+        return finish_load();
+    }
+    // Anything unusual (or wrong): the checks one after another, which report the
+    // first error of the file.
+    HURRAY_ASSIGN_OR_RETURN(entries, decode_index(index_bytes.span(), trailer.index_offset));
     HURRAY_RETURN_IF_ERROR(check_names());
 
     // KV section, before the descriptors: with a descriptor table, they come from it.
@@ -818,7 +929,7 @@ Status FileReader::Impl::load() {
     // change.
     if (has_kv) {
         HURRAY_ASSIGN_OR_RETURN(SharedBuffer kv_bytes,
-                                section(trailer.kv_offset, trailer.kv_length, "KV section"));
+                                read_section(trailer.kv_offset, trailer.kv_length, "KV section"));
         // The table is set aside (no user key), as a view of kv_bytes: not copied.
         std::span<const uint8_t> table_value;
         auto decoded = detail::decode_kv_section_except(kv_bytes.span(), trailer.kv_offset, options.kv,
@@ -832,10 +943,6 @@ Status FileReader::Impl::load() {
         take_table(kv_bytes, table_value);
     }
 
-    uint64_t tensor_region_end = trailer.index_offset;
-    if (has_kv) {
-        tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
-    }
     HURRAY_RETURN_IF_ERROR(prefetch_descriptors(tensor_region_end));
     HURRAY_RETURN_IF_ERROR(check_entries(tensor_region_end));
 
@@ -871,6 +978,10 @@ Status FileReader::Impl::load() {
     if (!overlaps_in_file_order()) {
         HURRAY_RETURN_IF_ERROR(check_overlaps());
     }
+    return finish_load();
+}
+
+Status FileReader::Impl::finish_load() {
     store.reset(entries.size());
     if (!source.contiguous()) {
         data_cache.resize(entries.size());
@@ -1024,6 +1135,153 @@ std::vector<uint64_t> FileReader::Impl::entry_offsets() const {
         offsets[i] = entry_offset(i);
     }
     return offsets;
+}
+
+bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
+    const std::span<const uint8_t> index = index_bytes.span();
+    if (index.size() < 8) {
+        return false;
+    }
+    const uint64_t count = load_le<uint64_t>(index.data());
+    if (count > (index.size() - 8) / detail::kMinIndexEntrySize || count >= UINT32_MAX) {
+        return false;
+    }
+    const auto n = static_cast<size_t>(count);
+
+    // The KV section first: the table is in it.
+    SharedBuffer kv_bytes;
+    std::span<const uint8_t> table_value;
+    KvMetadata decoded_kv;
+    if (has_kv) {
+        auto read = read_section(trailer.kv_offset, trailer.kv_length, "KV section");
+        if (!read) {
+            return false;
+        }
+        kv_bytes = std::move(*read);
+        auto decoded = detail::decode_kv_section_except(kv_bytes.span(), trailer.kv_offset, options.kv,
+                                                        kDescriptorTableKey, &table_value);
+        if (!decoded) {
+            return false;
+        }
+        decoded_kv = std::move(decoded).value();
+    }
+    // The table's header (locate_descriptor_table's rules; each copy is peeked at below).
+    bool table_ok = n > 0 && table_value.size() >= kDescriptorTableHeaderSize &&
+                    std::equal(kDescriptorTableMagic.begin(), kDescriptorTableMagic.end(), table_value.begin()) &&
+                    load_le<uint16_t>(table_value.data() + 4) == kDescriptorTableVersion &&
+                    load_le<uint16_t>(table_value.data() + 6) == 0 &&
+                    load_le<uint64_t>(table_value.data() + 8) == count;
+
+    std::vector<IndexEntry> list;
+    list.reserve(n);
+    detail::advise_huge_pages(list.data(), list.capacity() * sizeof(IndexEntry));  // not written yet
+    std::vector<uint64_t> at;
+    std::optional<ClassBuilder> filed;
+    if (table_ok) {
+        at.reserve(n);
+        filed.emplace(n);
+    }
+    const uint64_t first = header.first_descriptor_offset;
+    const uint64_t align_mask = uint64_t{header.data_buffer_alignment} - 1;  // a power of two
+    // The overlap sweep of overlaps_in_file_order, from the header [0, 64).
+    uint64_t last_start = 0;
+    uint64_t furthest_end = kFileHeaderSize;
+    uint64_t table_pos = kDescriptorTableHeaderSize;
+    bool in_order = true;  // names strictly ascending so far
+    size_t pos = 8;
+    for (size_t i = 0; i < n; ++i) {
+        IndexEntry e;
+        const size_t used = detail::parse_common_entry(index, pos, e);
+        if (used == 0) {
+            return false;
+        }
+        pos += used;
+        // check_entries, as one condition (their sums cannot overflow: checked first).
+        const uint64_t d_off = e.descriptor_offset;
+        const uint64_t d_len = e.descriptor_length;
+        if (d_off < first || (d_off & (kDescriptorAlignment - 1)) != 0 || d_len < kDescriptorPeekSize ||
+            d_len > tensor_region_end || d_off > tensor_region_end - d_len || e.data_length > trailer_offset ||
+            e.data_offset > trailer_offset - e.data_length ||
+            (e.data_length > 0 && (e.data_offset < first || (e.data_offset & align_mask) != 0))) {
+            return false;
+        }
+        // Regions in file order, none overlapping: the descriptor, then its data.
+        if (d_off <= last_start || d_off < furthest_end) {
+            return false;
+        }
+        last_start = d_off;
+        furthest_end = std::max(furthest_end, d_off + d_len);
+        if (e.data_length > 0) {
+            if (e.data_offset <= last_start || e.data_offset < furthest_end) {
+                return false;
+            }
+            last_start = e.data_offset;
+            furthest_end = std::max(furthest_end, e.data_offset + e.data_length);
+        }
+        // Names: ascending (SORTED_INDEX requires it), else hashed for the table.
+        if (i > 0 && in_order && !(list.back().name < e.name)) {  // string_view: unsigned bytes
+            if (sorted) {
+                return false;
+            }
+            in_order = false;
+        }
+        // The copy: its own magic, version and length (take_table's rules), its class.
+        if (table_ok) {
+            if (d_len < kFixedHeaderSize || d_len > table_value.size() - table_pos) {
+                table_ok = false;
+            } else {
+                // SAFETY: [table_pos, table_pos + d_len) lies inside table_value (above).
+                const uint8_t* p = table_value.data() + table_pos;
+                if (std::memcmp(p, kDescriptorMagic, 4) != 0 || p[4] != kDescriptorVersionMajor ||
+                    load_le<uint32_t>(p + 6) != d_len) {
+                    table_ok = false;
+                } else {
+                    at.push_back(table_pos);
+                    filed->add(i, table_value.subspan(static_cast<size_t>(table_pos), static_cast<size_t>(d_len)));
+                    table_pos += d_len;
+                }
+            }
+        }
+        list.push_back(e);
+    }
+    if (pos != index.size()) {
+        return false;  // bytes left over
+    }
+    table_ok = table_ok && table_pos == table_value.size();
+    // The sweep's last regions: the KV section, the index, the trailer.
+    const auto visit = [&](uint64_t start, uint64_t end) {
+        const bool fine = start > last_start && start >= furthest_end;
+        last_start = start;
+        furthest_end = std::max(furthest_end, end);
+        return fine;
+    };
+    if ((has_kv && !visit(trailer.kv_offset, trailer.kv_offset + trailer.kv_length)) ||
+        (trailer.index_length > 0 && !visit(trailer.index_offset, trailer.index_offset + trailer.index_length)) ||
+        !visit(trailer_offset, trailer_offset + kFileTrailerSize)) {
+        return false;
+    }
+    if (!in_order) {
+        if (list.size() > NameTable::kMaxEntries ||
+            by_name.build(list) != NameTable::Built::kUnique) {
+            return false;
+        }
+    }
+    // Every check passed: keep what was built.
+    entries = std::move(list);
+    ascending = in_order;
+    kv = std::move(decoded_kv);
+    if (table_ok) {
+        // `table_value` lies inside kv_bytes (decode_kv_section_except): a slice of it.
+        table = kv_bytes.slice(static_cast<size_t>(table_value.data() - kv_bytes.data()), table_value.size());
+        table_at = std::move(at);
+        table_in_file = true;
+        in_place = std::make_unique<std::atomic<uint8_t>[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
+        if (shares_decodes()) {
+            class_storage = filed->take();
+            classes.store(class_storage.get(), std::memory_order_release);
+        }
+    }
+    return true;
 }
 
 Status FileReader::Impl::check_names() {
@@ -1372,63 +1630,11 @@ DescriptorClasses* FileReader::Impl::descriptor_classes() {
     }
     // Built without a lock (it allocates; see DescriptorStore::install); should two
     // threads build at once, the first installed is kept.
-    auto built = std::make_unique<DescriptorClasses>();
-    built->of.resize(n);
-    // Open addressing over the classes: each slot the class + 1 in its low 32 bits and
-    // the top 32 bits of its first copy's hash above them; grown to keep the load <= 1/2.
-    std::vector<uint64_t> slots(64);
-    std::vector<uint64_t> hashes;  // of each class's first copy
-    const auto insert = [&slots](uint64_t h, uint32_t c) {
-        const size_t mask = slots.size() - 1;
-        size_t k = static_cast<size_t>(h) & mask;
-        while (slots[k] != 0) {
-            k = (k + 1) & mask;
-        }
-        slots[k] = (h & 0xFFFFFFFF00000000ULL) | (uint64_t{c} + 1);
-    };
-    std::span<const uint8_t> previous;
+    ClassBuilder builder(n);
     for (size_t i = 0; i < n; ++i) {
-        const std::span<const uint8_t> copy = table_copy(i);
-        // Runs of identical descriptors (a model's layers) cost one memcmp each.
-        if (i > 0 && copy.size() == previous.size() && std::memcmp(copy.data(), previous.data(), copy.size()) == 0) {
-            const uint32_t c = built->of[i - 1];
-            built->of[i] = c;
-            ++built->size[c];
-            continue;
-        }
-        previous = copy;
-        const uint64_t h = keyed_hash(copy.data(), copy.size());
-        const size_t mask = slots.size() - 1;
-        uint32_t c = 0;
-        for (size_t k = static_cast<size_t>(h) & mask;; k = (k + 1) & mask) {
-            const uint64_t v = slots[k];
-            if (v == 0) {
-                c = static_cast<uint32_t>(built->first.size());
-                built->first.push_back(static_cast<uint32_t>(i));
-                built->size.push_back(0);
-                hashes.push_back(h);
-                slots[k] = (h & 0xFFFFFFFF00000000ULL) | (uint64_t{c} + 1);
-                if (2 * hashes.size() > slots.size()) {
-                    slots.assign(2 * slots.size(), 0);
-                    for (uint32_t d = 0; d < hashes.size(); ++d) {
-                        insert(hashes[d], d);
-                    }
-                }
-                break;
-            }
-            const auto candidate = static_cast<uint32_t>((v & 0xFFFFFFFFULL) - 1);
-            if ((v >> 32U) == (h >> 32U)) {
-                const std::span<const uint8_t> other = table_copy(built->first[candidate]);
-                if (other.size() == copy.size() && std::memcmp(other.data(), copy.data(), copy.size()) == 0) {
-                    c = candidate;
-                    break;
-                }
-            }
-        }
-        built->of[i] = c;
-        ++built->size[c];
+        builder.add(i, table_copy(i));
     }
-    built->decoded.reset(built->first.size());
+    auto built = builder.take();
     const std::lock_guard<std::mutex> lock(classes_mutex);
     if (!class_storage) {
         class_storage = std::move(built);
@@ -1787,18 +1993,34 @@ std::optional<size_t> FileReader::find(std::string_view name) const {
 }
 
 Result<const TensorDescriptor*> FileReader::descriptor(size_t i) const {
-    if (i >= impl_->entries.size()) {
-        return Error(ErrorCode::kInvalidArgument, "descriptor: tensor " + dec(i) +
-                                                      " requested, the file has " +
-                                                      dec(impl_->entries.size()));
-    }
-    if (impl_->shares_decodes()) {
-        if (const TensorDescriptor* d = impl_->shared_descriptor(i)) {
-            return d;  // its class's: decoded once for every tensor that has the same bytes
+    // Listing: its class's descriptor (decoded once for every tensor with the same
+    // bytes) when decoded already and entry `i` agrees with it: a few loads, with no
+    // stack frame for the rest, which descriptor_slow does.
+    if (const DescriptorClasses* cls = impl_->classes.load(std::memory_order_acquire);
+        cls != nullptr && i < impl_->entries.size()) {
+        const uint32_t c = cls->of[i];
+        if (cls->decoded.state[c].load(std::memory_order_acquire) == DescriptorStore::kDecoded) {
+            const DescriptorSlot& t = cls->decoded.slot(c);
+            if (impl_->fits_class(i, t)) {
+                return &*t.descriptor;
+            }
         }
     }
-    const uint8_t st = impl_->ensure_decoded(i);
-    const DescriptorSlot& slot = impl_->store.slot(i);
+    return impl_->descriptor_slow(i);
+}
+
+Result<const TensorDescriptor*> FileReader::Impl::descriptor_slow(size_t i) {
+    if (i >= entries.size()) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "descriptor: tensor " + dec(i) + " requested, the file has " + dec(entries.size()));
+    }
+    if (shares_decodes()) {
+        if (const TensorDescriptor* d = shared_descriptor(i)) {
+            return d;  // the first of its class asked for, decoded now
+        }
+    }
+    const uint8_t st = ensure_decoded(i);
+    const DescriptorSlot& slot = store.slot(i);
     if (st == DescriptorStore::kFailed) {
         return *slot.error;
     }

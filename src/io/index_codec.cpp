@@ -6,6 +6,7 @@
 #include "hurray/core/text.hpp"
 #include "io/byte_view.hpp"
 #include "io/huge_pages.hpp"
+#include "io/index_entry_parse.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -20,28 +21,13 @@ using detail::char_view;
 
 namespace {
 
-// Smallest possible entry: a 1-byte name plus the fixed fields.
-constexpr uint64_t kMinEntrySize = kIndexEntryFixedSize + 1;
+using detail::kMinIndexEntrySize;
 
 bool name_less(std::string_view a, std::string_view b) noexcept {
     // Raw byte order (unsigned), no normalisation (SPEC-NOTES 16).
     const size_t n = std::min(a.size(), b.size());
     const int c = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
     return c < 0 || (c == 0 && a.size() < b.size());
-}
-
-/// Whether every byte of [p, p + n) is ASCII (so the bytes are valid UTF-8):
-/// eight bytes at a time.
-bool all_ascii(const uint8_t* p, size_t n) noexcept {
-    uint64_t any = 0;
-    size_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        any |= load_le<uint64_t>(p + k);
-    }
-    for (; k < n; ++k) {
-        any |= p[k];
-    }
-    return (any & 0x8080808080808080ULL) == 0;
 }
 
 std::string quoted(std::string_view name) {
@@ -89,9 +75,9 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
                                              std::vector<uint64_t>* entry_offsets) {
     ByteReader r(bytes, base);
     HURRAY_ASSIGN_OR_RETURN(const uint64_t count, r.u64("index_entry_count"));
-    // Each entry takes at least kMinEntrySize bytes: bound the count by the
+    // Each entry takes at least kMinIndexEntrySize bytes: bound the count by the
     // section before reserving anything.
-    const uint64_t room = r.remaining() / kMinEntrySize;
+    const uint64_t room = r.remaining() / kMinIndexEntrySize;
     if (count > room) {
         return Error(ErrorCode::kInvalidFile,
                      "index_entry_count: " + dec(count) + " entries cannot fit in the " +
@@ -108,33 +94,15 @@ Result<std::vector<IndexEntry>> decode_index(std::span<const uint8_t> bytes, uin
     size_t pos = r.pos();  // the next entry
     for (uint64_t i = 0; i < count; ++i) {
         const uint64_t at = base + pos;
-        // The common entry in one pass: all of it inside the section, an
-        // ASCII name, flags 0. Anything else takes the field-by-field path
+        // The common entry in one pass; anything else takes the field-by-field path
         // below from the same position, which reports every error.
-        if (const size_t left = bytes.size() - pos; left >= kMinEntrySize) {
-            // SAFETY: left >= kMinEntrySize >= 2 bytes at pos; then the name
-            // and the 32 bytes of fixed fields after it are proved to lie
-            // inside `bytes` before any of them is read.
-            const uint8_t* p = bytes.data() + pos;
-            const size_t name_length = load_le<uint16_t>(p);
-            if (name_length != 0 && left - 2 >= name_length + (kIndexEntryFixedSize - 2)) {
-                const uint8_t* f = p + 2 + name_length;
-                IndexEntry e;
-                e.descriptor_offset = load_le<uint64_t>(f);
-                e.descriptor_length = load_le<uint32_t>(f + 8);
-                e.data_offset = load_le<uint64_t>(f + 12);
-                e.data_length = load_le<uint64_t>(f + 20);
-                e.flags = load_le<uint32_t>(f + 28);
-                if (e.flags == 0 && all_ascii(p + 2, name_length)) {
-                    e.name = char_view(bytes.subspan(pos + 2, name_length));  // a view into `bytes`
-                    pos += 2 + name_length + (kIndexEntryFixedSize - 2);
-                    entries.push_back(e);
-                    if (entry_offsets != nullptr) {
-                        entry_offsets->push_back(at);
-                    }
-                    continue;
-                }
+        if (IndexEntry e; const size_t used = detail::parse_common_entry(bytes, pos, e)) {
+            pos += used;
+            entries.push_back(e);
+            if (entry_offsets != nullptr) {
+                entry_offsets->push_back(at);
             }
+            continue;
         }
         ByteReader er(bytes.subspan(pos), at);
         IndexEntry e;
