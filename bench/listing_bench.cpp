@@ -9,8 +9,9 @@
 //
 //   BM_List/N/T  FileReader::open with the default options, then the name,
 //                element type, shape and data offset of every tensor, each
-//                descriptor decoded and validated (FileReader::decode_descriptor,
-//                which keeps none); no data is touched. N tensors (291: the LLM-like file of ~1 GiB;
+//                descriptor decoded and validated (FileReader::descriptor: one
+//                decode per distinct descriptor, kept, each entry checked against
+//                it); no data is touched. N tensors (291: the LLM-like file of ~1 GiB;
 //                100,000 and 1,000,000: uint8[16] tensors, 4 KiB data
 //                alignment, the 1M file ~8 GiB, written on demand and deleted
 //                after; HURRAY_BENCH_META_MAX=100000 skips it). T = 1: the file
@@ -249,14 +250,15 @@ void BM_List(benchmark::State& state) {
             return;
         }
         uint64_t acc = 0;
-        hurray::TensorDescriptor desc;
         for (size_t i = 0; i < file->tensor_count(); ++i) {
             const hurray::IndexEntry& e = file->entry(i);
-            if (auto s = file->decode_descriptor(i, desc); !s.ok()) {
-                state.SkipWithError(s.error().to_string().c_str());
+            auto d = file->descriptor(i);
+            if (!d.ok()) {
+                state.SkipWithError(d.error().to_string().c_str());
                 failed = true;
                 return;
             }
+            const hurray::TensorDescriptor& desc = **d;
             acc += e.name.size() + static_cast<uint64_t>(desc.element_type) + e.data_offset;
             for (const uint64_t dim : desc.shape) {
                 acc += dim;
