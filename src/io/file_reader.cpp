@@ -265,7 +265,7 @@ public:
     /// Files tensor `i`'s descriptor bytes (a view that outlives the builder).
     void add(size_t i, std::span<const uint8_t> copy) {
         DescriptorClasses& c = *classes_;
-        if (i > 0 && copy.size() == previous_.size() && std::memcmp(copy.data(), previous_.data(), copy.size()) == 0) {
+        if (i > 0 && same_bytes(copy, previous_)) {
             const uint32_t k = c.of[i - 1];
             c.of[i] = k;
             ++c.size[k];
@@ -292,8 +292,7 @@ public:
             }
             const auto candidate = static_cast<uint32_t>((v & 0xFFFFFFFFULL) - 1);
             if ((v & 0xFFFFFFFF00000000ULL) == tag) {
-                const std::span<const uint8_t> other = bytes_[candidate];
-                if (other.size() == copy.size() && std::memcmp(other.data(), copy.data(), copy.size()) == 0) {
+                if (same_bytes(bytes_[candidate], copy)) {
                     c.of[i] = candidate;
                     ++c.size[candidate];
                     return;
@@ -308,6 +307,10 @@ public:
     }
 
 private:
+    /// Whether `a` and `b` hold the same bytes.
+    static bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+    }
     /// Doubles the slots and files every class again.
     void grow() {
         slots_.assign(2 * slots_.size(), 0);

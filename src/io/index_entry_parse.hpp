@@ -18,15 +18,21 @@ namespace hurray::detail {
 inline constexpr uint64_t kMinIndexEntrySize = kIndexEntryFixedSize + 1;
 
 /// Whether every byte of [p, p + n) is ASCII (so the bytes are valid UTF-8):
-/// eight bytes at a time.
+/// eight bytes at a time, the last eight (overlapping) for the rest.
 inline bool all_ascii(const uint8_t* p, size_t n) noexcept {
     uint64_t any = 0;
     size_t k = 0;
     for (; k + 8 <= n; k += 8) {
         any |= load_le<uint64_t>(p + k);
     }
-    for (; k < n; ++k) {
-        any |= p[k];
+    if (k < n) {
+        if (n >= 8) {
+            any |= load_le<uint64_t>(p + n - 8);
+        } else {
+            for (; k < n; ++k) {
+                any |= p[k];
+            }
+        }
     }
     return (any & 0x8080808080808080ULL) == 0;
 }
