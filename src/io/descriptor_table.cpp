@@ -17,13 +17,16 @@ void append_descriptor_table_header(std::vector<uint8_t>& out, uint64_t entry_co
     store_le<uint64_t>(out.data() + at + 8, entry_count);
 }
 
+bool is_descriptor_table_header(std::span<const uint8_t> value, uint64_t entry_count) noexcept {
+    return value.size() >= kDescriptorTableHeaderSize &&
+           std::equal(kDescriptorTableMagic.begin(), kDescriptorTableMagic.end(), value.begin()) &&
+           load_le<uint16_t>(value.data() + 4) == kDescriptorTableVersion &&
+           load_le<uint16_t>(value.data() + 6) == 0 && load_le<uint64_t>(value.data() + 8) == entry_count;
+}
+
 std::optional<std::vector<uint64_t>> locate_descriptor_table(std::span<const uint8_t> value,
                                                              std::span<const IndexEntry> entries) {
-    if (value.size() < kDescriptorTableHeaderSize ||
-        !std::equal(kDescriptorTableMagic.begin(), kDescriptorTableMagic.end(), value.begin()) ||
-        load_le<uint16_t>(value.data() + 4) != kDescriptorTableVersion ||
-        load_le<uint16_t>(value.data() + 6) != 0 ||
-        load_le<uint64_t>(value.data() + 8) != entries.size()) {
+    if (!is_descriptor_table_header(value, entries.size())) {
         return std::nullopt;
     }
     std::vector<uint64_t> at(entries.size());

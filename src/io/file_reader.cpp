@@ -253,6 +253,14 @@ uint64_t keyed_hash(const uint8_t* p, size_t n) noexcept {
     return fold_multiply(kOdd1 ^ n, fold_multiply(a ^ kOdd1, b ^ seed));
 }
 
+/// Whether the copy at `p` (`length` >= 20 bytes, in bounds) opens with the magic, the
+/// major version and its own descriptor_length equal to `length` (peek_length's rules,
+/// as check_prefix checks a descriptor in place).
+bool copy_opens_right(const uint8_t* p, uint32_t length) noexcept {
+    return std::memcmp(p, kDescriptorMagic, 4) == 0 && p[4] == kDescriptorVersionMajor &&
+           load_le<uint32_t>(p + 6) == length;
+}
+
 /// Sorts descriptors into DescriptorClasses, one at a time in index order: a copy
 /// equal to the one before it joins its class (one memcmp: the layers of a model come
 /// in runs), any other is looked up by its keyed hash.
@@ -1179,11 +1187,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
         decoded_kv = std::move(decoded).value();
     }
     // The table's header (locate_descriptor_table's rules; each copy is peeked at below).
-    bool table_ok = n > 0 && table_value.size() >= kDescriptorTableHeaderSize &&
-                    std::equal(kDescriptorTableMagic.begin(), kDescriptorTableMagic.end(), table_value.begin()) &&
-                    load_le<uint16_t>(table_value.data() + 4) == kDescriptorTableVersion &&
-                    load_le<uint16_t>(table_value.data() + 6) == 0 &&
-                    load_le<uint64_t>(table_value.data() + 8) == count;
+    bool table_ok = n > 0 && is_descriptor_table_header(table_value, count);
 
     std::vector<IndexEntry> list;
     list.reserve(n);
@@ -1244,9 +1248,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
                 table_ok = false;
             } else {
                 // SAFETY: [table_pos, table_pos + d_len) lies inside table_value (above).
-                const uint8_t* p = table_value.data() + table_pos;
-                if (std::memcmp(p, kDescriptorMagic, 4) != 0 || p[4] != kDescriptorVersionMajor ||
-                    load_le<uint32_t>(p + 6) != d_len) {
+                if (!copy_opens_right(table_value.data() + table_pos, e.descriptor_length)) {
                     table_ok = false;
                 } else {
                     at.push_back(table_pos);
@@ -1779,9 +1781,7 @@ void FileReader::Impl::take_table(const SharedBuffer& kv_bytes, std::span<const 
         }
         // SAFETY: locate_descriptor_table proved that the copy's `length` (>= 20)
         // bytes lie inside `value`.
-        const uint8_t* p = value.data() + (*at)[i];
-        if (std::memcmp(p, kDescriptorMagic, 4) != 0 || p[4] != kDescriptorVersionMajor ||
-            load_le<uint32_t>(p + 6) != length) {
+        if (!copy_opens_right(value.data() + (*at)[i], length)) {
             return;
         }
     }

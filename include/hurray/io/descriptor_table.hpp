@@ -52,6 +52,11 @@ inline constexpr size_t kDescriptorTableHeaderSize = 16;
 /// descriptors follow it in index order.
 HURRAY_IO_EXPORT void append_descriptor_table_header(std::vector<uint8_t>& out, uint64_t entry_count);
 
+/// Whether `value` opens with a table header of this version for `entry_count`
+/// entries: the magic, a version this library reads, zero flags, that entry count
+/// (the first of `locate_descriptor_table`'s conditions; the copies are not looked at).
+HURRAY_IO_EXPORT bool is_descriptor_table_header(std::span<const uint8_t> value, uint64_t entry_count) noexcept;
+
 /// Where each entry's copy starts in the table `value` (offsets from the value's first
 /// byte, in index order), when `value` is a well-formed table of this version for
 /// `entries`; nullopt otherwise (another magic or version, flags set, another entry
