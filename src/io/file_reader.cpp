@@ -661,7 +661,7 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     Status finish_load();
     /// A section of the file: a view of the mapping when the file is mapped and the
     /// section is large (kMappedSectionsMin), otherwise a pread copy.
-    Result<SharedBuffer> read_section(uint64_t offset, uint64_t length, const char* what) {
+    Result<SharedBuffer> read_section(uint64_t offset, uint64_t length, const char* what) const {
         return source.kind() == detail::FileSource::Kind::kMapped && length >= kMappedSectionsMin
                    ? source.read(offset, length, what)
                    : source.read_copy(offset, length, what);
@@ -739,7 +739,7 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     DescriptorClasses* descriptor_classes();
     /// Class `c`'s slot, its descriptor decoded on first use; null when it does not
     /// decode.
-    const DescriptorSlot* class_descriptor(DescriptorClasses& classes, uint32_t c) const;
+    const DescriptorSlot* class_descriptor(DescriptorClasses& cls, uint32_t c) const;
     /// Tensor `i`'s descriptor as its class's, when the class decodes and entry `i`
     /// agrees with it; null otherwise (then the per-tensor path decides, and reports).
     const TensorDescriptor* shared_descriptor(size_t i);
@@ -1163,7 +1163,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
     if (index.size() < 8) {
         return false;
     }
-    const uint64_t count = load_le<uint64_t>(index.data());
+    const auto count = load_le<uint64_t>(index.data());
     if (count > (index.size() - 8) / detail::kMinIndexEntrySize || count >= UINT32_MAX) {
         return false;
     }
