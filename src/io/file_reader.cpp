@@ -187,7 +187,8 @@ struct DescriptorStore {
 /// layers of a model repeat a few shapes (the 291 tensors of a 7B-like file have 4
 /// distinct descriptors), and a decode is a pure function of the bytes and the decode
 /// options. What depends on the entry (its data_length and data_offset) is checked per
-/// tensor, against the class's span. Built on the first descriptor asked for.
+/// tensor, against the class's span. Filed at open by the one-pass open (with a table),
+/// else on the first descriptor asked for; each class decoded on first use.
 struct DescriptorClasses {
     /// The class of each tensor.
     std::vector<uint32_t, DefaultInitAllocator<uint32_t>> of;
@@ -630,9 +631,10 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     std::vector<uint64_t> table_at;
     bool table_in_file = false;
     std::unique_ptr<std::atomic<uint8_t>[]> in_place;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
-    // Descriptor classes (DescriptorClasses), built on the first descriptor asked for
-    // when the copies are in `table` and decoded from there (shares_decodes()); null
-    // until then, and when no classes are built (more than 2^32 - 1 tensors).
+    // Descriptor classes (DescriptorClasses), when the copies are in `table` and
+    // decoded from there (shares_decodes()): filed by load_in_one_pass, else built on
+    // the first descriptor asked for; null until then, and when no classes are built
+    // (more than 2^32 - 1 tensors).
     std::unique_ptr<DescriptorClasses> class_storage;
     std::atomic<DescriptorClasses*> classes{nullptr};
     std::mutex classes_mutex;  // guards class_storage
@@ -649,8 +651,9 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// The usual file in one pass over its index (and its descriptor table), after the
     /// index's CRC: its KV section decoded, then each entry parsed (common form),
     /// checked (check_entries), its regions swept in file order (overlaps), its name
-    /// compared with the one before and hashed, its copy in the table peeked at and
-    /// filed in its class, before the next entry is read. True when the file passed
+    /// compared with the one before, its copy in the table peeked at and filed in its
+    /// class, before the next entry is read; then the names go into the name table
+    /// unless they were ascending. True when the file passed
     /// every check: entries, kv, names, the table and its classes are set. False when
     /// anything is unusual or wrong (an index out of file order, an entry of the rarer
     /// form, any failed check): nothing is set, and load runs the checks one after
@@ -1235,7 +1238,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
             last_start = e.data_offset;
             furthest_end = std::max(furthest_end, e.data_offset + e.data_length);
         }
-        // Names: ascending (SORTED_INDEX requires it), else hashed for the table.
+        // Names: ascending (SORTED_INDEX requires it), else into the name table below.
         if (i > 0 && in_order && !(list.back().name < e.name)) {  // string_view: unsigned bytes
             if (sorted) {
                 return false;
