@@ -76,10 +76,11 @@ std::vector<uint8_t> writer_file(bool sorted, bool with_data) {
     return std::move(sink).take();
 }
 
-/// The test builder's file of "a" (float32 [2, 3]) and "b" (empty) with a KV entry kDescriptorTableKey whose
-/// value `edit` changes first (given the well-formed table and where each copy
-/// starts in it).
+/// The test builder's file of "a" (float32 [2, 3]) and "b" (empty) with a KV entry
+/// kDescriptorTableKey of `version` whose value `edit` changes first (given the
+/// well-formed table and where each entry's copy starts in it).
 std::vector<uint8_t> builder_table_file(
+    uint16_t version,
     const std::function<void(std::vector<uint8_t>& table, const std::vector<size_t>& copy_at)>& edit) {
     using hurray::ElementType;
     using hurray::test::build_file;
@@ -87,14 +88,14 @@ std::vector<uint8_t> builder_table_file(
     const std::vector<TestTensor> tensors = {dense("a", ElementType::kFloat32, {2, 3}),
                                              dense("b", ElementType::kInt8, {0})};
     const auto plain = build_file(tensors);
-    std::vector<uint8_t> table;
-    std::vector<size_t> copy_at;
-    hurray::append_descriptor_table_header(table, plain.entries.size());
+    std::vector<std::span<const uint8_t>> in_place;
     for (const hurray::IndexEntry& e : plain.entries) {
-        copy_at.push_back(table.size());
-        const auto from = plain.bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset);
-        table.insert(table.end(), from, from + static_cast<std::ptrdiff_t>(e.descriptor_length));
+        in_place.push_back(std::span<const uint8_t>(plain.bytes).subspan(e.descriptor_offset, e.descriptor_length));
     }
+    std::vector<uint8_t> table = hurray::test::must(hurray::encode_descriptor_table(in_place, version));
+    const auto located = hurray::locate_descriptor_table(table, plain.entries);
+    EXPECT_TRUE(located.has_value());
+    const std::vector<size_t> copy_at(located->begin(), located->end());
     edit(table, copy_at);
     hurray::KvMetadata kv;
     EXPECT_TRUE(kv.set(std::string(hurray::kDescriptorTableKey), hurray::KvValue::bytes(table)));
@@ -102,23 +103,30 @@ std::vector<uint8_t> builder_table_file(
 }
 
 /// Seeds with descriptor tables: written by FileWriter (unsorted and sorted, with
-/// and without data), and from the test builder well formed, disagreeing with a
-/// descriptor in place (the copy of "a" says [3, 2]: the same length and byte
-/// count, another shape), of another version, and truncated.
+/// and without data), and from the test builder, of versions 1 and 2, well formed,
+/// disagreeing with a descriptor in place (the copy of "a" says [3, 2]: the same
+/// length and byte count, another shape) and truncated; and of an unknown version.
 bool write_table_seeds(const std::string& dir) {
     using hurray::test::must;
     bool ok = true;
     ok = save(dir, "table_writer_empty.hrry", writer_file(false, false)) && ok;
     ok = save(dir, "table_writer_sorted.hrry", writer_file(true, true)) && ok;
-    ok = save(dir, "table_builder.hrry", builder_table_file([](auto&, const auto&) {})) && ok;
-    ok = save(dir, "table_disagreeing.hrry", builder_table_file([](auto& table, const auto& at) {
-                  const auto other = must(hurray::encode(must(hurray::make_dense(hurray::ElementType::kFloat32, {3, 2}))));
-                  EXPECT_EQ(at[0] + other.size(), at[1]) << "the same length as the copy of a";
-                  std::copy(other.begin(), other.end(), table.begin() + static_cast<std::ptrdiff_t>(at[0]));
-              })) &&
-         ok;
-    ok = save(dir, "table_version2.hrry", builder_table_file([](auto& table, const auto&) { table[4] = 2; })) && ok;
-    ok = save(dir, "table_truncated.hrry", builder_table_file([](auto& table, const auto&) { table.pop_back(); })) &&
+    for (const uint16_t version : {hurray::kDescriptorTableVersion1, hurray::kDescriptorTableVersion2}) {
+        const std::string v = "_v" + std::to_string(version);
+        ok = save(dir, "table_builder" + v + ".hrry", builder_table_file(version, [](auto&, const auto&) {})) && ok;
+        ok = save(dir, "table_disagreeing" + v + ".hrry", builder_table_file(version, [](auto& table, const auto& at) {
+                      const auto other =
+                          must(hurray::encode(must(hurray::make_dense(hurray::ElementType::kFloat32, {3, 2}))));
+                      EXPECT_EQ(at[0] + other.size(), at[1]) << "the same length as the copy of a";
+                      std::copy(other.begin(), other.end(), table.begin() + static_cast<std::ptrdiff_t>(at[0]));
+                  })) &&
+             ok;
+        ok = save(dir, "table_truncated" + v + ".hrry",
+                  builder_table_file(version, [](auto& table, const auto&) { table.pop_back(); })) &&
+             ok;
+    }
+    ok = save(dir, "table_version3.hrry",
+              builder_table_file(hurray::kDescriptorTableVersion, [](auto& table, const auto&) { table[4] = 3; })) &&
          ok;
     return ok;
 }

@@ -90,7 +90,7 @@ def files(tmp_path):
     other = (tmp_path / "other.hrry").read_bytes()
     at = value_at(with_table)
     assert at > 0 and with_table[at:at + 4] == b"HRDT"
-    assert struct.unpack_from("<HHQ", with_table, at + 4) == (1, 0, 3)
+    assert struct.unpack_from("<HHQ", with_table, at + 4) == (2, 0, 3)
     assert len(other) == len(with_table)
     index_offset, index_length, _, _ = trailer(with_table)
     diff = [i for i in range(len(with_table)) if with_table[i] != other[i]]
@@ -109,14 +109,14 @@ def files(tmp_path):
         "with": with_table,
         "without": without_table(with_table),
         "truncated": truncated(with_table),
-        "version2": patched(with_table, at + 4, 2),
+        "version3": patched(with_table, at + 4, 3),
         "count": patched(with_table, at + 8, 4),
         "disagreeing_copy": swap(with_table, in_table),
         "disagreeing_in_place": swap(with_table, in_place),
     }
     # A table a reader must not use, with the copy of "w" changed too: read in
     # place, "w" is (2, 3) and reads, which shows the table unused.
-    for name in ("truncated", "version2", "count"):
+    for name in ("truncated", "version3", "count"):
         made[name + "_swapped"] = swap(made[name], in_table)
     assert KEY not in made["without"]
     paths = {}
@@ -127,7 +127,7 @@ def files(tmp_path):
     return paths
 
 
-READABLE = ["with", "without", "truncated", "version2", "count", "truncated_swapped", "version2_swapped",
+READABLE = ["with", "without", "truncated", "version3", "count", "truncated_swapped", "version3_swapped",
             "count_swapped"]
 DISAGREEING = ["disagreeing_copy", "disagreeing_in_place"]
 REFUSED = r"tensor 'w' \(index entry 0\): the descriptor table's copy .* differs from the descriptor at \d+"

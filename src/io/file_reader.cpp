@@ -1191,22 +1191,46 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
     }
     // The table's header (locate_descriptor_table's rules; each copy is peeked at below).
     bool table_ok = n > 0 && is_descriptor_table_header(table_value, count);
+    uint64_t table_pos = kDescriptorTableHeaderSize;
+    // Version 2: each entry's class (a u32 in index order, read in the pass below), each
+    // class's copy once after them; the classes are read, not computed.
+    const bool v2 = table_ok && load_le<uint16_t>(table_value.data() + 4) == kDescriptorTableVersion2;
+    const uint8_t* class_ids = nullptr;
+    uint64_t class_count = 0;
+    uint32_t classes_seen = 0;
+    if (v2) {
+        if (table_value.size() < kDescriptorTableV2HeaderSize ||
+            n > (table_value.size() - kDescriptorTableV2HeaderSize) / 4) {
+            table_ok = false;
+        } else {
+            class_count = load_le<uint64_t>(table_value.data() + kDescriptorTableHeaderSize);
+            table_ok = class_count <= n;
+            // SAFETY: 24 + 4n <= table_value.size() (above): the classes lie inside it.
+            class_ids = table_value.data() + kDescriptorTableV2HeaderSize;
+            table_pos = kDescriptorTableV2HeaderSize + 4 * uint64_t{n};
+        }
+    }
 
     std::vector<IndexEntry> list;
     list.reserve(n);
     detail::advise_huge_pages(list.data(), list.capacity() * sizeof(IndexEntry));  // not written yet
     std::vector<uint64_t> at;
-    std::optional<ClassBuilder> filed;
+    std::optional<ClassBuilder> filed;                // version 1: classes computed
+    std::unique_ptr<DescriptorClasses> read_classes;  // version 2: classes read
     if (table_ok) {
         at.reserve(n);
-        filed.emplace(n);
+        if (v2) {
+            read_classes = std::make_unique<DescriptorClasses>();
+            read_classes->of.resize(n);
+        } else {
+            filed.emplace(n);
+        }
     }
     const uint64_t first = header.first_descriptor_offset;
     const uint64_t align_mask = uint64_t{header.data_buffer_alignment} - 1;  // a power of two
     // The overlap sweep of overlaps_in_file_order, from the header [0, 64).
     uint64_t last_start = 0;
     uint64_t furthest_end = kFileHeaderSize;
-    uint64_t table_pos = kDescriptorTableHeaderSize;
     bool in_order = true;  // names strictly ascending so far
     size_t pos = 8;
     for (size_t i = 0; i < n; ++i) {
@@ -1246,7 +1270,38 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
             in_order = false;
         }
         // The copy: its own magic, version and length (take_table's rules), its class.
-        if (table_ok) {
+        if (table_ok && v2) {
+            DescriptorClasses& cls = *read_classes;
+            // SAFETY: i < n, and the n classes lie inside table_value (checked above).
+            const uint32_t c = load_le<uint32_t>(class_ids + 4 * i);
+            if (c == classes_seen) {
+                // The class's first entry: its copy comes next.
+                if (c == class_count || d_len < kFixedHeaderSize || d_len > table_value.size() - table_pos ||
+                    // SAFETY: [table_pos, table_pos + d_len) lies inside table_value (above).
+                    !copy_opens_right(table_value.data() + table_pos, e.descriptor_length)) {
+                    table_ok = false;
+                } else {
+                    at.push_back(table_pos);
+                    cls.first.push_back(static_cast<uint32_t>(i));
+                    cls.size.push_back(1);
+                    cls.of[i] = c;
+                    table_pos += d_len;
+                    ++classes_seen;
+                }
+            } else {
+                // A class met before: the entry's length is its copy's own (checked at
+                // the class's first entry to be that entry's).
+                const uint64_t copy_at = c < classes_seen ? at[cls.first[c]] : 0;
+                // SAFETY: copy_at + 10 <= table_value.size(): a copy of >= 20 bytes starts there.
+                if (c > classes_seen || load_le<uint32_t>(table_value.data() + copy_at + 6) != e.descriptor_length) {
+                    table_ok = false;
+                } else {
+                    at.push_back(copy_at);
+                    cls.of[i] = c;
+                    ++cls.size[c];
+                }
+            }
+        } else if (table_ok) {
             if (d_len < kFixedHeaderSize || d_len > table_value.size() - table_pos) {
                 table_ok = false;
             } else {
@@ -1265,7 +1320,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
     if (pos != index.size()) {
         return false;  // bytes left over
     }
-    table_ok = table_ok && table_pos == table_value.size();
+    table_ok = table_ok && table_pos == table_value.size() && (!v2 || classes_seen == class_count);
     // The sweep's last regions: the KV section, the index, the trailer.
     const auto visit = [&](uint64_t start, uint64_t end) {
         const bool fine = start > last_start && start >= furthest_end;
@@ -1295,7 +1350,12 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
         table_in_file = true;
         in_place = std::make_unique<std::atomic<uint8_t>[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
         if (shares_decodes()) {
-            class_storage = filed->take();
+            if (v2) {
+                read_classes->decoded.reset(read_classes->first.size());
+                class_storage = std::move(read_classes);
+            } else {
+                class_storage = filed->take();
+            }
             classes.store(class_storage.get(), std::memory_order_release);
         }
     }

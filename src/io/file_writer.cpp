@@ -61,6 +61,11 @@ Status check_options(const FileWriterOptions& o) {
         return Error(ErrorCode::kInvalidArgument, "data_buffer_alignment: " + dec(a) +
                                                       " must be a power of two from 4096 to 2097152");
     }
+    if (o.descriptor_table_version != kDescriptorTableVersion1 &&
+        o.descriptor_table_version != kDescriptorTableVersion2) {
+        return Error(ErrorCode::kInvalidArgument, "descriptor_table_version: " + dec(o.descriptor_table_version) +
+                                                      " is not 1 or 2");
+    }
     return Status::success();
 }
 
@@ -558,13 +563,16 @@ Status FileWriter::finish() {
     const KvMetadata* kv_out = &kv_;
     KvMetadata with_table;
     if (s.options.descriptor_table && !entries_.empty()) {
-        std::vector<uint8_t> value;
-        value.reserve(kDescriptorTableHeaderSize + s.table.size());
-        append_descriptor_table_header(value, entries_.size());
+        std::vector<std::span<const uint8_t>> in_index_order;
+        in_index_order.reserve(entries_.size());
         for (const size_t i : order) {
-            const auto at = static_cast<std::ptrdiff_t>(s.table_at[i]);
-            value.insert(value.end(), s.table.begin() + at, s.table.begin() + at + entries_[i].descriptor_length);
+            in_index_order.push_back(std::span<const uint8_t>(s.table).subspan(static_cast<size_t>(s.table_at[i]),
+                                                                               entries_[i].descriptor_length));
         }
+        // Version 2 numbers classes in 32 bits: 2^32 - 1 entries or more take version 1.
+        const uint16_t version = entries_.size() < UINT32_MAX ? s.options.descriptor_table_version
+                                                              : kDescriptorTableVersion1;
+        HURRAY_ASSIGN_OR_RETURN(std::vector<uint8_t> value, encode_descriptor_table(in_index_order, version));
         with_table = kv_;
         HURRAY_RETURN_IF_ERROR(with_table.set(std::string(kDescriptorTableKey), KvValue::bytes(std::move(value))));
         kv_out = &with_table;

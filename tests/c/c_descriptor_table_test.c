@@ -300,7 +300,7 @@ void descriptor_table_tests(void) {
         free(without);
         return;
     }
-    CHECK(memcmp(with + value_at, "HRDT", 4) == 0 && with[value_at + 4] == 1 && with[value_at + 5] == 0);
+    CHECK(memcmp(with + value_at, "HRDT", 4) == 0 && with[value_at + 4] == 2 && with[value_at + 5] == 0);
     CHECK(with[value_at + 8] == TABLE_TENSORS);
     check_file("with", with, with_len, TABLE_TENSORS, NULL, at_with);
     check_file("without", without, without_len, TABLE_TENSORS, NULL, at_without);
@@ -365,13 +365,13 @@ void descriptor_table_tests(void) {
                 snprintf(what, sizeof what, "truncated%s", swap ? "_swapped" : "");
                 check_file(what, bytes, with_len, TABLE_TENSORS, NULL, NULL);
 
-                // Of another version (2).
+                // Of another version (3).
                 memcpy(bytes, with, with_len);
-                bytes[value_at + 4] = 2;
+                bytes[value_at + 4] = 3;
                 if (swap) {
                     memcpy(bytes + copy_at, swapped, swapped_len);
                 }
-                snprintf(what, sizeof what, "version2%s", swap ? "_swapped" : "");
+                snprintf(what, sizeof what, "version3%s", swap ? "_swapped" : "");
                 check_file(what, bytes, with_len, TABLE_TENSORS, NULL, NULL);
 
                 // Another entry count (the table of another index).

@@ -459,68 +459,227 @@ TEST(DescriptorTable, ADisagreeingCopyNeverYieldsData) {
     EXPECT_FALSE(r.check_all());
 }
 
+/// Whether `r` lists, checks and reads every tensor from the descriptors in place:
+/// no table in use, none among the KV entries.
+void expect_in_place(const FileReader& r, const std::string& what) {
+    EXPECT_FALSE(r.descriptor_table_bytes().has_value()) << what;
+    EXPECT_FALSE(r.kv().contains(kDescriptorTableKey)) << what;
+    EXPECT_TRUE(r.check_all()) << what;
+    for (size_t i = 0; i < r.tensor_count(); ++i) {
+        EXPECT_TRUE(r.tensor(i)) << what << " " << i;
+    }
+}
+
 TEST(DescriptorTable, MalformedOrUnknownTablesFallBackToTheDescriptorsInPlace) {
-    const Bytes good = write_file(5);
-    const size_t v = table_offset(good);
     struct Case {
         const char* what;
-        size_t at;
+        size_t at;  // from the table value's first byte
         uint8_t value;
     };
-    const Case cases[] = {
-        {"magic", v, 'X'}, {"version 2", v + 4, 2}, {"flags", v + 6, 1}, {"entry count", v + 8, 4},
-        {"a copy's magic", v + 16, 0},
-    };
-    for (const Case& c : cases) {
-        Bytes bytes = good;
-        bytes[c.at] = c.value;
-        auto r = open_bytes(bytes);
-        EXPECT_FALSE(r.descriptor_table_bytes().has_value()) << c.what;
-        EXPECT_FALSE(r.kv().contains(kDescriptorTableKey)) << c.what;
-        EXPECT_TRUE(r.check_all()) << c.what;
-        for (size_t i = 0; i < r.tensor_count(); ++i) {
-            EXPECT_TRUE(r.tensor(i)) << c.what << " " << i;
+    for (const uint16_t version : {kDescriptorTableVersion1, kDescriptorTableVersion2}) {
+        SCOPED_TRACE(version);
+        FileWriterOptions o;
+        o.descriptor_table_version = version;
+        const Bytes good = write_file(5, o);  // five shapes: five classes of one entry
+        const size_t v = table_offset(good);
+        ASSERT_EQ(good[v + 4], version);
+        // Where the first copy starts: after the header (and version 2's five classes).
+        const size_t first = version == 1 ? 16 : 24 + 4 * 5;
+        std::vector<Case> cases = {
+            {"magic", 0, 'X'},          {"version 3", 4, 3},      {"version 0", 4, 0},
+            {"flags", 6, 1},            {"entry count", 8, 4},    {"a copy's magic", first, 0},
+        };
+        if (version == 2) {
+            const std::vector<Case> v2 = {
+                {"class count 4", 16, 4},
+                {"class count 6", 16, 6},
+                {"class count 2^32 + 5", 20, 1},
+                {"the first entry not in class 0", 24, 1},
+                {"a class before its turn (2 after 0)", 28, 2},
+                {"a class that does not exist", 24 + 4 * 4, 9},
+                {"a class id's high byte", 24 + 4 * 2 + 3, 1},
+            };
+            cases.insert(cases.end(), v2.begin(), v2.end());
+        }
+        for (const Case& c : cases) {
+            Bytes bytes = good;
+            bytes[v + c.at] = c.value;
+            expect_in_place(open_bytes(bytes), c.what);
+        }
+
+        // A copy's own version_major and descriptor_length (each byte of it), checked at
+        // open as the descriptor in place would be: a mismatch is a malformed table too.
+        for (const size_t at : {first + 4, first + 6, first + 7, first + 8, first + 9}) {
+            Bytes bytes = good;
+            bytes[v + at] ^= 1;
+            expect_in_place(open_bytes(bytes), "copy byte " + std::to_string(at));
         }
     }
 
-    // A copy's own version_major and descriptor_length (each byte of it), checked at
-    // open as the descriptor in place would be: a mismatch is a malformed table too.
-    for (const size_t at : {v + 16 + 4, v + 16 + 6, v + 16 + 7, v + 16 + 8, v + 16 + 9}) {
-        Bytes bytes = good;
-        bytes[at] ^= 1;
-        auto r = open_bytes(bytes);
-        EXPECT_FALSE(r.descriptor_table_bytes().has_value()) << at - v;
-        EXPECT_TRUE(r.check_all()) << at - v;
+    // Version 2, entries of one class whose descriptor lengths differ: a rank-2 and a
+    // rank-1 tensor both filed in class 0 (the table's length made to fit).
+    {
+        std::vector<test::TestTensor> tensors = {test::dense("a", ElementType::kFloat32, {2, 2}),
+                                                 test::dense("b", ElementType::kInt8, {5})};
+        const auto built = test::build_file(tensors);
+        const auto& a = built.entries[0];
+        ASSERT_NE(a.descriptor_length, built.entries[1].descriptor_length);
+        std::vector<uint8_t> value(24 + 8, 0);
+        std::copy(kDescriptorTableMagic.begin(), kDescriptorTableMagic.end(), value.begin());
+        value[4] = 2;
+        value[8] = 2;   // entry_count
+        value[16] = 1;  // class_count
+        value.insert(value.end(), built.bytes.begin() + static_cast<std::ptrdiff_t>(a.descriptor_offset),
+                     built.bytes.begin() + static_cast<std::ptrdiff_t>(a.descriptor_offset + a.descriptor_length));
+        KvMetadata kv;
+        ASSERT_TRUE(kv.set(std::string(kDescriptorTableKey), KvValue::bytes(value)));
+        const auto f = test::build_file(tensors, &kv);
+        expect_in_place(open_bytes(f.bytes), "one class, two lengths");
+        std::vector<IndexEntry> entries = f.entries;
+        EXPECT_FALSE(locate_descriptor_table(value, entries).has_value());
     }
 
     // Other lengths and types, through the independent test builder.
     std::vector<test::TestTensor> tensors = {test::dense("a", ElementType::kFloat32, {2, 2}),
-                                             test::dense("b", ElementType::kInt8, {5})};
+                                             test::dense("b", ElementType::kInt8, {5}),
+                                             test::dense("c", ElementType::kFloat32, {2, 2})};
     const auto built = test::build_file(tensors);
-    std::vector<uint8_t> full;
-    append_descriptor_table_header(full, 2);
+    std::vector<std::span<const uint8_t>> in_place;
     for (const IndexEntry& e : built.entries) {
-        full.insert(full.end(), built.bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset),
-                    built.bytes.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset + e.descriptor_length));
+        in_place.push_back(std::span<const uint8_t>(built.bytes).subspan(e.descriptor_offset, e.descriptor_length));
     }
-    const std::vector<std::pair<const char*, KvValue>> values = {
-        {"well formed", KvValue::bytes(full)},
-        {"truncated", KvValue::bytes(std::vector<uint8_t>(full.begin(), full.end() - 1))},
-        {"one byte too many", KvValue::bytes([&] { auto b = full; b.push_back(0); return b; }())},
-        {"header only", KvValue::bytes(std::vector<uint8_t>(full.begin(), full.begin() + 16))},
-        {"empty", KvValue::bytes({})},
-        {"a string", KvValue::string("HRDT")},
-    };
-    for (const auto& [what, value] : values) {
-        KvMetadata kv;
-        ASSERT_TRUE(kv.set(std::string(kDescriptorTableKey), value));
-        const auto f = test::build_file(tensors, &kv);
-        auto r = open_bytes(f.bytes);
-        EXPECT_EQ(r.descriptor_table_bytes().has_value(), std::string(what) == "well formed") << what;
-        EXPECT_TRUE(r.kv().empty()) << what;
-        EXPECT_TRUE(r.check_all()) << what;
-        EXPECT_TRUE(r.tensor("a")) << what;
+    for (const uint16_t version : {kDescriptorTableVersion1, kDescriptorTableVersion2}) {
+        SCOPED_TRACE(version);
+        const std::vector<uint8_t> full = must(encode_descriptor_table(in_place, version));
+        EXPECT_EQ(full.size(), version == 1 ? 16 + in_place[0].size() * 2 + in_place[1].size()
+                                            : 24 + 4 * 3 + in_place[0].size() + in_place[1].size())
+            << "version 2 holds a and c's descriptor once";
+        const std::vector<std::pair<std::string, KvValue>> values = {
+            {"well formed", KvValue::bytes(full)},
+            {"truncated", KvValue::bytes(std::vector<uint8_t>(full.begin(), full.end() - 1))},
+            {"one byte too many", KvValue::bytes([&] { auto b = full; b.push_back(0); return b; }())},
+            {"header only", KvValue::bytes(std::vector<uint8_t>(full.begin(), full.begin() + 16))},
+            {"header and classes only", KvValue::bytes(std::vector<uint8_t>(full.begin(), full.begin() + 36))},
+            {"empty", KvValue::bytes({})},
+            {"a string", KvValue::string("HRDT")},
+        };
+        for (const auto& [what, value] : values) {
+            KvMetadata kv;
+            ASSERT_TRUE(kv.set(std::string(kDescriptorTableKey), value));
+            const auto f = test::build_file(tensors, &kv);
+            auto r = open_bytes(f.bytes);
+            EXPECT_EQ(r.descriptor_table_bytes().has_value(), what == "well formed") << what;
+            EXPECT_TRUE(r.kv().empty()) << what;
+            EXPECT_TRUE(r.check_all()) << what;
+            EXPECT_TRUE(r.tensor("a")) << what;
+        }
     }
+    EXPECT_FALSE(encode_descriptor_table(in_place, 3)) << "no version 3";
+    EXPECT_FALSE(encode_descriptor_table(in_place, 0));
+}
+
+TEST(DescriptorTable, VersionTwoHoldsEachDistinctDescriptorOnce) {
+    // write_file(20): five shapes, four tensors of each, in index order and sorted.
+    // Version 2 numbers the classes by first appearance, keeps each descriptor once,
+    // and lists as version 1 and the descriptors in place do; version 1 stays
+    // readable.
+    for (const bool sorted : {false, true}) {
+        SCOPED_TRACE(sorted);
+        FileWriterOptions v1;
+        v1.descriptor_table_version = kDescriptorTableVersion1;
+        v1.sorted_index = sorted;
+        FileWriterOptions v2;
+        v2.sorted_index = sorted;
+        FileWriterOptions none;
+        none.descriptor_table = false;
+        none.sorted_index = sorted;
+        const Bytes b1 = write_file(20, v1);
+        const Bytes b2 = write_file(20, v2);
+        auto r1 = open_bytes(b1);
+        auto r2 = open_bytes(b2);
+        auto r0 = open_bytes(write_file(20, none));
+        const KvMetadata raw = raw_kv(b2);
+        const auto value = *raw.get_bytes(kDescriptorTableKey);
+        const uint32_t length = r2.entry(0).descriptor_length;
+        ASSERT_EQ(value.size(), 24 + 4 * 20 + 5 * length);
+        EXPECT_EQ(*r2.descriptor_table_bytes(), value.size());
+        EXPECT_EQ(*r1.descriptor_table_bytes(), 16 + 20 * length);
+        EXPECT_EQ(value[4], 2);
+        EXPECT_EQ(value[16], 5) << "class_count";
+        uint32_t next = 0;
+        for (size_t i = 0; i < 20; ++i) {
+            const uint32_t c = value[24 + 4 * i];
+            EXPECT_LE(c, next) << "classes by first appearance";
+            next = std::max(next, c + 1);
+            const auto copy = std::span<const uint8_t>(value).subspan(24 + 4 * 20 + c * length, length);
+            const IndexEntry& e = r2.entry(i);
+            EXPECT_TRUE(std::equal(copy.begin(), copy.end(), b2.begin() + static_cast<std::ptrdiff_t>(e.descriptor_offset)))
+                << i;
+        }
+        for (size_t i = 0; i < 20; ++i) {
+            EXPECT_EQ(r2.entry(i).name, r1.entry(i).name);
+            EXPECT_EQ(*must(r2.descriptor(i)), *must(r0.descriptor(i)));
+            EXPECT_EQ(*must(r1.descriptor(i)), *must(r0.descriptor(i)));
+            EXPECT_TRUE(r2.tensor(i).to_float32()) << i;
+        }
+        EXPECT_TRUE(r1.check_all());
+        EXPECT_TRUE(r2.check_all());
+    }
+    FileWriterOptions bad;
+    bad.descriptor_table_version = 3;
+    MemorySink sink;
+    auto w = FileWriter::create(sink, bad);
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(w.error().message().find("descriptor_table_version"), std::string::npos) << w.error().to_string();
+}
+
+TEST(DescriptorTable, AVersionTwoEntryFiledInAnotherClassNeverYieldsData) {
+    // Tensor "b" ([4, 1]) filed in "a"'s class ([2, 2], the same length): the table is
+    // well formed, so listing shows [2, 2] for "b", but its data is refused (its copy
+    // differs from the descriptor in place) and check_all fails; "a" and "c" read.
+    std::vector<test::TestTensor> tensors = {test::dense("a", ElementType::kFloat32, {2, 2}),
+                                             test::dense("b", ElementType::kFloat32, {4, 1}),
+                                             test::dense("c", ElementType::kInt8, {5})};
+    const auto plain = test::build_file(tensors);
+    std::vector<std::span<const uint8_t>> copies;
+    for (const size_t i : {0, 0, 2}) {
+        const IndexEntry& e = plain.entries[i];
+        copies.push_back(std::span<const uint8_t>(plain.bytes).subspan(e.descriptor_offset, e.descriptor_length));
+    }
+    ASSERT_EQ(plain.entries[0].descriptor_length, plain.entries[1].descriptor_length);
+    KvMetadata kv;
+    ASSERT_TRUE(kv.set(std::string(kDescriptorTableKey), KvValue::bytes(must(encode_descriptor_table(copies)))));
+    const auto f = test::build_file(tensors, &kv);
+    for (const DescriptorCheck check : {DescriptorCheck::kPeek, DescriptorCheck::kLazy}) {
+        FileReadOptions o;
+        o.descriptors = check;
+        auto r = open_bytes(f.bytes, o);
+        ASSERT_TRUE(r.descriptor_table_bytes().has_value()) << "a well-formed table";
+        const auto found = r.find("b");
+        ASSERT_TRUE(found.has_value());
+        const size_t b = *found;
+        if (check == DescriptorCheck::kPeek) {
+            const TensorDescriptor* d = must(r.descriptor(b));
+            ASSERT_EQ(d->rank(), 2U);
+            EXPECT_EQ(d->shape[0], 2U) << "listing reads the table";
+            EXPECT_EQ(d->shape[1], 2U);
+        }
+        auto t = r.tensor(b);
+        ASSERT_FALSE(t);
+        EXPECT_EQ(t.error().code(), ErrorCode::kInvalidFile);
+        EXPECT_NE(t.error().message().find("differs from the descriptor at"), std::string::npos)
+            << t.error().to_string();
+        Bytes out(4);
+        EXPECT_FALSE(r.read_data(b, 0, out));
+        EXPECT_TRUE(r.tensor("a").to_float32());
+        EXPECT_TRUE(r.tensor("c"));
+        EXPECT_FALSE(r.check_all());
+    }
+    FileReadOptions full;
+    full.descriptors = DescriptorCheck::kFull;
+    auto owner = std::make_shared<Bytes>(f.bytes);
+    EXPECT_FALSE(FileReader::open_memory(*owner, owner, full));
 }
 
 TEST(DescriptorTable, RemoteListingReadsTheTailOnly) {
@@ -554,14 +713,18 @@ TEST(DescriptorTable, RemoteListingReadsTheTailOnly) {
 
 // --- Descriptor classes: byte-identical descriptors decoded once ---------------------
 
-/// Where tensor `i`'s copy lies in the file (the table's copies follow its header in
-/// index order).
+/// Where tensor `i`'s copy lies in the file (shared by its class in a version-2 table).
 size_t copy_offset(const Bytes& bytes, const FileReader& r, size_t i) {
-    size_t at = table_offset(bytes) + kDescriptorTableHeaderSize;
-    for (size_t k = 0; k < i; ++k) {
-        at += r.entry(k).descriptor_length;
+    std::vector<IndexEntry> entries;
+    for (size_t k = 0; k < r.tensor_count(); ++k) {
+        entries.push_back(r.entry(k));
     }
-    return at;
+    const KvMetadata raw = raw_kv(bytes);
+    const auto value = raw.get_bytes(kDescriptorTableKey);
+    EXPECT_TRUE(value);
+    auto at = locate_descriptor_table(*value, entries);
+    EXPECT_TRUE(at.has_value());
+    return table_offset(bytes) + static_cast<size_t>((*at)[i]);
 }
 
 /// Sets tensor `i`'s data_length in the index to `value` and recomputes the index CRC.

@@ -33,10 +33,11 @@ using test::Bytes;
 using test::must;
 
 /// A file of `n` tensors of three shapes (so that descriptors repeat), names out of
-/// order unless the index is sorted.
-Bytes one_pass_file(size_t n, bool table, bool sorted_index) {
+/// order unless the index is sorted; its table (if any) of `version`.
+Bytes one_pass_file(size_t n, bool table, bool sorted_index, uint16_t version = kDescriptorTableVersion) {
     FileWriterOptions o;
     o.descriptor_table = table;
+    o.descriptor_table_version = version;
     o.sorted_index = sorted_index;
     MemorySink sink;
     auto w = must(FileWriter::create(sink, o));
@@ -210,33 +211,41 @@ TEST(FileReaderOnePass, EveryIndexByteChangedIsCheckedAsBefore) {
 }
 
 TEST(FileReaderOnePass, EveryTableByteChangedIsCheckedAsBefore) {
-    // Each byte of the table's KV value changed: the reader uses the table only when
-    // it is well formed, and refuses any tensor whose copy disagrees with its
-    // descriptor in place.
-    const Bytes good = one_pass_file(7, true, false);
-    const FileReader clean = must(one_pass_open(good));
-    const FileTrailer t = clean.trailer();
-    ASSERT_TRUE(clean.descriptor_table_bytes());
-    const uint64_t table_bytes = *clean.descriptor_table_bytes();
-    // The table is the KV section's last value.
-    const uint64_t value_at = t.kv_offset + t.kv_length - table_bytes;
-    for (uint64_t at = value_at; at < value_at + table_bytes; ++at) {
-        for (const uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}}) {
-            Bytes b = good;
-            b[at] ^= flip;
-            auto r = one_pass_open(b);
-            ASSERT_TRUE(r) << at << ": " << r.error().to_string();
-            one_pass_check_accepted(b, *r, "table byte " + std::to_string(at));
-            if (HasFatalFailure()) {
-                return;
-            }
-            for (size_t i = 0; i < r->tensor_count(); ++i) {
-                auto got = r->tensor(i);
-                if (got) {
-                    EXPECT_EQ(got->descriptor(), *must(clean.descriptor(i))) << at << " " << i;
+    // Each byte of the table's KV value changed, for both versions: the reader uses
+    // the table only when it is well formed, and refuses any tensor whose copy
+    // disagrees with its descriptor in place (a version-2 entry moved to another class
+    // of the same length, say).
+    for (const uint16_t version : {kDescriptorTableVersion1, kDescriptorTableVersion2}) {
+        SCOPED_TRACE(version);
+        const Bytes good = one_pass_file(7, true, false, version);
+        const FileReader clean = must(one_pass_open(good));
+        const FileTrailer t = clean.trailer();
+        ASSERT_TRUE(clean.descriptor_table_bytes());
+        const uint64_t table_bytes = *clean.descriptor_table_bytes();
+        // The table is the KV section's last value.
+        const uint64_t value_at = t.kv_offset + t.kv_length - table_bytes;
+        ASSERT_EQ(good[value_at + 4], version);
+        size_t used = 0;
+        for (uint64_t at = value_at; at < value_at + table_bytes; ++at) {
+            for (const uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}}) {
+                Bytes b = good;
+                b[at] ^= flip;
+                auto r = one_pass_open(b);
+                ASSERT_TRUE(r) << at << ": " << r.error().to_string();
+                one_pass_check_accepted(b, *r, "table byte " + std::to_string(at));
+                if (HasFatalFailure()) {
+                    return;
+                }
+                used += r->descriptor_table_bytes() ? 1 : 0;
+                for (size_t i = 0; i < r->tensor_count(); ++i) {
+                    auto got = r->tensor(i);
+                    if (got) {
+                        EXPECT_EQ(got->descriptor(), *must(clean.descriptor(i))) << at << " " << i;
+                    }
                 }
             }
         }
+        EXPECT_GT(used, 0U) << "some changes leave the table well formed (a copy's shape, say)";
     }
 }
 

@@ -10,6 +10,7 @@
 //   mixed_notable.hrry   the same with FileWriterOptions::descriptor_table = false
 //   mixed_sorted.hrry    the same with sorted_index = true (table in the sorted order)
 //   mixed_align64k.hrry  the same with data_buffer_alignment = 65536
+//   mixed_table_v1.hrry  the same with descriptor_table_version = 1 (every copy)
 //   dense.hrry           dense float32/float16/bfloat16/int8/int32 tensors (for the
 //                        SafeTensors and GGUF round trips through `hurray convert`)
 //   save.hrry            hurray::save
@@ -168,9 +169,11 @@ int main(int argc, char** argv) {
     sorted.sorted_index = true;
     hurray::FileWriterOptions align;
     align.data_buffer_alignment = 65536;
+    hurray::FileWriterOptions v1;
+    v1.descriptor_table_version = hurray::kDescriptorTableVersion1;
     bool ok = write_mixed(dir + "/mixed.hrry", def) && write_mixed(dir + "/mixed_notable.hrry", notable) &&
               write_mixed(dir + "/mixed_sorted.hrry", sorted) && write_mixed(dir + "/mixed_align64k.hrry", align) &&
-              write_dense(dir + "/dense.hrry") && write_save(dir + "/save.hrry");
+              write_mixed(dir + "/mixed_table_v1.hrry", v1) && write_dense(dir + "/dense.hrry") && write_save(dir + "/save.hrry");
     if (ok && llm) {
         ok = write_llm_like(dir + "/llm_like.hrry", def) &&
              write_llm_like(dir + "/llm_like_notable.hrry", notable);

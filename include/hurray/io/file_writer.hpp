@@ -18,6 +18,7 @@
 #include "hurray/core/tensor_descriptor.hpp"
 #include "hurray/io/byte_sink.hpp"
 #include "hurray/io/byte_source.hpp"
+#include "hurray/io/descriptor_table.hpp"
 #include "hurray/io/file_format.hpp"
 #include "hurray/io/kv_metadata.hpp"
 
@@ -46,6 +47,12 @@ struct HURRAY_IO_EXPORT FileWriterOptions {
     /// Costs the descriptors' bytes twice in the file and once in memory until
     /// `finish`. Readers that do not know the table read the file as before.
     bool descriptor_table = true;
+    /// The descriptor table's version: 2 (each distinct descriptor once, and each
+    /// entry's class: the layers of a model repeat a few descriptors), or 1 (every
+    /// descriptor, for readers of libhurray before version 2 tables, which fall back to
+    /// the descriptors in place on a version they do not know). Anything else is
+    /// kInvalidArgument at `create`.
+    uint16_t descriptor_table_version = kDescriptorTableVersion;
 };
 
 /// One tensor of `FileWriter::add_composite`: a name, a descriptor and its

@@ -106,18 +106,35 @@ async fn run(path: &str) -> Result<(), Box<dyn std::error::Error>> {
         [t] => {
             let bytes = std::fs::read(path)?;
             let last = kv.last().map(|(k, _)| k.as_str()) == Some(TABLE_KEY);
+            let version = if t.len() >= 16 { u16::from_le_bytes([t[4], t[5]]) } else { 0 };
             let ok_header = t.len() >= 16
                 && &t[0..4] == b"HRDT"
-                && u16::from_le_bytes([t[4], t[5]]) == 1
+                && (version == 1 || version == 2)
                 && u16::from_le_bytes([t[6], t[7]]) == 0
                 && u64::from_le_bytes(t[8..16].try_into().unwrap()) == index.len() as u64;
-            let mut pos = 16usize;
+            // Where each entry's copy starts (version 1: in index order; version 2: its
+            // class's copy, classes numbered by first appearance after the classes).
+            let lengths: Vec<usize> = index.iter().map(|e| e.descriptor_length as usize).collect();
+            let (at, end) = if !ok_header {
+                (None, 0)
+            } else if version == 1 {
+                let mut pos = 16usize;
+                let mut at = Vec::new();
+                for n in &lengths {
+                    at.push(pos);
+                    pos += n;
+                }
+                (Some(at), pos)
+            } else {
+                locate_v2(t, &lengths)
+            };
             let mut copies_equal = 0usize;
             let mut decoded_equal = 0usize;
-            for (e, d) in index.iter().zip(&descs) {
+            for (k, (e, d)) in index.iter().zip(&descs).enumerate() {
                 let n = e.descriptor_length as usize;
                 let off = e.descriptor_offset as usize;
-                if pos + n <= t.len() && off + n <= bytes.len() {
+                let pos = at.as_ref().map_or(usize::MAX, |a| a[k]);
+                if pos != usize::MAX && pos + n <= t.len() && off + n <= bytes.len() {
                     let copy = &t[pos..pos + n];
                     if copy == &bytes[off..off + n] {
                         copies_equal += 1;
@@ -128,13 +145,14 @@ async fn run(path: &str) -> Result<(), Box<dyn std::error::Error>> {
                         }
                     }
                 }
-                pos += n;
             }
+            let pos = end;
             let exact = pos == t.len();
             let ok = ok_header && exact && last && copies_equal == index.len() && decoded_equal == index.len();
             println!(
-                "# table: {} bytes, header {}, last KV entry {}, exact length {}, {}/{} copies byte-equal to the descriptor in place, {}/{} decoded by the reference equal to the descriptor it read in place: {}",
+                "# table: {} bytes, version {}, header {}, last KV entry {}, exact length {}, {}/{} copies byte-equal to the descriptor in place, {}/{} decoded by the reference equal to the descriptor it read in place: {}",
                 t.len(),
+                version,
                 if ok_header { "ok" } else { "BAD" },
                 if last { "yes" } else { "NO" },
                 if exact { "yes" } else { "NO" },
@@ -168,4 +186,34 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Version 2's copies: the offset of each entry's class copy and the end of the last
+/// copy, or (None, 0) when the classes break the rules (one out of order, or two
+/// lengths in one class).
+fn locate_v2(t: &[u8], lengths: &[usize]) -> (Option<Vec<usize>>, usize) {
+    let n = lengths.len();
+    if t.len() < 24 + 4 * n {
+        return (None, 0);
+    }
+    let class_count = u64::from_le_bytes(t[16..24].try_into().unwrap()) as usize;
+    let mut class_at: Vec<(usize, usize)> = Vec::new();
+    let mut at = Vec::with_capacity(n);
+    let mut pos = 24 + 4 * n;
+    for (k, len) in lengths.iter().enumerate() {
+        let c = u32::from_le_bytes(t[24 + 4 * k..28 + 4 * k].try_into().unwrap()) as usize;
+        if c == class_at.len() {
+            class_at.push((pos, *len));
+            at.push(pos);
+            pos += len;
+        } else if c < class_at.len() && class_at[c].1 == *len {
+            at.push(class_at[c].0);
+        } else {
+            return (None, 0);
+        }
+    }
+    if class_at.len() != class_count {
+        return (None, 0);
+    }
+    (Some(at), pos)
 }
