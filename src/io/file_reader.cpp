@@ -212,6 +212,12 @@ uint64_t hash_key() noexcept {
     return key;
 }
 
+/// hash_key(), made on first use and the same for the process's life.
+uint64_t process_hash_key() noexcept {
+    static const uint64_t key = hash_key();
+    return key;
+}
+
 // 128-bit products, for the folded multiply below (GCC and Clang; __extension__:
 // -Wpedantic).
 __extension__ using Product128 = unsigned __int128;
@@ -227,10 +233,11 @@ inline uint64_t fold_multiply(uint64_t a, uint64_t b) noexcept {
 /// (overlapping) and one more (wyhash's structure). Three dependent multiplications
 /// for a 24-byte name, where a hash table's insert waits on its hash; the key (per
 /// process, random) keeps a file from choosing names that collide.
-uint64_t keyed_hash(const uint8_t* p, size_t n) noexcept {
+/// `key` is process_hash_key(), fetched once by the caller's loop; inlined there (a
+/// call and the key's guard were a third of its cost).
+[[gnu::always_inline]] inline uint64_t keyed_hash(const uint8_t* p, size_t n, uint64_t key) noexcept {
     constexpr uint64_t kOdd1 = 0xA0761D6478BD642FULL;
     constexpr uint64_t kOdd2 = 0xE7037ED1A0B428DBULL;
-    static const uint64_t key = hash_key();
     uint64_t seed = key ^ kOdd2;
     uint64_t a = 0;
     uint64_t b = 0;
@@ -281,7 +288,7 @@ public:
             return;
         }
         previous_ = copy;
-        const uint64_t h = keyed_hash(copy.data(), copy.size());
+        const uint64_t h = keyed_hash(copy.data(), copy.size(), key_);
         const uint64_t tag = h & 0xFFFFFFFF00000000ULL;
         const size_t mask = slots_.size() - 1;
         for (size_t k = static_cast<size_t>(h) & mask;; k = (k + 1) & mask) {
@@ -340,6 +347,7 @@ private:
     std::vector<uint64_t> hashes_;                   // of each class's bytes
     std::vector<std::span<const uint8_t>> bytes_;  // each class's bytes
     std::span<const uint8_t> previous_;             // the last copy filed
+    uint64_t key_ = process_hash_key();
 };
 
 /// What a name table's `build` found.
@@ -362,10 +370,10 @@ public:
     /// What `build` found.
     using Built = NamesBuilt;
 
-    /// A keyed hash of `name` (keyed_hash).
-    static uint64_t hash(std::string_view name) noexcept {
+    /// A keyed hash of `name` (keyed_hash; `key` is process_hash_key()).
+    static uint64_t hash(std::string_view name, uint64_t key) noexcept {
         const std::span<const uint8_t> bytes = detail::byte_view(name);
-        return keyed_hash(bytes.data(), bytes.size());
+        return keyed_hash(bytes.data(), bytes.size(), key);
     }
     /// Builds the table; kDuplicate when two entries share a name (the
     /// caller reports which, with the full duplicate check).
@@ -387,8 +395,9 @@ public:
         constexpr size_t kAhead = 16;
         std::array<uint64_t, kAhead> ahead{};
         const size_t n = entries.size();
+        const uint64_t key = process_hash_key();
         const auto look_ahead = [&](size_t j) {
-            const uint64_t h = hash(entries[j].name);
+            const uint64_t h = hash(entries[j].name, key);
             ahead[j % kAhead] = h;
             __builtin_prefetch(&slots_[static_cast<size_t>(h) & mask_], 1);
         };
@@ -420,7 +429,7 @@ public:
         if (!slots_) {
             return std::nullopt;
         }
-        const uint64_t h = hash(name);
+        const uint64_t h = hash(name, process_hash_key());
         for (size_t k = static_cast<size_t>(h) & mask_;; k = (k + 1) & mask_) {
             const W v = slots_[k];
             if (v == 0) {
@@ -628,7 +637,7 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     // range source's window or of the caller's memory), which it keeps alive: the
     // table is not copied again.
     SharedBuffer table;
-    std::vector<uint64_t> table_at;
+    std::vector<uint64_t, DefaultInitAllocator<uint64_t>> table_at;
     bool table_in_file = false;
     std::unique_ptr<std::atomic<uint8_t>[]> in_place;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
     // Descriptor classes (DescriptorClasses), when the copies are in `table` and
@@ -1214,11 +1223,11 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
     std::vector<IndexEntry> list;
     list.reserve(n);
     detail::advise_huge_pages(list.data(), list.capacity() * sizeof(IndexEntry));  // not written yet
-    std::vector<uint64_t> at;
+    std::vector<uint64_t, DefaultInitAllocator<uint64_t>> at;  // each entry's copy (not zeroed)
     std::optional<ClassBuilder> filed;                // version 1: classes computed
     std::unique_ptr<DescriptorClasses> read_classes;  // version 2: classes read
     if (table_ok) {
-        at.reserve(n);
+        at.resize(n);
         if (v2) {
             read_classes = std::make_unique<DescriptorClasses>();
             read_classes->of.resize(n);
@@ -1281,7 +1290,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
                     !copy_opens_right(table_value.data() + table_pos, e.descriptor_length)) {
                     table_ok = false;
                 } else {
-                    at.push_back(table_pos);
+                    at[i] = table_pos;
                     cls.first.push_back(static_cast<uint32_t>(i));
                     cls.size.push_back(1);
                     cls.of[i] = c;
@@ -1296,7 +1305,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
                 if (c > classes_seen || load_le<uint32_t>(table_value.data() + copy_at + 6) != e.descriptor_length) {
                     table_ok = false;
                 } else {
-                    at.push_back(copy_at);
+                    at[i] = copy_at;
                     cls.of[i] = c;
                     ++cls.size[c];
                 }
@@ -1309,7 +1318,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
                 if (!copy_opens_right(table_value.data() + table_pos, e.descriptor_length)) {
                     table_ok = false;
                 } else {
-                    at.push_back(table_pos);
+                    at[i] = table_pos;
                     filed->add(i, table_value.subspan(static_cast<size_t>(table_pos), static_cast<size_t>(d_len)));
                     table_pos += d_len;
                 }
@@ -1850,7 +1859,7 @@ void FileReader::Impl::take_table(const SharedBuffer& kv_bytes, std::span<const 
     }
     // `value` lies inside kv_bytes (decode_kv_section_except): a slice of it.
     table = kv_bytes.slice(static_cast<size_t>(value.data() - kv_bytes.data()), value.size());
-    table_at = std::move(*at);
+    table_at.assign(at->begin(), at->end());
     table_in_file = true;
     in_place = std::make_unique<std::atomic<uint8_t>[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
 }
@@ -1862,7 +1871,7 @@ Status FileReader::Impl::read_descriptors() {
     }
     // The descriptor regions lie inside the tensor region and do not overlap
     // (check_entries, check_overlaps), so their total is at most the file's size.
-    std::vector<uint64_t> at(n);
+    std::vector<uint64_t, DefaultInitAllocator<uint64_t>> at(n);  // each written below
     uint64_t total = 0;
     for (size_t k = 0; k < n; ++k) {
         const size_t i = ordered(k);
