@@ -18,20 +18,24 @@ namespace hurray::detail {
 inline constexpr uint64_t kMinIndexEntrySize = kIndexEntryFixedSize + 1;
 
 /// Whether every byte of [p, p + n) is ASCII (so the bytes are valid UTF-8):
-/// eight bytes at a time, the last eight (overlapping) for the rest.
+/// sixteen bytes at a time, then the last eight and sixteen (overlapping) for the
+/// rest; overlapping 4-byte reads under eight bytes.
 inline bool all_ascii(const uint8_t* p, size_t n) noexcept {
     uint64_t any = 0;
-    size_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        any |= load_le<uint64_t>(p + k);
-    }
-    if (k < n) {
-        if (n >= 8) {
-            any |= load_le<uint64_t>(p + n - 8);
-        } else {
-            for (; k < n; ++k) {
-                any |= p[k];
-            }
+    if (n >= 8) {
+        size_t k = 0;
+        for (; n - k > 16; k += 16) {
+            any |= load_le<uint64_t>(p + k) | load_le<uint64_t>(p + k + 8);
+        }
+        // 1 to 16 bytes left: the last sixteen cover them (n >= 16), else the first
+        // and last eight.
+        any |= n >= 16 ? load_le<uint64_t>(p + n - 16) : load_le<uint64_t>(p);
+        any |= load_le<uint64_t>(p + n - 8);
+    } else if (n >= 4) {
+        any = load_le<uint32_t>(p) | load_le<uint32_t>(p + n - 4);
+    } else {
+        for (size_t k = 0; k < n; ++k) {
+            any |= p[k];
         }
     }
     return (any & 0x8080808080808080ULL) == 0;

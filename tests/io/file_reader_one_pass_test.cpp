@@ -25,6 +25,7 @@
 #include "hurray/io/file_reader.hpp"
 #include "hurray/io/file_writer.hpp"
 #include "hurray/io/index_codec.hpp"
+#include "io/index_entry_parse.hpp"
 
 namespace hurray {
 namespace {
@@ -141,6 +142,26 @@ void one_pass_check_accepted(const Bytes& b, const FileReader& r, const std::str
             ASSERT_TRUE(in_place) << i;
             EXPECT_EQ(**d, *in_place) << i;
         }
+    }
+}
+
+TEST(FileReaderOnePass, AllAsciiSeesEveryByte) {
+    // Every length up to 70 and every position of one byte with its high bit set (each
+    // of the word-wise reads' cases): all_ascii agrees with a byte-by-byte check.
+    std::vector<uint8_t> buf(80, 'a');
+    for (size_t n = 0; n <= 70; ++n) {
+        EXPECT_TRUE(detail::all_ascii(buf.data() + 3, n)) << n;
+        for (size_t at = 0; at < n; ++at) {
+            buf[3 + at] = 0x80;
+            EXPECT_FALSE(detail::all_ascii(buf.data() + 3, n)) << n << " " << at;
+            buf[3 + at] = 'a';
+        }
+        // A high byte just outside [p, p + n) is not looked at.
+        buf[2] = 0xFF;
+        buf[3 + n] = 0xFF;
+        EXPECT_TRUE(detail::all_ascii(buf.data() + 3, n)) << n;
+        buf[2] = 'a';
+        buf[3 + n] = 'a';
     }
 }
 
