@@ -124,7 +124,7 @@ std::optional<std::vector<uint64_t>> locate_descriptor_table(std::span<const uin
     if (value.size() < kDescriptorTableV2HeaderSize || n > (value.size() - kDescriptorTableV2HeaderSize) / 4) {
         return std::nullopt;
     }
-    const uint64_t class_count = load_le<uint64_t>(value.data() + kDescriptorTableHeaderSize);
+    const auto class_count = load_le<uint64_t>(value.data() + kDescriptorTableHeaderSize);
     if (class_count > n) {
         return std::nullopt;
     }
@@ -133,7 +133,7 @@ std::optional<std::vector<uint64_t>> locate_descriptor_table(std::span<const uin
     uint64_t seen = 0;  // classes met so far
     uint64_t pos = kDescriptorTableV2HeaderSize + 4 * uint64_t{n};
     for (size_t i = 0; i < n; ++i) {
-        const uint32_t c = load_le<uint32_t>(value.data() + kDescriptorTableV2HeaderSize + 4 * i);
+        const auto c = load_le<uint32_t>(value.data() + kDescriptorTableV2HeaderSize + 4 * i);
         if (c == seen) {  // its first entry: the class's copy comes next
             if (seen == class_count || entries[i].descriptor_length > value.size() - pos) {
                 return std::nullopt;

@@ -1282,7 +1282,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
         if (table_ok && v2) {
             DescriptorClasses& cls = *read_classes;
             // SAFETY: i < n, and the n classes lie inside table_value (checked above).
-            const uint32_t c = load_le<uint32_t>(class_ids + 4 * i);
+            const auto c = load_le<uint32_t>(class_ids + 4 * i);
             if (c == classes_seen) {
                 // The class's first entry: its copy comes next.
                 if (c == class_count || d_len < kFixedHeaderSize || d_len > table_value.size() - table_pos ||
