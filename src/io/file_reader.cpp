@@ -112,6 +112,9 @@ struct DescriptorSlot {
     /// the alignment), which every entry of the class must give as its data_length;
     /// kNoSpan when they do not fit in 64 bits.
     uint64_t span = 0;
+    /// A class's descriptor only: it has no buffer, so its entries' data_offset is
+    /// not looked at (their data_length must be 0, its span).
+    bool unplaced = false;
 };
 
 /// DescriptorSlot::span when the buffers do not fit in 64 bits.
@@ -199,6 +202,15 @@ struct DescriptorClasses {
     /// Each class's decoded descriptor (failed: each of its tensors is decoded on its
     /// own, which reports the error with the tensor's context).
     DescriptorStore decoded;
+    /// Each class's slot in `decoded` once decoded (null before, and when it failed),
+    /// published with release order: listing reads one pointer per tensor.
+    std::unique_ptr<std::atomic<const DescriptorSlot*>[]> ready;  // NOLINT(modernize-avoid-c-arrays): atomics cannot move
+
+    /// Sizes `decoded` and `ready` for the classes filed.
+    void ready_to_decode() {
+        decoded.reset(first.size());
+        ready = std::make_unique<std::atomic<const DescriptorSlot*>[]>(first.size());  // NOLINT(modernize-avoid-c-arrays)
+    }
 };
 
 /// The per-process key of the hashes below: from getrandom, else from addresses and
@@ -318,7 +330,7 @@ public:
     }
     /// The classes of every tensor filed, ready to decode.
     std::unique_ptr<DescriptorClasses> take() {
-        classes_->decoded.reset(classes_->first.size());
+        classes_->ready_to_decode();
         return std::move(classes_);
     }
 
@@ -761,11 +773,11 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// rules, from the class's span).
     [[nodiscard]] bool fits_class(size_t i, const DescriptorSlot& t) const noexcept {
         const IndexEntry& e = entries[i];
-        if (t.descriptor->buffers.empty()) {
-            return e.data_length == 0;
-        }
-        return t.span != kNoSpan && e.data_length == t.span &&
-               (e.data_offset & (uint64_t{header.data_buffer_alignment} - 1)) == 0;
+        // No buffer: data_length 0 (the span), any data_offset. Buffers: data_length
+        // their span (never kNoSpan: the index bounds it by the file), data_offset
+        // aligned.
+        return e.data_length == t.span && t.span != kNoSpan &&
+               (t.unplaced || (e.data_offset & (uint64_t{header.data_buffer_alignment} - 1)) == 0);
     }
     /// Whether load reads the descriptors with read_descriptors (no table in the file).
     [[nodiscard]] bool preads_descriptors() const noexcept {
@@ -1360,7 +1372,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
         in_place = std::make_unique<std::atomic<uint8_t>[]>(entries.size());  // NOLINT(modernize-avoid-c-arrays)
         if (shares_decodes()) {
             if (v2) {
-                read_classes->decoded.reset(read_classes->first.size());
+                read_classes->ready_to_decode();
                 class_storage = std::move(read_classes);
             } else {
                 class_storage = filed->take();
@@ -1737,9 +1749,13 @@ const DescriptorSlot* FileReader::Impl::class_descriptor(DescriptorClasses& cls,
         TensorDescriptor d;
         if (hurray::decode_into(table_copy(cls.first[c]), decoding, d).ok()) {
             slot.span = d.buffers.empty() ? 0 : buffers_end(d, 0, header.data_buffer_alignment).value_or(kNoSpan);
+            slot.unplaced = d.buffers.empty();
             slot.descriptor = std::move(d);
         }
         st = cls.decoded.install(c, std::move(slot));
+        if (st == DescriptorStore::kDecoded) {
+            cls.ready[c].store(&cls.decoded.slot(c), std::memory_order_release);
+        }
     }
     return st == DescriptorStore::kDecoded ? &cls.decoded.slot(c) : nullptr;
 }
@@ -2083,12 +2099,9 @@ Result<const TensorDescriptor*> FileReader::descriptor(size_t i) const {
     // stack frame for the rest, which descriptor_slow does.
     if (const DescriptorClasses* cls = impl_->classes.load(std::memory_order_acquire);
         cls != nullptr && i < impl_->entries.size()) {
-        const uint32_t c = cls->of[i];
-        if (cls->decoded.state[c].load(std::memory_order_acquire) == DescriptorStore::kDecoded) {
-            const DescriptorSlot& t = cls->decoded.slot(c);
-            if (impl_->fits_class(i, t)) {
-                return &*t.descriptor;
-            }
+        const DescriptorSlot* t = cls->ready[cls->of[i]].load(std::memory_order_acquire);
+        if (t != nullptr && impl_->fits_class(i, *t)) {
+            return &*t->descriptor;
         }
     }
     return impl_->descriptor_slow(i);

@@ -12,8 +12,12 @@ out=${TMPDIR:-/tmp}/gguflib-listing
 mkdir -p "$out"
 gcc -O2 -std=c11 -w -I"$GGUF_TOOLS" "$here/list_gguf.c" "$GGUF_TOOLS/gguflib.c" "$GGUF_TOOLS/sds.c" \
     "$GGUF_TOOLS/fp16.c" -lm -o "$out/list_gguf"
+# libhurray timed the same way (list_hurray.cpp), against the release build.
+g++ -O2 -std=c++20 -Iinclude -Ibuild/gcc/include "$here/list_hurray.cpp" -Lbuild/gcc -lhurray_io -lhurray \
+    -Wl,-rpath,"$PWD/build/gcc" -o "$out/list_hurray"
 for r in $(seq 1 "$rounds"); do
     echo "== round $r"
     "$out/list_gguf" "$out/peer.gguf" "$n" 20
+    "$out/list_hurray" "$out/peer.hrry" "$n" 20
     build/gcc/bench/hurray_bench --benchmark_filter="BM_List/$n/1" 2>/dev/null | grep -E "^BM_List"
 done
