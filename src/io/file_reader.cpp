@@ -1238,6 +1238,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
     std::vector<uint64_t, DefaultInitAllocator<uint64_t>> at;  // each entry's copy (not zeroed)
     std::optional<ClassBuilder> filed;                // version 1: classes computed
     std::unique_ptr<DescriptorClasses> read_classes;  // version 2: classes read
+    std::vector<std::pair<uint64_t, uint32_t>> class_copy;  // version 2: each class's copy, its length
     if (table_ok) {
         at.resize(n);
         if (v2) {
@@ -1303,24 +1304,19 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
                     table_ok = false;
                 } else {
                     at[i] = table_pos;
+                    class_copy.push_back({table_pos, e.descriptor_length});
                     cls.first.push_back(static_cast<uint32_t>(i));
                     cls.size.push_back(1);
                     cls.of[i] = c;
                     table_pos += d_len;
                     ++classes_seen;
                 }
+            } else if (c > classes_seen || class_copy[c].second != e.descriptor_length) {
+                table_ok = false;  // a class out of order, or two lengths in one class
             } else {
-                // A class met before: the entry's length is its copy's own (checked at
-                // the class's first entry to be that entry's).
-                const uint64_t copy_at = c < classes_seen ? at[cls.first[c]] : 0;
-                // SAFETY: copy_at + 10 <= table_value.size(): a copy of >= 20 bytes starts there.
-                if (c > classes_seen || load_le<uint32_t>(table_value.data() + copy_at + 6) != e.descriptor_length) {
-                    table_ok = false;
-                } else {
-                    at[i] = copy_at;
-                    cls.of[i] = c;
-                    ++cls.size[c];
-                }
+                at[i] = class_copy[c].first;
+                cls.of[i] = c;
+                ++cls.size[c];
             }
         } else if (table_ok) {
             if (d_len < kFixedHeaderSize || d_len > table_value.size() - table_pos) {
