@@ -2011,11 +2011,16 @@ Status FileReader::Impl::check_against_entry(size_t i, const TensorDescriptor& d
 // FileReader
 // ---------------------------------------------------------------------------
 
-FileReader::FileReader(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+FileReader::FileReader(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)), entries_(impl_->entries) {}
 FileReader::FileReader(const FileReader&) noexcept = default;
 FileReader& FileReader::operator=(const FileReader&) noexcept = default;
-FileReader::FileReader(FileReader&&) noexcept = default;
-FileReader& FileReader::operator=(FileReader&&) noexcept = default;
+FileReader::FileReader(FileReader&& other) noexcept
+    : impl_(std::move(other.impl_)), entries_(std::exchange(other.entries_, {})) {}
+FileReader& FileReader::operator=(FileReader&& other) noexcept {
+    impl_ = std::move(other.impl_);
+    entries_ = std::exchange(other.entries_, {});
+    return *this;
+}
 FileReader::~FileReader() = default;
 
 Result<FileReader> FileReader::open(const std::filesystem::path& path,
@@ -2061,8 +2066,6 @@ const KvMetadata& FileReader::kv() const noexcept { return impl_->kv; }
 std::optional<uint64_t> FileReader::descriptor_table_bytes() const noexcept {
     return impl_->table_in_file ? std::optional<uint64_t>(impl_->table.size()) : std::nullopt;
 }
-size_t FileReader::tensor_count() const noexcept { return impl_->entries.size(); }
-const IndexEntry& FileReader::entry(size_t i) const { return impl_->entries[i]; }
 std::span<const size_t> FileReader::write_order() const noexcept {
     if (!impl_->write_order.empty() || impl_->entries.empty()) {
         return impl_->write_order;

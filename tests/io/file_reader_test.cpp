@@ -171,6 +171,31 @@ TEST(FileReader, ReadsEveryTensorFromFileAndMemory) {
     }
 }
 
+TEST(FileReader, CopiesAndMovesKeepTheEntries) {
+    // tensor_count() and entry(i) are inline views of the entries the reader's state
+    // owns: a copy shows the same entries (the same objects), a moved-to reader the
+    // moved-from one's, and a moved-from reader none; each outlives the reader it came
+    // from.
+    const BuiltFile f = test::small_file();
+    auto opened = FileReader::open_memory(f.bytes);
+    ASSERT_TRUE(opened.ok()) << opened.error().to_string();
+    FileReader copy = *opened;
+    ASSERT_EQ(copy.tensor_count(), 3U);
+    EXPECT_EQ(&copy.entry(1), &opened->entry(1));
+    FileReader moved = std::move(*opened);
+    EXPECT_EQ(opened->tensor_count(), 0U);  // NOLINT(bugprone-use-after-move): moved-from shows none
+    ASSERT_EQ(moved.tensor_count(), 3U);
+    FileReader assigned = copy;
+    assigned = std::move(moved);
+    EXPECT_EQ(moved.tensor_count(), 0U);  // NOLINT(bugprone-use-after-move)
+    copy = FileReader(assigned);
+    { const FileReader gone = std::move(assigned); }
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(copy.entry(i), f.entries[i]);
+        expect_pattern(copy, i, i);
+    }
+}
+
 TEST(FileReader, DescriptorBytesAreTheEncodedDescriptor) {
     const BuiltFile f = test::small_file();
     const FileReader r = open_bytes(f.bytes);

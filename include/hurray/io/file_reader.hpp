@@ -263,12 +263,12 @@ public:
     /// the descriptors are read in place.
     [[nodiscard]] std::optional<uint64_t> descriptor_table_bytes() const noexcept;
 
-    /// Number of tensors (index entries).
-    [[nodiscard]] size_t tensor_count() const noexcept;
+    /// Number of tensors (index entries). Inline: listing calls it per tensor.
+    [[nodiscard]] size_t tensor_count() const noexcept { return entries_.size(); }
     /// Index entry `i`, in index order. Precondition: `i < tensor_count()`.
     /// Its name views the file's index: valid while this reader, a copy of it
-    /// or a tensor of it is alive.
-    [[nodiscard]] const IndexEntry& entry(size_t i) const HURRAY_LIFETIMEBOUND;
+    /// or a tensor of it is alive. Inline: listing calls it per tensor.
+    [[nodiscard]] const IndexEntry& entry(size_t i) const HURRAY_LIFETIMEBOUND { return entries_[i]; }
     /// Position of the tensor named `name`, or nothing.
     [[nodiscard]] std::optional<size_t> find(std::string_view name) const;
     /// Index positions sorted by `descriptor_offset` (write order).
@@ -356,6 +356,9 @@ private:
     struct Impl;
     explicit FileReader(std::shared_ptr<Impl> impl) noexcept;
     std::shared_ptr<Impl> impl_;
+    // The index entries, owned by *impl_ and never changed after open (empty in a
+    // moved-from reader).
+    std::span<const IndexEntry> entries_;
 };
 
 /// A tensor of an opened file: its index entry, descriptor and zero-copy
