@@ -403,8 +403,10 @@ public:
         mask_ = cap - 1;
         // A large table misses the cache on nearly every insert: hash
         // kAhead names ahead and prefetch their slots, so that the misses
-        // overlap instead of following one another (3x faster at 100k names).
-        constexpr size_t kAhead = 16;
+        // overlap instead of following one another (3x faster at 100k names;
+        // 32 ahead rather than 16: -4.5% for open + list of 1M tensors, 64 is
+        // slower again).
+        constexpr size_t kAhead = 32;
         std::array<uint64_t, kAhead> ahead{};
         const size_t n = entries.size();
         const uint64_t key = process_hash_key();
