@@ -1306,7 +1306,7 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
                     table_ok = false;
                 } else {
                     at[i] = table_pos;
-                    class_copy.push_back({table_pos, e.descriptor_length});
+                    class_copy.emplace_back(table_pos, e.descriptor_length);
                     cls.first.push_back(static_cast<uint32_t>(i));
                     cls.size.push_back(1);
                     cls.of[i] = c;
