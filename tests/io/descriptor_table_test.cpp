@@ -794,6 +794,42 @@ TEST(DescriptorClasses, IdenticalDescriptorsAreDecodedOnceAndShared) {
     }
 }
 
+TEST(DescriptorClasses, StoresOfEveryLengthAcrossTheirChunks) {
+    // Decoded descriptors live in chunks of 512 slots, the last one only as long as
+    // needed. Every tensor of these files has a descriptor of its own, so that the
+    // classes fill 511, 512, 513 and 1100 slots, as do kLazy's per-tensor slots; the
+    // last tensor is asked for first, so that the last, shorter chunk is made first.
+    for (const size_t n : {size_t{1}, size_t{511}, size_t{512}, size_t{513}, size_t{1100}}) {
+        SCOPED_TRACE(n);
+        MemorySink sink;
+        auto w = must(FileWriter::create(sink));
+        for (size_t k = 0; k < n; ++k) {
+            auto d = must(make_dense(ElementType::kUInt8, {k + 1}));
+            const Bytes data(k + 1, static_cast<uint8_t>(k));
+            std::span<const uint8_t> bufs[] = {data};
+            std::string name("t");
+            name.append(std::to_string(k));
+            ASSERT_TRUE(w.add_tensor(name, d, bufs));
+        }
+        ASSERT_TRUE(w.finish());
+        const Bytes bytes = std::move(sink).take();
+        FileReadOptions lazy;
+        lazy.descriptors = DescriptorCheck::kLazy;
+        for (const FileReader& r : {open_bytes(bytes), open_bytes(bytes, lazy)}) {
+            ASSERT_EQ(r.tensor_count(), n);
+            for (size_t k = n; k-- > 0;) {
+                const TensorDescriptor* d = must(r.descriptor(k));
+                ASSERT_EQ(d->shape, std::vector<uint64_t>{k + 1});
+                TensorDescriptor out;
+                ASSERT_TRUE(r.decode_descriptor(k, out));
+                EXPECT_EQ(out, *d);
+                EXPECT_EQ(must(r.descriptor(k)), d) << "decoded once";
+            }
+            EXPECT_TRUE(r.check_all());
+        }
+    }
+}
+
 TEST(DescriptorClasses, ConcurrentFirstUsesShareOneDecode) {
     // Eight threads ask for every descriptor of a fresh reader at once: each gets the
     // same object for the same descriptor bytes.
