@@ -211,6 +211,20 @@ bool run(std::span<const uint8_t> input) {
     if (s.ok()) {
         exercise(*s, input, strict);
     }
+    // With the name table and the CRC on a second thread (parallel_open, from one
+    // tensor on): the same result, the same entries.
+    hurray::FileReadOptions beside;
+    beside.parallel_open_min = 1;
+    auto b = hurray::FileReader::open_memory(input, {}, beside);
+    require(b.ok() == s.ok());
+    if (b.ok()) {
+        require(b->tensor_count() == s->tensor_count());
+        for (size_t i = 0; i < b->tensor_count(); ++i) {
+            require(b->entry(i) == s->entry(i) && b->find(b->entry(i).name) == i);
+        }
+    } else {
+        require(b.error().to_string() == s.error().to_string());
+    }
 
     hurray::FileReadOptions permissive;
     permissive.strict = false;

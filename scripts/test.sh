@@ -329,7 +329,7 @@ fi
 # (all: async ends on 1- and 4-thread io_contexts, validation on a thread pool) and
 # hurray_c_tests (all; per-thread last-error messages from 4 threads). A threaded
 # test added to tests/io must carry one of those words in its name.
-TSAN_IO_FILTER='*Thread*:*Pipe*:*Socket*:*Concurrent*'
+TSAN_IO_FILTER='*Thread*:*Pipe*:*Socket*:*Concurrent*:*ParallelOpen*-*EveryIndexByte*'
 if [[ "${HURRAY_SKIP_TSAN:-0}" == 1 ]]; then
     stage_skip "3b. TSan tests" "HURRAY_SKIP_TSAN=1"
 else

@@ -35,6 +35,7 @@
 #include "hurray/io/index_codec.hpp"
 #include "io/byte_view.hpp"
 #include "io/file_source.hpp"
+#include "io/helper_thread.hpp"
 #include "io/huge_pages.hpp"
 #include "io/index_entry_parse.hpp"
 #include "io/kv_section.hpp"
@@ -372,7 +373,9 @@ private:
 };
 
 /// What a name table's `build` found.
-enum class NamesBuilt : uint8_t { kUnique, kDuplicate, kNoMemory };
+/// What a name table's `build` found (kUnreadable: a name could not be read, see
+/// NameSlots::build_by).
+enum class NamesBuilt : uint8_t { kUnique, kDuplicate, kNoMemory, kUnreadable };
 
 /// Name -> index position for an unsorted index: open addressing over a
 /// power-of-two table of words `W`, each slot the position + 1 (0: empty) in
@@ -399,8 +402,18 @@ public:
     /// Builds the table; kDuplicate when two entries share a name (the
     /// caller reports which, with the full duplicate check).
     Built build(const std::vector<IndexEntry>& entries) {
+        return build_by(
+            entries.size(), [&](size_t i) { return std::optional<std::string_view>(entries[i].name); },
+            [&](size_t j, size_t i) { return entries[j].name == entries[i].name; });
+    }
+    /// Builds the table for `n` entries: `name_of(i)` is entry i's name, called once
+    /// for each i in increasing order (nothing: the build stops, kUnreadable); `same(j,
+    /// i)` (j < i) whether entries j and i have the same name, called when a slot's
+    /// hash bits agree with entry i's.
+    template <typename NameOf, typename Same>
+    Built build_by(size_t n, NameOf&& name_of, Same&& same) {
         size_t cap = 16;
-        while (cap < 2 * entries.size()) {
+        while (cap < 2 * n) {
             cap *= 2;
         }
         // calloc: a large table comes zeroed from the kernel, not memset.
@@ -417,21 +430,26 @@ public:
         // slower again).
         constexpr size_t kAhead = 32;
         std::array<uint64_t, kAhead> ahead{};
-        const size_t n = entries.size();
         const uint64_t key = process_hash_key();
         const auto look_ahead = [&](size_t j) {
-            const uint64_t h = hash(entries[j].name, key);
+            const std::optional<std::string_view> name = name_of(j);
+            if (!name) {
+                return false;
+            }
+            const uint64_t h = hash(*name, key);
             ahead[j % kAhead] = h;
             __builtin_prefetch(&slots_[static_cast<size_t>(h) & mask_], 1);
+            return true;
         };
         for (size_t j = 0; j < n && j < kAhead; ++j) {
-            look_ahead(j);
+            if (!look_ahead(j)) {
+                return Built::kUnreadable;
+            }
         }
         for (size_t i = 0; i < n; ++i) {
-            const std::string_view name = entries[i].name;
             const uint64_t h = ahead[i % kAhead];
-            if (i + kAhead < n) {
-                look_ahead(i + kAhead);
+            if (i + kAhead < n && !look_ahead(i + kAhead)) {
+                return Built::kUnreadable;
             }
             for (size_t k = static_cast<size_t>(h) & mask_;; k = (k + 1) & mask_) {
                 const W v = slots_[k];
@@ -439,7 +457,7 @@ public:
                     slots_[k] = static_cast<W>((tag(h) << kIndexBits) | (i + 1));
                     break;
                 }
-                if ((v >> kIndexBits) == tag(h) && entries[(v & kIndexMask) - 1].name == name) {
+                if ((v >> kIndexBits) == tag(h) && same(static_cast<size_t>((v & kIndexMask) - 1), i)) {
                     return Built::kDuplicate;
                 }
             }
@@ -490,6 +508,12 @@ public:
         wide_ = entries.size() > NameSlots<uint32_t>::kMaxEntries;
         return wide_ ? wide_slots_.build(entries) : narrow_slots_.build(entries);
     }
+    /// NameSlots::build_by.
+    template <typename NameOf, typename Same>
+    Built build_by(size_t n, NameOf&& name_of, Same&& same) {
+        wide_ = n > NameSlots<uint32_t>::kMaxEntries;
+        return wide_ ? wide_slots_.build_by(n, name_of, same) : narrow_slots_.build_by(n, name_of, same);
+    }
     /// The position of `name`, if present.
     [[nodiscard]] std::optional<size_t> find(const std::vector<IndexEntry>& entries,
                                              std::string_view name) const noexcept {
@@ -500,6 +524,65 @@ private:
     NameSlots<uint32_t> narrow_slots_;
     NameSlots<uint64_t> wide_slots_;
     bool wide_ = false;
+};
+
+/// What a second thread does beside the index pass (FileReadOptions::parallel_open):
+/// the name table, the names read from the index's bytes (each entry is its name's
+/// 2-byte length, the name, 32 bytes of fixed fields), not from the entries the other
+/// thread is writing; and, as it goes, the index's CRC-32C.
+struct NamesBeside {
+    std::span<const uint8_t> index;  // the whole section, count first
+    size_t count = 0;                // its entries
+    NameTable* table = nullptr;      // written by run only, until joined
+    bool with_crc = false;           // compute `crc`
+    NamesBuilt built = NamesBuilt::kNoMemory;
+    std::optional<uint32_t> crc;  // of the whole index, when with_crc and the names were read
+
+    /// The job (HelperThread): builds `*table`.
+    static void run(void* self) noexcept { static_cast<NamesBeside*>(self)->build(); }
+
+private:
+    void build() noexcept {
+        // Where each name starts in the index, for the comparisons of names whose
+        // hash bits agree (their entries are being written by the other thread).
+        std::vector<uint32_t, DefaultInitAllocator<uint32_t>> name_at(count);
+        size_t at = 8;
+        uint32_t sum = 0;
+        size_t summed = 0;  // the CRC covers [0, summed): a block at a time, while cached
+        const auto sum_to = [&](size_t end) {
+            sum = crc32c_extend(sum, index.subspan(summed, end - summed));
+            summed = end;
+        };
+        constexpr size_t kCrcBlock = 16 * 1024;
+        built = table->build_by(
+            count,
+            [&](size_t i) -> std::optional<std::string_view> {  // i = 0, 1, ... in turn
+                // SAFETY: the 2-byte length, the name and the fixed fields after it
+                // are proved to lie inside `index` before the name is viewed.
+                if (index.size() - at < detail::kMinIndexEntrySize) {
+                    return std::nullopt;
+                }
+                const size_t length = load_le<uint16_t>(index.data() + at);
+                if (index.size() - at - 2 < length + (kIndexEntryFixedSize - 2)) {
+                    return std::nullopt;
+                }
+                name_at[i] = static_cast<uint32_t>(at);  // index.size() <= UINT32_MAX
+                at += 2 + length + (kIndexEntryFixedSize - 2);
+                if (with_crc && at - summed >= kCrcBlock) {
+                    sum_to(at);
+                }
+                return name_from(name_at[i]);
+            },
+            [&](size_t j, size_t i) { return name_from(name_at[j]) == name_from(name_at[i]); });
+        if (with_crc && built == NamesBuilt::kUnique) {
+            sum_to(index.size());
+            crc = sum;
+        }
+    }
+    /// The name of the entry at `at` (inside `index`, checked by build).
+    [[nodiscard]] std::string_view name_from(size_t at) const noexcept {
+        return detail::char_view(index.subspan(at + 2, load_le<uint16_t>(index.data() + at)));
+    }
 };
 
 /// (key, position) pairs sorted by key: an LSD radix sort on the bytes of
@@ -690,7 +773,7 @@ struct HURRAY_IO_NO_EXPORT FileReader::Impl {
     /// anything is unusual or wrong (an index out of file order, an entry of the rarer
     /// form, any failed check): nothing is set, and load runs the checks one after
     /// another, which report the first error.
-    bool load_in_one_pass(uint64_t tensor_region_end);
+    bool load_in_one_pass(uint64_t tensor_region_end, bool with_crc);
     /// The end of load, either way: the store, the data cache, the descriptors read in
     /// place when there is no table.
     Status finish_load();
@@ -941,19 +1024,12 @@ Status FileReader::Impl::load() {
     // zeros, as data would (names included: they point into the index): memory stays
     // valid, and check_unchanged reports the change.
 
-    // CRC-32C of the index, then the index itself: one read of the whole section.
+    // The index: one read of the whole section. Its CRC-32C is checked before
+    // anything read from it is kept: by the one-pass open (on the thread beside it
+    // when there is one), else first thing below.
     HURRAY_ASSIGN_OR_RETURN(index_bytes, read_section(trailer.index_offset, trailer.index_length, "index"));
-    if ((header.flags & file_flags::kHasIndexCrc32c) != 0) {
-        const uint32_t computed = crc32c(index_bytes.span());
-        if (computed != trailer.index_crc32c) {
-            return Error(
-                ErrorCode::kChecksumMismatch,
-                "index_crc32c: stored " + hex(trailer.index_crc32c, 8) + ", computed " +
-                    hex(computed, 8) + " over the index " +
-                    range(trailer.index_offset, trailer.index_offset + trailer.index_length),
-                trailer_offset + trailer_field::kIndexCrc32c);
-        }
-    } else if (trailer.index_crc32c != 0 && options.strict) {
+    const bool with_crc = (header.flags & file_flags::kHasIndexCrc32c) != 0;
+    if (!with_crc && trailer.index_crc32c != 0 && options.strict) {
         return Error(ErrorCode::kInvalidFile,
                      "index_crc32c: " + hex(trailer.index_crc32c, 8) +
                          " must be 0 when HAS_INDEX_CRC32C (file_flags bit 2) is clear",
@@ -965,7 +1041,7 @@ Status FileReader::Impl::load() {
     if (has_kv) {
         tensor_region_end = std::min(tensor_region_end, trailer.kv_offset);
     }
-    if (load_in_one_pass(tensor_region_end)) {
+    if (load_in_one_pass(tensor_region_end, with_crc)) {
         HURRAY_RETURN_IF_ERROR(prefetch_descriptors(tensor_region_end));
         if (options.descriptors != DescriptorCheck::kLazy && !has_table() && !preads_descriptors()) {
             for (size_t i = 0; i < entries.size(); ++i) {  // check_entries' last check
@@ -976,6 +1052,18 @@ Status FileReader::Impl::load() {
     }
     // Anything unusual (or wrong): the checks one after another, which report the
     // first error of the file.
+    by_name = NameTable{};  // what the one-pass open may have built
+    if (with_crc) {
+        const uint32_t computed = crc32c(index_bytes.span());
+        if (computed != trailer.index_crc32c) {
+            return Error(
+                ErrorCode::kChecksumMismatch,
+                "index_crc32c: stored " + hex(trailer.index_crc32c, 8) + ", computed " +
+                    hex(computed, 8) + " over the index " +
+                    range(trailer.index_offset, trailer.index_offset + trailer.index_length),
+                trailer_offset + trailer_field::kIndexCrc32c);
+        }
+    }
     HURRAY_ASSIGN_OR_RETURN(entries, decode_index(index_bytes.span(), trailer.index_offset));
     HURRAY_RETURN_IF_ERROR(check_names());
 
@@ -1193,7 +1281,7 @@ std::vector<uint64_t> FileReader::Impl::entry_offsets() const {
     return offsets;
 }
 
-bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
+bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end, bool with_crc) {
     const std::span<const uint8_t> index = index_bytes.span();
     if (index.size() < 8) {
         return false;
@@ -1203,6 +1291,23 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
         return false;
     }
     const auto n = static_cast<size_t>(count);
+
+    // A large index whose names may be out of order: the name table (and the CRC) on a
+    // second thread (parallel_open), from the index's bytes, while this one reads the
+    // KV section and the index.
+    NamesBeside beside;
+    beside.index = index;
+    beside.count = n;
+    beside.table = &by_name;
+    beside.with_crc = with_crc;
+    detail::HelperThread helper;
+    const bool names_beside = options.parallel_open && !sorted && n >= options.parallel_open_min &&
+                              index.size() <= UINT32_MAX && detail::HelperThread::useful() &&
+                              helper.start(&NamesBeside::run, &beside);
+    // Otherwise the CRC here, first (a mismatch: load reports it).
+    if (with_crc && !names_beside && crc32c(index) != trailer.index_crc32c) {
+        return false;
+    }
 
     // The KV section first: the table is in it.
     SharedBuffer kv_bytes;
@@ -1361,7 +1466,17 @@ bool FileReader::Impl::load_in_one_pass(uint64_t tensor_region_end) {
         !visit(trailer_offset, trailer_offset + kFileTrailerSize)) {
         return false;
     }
-    if (!in_order) {
+    if (names_beside) {
+        helper.join();
+        if (with_crc && beside.crc != trailer.index_crc32c) {
+            return false;  // a mismatch (load reports it), or the names were not all read
+        }
+        if (in_order) {
+            by_name = NameTable{};  // ascending after all: found by binary search
+        } else if (beside.built != NameTable::Built::kUnique) {
+            return false;
+        }
+    } else if (!in_order) {
         if (list.size() > NameTable::kMaxEntries ||
             by_name.build(list) != NameTable::Built::kUnique) {
             return false;
@@ -1426,6 +1541,7 @@ Status FileReader::Impl::check_names() {
                          "index: no memory for the name table of " + dec(entries.size()) + " entries",
                          trailer.index_offset);
         case NameTable::Built::kDuplicate:
+        case NameTable::Built::kUnreadable:  // not from entries: every name is read
             break;
     }
     // A duplicate: the full check names the pair the way it always has.
