@@ -553,7 +553,7 @@ private:
             sum = crc32c_extend(sum, index.subspan(summed, end - summed));
             summed = end;
         };
-        constexpr size_t kCrcBlock = 16 * 1024;
+        constexpr size_t kCrcBlock = size_t{16} * 1024;
         built = table->build_by(
             count,
             [&](size_t i) -> std::optional<std::string_view> {  // i = 0, 1, ... in turn
