@@ -134,8 +134,8 @@ struct HURRAY_IO_EXPORT FileReadOptions {
     /// the name table (proving them unique) and computes the index's CRC-32C while
     /// the calling thread reads and checks the entries. The thread is joined before
     /// `open` returns; one that cannot be started is no error (the calling thread
-    /// does it all). Off: everything on the calling thread. Measured for open + list
-    /// (`bench/listing_bench.cpp`, `BM_List`): 100,000 tensors -27%, 1,000,000 -50%.
+    /// does it all). Off: everything on the calling thread. Open + list on a 2-CPU VM
+    /// (docs/descriptor-table.md): 100,000 tensors ~1.35x faster, 1,000,000 ~2x.
     bool parallel_open = true;
     /// The fewest tensors for which `parallel_open` starts a thread (below, starting
     /// it costs more than it saves).
