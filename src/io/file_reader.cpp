@@ -372,7 +372,6 @@ private:
     uint64_t key_ = process_hash_key();
 };
 
-/// What a name table's `build` found.
 /// What a name table's `build` found (kUnreadable: a name could not be read, see
 /// NameSlots::build_by).
 enum class NamesBuilt : uint8_t { kUnique, kDuplicate, kNoMemory, kUnreadable };

@@ -33,9 +33,6 @@ public:
     /// job wrote is visible to the caller afterwards.
     void join() noexcept;
 
-    /// Whether a job was started and not yet joined.
-    [[nodiscard]] bool running() const noexcept { return running_; }
-
 private:
     static void* trampoline(void* self) noexcept;
 
